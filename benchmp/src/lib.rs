@@ -1,0 +1,1 @@
+//! benchmp (work in progress).

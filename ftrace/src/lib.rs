@@ -1,0 +1,1 @@
+//! Android atrace-format trace_marker writer (work in progress).
