@@ -1,0 +1,256 @@
+//! `ftrace`: capture a systrace-format trace around a command, convert it for Perfetto and
+//! chrome://tracing, write markers from scripts, and time a marker write.
+//!
+//! Exit status: 0 ok; 1 failed (trace invalid, a setting not restored); 2 usage or setup
+//! error (not root, tracefs not mounted, unknown event, buffer refused); 3 the kernel has no
+//! tracefs. `record` otherwise ends with its command's status (128 + N after signal N).
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+
+use ftrace::exit_code;
+use ftrace::record::RecordOptions;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "ftrace",
+    version,
+    about = "Capture and convert systrace-format traces with socbench's trace markers."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Record a text trace (systrace format) while COMMAND runs, then restore tracefs.
+    Record(RecordArgs),
+    /// Convert a text trace to Chrome trace-event JSON and check it.
+    Convert(ConvertArgs),
+    /// Write trace markers: a sequence of `begin NAME`, `end`, `counter NAME VALUE`,
+    /// `instant NAME` and `sleep MS`, from one process.
+    Mark(MarkArgs),
+    /// Print the cost of one marker write with tracing on and off, next to a null syscall.
+    BenchMarker(BenchArgs),
+}
+
+#[derive(Debug, Args)]
+struct RecordArgs {
+    /// File the trace is written to.
+    #[arg(short, long, value_name = "FILE", default_value = "trace.txt")]
+    output: PathBuf,
+    /// Ring buffer size per CPU in KiB; the current size is kept when not given.
+    #[arg(long, value_name = "N")]
+    buffer_kb: Option<u64>,
+    /// Kernel event to record as GROUP/NAME, e.g. sched/sched_switch or power/cpu_frequency.
+    /// Repeat for several.
+    #[arg(long = "event", value_name = "GROUP/NAME")]
+    events: Vec<String>,
+    /// Trace clock to use (one of tracefs trace_clock); the current clock is kept when not given.
+    #[arg(long, value_name = "CLOCK")]
+    clock: Option<String>,
+    /// Mount tracefs on /sys/kernel/tracing when it is not mounted (root only).
+    #[arg(long)]
+    mount: bool,
+    /// The command to trace and its arguments (after `--`).
+    #[arg(required = true, trailing_var_arg = true, value_name = "COMMAND")]
+    command: Vec<OsString>,
+}
+
+#[derive(Debug, Args)]
+struct ConvertArgs {
+    /// Write Chrome trace-event JSON (the only output format).
+    #[arg(long)]
+    json: bool,
+    /// Text trace to read, as written by `ftrace record` or tracefs `trace`.
+    input: PathBuf,
+    /// JSON file to write.
+    output: PathBuf,
+}
+
+#[derive(Debug, Args)]
+struct MarkArgs {
+    /// Also run the sequence in N forked children at once, after the calling process.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    children: usize,
+    /// Write to this file instead of tracefs trace_marker.
+    #[arg(long, value_name = "PATH")]
+    marker: Option<PathBuf>,
+    /// Print {"pid": .., "children": [..]} on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Operations, e.g. `begin phase counter n 4 end`.
+    #[arg(value_name = "OP", trailing_var_arg = true, allow_hyphen_values = true)]
+    ops: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+struct BenchArgs {
+    /// Calls per round.
+    #[arg(long, default_value_t = 2000)]
+    calls: usize,
+    /// Rounds; the median round is reported.
+    #[arg(long, default_value_t = 21)]
+    rounds: usize,
+}
+
+/// Bad arguments found after parsing (exit 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Usage(String);
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("ftrace: {}", message(&err));
+            if let Some(e) = err.downcast_ref::<ftrace::Error>() {
+                e.exit_code()
+            } else if err.downcast_ref::<Usage>().is_some() {
+                exit_code::USAGE
+            } else {
+                exit_code::FAILED
+            }
+        }
+    };
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+/// The error and its causes on one line; ftrace errors already name their cause.
+fn message(err: &anyhow::Error) -> String {
+    let mut parts = Vec::new();
+    for cause in err.chain() {
+        parts.push(cause.to_string());
+        if cause.is::<ftrace::Error>() {
+            break;
+        }
+    }
+    parts.join(": ")
+}
+
+fn run(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Command::Record(args) => record(args),
+        Command::Convert(args) => convert(args),
+        Command::Mark(args) => mark(args),
+        Command::BenchMarker(args) => {
+            let report = ftrace::bench::measure(args.calls, args.rounds)?;
+            print!(
+                "{}",
+                ftrace::bench::render(&report, args.calls, args.rounds)
+            );
+            Ok(exit_code::OK)
+        }
+    }
+}
+
+fn record(args: RecordArgs) -> Result<i32> {
+    let opts = RecordOptions {
+        output: args.output,
+        buffer_kb: args.buffer_kb,
+        events: args.events,
+        clock: args.clock,
+        mount: args.mount,
+        command: args.command,
+    };
+    let rec = ftrace::record::record(&opts)?;
+    eprintln!(
+        "ftrace: wrote {} ({} bytes); tracefs settings restored",
+        rec.output.display(),
+        rec.bytes
+    );
+    if let Some((kept, written)) = rec.entries.filter(|_| rec.overflowed()) {
+        eprintln!(
+            "ftrace: the ring buffer wrapped: {kept} of {written} events kept; pass a larger --buffer-kb"
+        );
+    }
+    let code = rec.exit_code();
+    if let Some(sig) = rec.signal {
+        eprintln!("ftrace: stopped by signal {sig}");
+    } else if code != 0 {
+        eprintln!("ftrace: the command exited with status {code}");
+    }
+    Ok(code)
+}
+
+fn convert(args: ConvertArgs) -> Result<i32> {
+    if !args.json {
+        bail!(Usage(
+            "choose the output format: ftrace convert --json IN OUT".into()
+        ));
+    }
+    let text = std::fs::read(&args.input)
+        .map_err(|e| Usage(format!("{}: cannot read: {e}", args.input.display())))?;
+    let text = String::from_utf8_lossy(&text);
+    let conv = ftrace::convert::convert(&text);
+    if conv.lines == 0
+        && let Some((line, content)) = conv.unreadable.first()
+    {
+        bail!(Usage(format!(
+            "{}:{line}: not an ftrace text trace line: {:.80}",
+            args.input.display(),
+            content
+        )));
+    }
+    let file = File::create(&args.output)
+        .map_err(|e| Usage(format!("{}: cannot write: {e}", args.output.display())))?;
+    let mut out = BufWriter::new(file);
+    serde_json::to_writer(&mut out, &conv.trace)
+        .map_err(anyhow::Error::from)
+        .and_then(|()| out.flush().map_err(anyhow::Error::from))
+        .with_context(|| format!("{}: cannot write", args.output.display()))?;
+
+    let check = ftrace::convert::validate(&conv.trace);
+    eprintln!(
+        "ftrace: wrote {}: {} events, {} slices and {} counter events on {} tracks ({} lines, {} markers, {} unreadable lines)",
+        args.output.display(),
+        conv.trace.trace_events.len(),
+        check.slices.len(),
+        check.counters,
+        check.tracks,
+        conv.lines,
+        conv.markers,
+        conv.unreadable.len()
+    );
+    if check.is_ok() {
+        return Ok(exit_code::OK);
+    }
+    eprintln!("ftrace: the trace has {} problems:", check.problems.len());
+    for problem in check.problems.iter().take(10) {
+        eprintln!("  {problem}");
+    }
+    Ok(exit_code::FAILED)
+}
+
+fn mark(args: MarkArgs) -> Result<i32> {
+    let ops = ftrace::script::parse_ops(&args.ops).map_err(Usage)?;
+    let owned;
+    let marker = match &args.marker {
+        Some(path) => {
+            owned = ftrace::Marker::open(path)
+                .map_err(|e| Usage(format!("{}: cannot open for writing: {e}", path.display())))?;
+            &owned
+        }
+        None => ftrace::Marker::global(),
+    };
+    ftrace::script::run_ops(marker, &ops);
+    let children = if args.children > 0 {
+        ftrace::script::run_in_children(marker, &ops, args.children)
+            .context("forked marker children failed")?
+    } else {
+        Vec::new()
+    };
+    if args.json {
+        let value = serde_json::json!({ "pid": std::process::id(), "children": children });
+        println!("{value}");
+    }
+    Ok(exit_code::OK)
+}

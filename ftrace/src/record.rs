@@ -1,0 +1,373 @@
+//! `ftrace record`: capture a text trace around one command, leaving tracefs as it was.
+//!
+//! Every setting changed goes through [`Restore`], which remembers the old value and puts it
+//! back when the capture ends, fails or is interrupted: SIGINT, SIGTERM and SIGHUP are caught
+//! for the whole capture and passed on to the command, so the process lives long enough to
+//! restore. Concurrent captures on one machine share the single top-level ring buffer and would
+//! undo each other's settings: run one at a time.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus};
+
+use nix::unistd::AccessFlags;
+
+use crate::error::{Error, Result, exit_code};
+use crate::sys;
+use crate::tracefs::{self, Setting, Tracefs};
+
+/// What to capture.
+#[derive(Debug, Clone, Default)]
+pub struct RecordOptions {
+    /// Where the text trace goes.
+    pub output: PathBuf,
+    /// Ring buffer size per CPU, KiB; the current size when `None`.
+    pub buffer_kb: Option<u64>,
+    /// Kernel events to enable, as `GROUP/NAME`.
+    pub events: Vec<String>,
+    /// Trace clock to select (see tracefs `trace_clock`); unchanged when `None`.
+    pub clock: Option<String>,
+    /// Mount tracefs on `/sys/kernel/tracing` when it is not mounted.
+    pub mount: bool,
+    /// The program and its arguments.
+    pub command: Vec<OsString>,
+}
+
+/// What a capture produced.
+#[derive(Debug)]
+pub struct Recorded {
+    /// The command's exit status; `None` when a signal stopped the capture before it started.
+    pub status: Option<ExitStatus>,
+    /// A signal `ftrace record` itself received (and passed on).
+    pub signal: Option<i32>,
+    /// The trace file written.
+    pub output: PathBuf,
+    /// Its size in bytes.
+    pub bytes: usize,
+    /// Event lines kept in the trace and events written during the capture, from the trace
+    /// header; fewer kept than written means the ring buffer wrapped.
+    pub entries: Option<(u64, u64)>,
+}
+
+impl Recorded {
+    /// 0 on success, the command's status when it failed, 128 + signal when a signal ended
+    /// the command or the capture.
+    pub fn exit_code(&self) -> i32 {
+        if let Some(sig) = self.signal {
+            return 128 + sig;
+        }
+        match self.status {
+            None => exit_code::FAILED,
+            Some(status) => status
+                .code()
+                .or_else(|| status.signal().map(|s| 128 + s))
+                .unwrap_or(exit_code::FAILED),
+        }
+    }
+
+    /// Whether events were lost because the ring buffer wrapped.
+    pub fn overflowed(&self) -> bool {
+        self.entries.is_some_and(|(kept, written)| kept < written)
+    }
+}
+
+/// Settings changed so far and their old values, put back on [`Restore::restore`] or drop.
+#[derive(Debug)]
+pub struct Restore {
+    fs: Tracefs,
+    saved: Vec<(Setting, String)>,
+}
+
+impl Restore {
+    /// Nothing changed yet.
+    pub fn new(fs: Tracefs) -> Restore {
+        Restore {
+            fs,
+            saved: Vec::new(),
+        }
+    }
+
+    /// The tracefs folder.
+    pub fn tracefs(&self) -> &Tracefs {
+        &self.fs
+    }
+
+    /// Sets `setting` to `value`, remembering the old value the first time it changes.
+    pub fn change(&mut self, setting: &Setting, value: &str) -> Result<()> {
+        let old = self.fs.get(setting)?;
+        if old == value {
+            return Ok(());
+        }
+        self.fs.set(setting, value)?;
+        if !self.saved.iter().any(|(s, _)| s == setting) {
+            self.saved.push((setting.clone(), old));
+        }
+        Ok(())
+    }
+
+    /// Puts back every changed setting, newest first; reports the first failure after trying
+    /// them all.
+    pub fn restore(mut self) -> Result<()> {
+        self.restore_all()
+    }
+
+    fn restore_all(&mut self) -> Result<()> {
+        let mut first_error = None;
+        while let Some((setting, old)) = self.saved.pop() {
+            if let Err(err) = self.fs.set(&setting, &old) {
+                first_error.get_or_insert(err);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+}
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        if let Err(err) = self.restore_all() {
+            eprintln!("ftrace: could not restore a tracefs setting: {err}");
+        }
+    }
+}
+
+/// Finds tracefs, mounting it first when asked to.
+pub fn locate(mount: bool) -> Result<Tracefs> {
+    match Tracefs::locate() {
+        Err(Error::NotMounted { .. }) if mount => Ok(Tracefs::at(tracefs::mount_default()?)),
+        other => other,
+    }
+}
+
+/// Checks that this process may change tracefs settings.
+pub fn check_writable(fs: &Tracefs) -> Result<()> {
+    let path = fs.path(&Setting::TracingOn.file());
+    nix::unistd::access(&path, AccessFlags::W_OK).map_err(|errno| match errno {
+        nix::errno::Errno::EACCES | nix::errno::Errno::EPERM | nix::errno::Errno::EROFS => {
+            Error::NotRoot { path: path.clone() }
+        }
+        other => Error::Io {
+            path: path.clone(),
+            action: "access".into(),
+            source: other.into(),
+        },
+    })
+}
+
+/// Checks that `GROUP/NAME` names an event of this kernel.
+pub fn check_event(fs: &Tracefs, event: &str) -> Result<Setting> {
+    let setting = Setting::Event(event.to_string());
+    let well_formed = event
+        .split_once('/')
+        .is_some_and(|(g, n)| !g.is_empty() && !n.is_empty() && !n.contains('/'))
+        && !event.contains("..");
+    if !well_formed || !fs.has(&setting) {
+        return Err(Error::NoSuchEvent {
+            event: event.to_string(),
+            path: fs.path(&setting.file()),
+            available: fs.path("available_events"),
+        });
+    }
+    Ok(setting)
+}
+
+/// Sets up tracefs, runs the command, saves the trace and restores every setting.
+pub fn record(opts: &RecordOptions) -> Result<Recorded> {
+    let Some((program, args)) = opts.command.split_first() else {
+        return Err(Error::Spawn {
+            command: String::new(),
+            source: io::Error::new(io::ErrorKind::InvalidInput, "no command given"),
+        });
+    };
+    sys::install_forwarding_handlers().map_err(|e| Error::Io {
+        path: PathBuf::from("(signal handlers)"),
+        action: "install".into(),
+        source: e.into(),
+    })?;
+    let result = record_with_handlers(opts, program, args);
+    sys::set_forward_target(0);
+    sys::restore_default_handlers();
+    result
+}
+
+fn record_with_handlers(
+    opts: &RecordOptions,
+    program: &OsString,
+    args: &[OsString],
+) -> Result<Recorded> {
+    let fs = locate(opts.mount)?;
+    check_writable(&fs)?;
+    let events = opts
+        .events
+        .iter()
+        .map(|e| check_event(&fs, e))
+        .collect::<Result<Vec<_>>>()?;
+    if let Some(clock) = &opts.clock {
+        let list = fs.read("trace_clock")?;
+        let known = list
+            .split_ascii_whitespace()
+            .any(|c| c.trim_matches(['[', ']']) == clock);
+        if !known {
+            return Err(Error::NoSuchClock {
+                clock: clock.clone(),
+                path: fs.path("trace_clock"),
+            });
+        }
+    }
+    // Fail before the (possibly long) run when the trace could not be saved.
+    let mut out = File::create(&opts.output).map_err(|source| Error::Output {
+        path: opts.output.clone(),
+        source,
+    })?;
+
+    let mut restore = Restore::new(fs.clone());
+    restore.change(&Setting::TracingOn, "0")?;
+    if fs.get(&Setting::CurrentTracer)? != "nop" {
+        restore.change(&Setting::CurrentTracer, "nop")?;
+    }
+    for option in ["markers", "record-tgid"] {
+        let setting = Setting::Option(option.into());
+        if fs.has(&setting) {
+            restore.change(&setting, "1")?;
+        }
+    }
+    if let Some(kb) = opts.buffer_kb {
+        restore
+            .change(&Setting::BufferSizeKb, &kb.to_string())
+            .map_err(|err| match err {
+                Error::Io { path, source, .. } => Error::BufferRefused { path, kb, source },
+                other => other,
+            })?;
+    }
+    if let Some(clock) = &opts.clock {
+        restore.change(&Setting::TraceClock, clock)?;
+    }
+    for event in &events {
+        restore.change(event, "1")?;
+    }
+    fs.clear()?;
+
+    let mut status = None;
+    if sys::caught_signal().is_none() {
+        fs.set(&Setting::TracingOn, "1")?;
+        let spawned = Command::new(program).args(args).spawn();
+        let waited = spawned.and_then(|mut child| {
+            let pid = i32::try_from(child.id()).unwrap_or(0);
+            sys::set_forward_target(pid);
+            // A signal that came before the target was set has not been passed on yet.
+            if let Some(sig) = sys::caught_signal()
+                && let Ok(sig) = nix::sys::signal::Signal::try_from(sig)
+            {
+                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig);
+            }
+            let status = child.wait();
+            sys::set_forward_target(0);
+            status
+        });
+        fs.set(&Setting::TracingOn, "0")?;
+        status = Some(waited.map_err(|source| Error::Spawn {
+            command: program.to_string_lossy().into_owned(),
+            source,
+        })?);
+    }
+
+    let trace_path = fs.path("trace");
+    let mut trace = Vec::new();
+    File::open(&trace_path)
+        .and_then(|mut f| f.read_to_end(&mut trace))
+        .map_err(|source| Error::Io {
+            path: trace_path.clone(),
+            action: "read".into(),
+            source,
+        })?;
+    out.write_all(&trace)
+        .and_then(|()| out.flush())
+        .map_err(|source| Error::Output {
+            path: opts.output.clone(),
+            source,
+        })?;
+    restore.restore()?;
+    Ok(Recorded {
+        status,
+        signal: sys::caught_signal(),
+        output: opts.output.clone(),
+        bytes: trace.len(),
+        entries: entries_from_header(&trace),
+    })
+}
+
+/// `# entries-in-buffer/entries-written: 15/15   #P:2` as (15, 15).
+pub fn entries_from_header(trace: &[u8]) -> Option<(u64, u64)> {
+    let head = &trace[..trace.len().min(4096)];
+    let text = String::from_utf8_lossy(head);
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("# entries-in-buffer/entries-written:"))?;
+    let counts = line.split_ascii_whitespace().next()?;
+    let (kept, written) = counts.split_once('/')?;
+    Some((kept.parse().ok()?, written.parse().ok()?))
+}
+
+/// Reads `path` as a text trace and converts it (for `ftrace convert`).
+pub fn read_trace(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        action: "read".into(),
+        source,
+    })?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_counts() {
+        let trace = b"# tracer: nop\n#\n# entries-in-buffer/entries-written: 15/20   #P:2\n";
+        assert_eq!(entries_from_header(trace), Some((15, 20)));
+        assert_eq!(entries_from_header(b"nothing"), None);
+    }
+
+    #[test]
+    fn exit_codes_follow_the_command() {
+        let rec = |status: Option<i32>, signal| Recorded {
+            status: status.map(ExitStatus::from_raw),
+            signal,
+            output: PathBuf::new(),
+            bytes: 0,
+            entries: Some((3, 4)),
+        };
+        assert_eq!(rec(Some(0), None).exit_code(), 0);
+        assert_eq!(rec(Some(3 << 8), None).exit_code(), 3);
+        assert_eq!(rec(Some(9), None).exit_code(), 128 + 9);
+        assert_eq!(rec(Some(0), Some(2)).exit_code(), 130);
+        assert_eq!(rec(None, None).exit_code(), 1);
+        assert!(rec(None, None).overflowed());
+    }
+
+    #[test]
+    fn bad_event_names_are_refused() {
+        let fs = Tracefs::at("/nonexistent/tracing");
+        for event in [
+            "sched",
+            "sched/",
+            "/x",
+            "a/b/c",
+            "../x/y",
+            "sched/sched_switch",
+        ] {
+            let err = check_event(&fs, event).unwrap_err();
+            assert!(matches!(err, Error::NoSuchEvent { .. }), "{event}: {err}");
+            assert_eq!(err.exit_code(), 2);
+        }
+    }
+
+    #[test]
+    fn restore_without_changes_does_nothing() {
+        let restore = Restore::new(Tracefs::at("/nonexistent/tracing"));
+        assert!(restore.restore().is_ok());
+    }
+}
