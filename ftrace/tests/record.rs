@@ -6,6 +6,7 @@
 //! root or tracefs the tests print why they skipped and pass.
 
 use std::fs::File;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -28,19 +29,32 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// Says why a test skipped, on the real stderr (libtest captures only the print macros).
+fn skip(test: &str, why: &str) {
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
+}
+
 /// Takes the tracefs lock and returns tracefs, or prints why the test skips.
 fn tracefs_or_skip(test: &str) -> Option<(Flock<File>, Tracefs)> {
+    // flock works on a read-only descriptor too, for a lock file another user created.
     let file = File::options()
         .create(true)
         .truncate(false)
         .write(true)
         .open(LOCK)
-        .expect("open the tracefs lock file");
+        .or_else(|_| File::open(LOCK));
+    let file = match file {
+        Ok(file) => file,
+        Err(err) => {
+            skip(test, &format!("cannot open the tracefs lock {LOCK}: {err}"));
+            return None;
+        }
+    };
     let lock = Flock::lock(file, FlockArg::LockExclusive)
         .map_err(|(_, e)| e)
         .expect("flock");
     if !nix::unistd::geteuid().is_root() {
-        println!("SKIPPED {test}: not root, so tracefs settings cannot be changed");
+        skip(test, "not root, so tracefs settings cannot be changed");
         return None;
     }
     let fs = match Tracefs::locate() {
@@ -63,7 +77,7 @@ fn tracefs_or_skip(test: &str) -> Option<(Flock<File>, Tracefs)> {
             }
         }
         Err(err) => {
-            println!("SKIPPED {test}: {err}");
+            skip(test, &err.to_string());
             return None;
         }
     };
@@ -385,11 +399,14 @@ fn not_root_is_status_2() {
     let out = match out {
         Ok(out) if !stderr(&out).starts_with("setpriv") => out,
         Ok(out) => {
-            println!("SKIPPED not_root: setpriv failed: {}", stderr(&out).trim());
+            skip(
+                "not_root",
+                &format!("setpriv failed: {}", stderr(&out).trim()),
+            );
             return;
         }
         Err(err) => {
-            println!("SKIPPED not_root: cannot run setpriv ({err})");
+            skip("not_root", &format!("cannot run setpriv ({err})"));
             return;
         }
     };
