@@ -78,16 +78,6 @@ pub enum Error {
         /// The OS error.
         source: io::Error,
     },
-    /// A trace file that cannot be understood.
-    #[error("{}:{line}: {what}", path.display())]
-    BadTrace {
-        /// The trace read.
-        path: PathBuf,
-        /// 1-based line number.
-        line: usize,
-        /// What is wrong with it.
-        what: String,
-    },
     /// The recorded command could not be started.
     #[error("cannot run {command}: {source}")]
     Spawn {
@@ -120,7 +110,6 @@ impl Error {
             | Error::BufferRefused { .. }
             | Error::NoSuchClock { .. }
             | Error::Output { .. }
-            | Error::BadTrace { .. }
             | Error::Spawn { .. } => exit_code::USAGE,
         }
     }

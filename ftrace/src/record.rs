@@ -10,7 +10,7 @@ use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, ExitStatus};
 
 use nix::unistd::AccessFlags;
@@ -308,16 +308,6 @@ pub fn entries_from_header(trace: &[u8]) -> Option<(u64, u64)> {
     let counts = line.split_ascii_whitespace().next()?;
     let (kept, written) = counts.split_once('/')?;
     Some((kept.parse().ok()?, written.parse().ok()?))
-}
-
-/// Reads `path` as a text trace and converts it (for `ftrace convert`).
-pub fn read_trace(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        action: "read".into(),
-        source,
-    })?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 #[cfg(test)]
