@@ -1,1 +1,48 @@
-//! benchmp (work in progress).
+//! benchmp: the timing framework of socbench, lmbench's `benchmp` done for SoC work.
+//!
+//! It calibrates the interval length as lmbench's get_enough does (and caches it), subtracts
+//! timing and loop overheads, forks one pinned child per parallel copy and talks to them over
+//! pipes (ready, go, done, result, exit), keeps lmbench's sample acceptance and median rules,
+//! reads CPU clusters and caches from sysfs, and aggregates per-core results per cluster
+//! instead of lmbench's median. Tools call [`Session`]; exporters turn its [`Report`] into
+//! JSON, CSV or the tool's lmbench-compatible text.
+//!
+//! ```no_run
+//! use benchmp::{Benchmark, Session, Spec};
+//! struct Spin;
+//! impl Benchmark for Spin {
+//!     fn run(&mut self, n: u64) -> u64 {
+//!         (0..n).fold(0, |a, i| std::hint::black_box(a ^ i))
+//!     }
+//! }
+//! # fn main() -> anyhow::Result<()> {
+//! let placement = benchmp::cli::PlacementArgs::default();
+//! let timing = benchmp::cli::TimingArgs { repetitions: 11, ..Default::default() };
+//! let mut s = Session::start("spin", &placement, &timing)?;
+//! s.measure(Spec::rate("spin", 1.0, "it/s"), |_child| Ok(Spin))?;
+//! # Ok(()) }
+//! ```
+
+pub mod aggregate;
+pub mod cli;
+pub mod cpulist;
+pub mod error;
+pub mod host;
+pub mod quality;
+pub mod report;
+pub mod run;
+pub mod sched;
+pub mod session;
+pub mod size;
+pub mod stats;
+pub mod sys;
+pub mod timing;
+pub mod topology;
+
+pub use aggregate::{AggregateMode, Metric, Rule};
+pub use error::{EXIT_FAILED, EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, Error, Unsupported, Usage};
+pub use report::{Measurement, Report};
+pub use run::{Benchmark, ChildInfo, Iterations};
+pub use session::{Session, Spec, emit};
+pub use size::parse_size;
+pub use sys::mem::{Buffer, Pages};

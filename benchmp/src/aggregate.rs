@@ -1,0 +1,356 @@
+//! From samples to figures: the per-child value, the per-cluster and system figures, and
+//! lmbench's own figure for comparison. Pure functions of the children's results.
+//!
+//! lmbench reports the median of all children's samples times the number of children, which on
+//! a phone with big and little cores describes no core at all. socbench's default (`cluster`)
+//! averages the children of each cluster, multiplies by the number of children in it, and adds
+//! the clusters: the sum of per-core throughput, robust to one odd child.
+
+use serde::{Deserialize, Serialize};
+
+use crate::stats::{Pair, median, minimum, sorted_pairs};
+use crate::topology::Topology;
+
+/// What a sample's (n, u) turns into.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Metric {
+    /// A throughput: `per_iteration` units per iteration, reported per second (MB/s, DMIPS…).
+    Rate {
+        /// Units of work in one iteration (e.g. MB = 10^6 bytes for bandwidth).
+        per_iteration: f64,
+        /// Unit of the figure, e.g. `MB/s`.
+        unit: String,
+    },
+    /// A latency: time per operation, `per_iteration` operations per iteration, in ns.
+    Latency {
+        /// Operations in one iteration (e.g. dependent loads).
+        per_iteration: f64,
+        /// Unit of the figure, `ns`.
+        unit: String,
+    },
+}
+
+impl Metric {
+    /// The figure of one (n, u) pair (0 when nothing was measured).
+    pub fn value(&self, p: Pair) -> f64 {
+        if p.u == 0 || p.n == 0 {
+            return 0.0;
+        }
+        match self {
+            Metric::Rate { per_iteration, .. } => per_iteration * p.n as f64 * 1e9 / p.u as f64,
+            Metric::Latency { per_iteration, .. } => p.u as f64 / (p.n as f64 * per_iteration),
+        }
+    }
+
+    /// Unit label.
+    pub fn unit(&self) -> &str {
+        match self {
+            Metric::Rate { unit, .. } | Metric::Latency { unit, .. } => unit,
+        }
+    }
+
+    /// True for throughputs (which add up over cores).
+    pub fn is_rate(&self) -> bool {
+        matches!(self, Metric::Rate { .. })
+    }
+}
+
+/// Which sample represents a set of samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rule {
+    /// lmbench's median (bw_mem and most tools).
+    Median,
+    /// lmbench's minimum (lat_mem_rd: the fastest run is the truest latency).
+    Minimum,
+}
+
+impl Rule {
+    /// Applies the rule to a sorted array.
+    pub fn pick(self, sorted: &[Pair]) -> Pair {
+        match self {
+            Rule::Median => median(sorted),
+            Rule::Minimum => minimum(sorted),
+        }
+    }
+}
+
+/// Which system figure a tool prints on its text line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum AggregateMode {
+    /// Per cluster: mean of its children × their number; clusters added (default).
+    #[default]
+    Cluster,
+    /// Children's figures added directly.
+    Sum,
+    /// lmbench's figure: its rule over all children's samples (× children for throughputs).
+    Median,
+}
+
+/// One child's figure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChildFigure {
+    /// Child number.
+    pub index: usize,
+    /// CPU it was pinned to or last seen on.
+    pub cpu: Option<usize>,
+    /// Cluster of that CPU.
+    pub cluster: usize,
+    /// The figure of the child's representative sample.
+    pub value: f64,
+    /// The representative (n, u).
+    pub pair: Pair,
+    /// Accepted samples.
+    pub samples: usize,
+}
+
+/// One cluster's figure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterFigure {
+    /// Cluster index in the topology.
+    pub cluster: usize,
+    /// Children in it.
+    pub children: usize,
+    /// Mean of its children's figures.
+    pub mean: f64,
+    /// For throughputs mean × children; for latencies the mean.
+    pub total: f64,
+}
+
+/// All system figures of a measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Aggregate {
+    /// Per-cluster figures, by cluster index.
+    pub per_cluster: Vec<ClusterFigure>,
+    /// Throughputs: Σ cluster totals. Latencies: mean of the cluster means.
+    pub cluster: f64,
+    /// Throughputs: Σ children. Latencies: mean of the children.
+    pub sum: f64,
+    /// lmbench's figure: its rule over the merged samples, × children for throughputs.
+    pub median: f64,
+    /// The merged representative (n, u) lmbench would keep.
+    pub lmbench_pair: Pair,
+}
+
+impl Aggregate {
+    /// The figure selected by `mode`.
+    pub fn get(&self, mode: AggregateMode) -> f64 {
+        match mode {
+            AggregateMode::Cluster => self.cluster,
+            AggregateMode::Sum => self.sum,
+            AggregateMode::Median => self.median,
+        }
+    }
+}
+
+/// Per-child figures from each child's accepted samples, with its cluster.
+pub fn child_figures(
+    children: &[(usize, Option<usize>, Vec<Pair>)],
+    metric: &Metric,
+    rule: Rule,
+    topo: &Topology,
+) -> Vec<ChildFigure> {
+    children
+        .iter()
+        .map(|(index, cpu, pairs)| {
+            let sorted = sorted_pairs(pairs.iter().copied());
+            let pair = rule.pick(&sorted);
+            ChildFigure {
+                index: *index,
+                cpu: *cpu,
+                cluster: cpu.map(|c| topo.cluster_of(c)).unwrap_or(0),
+                value: metric.value(pair),
+                pair,
+                samples: sorted.len(),
+            }
+        })
+        .collect()
+}
+
+/// System figures from per-child figures and the merged samples.
+pub fn aggregate(
+    figures: &[ChildFigure],
+    all_pairs: &[Pair],
+    metric: &Metric,
+    rule: Rule,
+) -> Aggregate {
+    let mut clusters: Vec<usize> = figures.iter().map(|f| f.cluster).collect();
+    clusters.sort_unstable();
+    clusters.dedup();
+    let per_cluster: Vec<ClusterFigure> = clusters
+        .iter()
+        .map(|&c| {
+            let vals: Vec<f64> = figures
+                .iter()
+                .filter(|f| f.cluster == c)
+                .map(|f| f.value)
+                .collect();
+            let mean = vals.iter().sum::<f64>() / vals.len() as f64;
+            ClusterFigure {
+                cluster: c,
+                children: vals.len(),
+                mean,
+                total: if metric.is_rate() {
+                    mean * vals.len() as f64
+                } else {
+                    mean
+                },
+            }
+        })
+        .collect();
+    let n = figures.len().max(1) as f64;
+    let (cluster, sum) = if metric.is_rate() {
+        (
+            per_cluster.iter().map(|c| c.total).sum(),
+            figures.iter().map(|f| f.value).sum(),
+        )
+    } else {
+        (
+            per_cluster.iter().map(|c| c.mean).sum::<f64>() / per_cluster.len().max(1) as f64,
+            figures.iter().map(|f| f.value).sum::<f64>() / n,
+        )
+    };
+    let merged = sorted_pairs(all_pairs.iter().copied());
+    let lmbench_pair = rule.pick(&merged);
+    let one = metric.value(lmbench_pair);
+    let median = if metric.is_rate() {
+        one * figures.len() as f64
+    } else {
+        one
+    };
+    Aggregate {
+        per_cluster,
+        cluster,
+        sum,
+        median,
+        lmbench_pair,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn phone() -> Topology {
+        Topology::from_root(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/phone8/sys"),
+        )
+        .unwrap()
+    }
+
+    fn rate() -> Metric {
+        Metric::Rate {
+            per_iteration: 1.0,
+            unit: "MB/s".into(),
+        }
+    }
+
+    /// Children whose every sample gives `v` units/s with per_iteration 1: n = v, u = 1e9.
+    fn kids(values: &[(usize, f64)]) -> Vec<(usize, Option<usize>, Vec<Pair>)> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, &(cpu, v))| {
+                (
+                    i,
+                    Some(cpu),
+                    vec![
+                        Pair {
+                            n: v as u64,
+                            u: 1_000_000_000
+                        };
+                        3
+                    ],
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn cluster_rule_on_the_phone() {
+        // 10,10 | 20,20,20 | 30,30 | 40 → 10·2 + 20·3 + 30·2 + 40·1 = 180.
+        let t = phone();
+        let k = kids(&[
+            (0, 10.0),
+            (1, 10.0),
+            (2, 20.0),
+            (3, 20.0),
+            (4, 20.0),
+            (5, 30.0),
+            (6, 30.0),
+            (7, 40.0),
+        ]);
+        let figs = child_figures(&k, &rate(), Rule::Median, &t);
+        let all: Vec<Pair> = k.iter().flat_map(|(_, _, p)| p.clone()).collect();
+        let a = aggregate(&figs, &all, &rate(), Rule::Median);
+        assert_eq!(a.cluster, 180.0);
+        assert_eq!(a.sum, 180.0);
+        let totals: Vec<f64> = a.per_cluster.iter().map(|c| c.total).collect();
+        assert_eq!(totals, vec![20.0, 60.0, 60.0, 40.0]);
+        // lmbench: median of 24 samples (middle two are 20s) × 8 children = 160.
+        assert_eq!(a.median, 160.0);
+        assert_eq!(a.get(AggregateMode::Median), 160.0);
+    }
+
+    #[test]
+    fn cluster_rule_averages_within_a_cluster() {
+        // Two little cores measured 8 and 12 → cluster 20; one prime core 40 → 60 in all.
+        let t = phone();
+        let k = kids(&[(0, 8.0), (1, 12.0), (7, 40.0)]);
+        let figs = child_figures(&k, &rate(), Rule::Median, &t);
+        let all: Vec<Pair> = k.iter().flat_map(|(_, _, p)| p.clone()).collect();
+        let a = aggregate(&figs, &all, &rate(), Rule::Median);
+        assert_eq!(a.cluster, 60.0);
+        assert_eq!(a.per_cluster.len(), 2);
+        assert_eq!(a.per_cluster[0].mean, 10.0);
+    }
+
+    #[test]
+    fn latency_aggregates_are_means_and_lmbench_minimum() {
+        let t = phone();
+        let lat = Metric::Latency {
+            per_iteration: 100.0,
+            unit: "ns".into(),
+        };
+        let k = vec![
+            (
+                0,
+                Some(0),
+                vec![Pair { n: 10, u: 5000 }, Pair { n: 10, u: 4000 }],
+            ),
+            (
+                1,
+                Some(7),
+                vec![Pair { n: 10, u: 2000 }, Pair { n: 10, u: 3000 }],
+            ),
+        ];
+        let figs = child_figures(&k, &lat, Rule::Minimum, &t);
+        assert_eq!(figs[0].value, 4.0);
+        assert_eq!(figs[1].value, 2.0);
+        let all: Vec<Pair> = k.iter().flat_map(|(_, _, p)| p.clone()).collect();
+        let a = aggregate(&figs, &all, &lat, Rule::Minimum);
+        assert_eq!(a.sum, 3.0);
+        assert_eq!(a.cluster, 3.0);
+        assert_eq!(a.median, 2.0, "lmbench keeps the fastest sample of all");
+    }
+
+    #[test]
+    fn metric_values() {
+        let bw = Metric::Rate {
+            per_iteration: 64.0,
+            unit: "MB/s".into(),
+        };
+        // 10 passes of 64 MB in 0.5 s = 1280 MB/s.
+        assert_eq!(
+            bw.value(Pair {
+                n: 10,
+                u: 500_000_000
+            }),
+            1280.0
+        );
+        assert_eq!(bw.value(Pair { n: 1, u: 0 }), 0.0);
+    }
+}

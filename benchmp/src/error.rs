@@ -1,0 +1,149 @@
+//! Errors of the framework and the exit codes every socbench tool uses.
+
+use nix::sys::signal::Signal;
+
+/// Exit status: success.
+pub const EXIT_OK: i32 = 0;
+/// Exit status: the measurement failed, a check failed, or a regression was found.
+pub const EXIT_FAILED: i32 = 1;
+/// Exit status: usage error or bad input (sizes, CPU lists, environment variables).
+pub const EXIT_USAGE: i32 = 2;
+/// Exit status: not supported on this machine (CPU feature, huge pages, tracefs): skip, not fail.
+pub const EXIT_UNSUPPORTED: i32 = 3;
+
+/// A request this machine cannot satisfy (exit status 3). Tools wrap such failures in it.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Unsupported(pub String);
+
+/// A bad argument or environment value (exit status 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Usage(pub String);
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// fork(2) failed or was refused.
+    #[error("{0}")]
+    Fork(String),
+    /// A pipe or poll call failed.
+    #[error("pipe to a child failed: {0}")]
+    Pipe(nix::Error),
+    /// A child died or ended early.
+    #[error("{child} {how}")]
+    ChildFailed {
+        /// `child N (CPU C)`.
+        child: String,
+        /// What happened.
+        how: String,
+    },
+    /// A child reported an error (its own exit code).
+    #[error("{child}: {message}")]
+    ChildError {
+        /// `child N (CPU C)`.
+        child: String,
+        /// Exit code the child chose.
+        code: i32,
+        /// Its message.
+        message: String,
+    },
+    /// A child stopped talking.
+    #[error("{child} hung: no word from it for {secs} s; killed")]
+    ChildHung {
+        /// `child N (CPU C)`.
+        child: String,
+        /// Seconds of silence.
+        secs: u64,
+    },
+    /// A child sent something that is not a message.
+    #[error("{child} sent garbage: {what}")]
+    Protocol {
+        /// `child N (CPU C)`.
+        child: String,
+        /// Decoder message.
+        what: String,
+    },
+    /// SIGINT or SIGTERM arrived; every child was killed and reaped.
+    #[error("interrupted by {}; all children killed and reaped", .0.as_str())]
+    Interrupted(Signal),
+    /// Bad placement request.
+    #[error(transparent)]
+    Placement(#[from] crate::sched::PlacementError),
+    /// Bad calibration input.
+    #[error(transparent)]
+    Calibration(#[from] crate::timing::CalibrationError),
+    /// Topology unreadable.
+    #[error(transparent)]
+    Topology(#[from] crate::topology::TopologyError),
+}
+
+impl Error {
+    /// The exit status this error should end the tool with.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::ChildError { code, .. } if *code != 0 => *code,
+            Error::Interrupted(sig) => 128 + *sig as i32,
+            Error::Placement(_) | Error::Calibration(_) => EXIT_USAGE,
+            _ => EXIT_FAILED,
+        }
+    }
+}
+
+/// Exit status for any error chain: the first benchmp error, usage or unsupported marker decides.
+pub fn exit_code_of(e: &anyhow::Error) -> i32 {
+    for cause in e.chain() {
+        if let Some(b) = cause.downcast_ref::<Error>() {
+            return b.exit_code();
+        }
+        if cause.downcast_ref::<Usage>().is_some()
+            || cause.downcast_ref::<crate::size::SizeError>().is_some()
+            || cause
+                .downcast_ref::<crate::cpulist::CpuListError>()
+                .is_some()
+            || cause
+                .downcast_ref::<crate::sched::PlacementError>()
+                .is_some()
+            || cause
+                .downcast_ref::<crate::timing::CalibrationError>()
+                .is_some()
+        {
+            return EXIT_USAGE;
+        }
+        if cause.downcast_ref::<Unsupported>().is_some() {
+            return EXIT_UNSUPPORTED;
+        }
+        if let Some(m) = cause.downcast_ref::<crate::sys::mem::MemError>() {
+            return if m.is_unsupported() {
+                EXIT_UNSUPPORTED
+            } else {
+                EXIT_FAILED
+            };
+        }
+    }
+    EXIT_FAILED
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes() {
+        assert_eq!(exit_code_of(&anyhow::Error::new(Usage("x".into()))), 2);
+        assert_eq!(
+            exit_code_of(&anyhow::Error::new(Unsupported("x".into())).context("ctx")),
+            3
+        );
+        assert_eq!(exit_code_of(&anyhow::anyhow!("plain")), 1);
+        let e = Error::ChildError {
+            child: "child 0 (CPU 0)".into(),
+            code: 3,
+            message: "m".into(),
+        };
+        assert_eq!(e.exit_code(), 3);
+        assert_eq!(Error::Interrupted(Signal::SIGINT).exit_code(), 130);
+        let size = crate::size::parse_size("12q").unwrap_err();
+        assert_eq!(exit_code_of(&anyhow::Error::new(size)), 2);
+    }
+}

@@ -1,0 +1,335 @@
+//! `benchmp`: the framework's own command line.
+//!
+//! - `benchmp calibrate` measures (or re-measures) the interval and overheads once, stores them
+//!   in the cache every tool reads, and prints them as lmbench's `enough`, `timing_o` and
+//!   `loop_o` would, ready to export on a phone (`ENOUGH=… TIMING_O=… LOOP_O=…`).
+//! - `benchmp topology` prints the CPUs, clusters and caches as detected.
+//! - `benchmp probe` runs a trivial workload through the framework (used by the tests to check
+//!   placement, sample counts and failure handling from outside the test process).
+//! - `benchmp overhead` measures the framework's own costs on this machine.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
+use benchmp::run::Iterations;
+use benchmp::sys::clock::now_ns;
+use benchmp::{Benchmark, ChildInfo, Session, Spec};
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "benchmp",
+    version,
+    about = "socbench's timing framework: calibration, topology and self-checks"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// Measure the interval (ENOUGH), timing and loop overheads, store them in the cache, and
+    /// print them as shell exports.
+    Calibrate {
+        #[command(flatten)]
+        timing: TimingArgs,
+        /// Print JSON instead of shell exports.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the CPUs, clusters and caches read from sysfs ($BENCHMP_SYSFS_ROOT or /sys).
+    Topology {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a trivial workload through the framework (spin or nothing), optionally making one
+    /// child fail, to check placement, sample counts and failure handling.
+    Probe {
+        #[command(flatten)]
+        placement: PlacementArgs,
+        #[command(flatten)]
+        timing: TimingArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+        /// Make this child fail.
+        #[arg(long, value_name = "INDEX")]
+        fail_child: Option<usize>,
+        /// How the chosen child fails.
+        #[arg(long, value_enum, default_value_t = Failure::Abort)]
+        fail_how: Failure,
+        /// Run exactly this many iterations per interval instead of calibrating.
+        #[arg(long, value_name = "N")]
+        iterations: Option<u64>,
+    },
+    /// Print the framework's own costs: timing and loop overhead, fork and handshake time per
+    /// child, and the error of known-duration workloads measured through the framework.
+    Overhead {
+        #[command(flatten)]
+        timing: TimingArgs,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Failure {
+    /// abort() in the child: killed by SIGABRT.
+    Abort,
+    /// exit(5) in the middle of the timed run.
+    Exit,
+    /// Stop responding (sleep) during the timed run.
+    Hang,
+    /// Return an error from the child's setup.
+    Error,
+}
+
+/// A dependent-add loop: cost per iteration is stable and it cannot be folded.
+struct Spin {
+    acc: u64,
+    fail: Option<Failure>,
+    runs: u64,
+}
+
+impl Benchmark for Spin {
+    fn run(&mut self, iterations: u64) -> u64 {
+        self.runs += 1;
+        if let Some(f) = self.fail
+            && self.runs > 3
+        {
+            match f {
+                Failure::Abort => std::process::abort(),
+                Failure::Exit => std::process::exit(5),
+                Failure::Hang => std::thread::sleep(Duration::from_secs(3600)),
+                Failure::Error => {}
+            }
+        }
+        self.acc = spin(self.acc, iterations);
+        self.acc
+    }
+}
+
+#[inline(never)]
+fn spin(mut acc: u64, n: u64) -> u64 {
+    for i in 0..n {
+        acc = black_box(acc.wrapping_mul(6364136223846793005).wrapping_add(i));
+    }
+    acc
+}
+
+fn main() {
+    let cli: Cli = benchmp::cli::parse();
+    let trace = matches!(&cli.cmd, Cmd::Probe { output, .. } if output.trace);
+    benchmp::cli::init_logging(trace);
+    match run(cli) {
+        Ok(code) => std::process::exit(code),
+        Err(e) => std::process::exit(benchmp::cli::report_error("benchmp", &e)),
+    }
+}
+
+fn run(cli: Cli) -> Result<i32> {
+    match cli.cmd {
+        Cmd::Calibrate { mut timing, json } => {
+            timing.recalibrate = true;
+            let req = benchmp::timing::CalibrationRequest {
+                enough_us: timing.enough,
+                cache: timing.cache_file(),
+                recalibrate: true,
+            };
+            let c = benchmp::timing::calibrate(&req)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&c)?);
+            } else {
+                println!("ENOUGH={}", c.enough_us);
+                println!("TIMING_O={}", c.timing_overhead_ns / 1000.0);
+                println!("LOOP_O={}", c.loop_overhead_ns / 1000.0);
+                if let Some(p) = &c.cache_file {
+                    eprintln!(
+                        "benchmp: calibrated in {:.2} s; cached in {}",
+                        c.measured_ns as f64 / 1e9,
+                        p.display()
+                    );
+                }
+            }
+            Ok(0)
+        }
+        Cmd::Topology { json } => {
+            let t = benchmp::topology::Topology::detect()?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&t)?);
+            } else {
+                println!("{}", t.describe());
+                for c in &t.clusters {
+                    println!(
+                        "cluster {}: CPUs {} capacity {} max {} kHz",
+                        c.index,
+                        benchmp::cpulist::format_cpu_list(&c.cpus),
+                        c.capacity.map_or("-".into(), |v| v.to_string()),
+                        c.max_freq_khz.map_or("-".into(), |v| v.to_string())
+                    );
+                }
+                for k in &t.caches {
+                    println!(
+                        "L{} {:<11} {:>8} line {:>3} shared by {}",
+                        k.level,
+                        k.kind,
+                        benchmp::size::HumanSize(k.size_bytes).to_string(),
+                        k.line_bytes,
+                        benchmp::cpulist::format_cpu_list(&k.shared_cpus)
+                    );
+                }
+            }
+            Ok(0)
+        }
+        Cmd::Probe {
+            placement,
+            timing,
+            output,
+            fail_child,
+            fail_how,
+            iterations,
+        } => {
+            let mut s = Session::start("benchmp-probe", &placement, &timing)?;
+            let mut spec = Spec::rate("spin", 1.0, "iterations/s");
+            if let Some(n) = iterations {
+                spec.iterations = Iterations::Fixed(n);
+            }
+            s.measure(spec, |info: &ChildInfo| {
+                let fail = (fail_child == Some(info.index)).then_some(fail_how);
+                if fail == Some(Failure::Error) {
+                    anyhow::bail!("setup failed on purpose");
+                }
+                Ok(Spin {
+                    acc: info.index as u64,
+                    fail,
+                    runs: 0,
+                })
+            })?;
+            let report = s.finish(&output, serde_json::Value::Null);
+            let code = benchmp::emit(&report, &output, |r| {
+                let m = &r.measurements[0];
+                let mut out = format!("{:.2} {}\n", m.figure(output.aggregate), m.metric.unit());
+                for l in benchmp::session::cluster_lines(r, m, output.aggregate) {
+                    out.push_str(&l);
+                    out.push('\n');
+                }
+                out
+            })?;
+            Ok(code)
+        }
+        Cmd::Overhead { timing } => overhead(&timing),
+    }
+}
+
+/// Prints the framework's own costs (a benchmark, not a test).
+fn overhead(timing: &TimingArgs) -> Result<i32> {
+    let req = benchmp::timing::CalibrationRequest {
+        enough_us: timing.enough,
+        cache: None,
+        recalibrate: true,
+    };
+    let t = now_ns();
+    let cal = benchmp::timing::calibrate(&req)?;
+    println!(
+        "calibration (measured, no cache): {:.3} s",
+        (now_ns() - t) as f64 / 1e9
+    );
+    println!("  interval (ENOUGH):  {} us", cal.enough_us);
+    println!(
+        "  timing overhead:    {:.1} ns per clock read",
+        cal.timing_overhead_ns
+    );
+    println!(
+        "  loop overhead:      {:.4} ns per iteration",
+        cal.loop_overhead_ns
+    );
+    println!("  clock resolution:   {} ns", cal.clock_resolution_ns);
+
+    // Reference cost of one spin iteration, measured directly over ~0.5 s, best of 5.
+    let mut per_iter = f64::INFINITY;
+    let n = 50_000_000u64;
+    for _ in 0..5 {
+        let t0 = now_ns();
+        black_box(spin(1, black_box(n)));
+        per_iter = per_iter.min((now_ns() - t0) as f64 / n as f64);
+    }
+    println!("spin reference:       {per_iter:.4} ns per iteration (direct, best of 5 x {n})");
+
+    let placement = PlacementArgs {
+        timeout: 60,
+        ..Default::default()
+    };
+    for p in [1usize, 2] {
+        let pl = PlacementArgs {
+            parallel: Some(p),
+            ..placement.clone()
+        };
+        let tm = TimingArgs {
+            repetitions: 1,
+            calibration: Some("off".into()),
+            enough: Some(1),
+            ..Default::default()
+        };
+        let mut s = Session::start("benchmp-overhead", &pl, &tm).context("session")?;
+        let mut spec = Spec::rate("null", 1.0, "it/s");
+        spec.iterations = Iterations::Fixed(1);
+        let wall = s
+            .measure(spec, |_: &ChildInfo| {
+                Ok(Spin {
+                    acc: 0,
+                    fail: None,
+                    runs: 0,
+                })
+            })?
+            .wall_ns;
+        println!(
+            "fork + handshake + reap: {:.3} ms for {p} child{} ({:.3} ms per child)",
+            wall as f64 / 1e6,
+            if p == 1 { "" } else { "ren" },
+            wall as f64 / 1e6 / p as f64
+        );
+    }
+
+    println!("known-duration spins measured through benchmp (fixed count, 21 samples, median):");
+    println!(
+        "  {:>8}  {:>12}  {:>12}  {:>9}",
+        "target", "measured ns", "expected ns", "error"
+    );
+    for target_ns in [1_000u64, 10_000, 100_000] {
+        let iters = ((target_ns as f64) / per_iter).round().max(1.0) as u64;
+        let tm = TimingArgs {
+            repetitions: 21,
+            calibration: Some("off".into()),
+            enough: Some(1),
+            ..Default::default()
+        };
+        let pl = PlacementArgs {
+            parallel: Some(1),
+            timeout: 60,
+            ..Default::default()
+        };
+        let mut s = Session::start("benchmp-overhead", &pl, &tm)?;
+        let _ = s.calibration()?;
+        let mut spec = Spec::rate("spin", 1.0, "it/s");
+        spec.iterations = Iterations::Fixed(iters);
+        spec.subtract_loop_overhead = false;
+        let m = s.measure(spec, |_: &ChildInfo| {
+            Ok(Spin {
+                acc: 0,
+                fail: None,
+                runs: 0,
+            })
+        })?;
+        let measured = m.figures[0].pair.u as f64 / m.figures[0].pair.n as f64 * iters as f64;
+        let expected = iters as f64 * per_iter;
+        println!(
+            "  {:>6}us  {:>12.1}  {:>12.1}  {:>+8.2}%",
+            target_ns / 1000,
+            measured,
+            expected,
+            (measured - expected) / expected * 100.0
+        );
+    }
+    Ok(0)
+}

@@ -1,0 +1,194 @@
+//! The report every tool produces (one serde document), and its JSON and CSV exporters.
+//!
+//! Field names carry their units (`_ns`, `_us`, `_bytes`, `mb_per_s` with MB = 10^6 as
+//! lmbench). Exporters are pure functions of the report; text output is the tool's own.
+
+use std::io::Write;
+
+use serde::{Deserialize, Serialize};
+
+use crate::aggregate::{Aggregate, AggregateMode, ChildFigure, Metric, Rule};
+use crate::host::{Build, Host};
+use crate::quality::{MachineState, Verdict};
+use crate::run::ChildRun;
+use crate::sched::Placement;
+use crate::timing::Calibration;
+use crate::topology::Topology;
+
+/// One measurement: one benchmark configuration run by all children.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    /// What was measured (e.g. `rd`, `lat_mem_rd`, `dhrystone`).
+    pub name: String,
+    /// Tool-specific parameters (e.g. `size_bytes`, `stride_bytes`).
+    pub params: serde_json::Value,
+    /// How samples become figures.
+    pub metric: Metric,
+    /// Representative sample rule.
+    pub rule: Rule,
+    /// Interval floor used, µs.
+    pub enough_us: u64,
+    /// Per-child figures.
+    pub figures: Vec<ChildFigure>,
+    /// System figures.
+    pub aggregate: Aggregate,
+    /// Raw results of every child.
+    pub children: Vec<ChildRun>,
+    /// Wall time of the measurement (fork to reap), ns.
+    pub wall_ns: u64,
+    /// Time the children spent sizing their counts (longest child), ns.
+    pub calibration_ns: u64,
+}
+
+/// Run quality: machine state around the run and the noise verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Quality {
+    /// State before the first measurement.
+    pub before: MachineState,
+    /// State after the last measurement.
+    pub after: MachineState,
+    /// Noise verdict over all measurements.
+    pub verdict: Verdict,
+}
+
+/// Everything a tool run produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Tool name.
+    pub tool: String,
+    /// socbench version.
+    pub version: String,
+    /// Command line.
+    pub args: Vec<String>,
+    /// Host identity.
+    pub host: Host,
+    /// How the binary was built.
+    pub build: Build,
+    /// CPUs, clusters and caches.
+    pub topology: Topology,
+    /// Interval and overheads.
+    pub calibration: Calibration,
+    /// Child placement.
+    pub placement: Placement,
+    /// Figure shown on the text line.
+    pub aggregate_mode: AggregateMode,
+    /// All measurements, in order.
+    pub measurements: Vec<Measurement>,
+    /// Run quality.
+    pub quality: Quality,
+    /// Wall time of the whole run, ns.
+    pub wall_ns: u64,
+    /// Time spent calibrating (framework calibration + children sizing counts), ns.
+    pub calibration_ns: u64,
+    /// Tool-specific results beyond the measurements (e.g. a latency curve summary).
+    #[serde(skip_serializing_if = "serde_json::Value::is_null", default)]
+    pub extra: serde_json::Value,
+}
+
+impl Measurement {
+    /// The figure the text output shows, per the aggregate mode.
+    pub fn figure(&self, mode: AggregateMode) -> f64 {
+        self.aggregate.get(mode)
+    }
+}
+
+/// Writes the report as one pretty JSON document.
+pub fn write_json(report: &Report, mut w: impl Write) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut w, report)?;
+    writeln!(w)
+}
+
+/// `key=value;key=value` of a params object, for one CSV column.
+fn params_text(params: &serde_json::Value) -> String {
+    match params.as_object() {
+        Some(m) => m
+            .iter()
+            .map(|(k, v)| match v {
+                serde_json::Value::String(s) => format!("{k}={s}"),
+                other => format!("{k}={other}"),
+            })
+            .collect::<Vec<_>>()
+            .join(";"),
+        None => String::new(),
+    }
+}
+
+/// Writes one CSV row per child per timed interval (accepted or not).
+pub fn write_csv(report: &Report, w: impl Write) -> std::io::Result<()> {
+    let mut out = csv::Writer::from_writer(w);
+    out.write_record([
+        "tool",
+        "measurement",
+        "params",
+        "child",
+        "pid",
+        "cpu",
+        "cluster",
+        "rep",
+        "accepted",
+        "iterations",
+        "elapsed_ns",
+        "net_ns",
+        "value",
+        "unit",
+    ])?;
+    for m in &report.measurements {
+        let params = params_text(&m.params);
+        for c in &m.children {
+            let cluster = c
+                .cpu_for_topology()
+                .map(|cpu| report.topology.cluster_of(cpu).to_string())
+                .unwrap_or_default();
+            for (rep, s) in c.samples.iter().enumerate() {
+                let value = m.metric.value(crate::stats::Pair {
+                    n: s.iterations,
+                    u: s.net_ns,
+                });
+                out.write_record([
+                    report.tool.as_str(),
+                    m.name.as_str(),
+                    params.as_str(),
+                    &c.index.to_string(),
+                    &c.pid.to_string(),
+                    &c.cpu.map(|x| x.to_string()).unwrap_or_default(),
+                    &cluster,
+                    &rep.to_string(),
+                    if s.accepted { "true" } else { "false" },
+                    &s.iterations.to_string(),
+                    &s.elapsed_ns.to_string(),
+                    &s.net_ns.to_string(),
+                    &format!("{value:.6}"),
+                    m.metric.unit(),
+                ])?;
+            }
+        }
+    }
+    out.flush()
+}
+
+/// lmbench's number style: `%.6f` below 1, `%.2f` otherwise.
+pub fn lmbench_number(x: f64) -> String {
+    if x < 1.0 {
+        format!("{x:.6}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lmbench_numbers() {
+        assert_eq!(lmbench_number(0.001), "0.001000");
+        assert_eq!(lmbench_number(1.048576), "1.05");
+        assert_eq!(lmbench_number(95888.031), "95888.03");
+    }
+
+    #[test]
+    fn params_column() {
+        let p = serde_json::json!({"size_bytes": 1024, "op": "rd"});
+        assert_eq!(params_text(&p), "op=rd;size_bytes=1024");
+    }
+}

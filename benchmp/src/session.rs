@@ -1,0 +1,393 @@
+//! A tool run: topology, placement, calibration and machine state gathered once, any number of
+//! measurements, then one report and its output. This is the API the tools call.
+
+use std::io::Write;
+use std::time::Duration;
+
+use crate::aggregate::{AggregateMode, Metric, Rule, aggregate, child_figures};
+use crate::cli::{OutputArgs, PlacementArgs, TimingArgs};
+use crate::error::{EXIT_FAILED, EXIT_OK, Error};
+use crate::host::{Build, Host};
+use crate::quality::{MachineState, NoisePolicy, judge};
+use crate::report::{Measurement, Quality, Report, write_csv, write_json};
+use crate::run::{Benchmark, ChildInfo, Iterations, RunConfig, run};
+use crate::sched::{
+    LMBENCH_SCHED_ENV, Placement, Policy, parse_policy, place_by_policy, place_on_list,
+};
+use crate::stats::Pair;
+use crate::sys::clock::now_ns;
+use crate::timing::{Calibration, CalibrationRequest, calibrate};
+use crate::topology::Topology;
+
+/// What to measure and how to turn it into figures.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// Measurement name.
+    pub name: String,
+    /// Tool-specific parameters, recorded in the report.
+    pub params: serde_json::Value,
+    /// Sample to figure.
+    pub metric: Metric,
+    /// Representative sample rule.
+    pub rule: Rule,
+    /// The tool's own minimum interval, µs (lat_mem_rd: 100 000); the calibrated ENOUGH can
+    /// only raise it.
+    pub enough_floor_us: u64,
+    /// Count sizing.
+    pub iterations: Iterations,
+    /// Subtract the calibrated loop overhead (lmbench does; fixed-work benchmarks may not).
+    pub subtract_loop_overhead: bool,
+}
+
+impl Spec {
+    /// A throughput measurement with lmbench's median rule and a calibrated count.
+    pub fn rate(name: &str, per_iteration: f64, unit: &str) -> Spec {
+        Spec {
+            name: name.to_string(),
+            params: serde_json::Value::Object(Default::default()),
+            metric: Metric::Rate {
+                per_iteration,
+                unit: unit.to_string(),
+            },
+            rule: Rule::Median,
+            enough_floor_us: 0,
+            iterations: Iterations::Calibrate { hint: None },
+            subtract_loop_overhead: true,
+        }
+    }
+
+    /// A latency measurement (ns per operation) with lmbench's minimum rule.
+    pub fn latency(name: &str, per_iteration: f64) -> Spec {
+        Spec {
+            metric: Metric::Latency {
+                per_iteration,
+                unit: "ns".into(),
+            },
+            rule: Rule::Minimum,
+            ..Spec::rate(name, 1.0, "ns")
+        }
+    }
+
+    /// Sets the parameters recorded with the measurement.
+    pub fn params(mut self, params: serde_json::Value) -> Spec {
+        self.params = params;
+        self
+    }
+}
+
+/// State shared by all measurements of one tool run.
+#[derive(Debug)]
+pub struct Session {
+    tool: String,
+    args: Vec<String>,
+    /// Machine topology.
+    pub topology: Topology,
+    /// Child placement.
+    pub placement: Placement,
+    calibration: Option<Calibration>,
+    calibration_request: CalibrationRequest,
+    warmup_us: u64,
+    repetitions: usize,
+    timeout: Duration,
+    before: MachineState,
+    started_ns: u64,
+    measurements: Vec<Measurement>,
+}
+
+impl Session {
+    /// Reads topology, resolves placement (errors for offline or disallowed CPUs and unknown
+    /// policies) and snapshots the machine state. Calibration happens on first need.
+    pub fn start(
+        tool: &str,
+        placement: &PlacementArgs,
+        timing: &TimingArgs,
+    ) -> Result<Session, Error> {
+        let started_ns = now_ns();
+        let topology = Topology::detect()?;
+        let online = topology.online();
+        let allowed = crate::sys::affinity::allowed_cpus().map_err(Error::Pipe)?;
+        let (cpus, policy, source) = if let Some(list) = &placement.cpus {
+            let p = placement.parallel.unwrap_or(list.0.len());
+            (
+                place_on_list(&list.0, p, &online, &allowed)?,
+                format!("cpus {}", crate::cpulist::format_cpu_list(&list.0)),
+                "--cpus".to_string(),
+            )
+        } else {
+            let (policy, source) = match (&placement.sched, std::env::var(LMBENCH_SCHED_ENV)) {
+                (Some(s), _) => (parse_policy(s)?, "--sched"),
+                (None, Ok(s)) => (parse_policy(&s)?, LMBENCH_SCHED_ENV),
+                (None, Err(_)) => (Policy::Unique, "default"),
+            };
+            let p = placement.parallel.unwrap_or(1);
+            (
+                place_by_policy(&policy, p, &online, &allowed)?,
+                policy.to_string(),
+                source.to_string(),
+            )
+        };
+        if cpus.iter().flatten().count() > allowed.len() {
+            tracing::warn!(
+                "{} children share {} allowed CPUs: some CPUs run two children",
+                cpus.len(),
+                allowed.len()
+            );
+        }
+        let before = MachineState::capture(&topology.root, &online);
+        Ok(Session {
+            tool: tool.to_string(),
+            args: std::env::args().collect(),
+            topology,
+            placement: Placement {
+                policy,
+                source,
+                cpus,
+                allowed,
+            },
+            calibration: None,
+            calibration_request: CalibrationRequest {
+                enough_us: timing.enough,
+                cache: timing.cache_file(),
+                recalibrate: timing.recalibrate,
+            },
+            warmup_us: timing.warmup_us,
+            repetitions: timing.repetitions,
+            timeout: Duration::from_secs(placement.timeout),
+            before,
+            started_ns,
+            measurements: Vec::new(),
+        })
+    }
+
+    /// Number of children per measurement.
+    pub fn parallel(&self) -> usize {
+        self.placement.cpus.len()
+    }
+
+    /// Repetitions per child.
+    pub fn repetitions(&self) -> usize {
+        self.repetitions
+    }
+
+    /// Changes the repetitions for the following measurements.
+    pub fn set_repetitions(&mut self, n: usize) {
+        self.repetitions = n.max(1);
+    }
+
+    /// Raises the hang deadline (for benchmarks whose single interval is long by design).
+    pub fn set_min_timeout(&mut self, t: Duration) {
+        self.timeout = self.timeout.max(t);
+    }
+
+    /// The calibration, measuring (or loading) it on first use.
+    pub fn calibration(&mut self) -> Result<&Calibration, Error> {
+        if self.calibration.is_none() {
+            self.calibration = Some(calibrate(&self.calibration_request)?);
+        }
+        Ok(self.calibration.as_ref().expect("set above"))
+    }
+
+    /// Measurements so far.
+    pub fn measurements(&self) -> &[Measurement] {
+        &self.measurements
+    }
+
+    /// Runs one measurement on all children and records it.
+    pub fn measure<B, F>(&mut self, spec: Spec, make: F) -> Result<&Measurement, Error>
+    where
+        B: Benchmark,
+        F: FnMut(&ChildInfo) -> anyhow::Result<B>,
+    {
+        let needs_interval = matches!(spec.iterations, Iterations::Calibrate { .. });
+        let cal = self.calibration()?.clone();
+        let enough_us = if needs_interval {
+            cal.enough_us.max(spec.enough_floor_us)
+        } else {
+            0
+        };
+        let cfg = RunConfig {
+            label: spec.name.clone(),
+            placement: self.placement.cpus.clone(),
+            warmup_us: self.warmup_us,
+            repetitions: self.repetitions,
+            enough_ns: enough_us * 1000,
+            timing_overhead_ns: cal.timing_overhead_ns,
+            loop_overhead_ns: if spec.subtract_loop_overhead {
+                cal.loop_overhead_ns
+            } else {
+                0.0
+            },
+            iterations: spec.iterations,
+            child_timeout: self.timeout,
+        };
+        let t0 = now_ns();
+        let children = run(&cfg, make)?;
+        let wall_ns = now_ns() - t0;
+        let per_child: Vec<(usize, Option<usize>, Vec<Pair>)> = children
+            .iter()
+            .map(|c| (c.index, c.cpu_for_topology(), c.pairs().collect()))
+            .collect();
+        let figures = child_figures(&per_child, &spec.metric, spec.rule, &self.topology);
+        let all: Vec<Pair> = per_child
+            .iter()
+            .flat_map(|(_, _, p)| p.iter().copied())
+            .collect();
+        let agg = aggregate(&figures, &all, &spec.metric, spec.rule);
+        self.measurements.push(Measurement {
+            name: spec.name,
+            params: spec.params,
+            metric: spec.metric,
+            rule: spec.rule,
+            enough_us,
+            figures,
+            aggregate: agg,
+            calibration_ns: children.iter().map(|c| c.calibration_ns).max().unwrap_or(0),
+            children,
+            wall_ns,
+        });
+        Ok(self.measurements.last().expect("pushed above"))
+    }
+
+    /// Closes the run: machine state after, noise verdict, and the report.
+    pub fn finish(self, output: &OutputArgs, extra: serde_json::Value) -> Report {
+        let after = MachineState::capture(&self.topology.root, &self.topology.online());
+        let children: Vec<_> = self
+            .measurements
+            .iter()
+            .flat_map(|m| m.children.iter().cloned())
+            .collect();
+        let verdict = judge(
+            &children,
+            &self.before,
+            &after,
+            &NoisePolicy {
+                max_lost_pct: output.noise_lost,
+            },
+        );
+        let calibration = self.calibration.clone().unwrap_or_else(|| Calibration {
+            enough_us: 0,
+            timing_overhead_ns: 0.0,
+            loop_overhead_ns: 0.0,
+            clock_resolution_ns: crate::sys::clock::resolution_ns(),
+            enough_source: crate::timing::Source::Option,
+            enough_method: crate::timing::EnoughMethod::Given,
+            timing_overhead_source: crate::timing::Source::Option,
+            loop_overhead_source: crate::timing::Source::Option,
+            measured_ns: 0,
+            cache_file: None,
+        });
+        let calibration_ns = calibration.measured_ns
+            + self
+                .measurements
+                .iter()
+                .map(|m| m.calibration_ns)
+                .sum::<u64>();
+        Report {
+            tool: self.tool,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            args: self.args,
+            host: Host::current(),
+            build: Build::current(),
+            topology: self.topology,
+            calibration,
+            placement: self.placement,
+            aggregate_mode: output.aggregate,
+            measurements: self.measurements,
+            quality: Quality {
+                before: self.before,
+                after,
+                verdict,
+            },
+            wall_ns: now_ns() - self.started_ns,
+            calibration_ns,
+            extra,
+        }
+    }
+}
+
+/// Writes the report as asked (text, JSON, CSV; stdout, stderr or files), warns about noise,
+/// and returns the exit status (1 for a noisy run under --fail-on-noise).
+pub fn emit(
+    report: &Report,
+    output: &OutputArgs,
+    text: impl FnOnce(&Report) -> String,
+) -> anyhow::Result<i32> {
+    use anyhow::Context;
+    let json_stdout = output.json.as_deref() == Some("-");
+    let csv_stdout = output.csv.as_deref() == Some("-");
+    if json_stdout && csv_stdout {
+        return Err(crate::error::Usage(
+            "--json and --csv cannot both write to stdout; give one a file (--csv=FILE)".into(),
+        )
+        .into());
+    }
+    if let Some(path) = output.json.as_deref().filter(|p| *p != "-") {
+        let f = std::fs::File::create(path).with_context(|| format!("cannot write {path}"))?;
+        write_json(report, std::io::BufWriter::new(f))
+            .with_context(|| format!("cannot write {path}"))?;
+    }
+    if let Some(path) = output.csv.as_deref().filter(|p| *p != "-") {
+        let f = std::fs::File::create(path).with_context(|| format!("cannot write {path}"))?;
+        write_csv(report, std::io::BufWriter::new(f))
+            .with_context(|| format!("cannot write {path}"))?;
+    }
+    let stdout = std::io::stdout();
+    if json_stdout {
+        write_json(report, stdout.lock()).context("cannot write to stdout")?;
+    } else if csv_stdout {
+        write_csv(report, stdout.lock()).context("cannot write to stdout")?;
+    } else {
+        let t = text(report);
+        if output.stderr {
+            std::io::stderr()
+                .lock()
+                .write_all(t.as_bytes())
+                .context("cannot write to stderr")?;
+        } else {
+            stdout
+                .lock()
+                .write_all(t.as_bytes())
+                .context("cannot write to stdout")?;
+        }
+    }
+    for r in &report.quality.verdict.reasons {
+        eprintln!("{}: noisy: {r}", report.tool);
+    }
+    Ok(if report.quality.verdict.noisy && output.fail_on_noise {
+        EXIT_FAILED
+    } else {
+        EXIT_OK
+    })
+}
+
+/// Shown by tools that print a per-cluster breakdown: `cluster 0 (CPUs 0-3): 2 children ...`.
+pub fn cluster_lines(report: &Report, m: &Measurement, mode: AggregateMode) -> Vec<String> {
+    let unit = m.metric.unit();
+    let mut lines = Vec::new();
+    for f in &m.figures {
+        lines.push(format!(
+            "  child {} cpu {} cluster {}: {:.2} {unit}",
+            f.index,
+            f.cpu.map_or("-".into(), |c| c.to_string()),
+            f.cluster,
+            f.value
+        ));
+    }
+    for c in &m.aggregate.per_cluster {
+        let cpus = report
+            .topology
+            .clusters
+            .get(c.cluster)
+            .map(|cl| crate::cpulist::format_cpu_list(&cl.cpus))
+            .unwrap_or_default();
+        lines.push(format!(
+            "  cluster {} (CPUs {cpus}): {} children, mean {:.2}, total {:.2} {unit}",
+            c.cluster, c.children, c.mean, c.total
+        ));
+    }
+    lines.push(format!(
+        "  system: cluster {:.2}, sum {:.2}, lmbench median {:.2} {unit} (shown: {mode:?})",
+        m.aggregate.cluster, m.aggregate.sum, m.aggregate.median
+    ));
+    lines
+}

@@ -1,0 +1,324 @@
+//! Benchmark buffers mapped with a chosen page size, and what the kernel actually gave.
+//!
+//! `4k` maps ordinary pages and forbids transparent huge pages (MADV_NOHUGEPAGE) so THP cannot
+//! change a latency curve behind the user's back; `thp` asks for them (MADV_HUGEPAGE); `huge`
+//! maps reserved 2 MiB hugetlb pages (MAP_HUGETLB). The pages obtained are read back from
+//! /proc/self/smaps so a report says what was measured, not what was asked.
+#![allow(unsafe_code)]
+
+use std::ffi::c_void;
+use std::num::NonZeroUsize;
+use std::ptr::NonNull;
+
+use nix::sys::mman::{MapFlags, MmapAdvise, ProtFlags, madvise, mmap_anonymous, munmap};
+use serde::{Deserialize, Serialize};
+
+/// Size of a hugetlb page this module maps (the x86_64/aarch64 default).
+pub const HUGE_PAGE: usize = 2 << 20;
+
+/// Page size policy for a buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Pages {
+    /// Base pages only; transparent huge pages are refused with MADV_NOHUGEPAGE.
+    #[value(name = "4k")]
+    #[serde(rename = "4k")]
+    Small,
+    /// Transparent huge pages requested with MADV_HUGEPAGE (the kernel may still decline).
+    Thp,
+    /// Reserved 2 MiB hugetlb pages (MAP_HUGETLB); needs /proc/sys/vm/nr_hugepages > 0.
+    Huge,
+}
+
+/// Why a buffer could not be mapped.
+#[derive(Debug, thiserror::Error)]
+pub enum MemError {
+    /// MAP_HUGETLB asked but too few pages are reserved.
+    #[error(
+        "{needed} huge pages of 2 MiB needed but {free} free: reserve them with 'echo {needed} > /proc/sys/vm/nr_hugepages' (as root)"
+    )]
+    NoHugePages {
+        /// Pages the buffer needs.
+        needed: u64,
+        /// Pages free now.
+        free: u64,
+    },
+    /// mmap itself failed.
+    #[error("cannot map {len} bytes ({pages:?} pages): {source}")]
+    Map {
+        /// Bytes asked.
+        len: usize,
+        /// Page policy.
+        pages: Pages,
+        /// The system error.
+        source: nix::Error,
+    },
+    /// Zero-length buffer.
+    #[error("a buffer of 0 bytes was asked for")]
+    Empty,
+}
+
+impl MemError {
+    /// True when the machine cannot provide what was asked (exit status 3 rather than 1).
+    pub fn is_unsupported(&self) -> bool {
+        matches!(self, MemError::NoHugePages { .. })
+    }
+}
+
+/// What the kernel backed a buffer with, read from /proc/self/smaps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PagesObtained {
+    /// Page size of the mapping (KernelPageSize), bytes.
+    pub page_size_bytes: u64,
+    /// Bytes resident in transparent huge pages (AnonHugePages).
+    pub anon_huge_bytes: u64,
+    /// Bytes in hugetlb pages (Private_Hugetlb + Shared_Hugetlb).
+    pub hugetlb_bytes: u64,
+    /// Resident bytes (Rss).
+    pub rss_bytes: u64,
+}
+
+/// An anonymous private mapping, unmapped on drop. Contents start zeroed (not yet faulted in).
+#[derive(Debug)]
+pub struct Buffer {
+    ptr: NonNull<u8>,
+    len: usize,
+    map_len: usize,
+    pages: Pages,
+}
+
+/// Free 2 MiB hugetlb pages (HugePages_Free in /proc/meminfo).
+pub fn huge_pages_free() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("HugePages_Free:"))
+                .and_then(|v| v.trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Checks that `bytes` (rounded up to 2 MiB pages) can be backed by free hugetlb pages.
+pub fn check_huge_pages(bytes: u64) -> Result<(), MemError> {
+    let needed = bytes.div_ceil(HUGE_PAGE as u64).max(1);
+    let free = huge_pages_free();
+    if free < needed {
+        return Err(MemError::NoHugePages { needed, free });
+    }
+    Ok(())
+}
+
+impl Buffer {
+    /// Maps `len` bytes with the page policy; the length is rounded up to whole pages.
+    pub fn new(len: usize, pages: Pages) -> Result<Buffer, MemError> {
+        if len == 0 {
+            return Err(MemError::Empty);
+        }
+        let granule = if pages == Pages::Huge {
+            HUGE_PAGE
+        } else {
+            4096
+        };
+        let map_len = len.div_ceil(granule) * granule;
+        if pages == Pages::Huge {
+            check_huge_pages(map_len as u64)?;
+        }
+        let mut flags = MapFlags::MAP_PRIVATE;
+        if pages == Pages::Huge {
+            flags |= MapFlags::MAP_HUGETLB;
+        }
+        let nz = NonZeroUsize::new(map_len).ok_or(MemError::Empty)?;
+        // SAFETY: a fresh anonymous mapping at a kernel-chosen address aliases nothing.
+        let ptr = unsafe {
+            mmap_anonymous(
+                None,
+                nz,
+                ProtFlags::PROT_READ | ProtFlags::PROT_WRITE,
+                flags,
+            )
+        }
+        .map_err(|source| MemError::Map { len, pages, source })?;
+        let advice = match pages {
+            Pages::Small => Some(MmapAdvise::MADV_NOHUGEPAGE),
+            Pages::Thp => Some(MmapAdvise::MADV_HUGEPAGE),
+            Pages::Huge => None,
+        };
+        if let Some(advice) = advice {
+            // SAFETY: the range is exactly the mapping just created; advice does not unmap it.
+            let _ = unsafe { madvise(ptr, map_len, advice) };
+        }
+        Ok(Buffer {
+            ptr: ptr.cast(),
+            len,
+            map_len,
+            pages,
+        })
+    }
+
+    /// Usable length in bytes (as asked).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Always false: empty buffers are refused at creation.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Page policy the buffer was mapped with.
+    pub fn pages(&self) -> Pages {
+        self.pages
+    }
+
+    /// Start address (page aligned).
+    pub fn as_ptr(&self) -> *const u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// Start address for writing (page aligned).
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// The buffer as bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: the mapping is readable, at least `len` bytes long, lives as long as `self`,
+        // and is only mutated through `&mut self`.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// The buffer as mutable bytes.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as `as_slice`, and `&mut self` guarantees exclusive access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// Writes one byte in every 4 KiB page so every page is faulted in now (by this CPU).
+    pub fn touch(&mut self) {
+        let s = self.as_mut_slice();
+        for i in (0..s.len()).step_by(4096) {
+            // Volatile so the store of a value the page already holds is not elided.
+            let p = &mut s[i] as *mut u8;
+            // SAFETY: `p` points into the live, writable slice.
+            unsafe { p.write_volatile(0) };
+        }
+    }
+
+    /// What backs the mapping now, from /proc/self/smaps.
+    pub fn pages_obtained(&self) -> PagesObtained {
+        smaps_for(self.ptr.as_ptr() as usize).unwrap_or_default()
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping created in `new`; no reference outlives `self`.
+        let _ = unsafe { munmap(self.ptr.cast::<c_void>(), self.map_len) };
+    }
+}
+
+/// Reads the smaps entry of the mapping containing `addr`.
+fn smaps_for(addr: usize) -> Option<PagesObtained> {
+    let text = std::fs::read_to_string("/proc/self/smaps").ok()?;
+    parse_smaps(&text, addr)
+}
+
+/// Parses the smaps block whose address range contains `addr`.
+pub fn parse_smaps(text: &str, addr: usize) -> Option<PagesObtained> {
+    let mut inside = false;
+    let mut out = PagesObtained::default();
+    for line in text.lines() {
+        let first = line.split_whitespace().next().unwrap_or("");
+        if let Some((lo, hi)) = first.split_once('-')
+            && let (Ok(lo), Ok(hi)) = (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+        {
+            if inside {
+                return Some(out);
+            }
+            inside = lo <= addr && addr < hi;
+            continue;
+        }
+        if !inside {
+            continue;
+        }
+        let kb = |rest: &str| -> u64 {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .unwrap_or(0)
+                * 1024
+        };
+        if let Some((key, rest)) = line.split_once(':') {
+            match key {
+                "KernelPageSize" => out.page_size_bytes = kb(rest),
+                "AnonHugePages" => out.anon_huge_bytes = kb(rest),
+                "Private_Hugetlb" | "Shared_Hugetlb" => out.hugetlb_bytes += kb(rest),
+                "Rss" => out.rss_bytes = kb(rest),
+                _ => {}
+            }
+        }
+    }
+    inside.then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMAPS: &str = "\
+7f0000000000-7f0000200000 rw-p 00000000 00:00 0
+Size:               2048 kB
+KernelPageSize:        4 kB
+Rss:                2048 kB
+AnonHugePages:      2048 kB
+Private_Hugetlb:       0 kB
+7f0000400000-7f0000800000 rw-p 00000000 00:00 0
+Size:               4096 kB
+KernelPageSize:     2048 kB
+Rss:                   0 kB
+AnonHugePages:         0 kB
+Shared_Hugetlb:        0 kB
+Private_Hugetlb:    4096 kB
+";
+
+    #[test]
+    fn smaps_picks_the_right_mapping() {
+        let thp = parse_smaps(SMAPS, 0x7f0000100000).unwrap();
+        assert_eq!(thp.anon_huge_bytes, 2 << 20);
+        assert_eq!(thp.page_size_bytes, 4096);
+        let huge = parse_smaps(SMAPS, 0x7f0000400000).unwrap();
+        assert_eq!(huge.hugetlb_bytes, 4 << 20);
+        assert_eq!(huge.page_size_bytes, 2 << 20);
+        assert!(parse_smaps(SMAPS, 0x1000).is_none());
+    }
+
+    #[test]
+    fn small_pages_buffer_maps_touches_and_reports() {
+        let mut b = Buffer::new(1 << 20, Pages::Small).unwrap();
+        b.touch();
+        assert_eq!(b.len(), 1 << 20);
+        assert_eq!(b.as_ptr() as usize % 4096, 0);
+        assert!(b.as_slice().iter().all(|&x| x == 0));
+        let got = b.pages_obtained();
+        assert_eq!(got.anon_huge_bytes, 0, "MADV_NOHUGEPAGE must keep THP away");
+        assert_eq!(got.rss_bytes, 1 << 20);
+    }
+
+    #[test]
+    fn huge_pages_missing_is_a_clear_error() {
+        if huge_pages_free() > 0 {
+            eprintln!("skipped: huge pages are reserved on this machine");
+            return;
+        }
+        let e = Buffer::new(4 << 20, Pages::Huge).unwrap_err();
+        assert!(e.is_unsupported());
+        assert!(e.to_string().contains("/proc/sys/vm/nr_hugepages"), "{e}");
+    }
+
+    #[test]
+    fn empty_buffer_is_refused() {
+        assert!(matches!(Buffer::new(0, Pages::Small), Err(MemError::Empty)));
+    }
+}

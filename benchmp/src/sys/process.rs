@@ -1,0 +1,171 @@
+//! Process control for the forked children: fork only while single-threaded, tie children to
+//! the parent's life, wait with deadlines, and turn SIGINT/SIGTERM into a flag the parent polls.
+#![allow(unsafe_code)]
+
+use std::io::Write;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{self, SaFlags, SigAction, SigHandler, SigSet, Signal};
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use nix::unistd::{ForkResult, Pid};
+
+/// Number of threads in the calling process (from /proc/self/task; 1 when unreadable).
+pub fn thread_count() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .map(|rd| rd.count())
+        .unwrap_or(1)
+}
+
+/// Which side of a fork the caller is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Forked {
+    /// The parent, with the child's pid.
+    Parent(Pid),
+    /// The new child process.
+    Child,
+}
+
+/// Forks the calling process. Refuses when more than one thread exists, because a forked copy
+/// of a multi-threaded process may deadlock on locks held by threads that did not come along.
+pub fn fork_process() -> Result<Forked, String> {
+    let threads = thread_count();
+    if threads != 1 {
+        return Err(format!(
+            "refusing to fork: the process has {threads} threads (fork is only safe single-threaded)"
+        ));
+    }
+    // Buffered output would otherwise be written twice, once by each process.
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    // SAFETY: the process has exactly one thread (checked above), so no lock can be held by a
+    // thread that does not exist in the child; the child only pins, runs, reports and _exits.
+    match unsafe { nix::unistd::fork() } {
+        Ok(ForkResult::Parent { child }) => Ok(Forked::Parent(child)),
+        Ok(ForkResult::Child) => Ok(Forked::Child),
+        Err(e) => Err(format!("fork failed: {e}")),
+    }
+}
+
+/// In a child: get SIGKILL when the parent dies, and take default SIGINT/SIGTERM handling.
+pub fn child_setup(parent: Pid) {
+    let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL);
+    for sig in [Signal::SIGINT, Signal::SIGTERM] {
+        // SAFETY: restoring the default disposition installs no Rust code as a handler.
+        let _ = unsafe { signal::signal(sig, SigHandler::SigDfl) };
+    }
+    // The parent may have died between fork and prctl.
+    if nix::unistd::getppid() != parent {
+        exit_now(1);
+    }
+}
+
+/// Ends the calling process at once, without running exit handlers or flushing stdio twice.
+pub fn exit_now(code: i32) -> ! {
+    // SAFETY: _exit takes no pointers and never returns; skipping atexit handlers is the point.
+    unsafe { libc::_exit(code) }
+}
+
+/// Sends `sig` to `pid`, ignoring a process that is already gone.
+pub fn kill(pid: Pid, sig: Signal) {
+    let _ = signal::kill(pid, sig);
+}
+
+/// How a child ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Exited with this status.
+    Code(i32),
+    /// Killed by this signal.
+    Signal(Signal),
+}
+
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Exit::Code(c) => write!(f, "exited with status {c}"),
+            Exit::Signal(s) => write!(f, "was killed by {}", s.as_str()),
+        }
+    }
+}
+
+/// Non-blocking reap: `Some` once the child has ended.
+pub fn try_reap(pid: Pid) -> Option<Exit> {
+    match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
+        Ok(WaitStatus::Exited(_, code)) => Some(Exit::Code(code)),
+        Ok(WaitStatus::Signaled(_, sig, _)) => Some(Exit::Signal(sig)),
+        Ok(_) => None,
+        // ECHILD: already reaped or not ours; treat as gone.
+        Err(_) => Some(Exit::Code(-1)),
+    }
+}
+
+/// Waits up to `grace` for the child to end, then SIGKILLs and reaps it. Never leaves a zombie.
+pub fn reap(pid: Pid, grace: Duration) -> Exit {
+    let deadline = Instant::now() + grace;
+    loop {
+        if let Some(e) = try_reap(pid) {
+            return e;
+        }
+        if Instant::now() >= deadline {
+            kill(pid, Signal::SIGKILL);
+            return match waitpid(pid, None) {
+                Ok(WaitStatus::Exited(_, code)) => Exit::Code(code),
+                Ok(WaitStatus::Signaled(_, sig, _)) => Exit::Signal(sig),
+                _ => Exit::Signal(Signal::SIGKILL),
+            };
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+static INTERRUPT: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    INTERRUPT.store(sig, Ordering::SeqCst);
+}
+
+/// The signal (SIGINT or SIGTERM) received since the guard was installed, if any.
+pub fn interrupted() -> Option<Signal> {
+    match INTERRUPT.load(Ordering::SeqCst) {
+        0 => None,
+        s => Signal::try_from(s).ok(),
+    }
+}
+
+/// While alive, SIGINT and SIGTERM set a flag (and interrupt blocking calls) instead of killing
+/// the parent, so it can kill and reap its children first. Restores the old handlers on drop.
+#[derive(Debug)]
+pub struct InterruptGuard {
+    old: Vec<(Signal, SigAction)>,
+}
+
+impl InterruptGuard {
+    /// Installs the flag handlers.
+    pub fn install() -> InterruptGuard {
+        INTERRUPT.store(0, Ordering::SeqCst);
+        // No SA_RESTART: a blocking poll returns EINTR so the parent notices at once.
+        let action = SigAction::new(
+            SigHandler::Handler(on_signal),
+            SaFlags::empty(),
+            SigSet::empty(),
+        );
+        let mut old = Vec::new();
+        for sig in [Signal::SIGINT, Signal::SIGTERM] {
+            // SAFETY: the handler only stores into an atomic, which is async-signal-safe.
+            if let Ok(prev) = unsafe { signal::sigaction(sig, &action) } {
+                old.push((sig, prev));
+            }
+        }
+        InterruptGuard { old }
+    }
+}
+
+impl Drop for InterruptGuard {
+    fn drop(&mut self) {
+        for (sig, prev) in self.old.drain(..) {
+            // SAFETY: reinstalls the disposition that was in place before `install`.
+            let _ = unsafe { signal::sigaction(sig, &prev) };
+        }
+    }
+}

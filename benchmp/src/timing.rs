@@ -1,0 +1,571 @@
+//! Calibration: the interval length (lmbench's ENOUGH), the timing overhead and the loop
+//! overhead, measured as lmbench does, overridable by its environment variables, and cached.
+//!
+//! lmbench spends most of a short run here (seconds to half a minute on a noisy VM, spec
+//! benchmp.md §4.5), every time a tool starts. socbench measures the same three numbers with a
+//! nanosecond clock, stores them in a per-machine cache file, and reuses them on the next run;
+//! `ENOUGH`, `TIMING_O` and `LOOP_O` still take precedence as in lmbench.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::sys::clock::{now_ns, resolution_ns};
+
+/// lmbench's candidate intervals in µs, tried shortest first.
+pub const CANDIDATES_US: [u64; 4] = [5_000, 10_000, 50_000, 100_000];
+/// Interval used when no candidate passes the linearity test (lmbench's SHORT), µs.
+pub const FALLBACK_US: u64 = 1_000_000;
+/// How long a cached calibration stays valid, seconds.
+pub const CACHE_MAX_AGE_S: u64 = 7 * 24 * 3600;
+
+/// Where a calibration value came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// Measured in this process.
+    Measured,
+    /// Read from the cache file.
+    Cache,
+    /// Set by an environment variable (ENOUGH, TIMING_O, LOOP_O).
+    Env,
+    /// Set by a command-line option.
+    Option,
+}
+
+/// The calibration every timed interval depends on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// Minimum length of a timed interval, µs (lmbench's ENOUGH).
+    pub enough_us: u64,
+    /// Cost of reading the clock once, ns; subtracted from every interval.
+    pub timing_overhead_ns: f64,
+    /// Per-iteration cost of an empty harness loop, ns; subtracted n times per interval.
+    pub loop_overhead_ns: f64,
+    /// CLOCK_MONOTONIC resolution, ns.
+    pub clock_resolution_ns: u64,
+    /// Origin of `enough_us`.
+    pub enough_source: Source,
+    /// How `enough_us` was chosen.
+    pub enough_method: EnoughMethod,
+    /// Origin of `timing_overhead_ns`.
+    pub timing_overhead_source: Source,
+    /// Origin of `loop_overhead_ns`.
+    pub loop_overhead_source: Source,
+    /// Wall time spent measuring in this process, ns (0 when nothing was measured).
+    pub measured_ns: u64,
+    /// Cache file read or written, if any.
+    pub cache_file: Option<PathBuf>,
+}
+
+/// A calibration value that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CalibrationError {
+    /// An environment variable does not hold a number.
+    #[error("{name}='{value}' is not {what}")]
+    BadEnv {
+        /// Variable.
+        name: &'static str,
+        /// Its value.
+        value: String,
+        /// What it should be.
+        what: &'static str,
+    },
+}
+
+/// Overrides and cache settings, from options and the environment.
+#[derive(Debug, Clone, Default)]
+pub struct CalibrationRequest {
+    /// `--enough` in µs.
+    pub enough_us: Option<u64>,
+    /// Cache file; `None` disables the cache.
+    pub cache: Option<PathBuf>,
+    /// Ignore what the cache holds (but refresh it).
+    pub recalibrate: bool,
+}
+
+/// What is stored in the cache file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct CacheEntry {
+    machine: String,
+    created_unix: u64,
+    enough_us: u64,
+    enough_method: EnoughMethod,
+    timing_overhead_ns: f64,
+    loop_overhead_ns: f64,
+}
+
+/// Reads ENOUGH (positive integer µs).
+pub fn env_enough() -> Result<Option<u64>, CalibrationError> {
+    match std::env::var("ENOUGH") {
+        Err(_) => Ok(None),
+        Ok(v) => match v.trim().parse::<u64>() {
+            Ok(n) if n > 0 => Ok(Some(n)),
+            _ => Err(CalibrationError::BadEnv {
+                name: "ENOUGH",
+                value: v,
+                what: "a positive whole number of microseconds",
+            }),
+        },
+    }
+}
+
+fn env_micros(name: &'static str) -> Result<Option<f64>, CalibrationError> {
+    match std::env::var(name) {
+        Err(_) => Ok(None),
+        Ok(v) => match v.trim().parse::<f64>() {
+            Ok(x) if x.is_finite() && x >= 0.0 => Ok(Some(x)),
+            _ => Err(CalibrationError::BadEnv {
+                name,
+                value: v,
+                what: "a non-negative number of microseconds",
+            }),
+        },
+    }
+}
+
+/// A string that changes when the machine does: host, kernel, CPU model and online CPUs.
+pub fn machine_key() -> String {
+    let uts = nix::sys::utsname::uname().ok();
+    let part = |f: fn(&nix::sys::utsname::UtsName) -> &std::ffi::OsStr| {
+        uts.as_ref()
+            .map(|u| f(u).to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    format!(
+        "{}|{}|{}|{}|{}",
+        part(|u| u.nodename()),
+        part(|u| u.release()),
+        part(|u| u.machine()),
+        crate::host::cpu_model(),
+        online.trim()
+    )
+}
+
+/// Default cache file: `$BENCHMP_CACHE_DIR`, `$XDG_CACHE_HOME/socbench`, `$HOME/.cache/socbench`,
+/// else the temp folder (`/data/local/tmp` on Android).
+pub fn default_cache_file() -> PathBuf {
+    let dir = if let Some(d) = std::env::var_os("BENCHMP_CACHE_DIR") {
+        PathBuf::from(d)
+    } else if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
+        PathBuf::from(d).join("socbench")
+    } else if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty() && h != "/") {
+        PathBuf::from(h).join(".cache/socbench")
+    } else if Path::new("/data/local/tmp").is_dir() {
+        PathBuf::from("/data/local/tmp/socbench")
+    } else {
+        std::env::temp_dir().join("socbench")
+    };
+    dir.join("calibration.json")
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+fn load_cache(path: &Path) -> Option<CacheEntry> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let e: CacheEntry = serde_json::from_str(&text).ok()?;
+    let fresh = unix_now().saturating_sub(e.created_unix) < CACHE_MAX_AGE_S;
+    (e.machine == machine_key() && fresh && e.enough_us > 0).then_some(e)
+}
+
+fn store_cache(path: &Path, e: &CacheEntry) {
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    if let Ok(text) = serde_json::to_string_pretty(e)
+        && std::fs::write(&tmp, text).is_ok()
+        && std::fs::rename(&tmp, path).is_err()
+    {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+/// Produces the calibration: options and environment first, then the cache, then measurement
+/// of whatever is still missing (and the cache is refreshed with what was measured).
+pub fn calibrate(req: &CalibrationRequest) -> Result<Calibration, CalibrationError> {
+    let span = tracing::info_span!("calibrate");
+    let _g = span.enter();
+    let t0 = now_ns();
+    let env_enough = env_enough()?;
+    let env_t = env_micros("TIMING_O")?;
+    let env_l = env_micros("LOOP_O")?;
+    let cached = match (&req.cache, req.recalibrate) {
+        (Some(p), false) => load_cache(p),
+        _ => None,
+    };
+
+    let (timing_overhead_ns, timing_overhead_source) = if let Some(t) = env_t {
+        (t * 1000.0, Source::Env)
+    } else if let Some(c) = &cached {
+        (c.timing_overhead_ns, Source::Cache)
+    } else {
+        (timing_overhead(), Source::Measured)
+    };
+    let (enough_us, enough_source, enough_method) = if let Some(e) = req.enough_us {
+        (e, Source::Option, EnoughMethod::Given)
+    } else if let Some(e) = env_enough {
+        (e, Source::Env, EnoughMethod::Given)
+    } else if let Some(c) = &cached {
+        (c.enough_us, Source::Cache, c.enough_method)
+    } else {
+        let (e, m) = compute_enough(timing_overhead_ns + resolution_ns() as f64);
+        (e, Source::Measured, m)
+    };
+    let (loop_overhead_ns, loop_overhead_source) = if let Some(l) = env_l {
+        (l * 1000.0, Source::Env)
+    } else if let Some(c) = &cached {
+        (c.loop_overhead_ns, Source::Cache)
+    } else {
+        (
+            loop_overhead(enough_us * 1000, timing_overhead_ns),
+            Source::Measured,
+        )
+    };
+
+    let any_measured = [
+        &enough_source,
+        &timing_overhead_source,
+        &loop_overhead_source,
+    ]
+    .iter()
+    .any(|s| **s == Source::Measured);
+    if any_measured && let Some(path) = &req.cache {
+        // Only a measured interval is worth caching; an overridden one keeps the old value.
+        let cached_enough = cached.as_ref().map(|c| (c.enough_us, c.enough_method));
+        let enough_to_store = if enough_source == Source::Measured {
+            Some((enough_us, enough_method))
+        } else {
+            cached_enough
+        };
+        if let Some((enough_to_store, enough_method)) = enough_to_store {
+            store_cache(
+                path,
+                &CacheEntry {
+                    machine: machine_key(),
+                    created_unix: unix_now(),
+                    enough_us: enough_to_store,
+                    enough_method,
+                    timing_overhead_ns,
+                    loop_overhead_ns,
+                },
+            );
+        }
+    }
+    let measured_ns = if any_measured { now_ns() - t0 } else { 0 };
+    Ok(Calibration {
+        enough_us,
+        timing_overhead_ns,
+        loop_overhead_ns,
+        clock_resolution_ns: resolution_ns(),
+        enough_source,
+        enough_method,
+        timing_overhead_source,
+        loop_overhead_source,
+        measured_ns,
+        cache_file: req.cache.clone(),
+    })
+}
+
+/// Runs `n` repetitions of ten dependent loads through a self-referencing slot.
+#[inline(never)]
+fn chase(n: u64) -> usize {
+    // A heap slot of unknown length: every load depends on the previous one and none can be
+    // folded (a fixed-size array would let the optimiser prove the index is always 0).
+    let slots: Vec<usize> = black_box(vec![0usize]);
+    let mut i = black_box(0usize);
+    for _ in 0..n {
+        i = slots[i];
+        i = slots[i];
+        i = slots[i];
+        i = slots[i];
+        i = slots[i];
+        i = slots[i];
+        i = slots[i];
+        i = slots[i];
+        i = slots[i];
+        i = slots[i];
+    }
+    i
+}
+
+/// lmbench's time_N: the fastest of ten timings of `chase(n)`, ns.
+fn time_n(n: u64) -> u64 {
+    (0..10)
+        .map(|_| {
+            let t0 = now_ns();
+            black_box(chase(black_box(n)));
+            now_ns() - t0
+        })
+        .min()
+        .unwrap_or(0)
+}
+
+/// lmbench's find_N: a work size whose run time is within ±2 % of `target` ns. `n` carries over
+/// between candidates, as lmbench's static does.
+fn find_n(n: &mut u64, target: u64) -> bool {
+    for _ in 0..10 {
+        let t = time_n(*n);
+        if (t as f64) > 0.98 * target as f64 && (t as f64) < 1.02 * target as f64 {
+            return true;
+        }
+        if t < 1_000_000 {
+            *n = n.saturating_mul(10);
+        } else {
+            *n = (*n as f64 * target as f64 / t as f64) as u64 + 1;
+        }
+    }
+    false
+}
+
+/// lmbench's linear_enough, made robust to a drifting host: at this interval, does time grow
+/// linearly with work within ±0.25 % at ×1.015, ×1.02 and ×1.035? Each test point is timed
+/// right after a base timing in the same round, eleven rounds, and the median ratio is
+/// judged, so host-speed drift between two separately taken minima cannot fail the test.
+/// Returns the largest deviation seen, in percent, as the error.
+fn linear_enough(n: &mut u64, target: u64) -> Result<(), f64> {
+    if !find_n(n, target) {
+        return Err(f64::INFINITY);
+    }
+    let mut worst: f64 = 0.0;
+    for f in [1.015, 1.02, 1.035] {
+        let nf = (*n as f64 * f) as u64;
+        let mut ratios: Vec<f64> = (0..11)
+            .map(|_| {
+                let t0 = now_ns();
+                black_box(chase(black_box(*n)));
+                let t1 = now_ns();
+                black_box(chase(black_box(nf)));
+                let t2 = now_ns();
+                (t2 - t1) as f64 / (t1 - t0).max(1) as f64 / f - 1.0
+            })
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        worst = worst.max(ratios[ratios.len() / 2].abs() * 100.0);
+    }
+    if worst <= 0.25 { Ok(()) } else { Err(worst) }
+}
+
+/// Longest time spent testing candidate intervals before settling, ns.
+pub const ENOUGH_BUDGET_NS: u64 = 3_000_000_000;
+
+/// How the interval was chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "method")]
+pub enum EnoughMethod {
+    /// The shortest candidate that passed the linearity test (lmbench's criterion).
+    Linear,
+    /// No candidate passed within the time budget because the host's timing noise exceeds the
+    /// test's 0.25 % tolerance; the shortest candidate whose fixed timing cost (clock read and
+    /// resolution) is below 0.025 % was chosen. lmbench would fall back to 1 s here.
+    OverheadBound {
+        /// Smallest deviation seen in the linearity test, percent (the host's noise floor).
+        noise_pct: f64,
+    },
+    /// Given by ENOUGH or --enough.
+    Given,
+}
+
+/// lmbench's compute_enough with the robust test above and a time budget: the interval in µs.
+/// `fixed_cost_ns` is the per-interval timing cost (clock read plus resolution).
+pub fn compute_enough(fixed_cost_ns: f64) -> (u64, EnoughMethod) {
+    let start = now_ns();
+    let mut n = 10_000;
+    let mut noise = f64::INFINITY;
+    for c in CANDIDATES_US {
+        if now_ns() - start > ENOUGH_BUDGET_NS {
+            break;
+        }
+        match linear_enough(&mut n, c * 1000) {
+            Ok(()) => return (c, EnoughMethod::Linear),
+            Err(dev) => noise = noise.min(dev),
+        }
+    }
+    let c = CANDIDATES_US
+        .into_iter()
+        .find(|&c| fixed_cost_ns / (c as f64 * 1000.0) < 0.00025)
+        .unwrap_or(FALLBACK_US);
+    (c, EnoughMethod::OverheadBound { noise_pct: noise })
+}
+
+/// Cost of one clock read, ns: the median gap between back-to-back reads.
+pub fn timing_overhead() -> f64 {
+    let mut gaps: Vec<u64> = Vec::with_capacity(2001);
+    let mut prev = now_ns();
+    for _ in 0..2001 {
+        let t = now_ns();
+        gaps.push(t - prev);
+        prev = t;
+    }
+    gaps.sort_unstable();
+    gaps[gaps.len() / 2] as f64
+}
+
+#[inline(never)]
+fn one_load(n: u64) -> usize {
+    let slots: Vec<usize> = black_box(vec![0usize]);
+    let mut i = black_box(0usize);
+    for _ in 0..n {
+        i = slots[i];
+    }
+    i
+}
+
+#[inline(never)]
+fn two_loads(n: u64) -> usize {
+    let slots: Vec<usize> = black_box(vec![0usize]);
+    let mut i = black_box(0usize);
+    for _ in 0..n {
+        i = slots[i];
+        i = slots[i];
+    }
+    i
+}
+
+/// lmbench's BENCH_INNER: grow the count until one timing lasts about `enough` ns; returns the
+/// last (iterations, ns). `iters` carries over between rounds.
+fn calibrated(iters: &mut u64, enough: u64, body: fn(u64) -> usize) -> (u64, f64) {
+    let e = enough as f64;
+    let mut result = 0.0;
+    let mut rounds = 0;
+    while result < 0.95 * e && rounds < 64 {
+        rounds += 1;
+        let t0 = now_ns();
+        black_box(body(black_box(*iters)));
+        result = (now_ns() - t0) as f64;
+        if result < 0.99 * e || result > 1.2 * e {
+            if result > 150_000.0 {
+                *iters = (*iters as f64 / result * 1.1 * e) as u64 + 1;
+            } else if *iters > 1 << 40 {
+                return (*iters, 0.0);
+            } else {
+                *iters *= 8;
+            }
+        }
+    }
+    (*iters, result)
+}
+
+/// lmbench's l_overhead: per-iteration cost of the loop machinery, from loops with one and two
+/// dependent loads (u1 = n(o + w), u2 = n(o + 2w) ⇒ o = 2·u1/n1 − u2/n2), ns, at least 0.
+pub fn loop_overhead(enough_ns: u64, timing_ns: f64) -> f64 {
+    let (mut i1, mut i2) = (1u64, 1u64);
+    let (mut best1, mut best2) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..11 {
+        let (n, u) = calibrated(&mut i1, enough_ns, one_load);
+        if u > timing_ns && n > 0 {
+            best1 = best1.min((u - timing_ns) / n as f64);
+        }
+        let (n, u) = calibrated(&mut i2, enough_ns, two_loads);
+        if u > timing_ns && n > 0 {
+            best2 = best2.min((u - timing_ns) / n as f64);
+        }
+    }
+    if !best1.is_finite() || !best2.is_finite() {
+        return 0.0;
+    }
+    (2.0 * best1 - best2).max(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chase_work_grows_with_n() {
+        // Not a timing assertion: the kernel must not be folded into a constant.
+        assert_eq!(chase(0), 0);
+        assert_eq!(chase(1000), 0);
+        assert_eq!(one_load(10) + two_loads(10), 0);
+    }
+
+    #[test]
+    fn calibrated_loop_reaches_a_count() {
+        let mut iters = 1;
+        let (n, u) = calibrated(&mut iters, 200_000, one_load);
+        assert!(n > 1, "the count must grow from 1");
+        assert!(u > 0.0);
+    }
+
+    #[test]
+    fn cache_round_trip_respects_machine_key() {
+        let dir = std::env::temp_dir().join(format!("benchmp-cache-test-{}", std::process::id()));
+        let path = dir.join("calibration.json");
+        let e = CacheEntry {
+            machine: machine_key(),
+            created_unix: unix_now(),
+            enough_us: 5000,
+            enough_method: EnoughMethod::Linear,
+            timing_overhead_ns: 20.0,
+            loop_overhead_ns: 0.5,
+        };
+        store_cache(&path, &e);
+        assert_eq!(load_cache(&path), Some(e.clone()));
+        let other = CacheEntry {
+            machine: "another machine".into(),
+            ..e.clone()
+        };
+        store_cache(&path, &other);
+        assert_eq!(
+            load_cache(&path),
+            None,
+            "another machine's calibration is ignored"
+        );
+        let stale = CacheEntry {
+            created_unix: 1,
+            ..e
+        };
+        store_cache(&path, &stale);
+        assert_eq!(load_cache(&path), None, "a stale calibration is ignored");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn cached_values_are_used_without_measuring() {
+        let dir = std::env::temp_dir().join(format!("benchmp-cache-use-{}", std::process::id()));
+        let path = dir.join("c.json");
+        store_cache(
+            &path,
+            &CacheEntry {
+                machine: machine_key(),
+                created_unix: unix_now(),
+                enough_us: 7777,
+                enough_method: EnoughMethod::Linear,
+                timing_overhead_ns: 11.0,
+                loop_overhead_ns: 0.25,
+            },
+        );
+        // Only meaningful when the test environment does not override the values.
+        if std::env::var_os("ENOUGH").is_none()
+            && std::env::var_os("TIMING_O").is_none()
+            && std::env::var_os("LOOP_O").is_none()
+        {
+            let c = calibrate(&CalibrationRequest {
+                enough_us: None,
+                cache: Some(path.clone()),
+                recalibrate: false,
+            })
+            .unwrap();
+            assert_eq!(c.enough_us, 7777);
+            assert_eq!(c.enough_source, Source::Cache);
+            assert_eq!(c.loop_overhead_ns, 0.25);
+            assert_eq!(c.measured_ns, 0);
+            let c = calibrate(&CalibrationRequest {
+                enough_us: Some(1234),
+                cache: Some(path.clone()),
+                recalibrate: false,
+            })
+            .unwrap();
+            assert_eq!(c.enough_us, 1234);
+            assert_eq!(c.enough_source, Source::Option);
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

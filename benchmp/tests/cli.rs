@@ -1,0 +1,379 @@
+//! Drives the `benchmp` binary, so every fork happens in a fresh single-threaded process and
+//! never inside the multi-threaded test runner.
+
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Tests run one at a time: leftover detection looks at every process this test binary owns.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Takes the serial lock and makes this process the reaper of orphaned grandchildren, so a
+/// child that benchmp failed to reap would show up here (alive or as a zombie).
+fn serial() -> MutexGuard<'static, ()> {
+    let g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _ = nix::sys::prctl::set_child_subreaper(true);
+    g
+}
+
+fn online_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// A probe command with calibration fixed by lmbench's variables (no measuring, no cache).
+fn probe(tag: &str) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_benchmp"));
+    c.arg("probe")
+        .env("ENOUGH", "2000")
+        .env("TIMING_O", "0.02")
+        .env("LOOP_O", "0")
+        .env("BENCHMP_CALIBRATION", "off")
+        .env("BENCHMP_TEST_TAG", tag)
+        .env_remove("LMBENCH_SCHED")
+        .env_remove("BENCHMP_SYSFS_ROOT");
+    c
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "status {:?}, stderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON")
+}
+
+fn children(v: &serde_json::Value) -> Vec<serde_json::Value> {
+    v["measurements"][0]["children"].as_array().unwrap().clone()
+}
+
+/// Processes whose environment carries this tag (the run's leftovers, zombies included).
+fn leftovers(tag: &str) -> Vec<String> {
+    let needle = format!("BENCHMP_TEST_TAG={tag}");
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if let Ok(env) = std::fs::read(e.path().join("environ"))
+            && env.split(|&b| b == 0).any(|kv| kv == needle.as_bytes())
+        {
+            found.push(name);
+            continue;
+        }
+        // Orphans (zombies have no environ left) are reparented to this subreaper.
+        if let Ok(stat) = std::fs::read_to_string(e.path().join("stat"))
+            && let Some(after) = stat.rsplit_once(") ").map(|(_, a)| a)
+        {
+            let fields: Vec<&str> = after.split_whitespace().collect();
+            if fields.get(1) == Some(&std::process::id().to_string().as_str()) {
+                found.push(format!("{name} (state {}, orphan)", fields[0]));
+            }
+        }
+    }
+    found
+}
+
+fn assert_no_leftovers(tag: &str) {
+    // Give the kernel a moment to finish tearing processes down.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = leftovers(tag);
+        if left.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "processes left behind: {left:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn sample_counts_match_repetitions_and_children_are_pinned() {
+    let _serial = serial();
+    let p = online_cpus().min(4);
+    let out = probe("counts")
+        .args(["-P", &p.to_string(), "-N", "4", "--json"])
+        .output()
+        .unwrap();
+    let v = json(&out);
+    let kids = children(&v);
+    assert_eq!(kids.len(), p);
+    for (i, k) in kids.iter().enumerate() {
+        let accepted = k["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["accepted"] == true)
+            .count();
+        assert_eq!(accepted, 4, "child {i} accepted samples");
+        // UNIQUE (the default) puts child i on the i-th allowed CPU; the child saw only it.
+        assert_eq!(k["cpu"], i);
+        assert_eq!(k["cpus_seen"], serde_json::json!([i]), "child {i} migrated");
+        let reps = k["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|ph| ph["name"] == "rep")
+            .count();
+        assert_eq!(reps, k["samples"].as_array().unwrap().len());
+    }
+    assert_eq!(v["measurements"][0]["figures"].as_array().unwrap().len(), p);
+    assert!(
+        v["measurements"][0]["aggregate"]["cluster"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+}
+
+#[test]
+fn lmbench_sched_policies_choose_the_cpus() {
+    let _serial = serial();
+    let last = online_cpus() - 1;
+    let cases: Vec<(&str, Vec<usize>)> = vec![
+        ("SINGLE", vec![0, 0]),
+        ("BALANCED", vec![0, 1 % online_cpus()]),
+        (
+            &*Box::leak(format!("CUSTOM {last}").into_boxed_str()),
+            vec![last, last],
+        ),
+    ];
+    for (policy, want) in cases {
+        let out = probe("sched")
+            .args(["-P", "2", "-N", "1", "--json"])
+            .env("LMBENCH_SCHED", policy)
+            .output()
+            .unwrap();
+        let got: Vec<usize> = children(&json(&out))
+            .iter()
+            .map(|k| k["cpu"].as_u64().unwrap() as usize)
+            .collect();
+        assert_eq!(got, want, "LMBENCH_SCHED={policy}");
+    }
+    let out = probe("sched")
+        .args(["--cpus", &last.to_string(), "-P", "2", "-N", "1", "--json"])
+        .output()
+        .unwrap();
+    let v = json(&out);
+    for k in children(&v) {
+        assert_eq!(k["cpu"], last);
+        assert_eq!(k["cpus_seen"], serde_json::json!([last]));
+    }
+    assert_eq!(v["placement"]["source"], "--cpus");
+}
+
+#[test]
+fn default_policy_leaves_children_unpinned() {
+    let _serial = serial();
+    let out = probe("default")
+        .args(["-P", "2", "-N", "1", "--json"])
+        .env("LMBENCH_SCHED", "DEFAULT")
+        .output()
+        .unwrap();
+    for k in children(&json(&out)) {
+        assert!(k["cpu"].is_null());
+    }
+}
+
+fn usage_error(cmd: &mut Command, expect: &str) {
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line expected: {err}");
+    assert!(err.contains(expect), "{err:?} should mention {expect:?}");
+}
+
+#[test]
+fn bad_placement_and_environment_are_usage_errors() {
+    let _serial = serial();
+    usage_error(
+        probe("bad").env("LMBENCH_SCHED", "FASTEST"),
+        "is not a policy",
+    );
+    usage_error(probe("bad").args(["--cpus", "4095"]), "not online");
+    usage_error(probe("bad").args(["--cpus", "x"]), "--cpus");
+    usage_error(probe("bad").args(["-P", "0"]), "--parallel");
+    usage_error(probe("bad").env("ENOUGH", "lots"), "ENOUGH='lots'");
+    usage_error(probe("bad").env("LOOP_O", "-1"), "LOOP_O");
+}
+
+#[test]
+fn cpu_outside_the_allowed_set_is_refused() {
+    let _serial = serial();
+    if online_cpus() < 2 || Command::new("taskset").arg("-V").output().is_err() {
+        eprintln!("skipped: needs 2 CPUs and taskset");
+        return;
+    }
+    let mut c = Command::new("taskset");
+    c.args([
+        "-c",
+        "0",
+        env!("CARGO_BIN_EXE_benchmp"),
+        "probe",
+        "--cpus",
+        "1",
+    ])
+    .env("ENOUGH", "2000")
+    .env("BENCHMP_CALIBRATION", "off");
+    usage_error(&mut c, "not in this process's allowed CPU set 0");
+}
+
+fn failing(how: &str, tag: &str, extra: &[&str]) -> Output {
+    let child = if online_cpus() > 1 { "1" } else { "0" };
+    let out = probe(tag)
+        .args([
+            "-P",
+            "2",
+            "-N",
+            "50",
+            "--fail-child",
+            child,
+            "--fail-how",
+            how,
+        ])
+        .args(extra)
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    assert_no_leftovers(tag);
+    out
+}
+
+#[test]
+fn a_crashing_child_is_named_and_everything_is_reaped() {
+    let _serial = serial();
+    let out = failing("abort", "abort", &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let cpu = if online_cpus() > 1 { 1 } else { 0 };
+    assert!(err.contains(&format!("child 1 (CPU {cpu})")), "{err}");
+    assert!(err.contains("SIGABRT"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
+#[test]
+fn a_child_exiting_early_is_named() {
+    let _serial = serial();
+    let out = failing("exit", "exit", &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("child 1") && err.contains("status 5"), "{err}");
+}
+
+#[test]
+fn a_hung_child_is_killed_after_the_deadline() {
+    let _serial = serial();
+    let t = Instant::now();
+    let out = failing("hang", "hang", &["--timeout", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("child 1") && err.contains("hung"), "{err}");
+    assert!(t.elapsed() < Duration::from_secs(60));
+}
+
+#[test]
+fn a_setup_error_is_reported_with_its_child() {
+    let _serial = serial();
+    let out = failing("error", "error", &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("child 1") && err.contains("setup failed on purpose"),
+        "{err}"
+    );
+}
+
+#[test]
+fn sigint_to_the_parent_kills_and_reaps_every_child() {
+    let _serial = serial();
+    let tag = "sigint";
+    let child = probe(tag)
+        .args(["-P", "2", "-N", "100000"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the children exist and are timing.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while leftovers(tag).len() < 3 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted by SIGINT"), "{err}");
+    assert_no_leftovers(tag);
+}
+
+#[test]
+fn fixed_iterations_accept_every_interval() {
+    let _serial = serial();
+    let out = probe("fixed")
+        .args(["-P", "1", "-N", "3", "--iterations", "1000", "--json"])
+        .output()
+        .unwrap();
+    let k = &children(&json(&out))[0];
+    let samples = k["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 3);
+    assert!(
+        samples
+            .iter()
+            .all(|s| s["iterations"] == 1000 && s["accepted"] == true)
+    );
+    assert_eq!(k["calibration_intervals"], 0);
+}
+
+#[test]
+fn csv_has_one_row_per_child_per_interval() {
+    let _serial = serial();
+    let out = probe("csv")
+        .args(["-P", "2", "-N", "2", "--iterations", "100", "--csv"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("tool,measurement,params,child,pid,cpu")
+    );
+    assert_eq!(lines.count(), 4);
+}
+
+#[test]
+fn topology_prints_from_a_fixture_root() {
+    let _serial = serial();
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/phone8/sys");
+    let out = Command::new(env!("CARGO_BIN_EXE_benchmp"))
+        .arg("topology")
+        .env("BENCHMP_SYSFS_ROOT", root)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.starts_with("8 CPUs, 4 clusters (cpufreq_policy): 0-1 | 2-4 | 5-6 | 7"),
+        "{text}"
+    );
+}
+
+#[test]
+fn help_works() {
+    let _serial = serial();
+    let out = Command::new(env!("CARGO_BIN_EXE_benchmp"))
+        .args(["probe", "--help"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--parallel"));
+}
