@@ -4,15 +4,19 @@
 //! `Proc_5`) and [`pack2`] (`dhry_2.c`: `Proc_6` ... `Proc_8`, `Func_1` ... `Func_3`), over the
 //! declarations of `dhry.h` in [`types`]. [`Dhrystone`] owns one copy of the benchmark's state
 //! and is what a harness drives: [`Dhrystone::new`], [`Dhrystone::run`] (repeatable),
-//! [`Dhrystone::verify`].
+//! [`Dhrystone::verify`]. Timing ([`measure`]), the core clock ([`freq`]) and output
+//! ([`report`]) are separate so a multi-process harness can reuse the kernel alone.
 //!
 //! Behaviour follows the reference's `v2.1/dhry_1.c` and `dhry_2.c`; the figures follow the
 //! usual conventions (DMIPS = Dhrystones per second / 1757, the VAX 11/780's score).
 
 #![deny(unsafe_code)]
 
+pub mod freq;
+pub mod measure;
 pub mod pack1;
 pub mod pack2;
+pub mod report;
 pub mod strings;
 pub mod types;
 
@@ -23,6 +27,27 @@ use serde::Serialize;
 
 use strings::{as_text, str_copy};
 use types::{Arrays, Enumeration, Globals, Heap, MainLocals, RecPtr, Str30};
+
+/// Errors of the library: clock reads and invalid plans.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// `clock_gettime(CLOCK_THREAD_CPUTIME_ID)` failed.
+    #[error("cannot read the thread CPU clock")]
+    ThreadCpuClock {
+        /// The system error.
+        #[source]
+        source: nix::Error,
+    },
+    /// A plan asked for zero runs.
+    #[error("the number of runs must be at least 1")]
+    ZeroRuns,
+    /// A plan asked for a target time that is zero or too long.
+    #[error("invalid target time {seconds} s")]
+    InvalidTarget {
+        /// The target asked for.
+        seconds: f64,
+    },
+}
 
 /// Dhrystones per second of the VAX 11/780, the machine defined as 1 MIPS.
 pub const VAX_11_780_DHRYSTONES_PER_SECOND: f64 = 1757.0;
