@@ -28,6 +28,7 @@ pub mod cli;
 pub mod cpulist;
 pub mod error;
 pub mod host;
+pub mod progress;
 pub mod quality;
 pub mod report;
 pub mod run;
