@@ -128,6 +128,7 @@ where
     I: IntoIterator<Item = S>,
     S: Into<std::ffi::OsString> + Clone,
 {
+    crate::sys::process::note_baseline_threads();
     match T::try_parse_from(args) {
         Ok(t) => t,
         Err(e) => {

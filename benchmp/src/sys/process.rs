@@ -17,6 +17,20 @@ pub fn thread_count() -> usize {
         .unwrap_or(1)
 }
 
+static BASELINE_THREADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Records how many threads the process had when the tool started, before any code of ours
+/// could start one. Under a user-mode emulator (qemu-user) the emulator's own helper threads
+/// show in /proc/self/task; they are not ours and do not hold our locks.
+pub fn note_baseline_threads() {
+    let _ = BASELINE_THREADS.compare_exchange(
+        0,
+        thread_count(),
+        std::sync::atomic::Ordering::SeqCst,
+        std::sync::atomic::Ordering::SeqCst,
+    );
+}
+
 /// Which side of a fork the caller is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Forked {
@@ -26,11 +40,15 @@ pub enum Forked {
     Child,
 }
 
-/// Forks the calling process. Refuses when more than one thread exists, because a forked copy
+/// Forks the calling process. Refuses when more threads exist than when the tool started
+/// (normally one; see [`note_baseline_threads`]), because a forked copy
 /// of a multi-threaded process may deadlock on locks held by threads that did not come along.
 pub fn fork_process() -> Result<Forked, String> {
     let threads = thread_count();
-    if threads != 1 {
+    let allowed = BASELINE_THREADS
+        .load(std::sync::atomic::Ordering::SeqCst)
+        .max(1);
+    if threads > allowed {
         return Err(format!(
             "refusing to fork: the process has {threads} threads (fork is only safe single-threaded)"
         ));
