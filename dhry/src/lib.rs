@@ -79,7 +79,7 @@ const NEXT_PTR_GLOB_FIELDS: [&str; 5] = [
 #[derive(Clone, Debug)]
 pub struct Dhrystone {
     glob: Globals,
-    heap: Heap,
+    heap: Box<Heap>,
     arrays: Box<Arrays>,
     locals: MainLocals,
     runs_done: u64,
@@ -98,7 +98,7 @@ impl Dhrystone {
     /// computed from them at compile time.
     pub fn new() -> Self {
         publish_procedures();
-        let mut heap = Heap::new();
+        let mut heap = Heap::new_boxed();
         let mut arrays = Arrays::new_boxed();
         let mut locals = MainLocals::default();
         let glob = Globals {

@@ -119,26 +119,21 @@ pub struct Rec {
 // assignment moves as many bytes as the reference's.
 const _: () = assert!(size_of::<Rec>() == if size_of::<usize>() == 8 { 56 } else { 48 });
 
-/// The records `malloc` would return, in one heap allocation; index 0 is the guard slot
-/// that stands at the null address.
-#[derive(Clone, Debug)]
-pub struct Heap(Box<[Rec; 3]>);
+/// The records `malloc` would return; index 0 is the guard slot that stands at the null
+/// address. It lives in one heap allocation ([`Heap::new_boxed`]), and procedures receive a
+/// reference to it, so reaching a record is one address computation from that base.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Heap([Rec; 3]);
 
 impl Heap {
-    /// Fresh, zeroed records.
-    pub fn new() -> Self {
-        Heap(Box::new([Rec::default(); 3]))
+    /// Fresh, zeroed records on the heap.
+    pub fn new_boxed() -> Box<Self> {
+        Box::new(Heap([Rec::default(); 3]))
     }
 
     /// The address of a record, as C's `%d` of a pointer would show it.
     pub fn address(&self, p: RecPtr) -> usize {
         std::ptr::from_ref(&self.0[p as usize]).addr()
-    }
-}
-
-impl Default for Heap {
-    fn default() -> Self {
-        Self::new()
     }
 }
 
