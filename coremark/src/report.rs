@@ -217,7 +217,7 @@ impl Report {
         }
     }
 
-    /// Whether the run is a valid, fully checked result (exit status 0 for known seeds).
+    /// Whether the result is not valid: a CRC mismatch or a run under 10 s (exit status 1).
     pub fn has_errors(&self) -> bool {
         self.verdict == Verdict::ErrorsDetected
     }
