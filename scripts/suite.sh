@@ -1,9 +1,102 @@
 #!/usr/bin/env bash
-# socbench suite runner: builds the release binaries and runs every tool with defaults.
-set -euo pipefail
-cd "$(dirname "$0")/.."
-cargo build --release --workspace
+# socbench suite runner: builds the release binaries and runs every tool with defaults that
+# finish in a few minutes on a 2-core machine. Results (JSON, CSV, lmbench-compatible text,
+# plots) go to results/<host>-<timestamp>/; a failure in one tool is reported and the rest
+# still run. Exit status: 0 when every entry succeeded, 1 otherwise.
+set -uo pipefail
+
+usage() {
+  cat <<'USAGE'
+Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR] [--no-build] [--bin-dir DIR] [--no-plots]
+
+  --quick        fewer operations and repetitions (about a minute)
+  --full         every operation, lmbench's 11 repetitions, more strides (tens of minutes)
+  --only TOOL    run only this tool (repeatable): bw_mem lat_mem_rd dhry coremark dto
+  --out DIR      results folder (default results/<host>-<timestamp>)
+  --no-build     use the binaries already built
+  --bin-dir DIR  where the binaries are (default target/release)
+  --no-plots     skip the PNG plots
+USAGE
+}
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+# shellcheck source=scripts/lib/plan.sh
+. "$here/lib/plan.sh"
+
+mode=default only=() out="" build=1 bin_dir="" plots=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) mode=quick ;;
+    --full) mode=full ;;
+    --only) [ $# -ge 2 ] || { echo "suite.sh: --only needs a tool name" >&2; exit 2; }
+            case " $SUITE_TOOLS " in *" $2 "*) ;; *) echo "suite.sh: unknown tool '$2' (tools: $SUITE_TOOLS)" >&2; exit 2 ;; esac
+            only+=("$2"); shift ;;
+    --out) [ $# -ge 2 ] || { echo "suite.sh: --out needs a folder" >&2; exit 2; }; out=$2; shift ;;
+    --no-build) build=0 ;;
+    --bin-dir) [ $# -ge 2 ] || { echo "suite.sh: --bin-dir needs a folder" >&2; exit 2; }; bin_dir=$2; shift ;;
+    --no-plots) plots=0 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "suite.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+cd "$top" || exit 1
+if [ -z "$bin_dir" ]; then
+  bin_dir="${CARGO_TARGET_DIR:-$top/target}/release"
+fi
+if [ "$build" = 1 ]; then
+  echo "== building release binaries"
+  cargo build --release --workspace --quiet || { echo "suite.sh: build failed" >&2; exit 1; }
+fi
+
 host=$(hostname -s 2>/dev/null || hostname)
-out="results/${host}-$(date +%Y%m%d-%H%M%S)"
-mkdir -p "$out"
-echo "results: $out"
+[ -n "$out" ] || out="results/${host}-$(date +%Y%m%d-%H%M%S)"
+mkdir -p "$out" || exit 1
+out=$(cd "$out" && pwd)
+ncpus=$(nproc)
+llc=0
+for f in /sys/devices/system/cpu/cpu0/cache/index*/size; do
+  [ -r "$f" ] || continue
+  v=$(cat "$f"); case "$v" in *K) v=$(( ${v%K} * 1024 )) ;; *M) v=$(( ${v%M} * 1048576 )) ;; esac
+  [ "$v" -gt "$llc" ] && llc=$v
+done
+echo "== socbench suite ($mode) on $host: $ncpus CPUs, results in $out"
+
+status="$out/status.tsv"
+printf 'label\ttool\texit\tseconds\n' > "$status"
+failures=0
+while IFS='|' read -r label envs tool args; do
+  if [ ${#only[@]} -gt 0 ]; then
+    case " ${only[*]} " in *" $tool "*) ;; *) continue ;; esac
+  fi
+  json="$out/$label.json" csv="$out/$label.csv" dir="$out/$label"
+  args=${args//\{json\}/$json}; args=${args//\{csv\}/$csv}; args=${args//\{dir\}/$dir}
+  envs=${envs//\{dir\}/$dir}
+  case "$args $envs" in *"$dir"*) mkdir -p "$dir" ;; esac
+  read -r -a argv <<< "$args"
+  read -r -a envv <<< "$envs"
+  printf '%-22s %s %s\n' "$label" "$tool" "$args"
+  start=$(date +%s.%N)
+  env "${envv[@]}" "$bin_dir/$tool" "${argv[@]}" > "$out/$label.txt" 2> "$out/$label.err"
+  rc=$?
+  secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  printf '%s\t%s\t%s\t%s\n' "$label" "$tool" "$rc" "$secs" >> "$status"
+  if [ "$rc" -ne 0 ]; then
+    failures=$((failures + 1))
+    echo "   FAILED (exit $rc, ${secs} s): $(head -c 300 "$out/$label.err" | tr '\n' ' ')"
+  fi
+done < <(suite_plan "$mode" "$ncpus" "$llc")
+
+if [ "$plots" = 1 ]; then
+  if ! python3 -c 'import matplotlib' 2>/dev/null; then
+    python3 -m pip install --quiet --disable-pip-version-check -r "$here/requirements.txt" >/dev/null 2>&1 \
+      || echo "suite.sh: matplotlib could not be installed; skipping plots" >&2
+  fi
+  if python3 -c 'import matplotlib' 2>/dev/null; then
+    python3 "$here/plot.py" "$out" || echo "suite.sh: plotting failed" >&2
+  fi
+fi
+python3 "$here/summary.py" "$out"
+[ "$failures" -eq 0 ]

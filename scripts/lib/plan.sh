@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The suite's plan, shared by scripts/suite.sh (this machine) and scripts/android.sh (phones).
+#
+# suite_plan MODE NCPUS LLC_BYTES prints one entry per line:
+#   LABEL|ENV|TOOL|ARGS
+# LABEL names the result files, ENV holds space-separated VAR=VALUE assignments, ARGS the
+# tool's arguments separated by single spaces (plan arguments never contain spaces). In ARGS,
+# {json} and {csv} stand for the result files of the entry and {dir} for a folder of its own.
+# MODE is quick, default or full.
+
+# shellcheck disable=SC2034  # variables are used by the scripts that source this file
+SUITE_TOOLS="bw_mem lat_mem_rd dhry coremark dto"
+
+suite_plan() {
+  local mode=$1 ncpus=$2 llc=$3
+  local n=5 ops="rd wr rdwr cp bcopy bzero rdvec cpnt" size=64m
+  local lat_n=3 lat_len lat_strides="64" dhry_time=2 dto_env="PERF_SHORT=1" all="$ncpus"
+  # lat_mem_rd: to four times the last-level cache (at least 8 MiB), in MiB.
+  lat_len=$(( (llc * 4 + 1048575) / 1048576 ))
+  [ "$lat_len" -lt 8 ] && lat_len=8
+  case "$mode" in
+    quick) n=3; ops="rd wr cp bzero"; lat_n=1; dhry_time=0.5; all=1 ;;
+    full) n=11; ops="rd wr rdwr cp fwr frd fcp bzero bcopy rdvec wrnt cpnt memcpy memset"; size=256m
+          lat_n=11; lat_strides="16 64 256"; dhry_time=5; dto_env="" ;;
+  esac
+  local op p
+  for p in 1 "$ncpus"; do
+    for op in $ops; do
+      echo "bw_mem-$op-P$p||bw_mem|-P $p -N $n $size $op --json={json} --csv={csv}"
+    done
+    [ "$ncpus" -eq 1 ] && break
+  done
+  echo "lat_mem_rd-t||lat_mem_rd|-N $lat_n -t $lat_len $lat_strides --json={json} --csv={csv}"
+  if [ "$mode" = full ]; then
+    echo "lat_mem_rd-seq||lat_mem_rd|-N $lat_n $lat_len $lat_strides --json={json} --csv={csv}"
+  fi
+  # CoreMark-compatible runs need at least 10 s each to validate; quick mode runs one core only.
+  for p in 1 "$all"; do
+    echo "dhry-P$p||dhry|-P $p --time $dhry_time --json={json} --csv={csv}"
+    echo "coremark-P$p||coremark|-P $p --json={json} --csv={csv}"
+    [ "$all" -eq 1 ] && break
+  done
+  echo "dto-speedup|$dto_env RESULTS_DIR={dir}|dto|speedup --json={json}"
+}
