@@ -35,6 +35,13 @@ use crate::sys::usage::Usage;
 pub trait Benchmark {
     /// Performs the operation `iterations` times. Must be callable any number of times.
     fn run(&mut self, iterations: u64) -> u64;
+
+    /// Called right after each timed interval (outside the timing): a tool-specific record of
+    /// that interval kept with its sample, e.g. the CRCs or checked values to validate.
+    /// The default records nothing.
+    fn sample_detail(&mut self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
 }
 
 /// What a child knows about itself when it builds its benchmark state.
@@ -84,7 +91,7 @@ pub struct RunConfig {
 }
 
 /// One timed interval of one child.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Sample {
     /// Iterations run.
     pub iterations: u64,
@@ -100,6 +107,9 @@ pub struct Sample {
     pub cpu_start: Option<usize>,
     /// CPU at the end of the interval.
     pub cpu_end: Option<usize>,
+    /// What the benchmark recorded about this interval ([`Benchmark::sample_detail`]).
+    #[serde(skip_serializing_if = "serde_json::Value::is_null", default)]
+    pub detail: serde_json::Value,
 }
 
 /// A phase of a child's life, mirrored by a trace_marker slice of the same name.
@@ -676,6 +686,7 @@ where
             cpu_end = current_cpu();
         }
         sink ^= black_box(ck);
+        let detail = bench.sample_detail();
         let elapsed = end - start;
         timed_ns += elapsed;
         let net = elapsed as f64 - cfg.timing_overhead_ns - count as f64 * cfg.loop_overhead_ns;
@@ -692,6 +703,7 @@ where
             accepted: ok,
             cpu_start,
             cpu_end,
+            detail,
         });
         phase("rep", Some(rep), start, end);
         send(

@@ -380,7 +380,8 @@ pub fn compute_enough(fixed_cost_ns: f64) -> (u64, EnoughMethod) {
     let mut n = 10_000;
     let mut noise = f64::INFINITY;
     for c in CANDIDATES_US {
-        if now_ns() - start > ENOUGH_BUDGET_NS {
+        // A candidate costs about 80 intervals (finding N, then 11 paired rounds of 3 points).
+        if now_ns() - start + 80 * c * 1000 > ENOUGH_BUDGET_NS {
             break;
         }
         match linear_enough(&mut n, c * 1000) {
