@@ -51,6 +51,21 @@ pub struct Quality {
     pub verdict: Verdict,
 }
 
+/// A phase of the parent process (calibration, each measurement's run), mirrored by a
+/// trace_marker slice of the same name when tracing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParentPhase {
+    /// `calibrate` or `run`.
+    pub name: String,
+    /// The measurement's name for `run`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub label: Option<String>,
+    /// Start, CLOCK_MONOTONIC ns.
+    pub start_ns: u64,
+    /// End, CLOCK_MONOTONIC ns.
+    pub end_ns: u64,
+}
+
 /// Everything a tool run produced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -80,6 +95,10 @@ pub struct Report {
     pub wall_ns: u64,
     /// Time spent calibrating (framework calibration + children sizing counts), ns.
     pub calibration_ns: u64,
+    /// Process id of the parent.
+    pub pid: i32,
+    /// The parent's phases, in order (children's phases are in each child's result).
+    pub phases: Vec<ParentPhase>,
     /// Tool-specific results beyond the measurements (e.g. a latency curve summary).
     #[serde(skip_serializing_if = "serde_json::Value::is_null", default)]
     pub extra: serde_json::Value,

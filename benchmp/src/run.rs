@@ -608,7 +608,8 @@ where
     F: FnMut(&ChildInfo) -> anyhow::Result<B>,
 {
     let io = |e: std::io::Error| (1, format!("cannot talk to the parent: {e}"));
-    let span = tracing::info_span!("child", child = info.index, cpu = ?info.cpu);
+    let cpu_field = info.cpu.map_or(-1, |c| c as i64);
+    let span = tracing::info_span!("child", child = info.index, cpu = cpu_field);
     let _child = span.enter();
     if let Some(cpu) = info.cpu {
         pin_and_verify(cpu).map_err(|m| (1, m))?;

@@ -92,6 +92,7 @@ pub struct Session {
     before: MachineState,
     started_ns: u64,
     measurements: Vec<Measurement>,
+    phases: Vec<crate::report::ParentPhase>,
 }
 
 impl Session {
@@ -156,6 +157,7 @@ impl Session {
             before,
             started_ns,
             measurements: Vec::new(),
+            phases: Vec::new(),
         })
     }
 
@@ -182,7 +184,14 @@ impl Session {
     /// The calibration, measuring (or loading) it on first use.
     pub fn calibration(&mut self) -> Result<&Calibration, Error> {
         if self.calibration.is_none() {
+            let start_ns = now_ns();
             self.calibration = Some(calibrate(&self.calibration_request)?);
+            self.phases.push(crate::report::ParentPhase {
+                name: "calibrate".into(),
+                label: None,
+                start_ns,
+                end_ns: now_ns(),
+            });
         }
         Ok(self.calibration.as_ref().expect("set above"))
     }
@@ -222,7 +231,14 @@ impl Session {
         };
         let t0 = now_ns();
         let children = run(&cfg, make)?;
-        let wall_ns = now_ns() - t0;
+        let t1 = now_ns();
+        let wall_ns = t1 - t0;
+        self.phases.push(crate::report::ParentPhase {
+            name: "run".into(),
+            label: Some(spec.name.clone()),
+            start_ns: t0,
+            end_ns: t1,
+        });
         let per_child: Vec<(usize, Option<usize>, Vec<Pair>)> = children
             .iter()
             .map(|c| (c.index, c.cpu_for_topology(), c.pairs().collect()))
@@ -300,6 +316,8 @@ impl Session {
             },
             wall_ns: now_ns() - self.started_ns,
             calibration_ns,
+            pid: std::process::id() as i32,
+            phases: self.phases,
             extra,
         }
     }
