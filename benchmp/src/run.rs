@@ -624,6 +624,8 @@ where
         })
     };
 
+    // perf_event_open can take milliseconds (it waits for RCU): open before the common start.
+    let mut migrations = Counter::open(SoftwareEvent::CpuMigrations);
     let t = now_ns();
     let mut bench = {
         let _s = tracing::info_span!("init").entered();
@@ -665,7 +667,6 @@ where
     }
     phase("warmup", None, t, now_ns());
 
-    let mut migrations = Counter::open(SoftwareEvent::CpuMigrations);
     let m0 = migrations.as_mut().and_then(Counter::read);
     let u0 = Usage::now();
     let (wall0, cpu0) = (now_ns(), crate::sys::clock::thread_cpu_ns());
