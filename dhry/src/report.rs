@@ -279,7 +279,7 @@ pub fn render_text(r: &Report) -> String {
 fn dmips_per_mhz_text(r: &Report) -> String {
     match (&r.clock, r.dmips_per_mhz) {
         (Some(c), Some(x)) if c.source == ClockSource::CpuinfoEstimate => format!(
-            "{x:.3} (estimate: {:.1} MHz, {}; give --mhz for an exact figure)",
+            "{x:.3} (estimate: {:.1} MHz from {}; give --mhz for an exact figure)",
             c.mhz,
             c.describe()
         ),
@@ -487,7 +487,7 @@ socbench figures (see dhry/README.md):
 Microseconds for one run through Dhrystone: 0.0175
 Dhrystones per Second:                      56980057
 DMIPS (Dhrystones per Second / 1757):       32430.3
-DMIPS/MHz:                                  14.741 (estimate: 2200.0 MHz, estimate from /proc/cpuinfo \"cpu MHz\" of cpu 1; no cpufreq here; give --mhz for an exact figure)
+DMIPS/MHz:                                  14.741 (estimate: 2200.0 MHz from /proc/cpuinfo \"cpu MHz\" of cpu 1, no cpufreq here; give --mhz for an exact figure)
 Timed loop:                                 200000000 runs in 3.510 s monotonic, 3.500 s thread CPU (99.7 %), cpu 1, pinned
 Compiled with:                              rustc 1.0.0, release profile, opt-level 3, x86_64-unknown-linux-gnu
 Compilation model:                          one unit
