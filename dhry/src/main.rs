@@ -1,6 +1,8 @@
 //! socbench `dhry`: Dhrystone 2.1 on one core, with DMIPS and DMIPS/MHz. See README.md.
 
+use std::fs;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -56,13 +58,44 @@ struct Cli {
     #[arg(long, value_name = "MHZ", value_parser = parse_mhz, allow_negative_numbers = true)]
     mhz: Option<f64>,
 
-    /// Print the report as JSON instead of the reference's text.
-    #[arg(long, conflicts_with = "csv")]
-    json: bool,
+    /// Write the report as JSON: to FILE when given as --json=FILE, otherwise to stdout
+    /// instead of the reference's text.
+    #[arg(
+        long,
+        value_name = "FILE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = STDOUT
+    )]
+    json: Option<PathBuf>,
 
-    /// Print the report as CSV (a header line and one record) instead of the reference's text.
-    #[arg(long)]
-    csv: bool,
+    /// Write the report as CSV (a header line and one record): to FILE when given as
+    /// --csv=FILE, otherwise to stdout instead of the reference's text.
+    #[arg(
+        long,
+        value_name = "FILE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = STDOUT
+    )]
+    csv: Option<PathBuf>,
+}
+
+/// The file name that stands for stdout in --json and --csv.
+const STDOUT: &str = "-";
+
+impl Cli {
+    /// Arguments clap cannot check on its own; the message for a usage error.
+    fn check(&self) -> Result<(), String> {
+        let to_stdout = |f: &Option<PathBuf>| f.as_deref() == Some(Path::new(STDOUT));
+        if to_stdout(&self.json) && to_stdout(&self.csv) {
+            return Err(
+                "--json and --csv cannot both go to stdout; give one a file (--csv=FILE)"
+                    .to_string(),
+            );
+        }
+        Ok(())
+    }
 }
 
 fn parse_runs(s: &str) -> Result<u64, String> {
@@ -107,6 +140,10 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    if let Err(message) = cli.check() {
+        eprintln!("dhry: {message}");
+        return ExitCode::from(EXIT_USAGE);
+    }
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -133,18 +170,18 @@ fn run(cli: &Cli) -> Result<()> {
     };
     let report = Report::new(&m, clock, BuildInfo::current());
 
-    let out = if cli.json {
-        report::render_json(&report).context("writing JSON")?
-    } else if cli.csv {
-        report::render_csv(&report).context("writing CSV")?
-    } else {
-        report::render_text(&report)
-    };
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(out.as_bytes())
-        .and_then(|()| stdout.flush())
-        .context("writing the report to stdout")?;
+    let mut text_to_stdout = true;
+    if let Some(path) = &cli.json {
+        let json = report::render_json(&report).context("formatting JSON")?;
+        text_to_stdout &= !emit(path, &json)?;
+    }
+    if let Some(path) = &cli.csv {
+        let csv = report::render_csv(&report).context("formatting CSV")?;
+        text_to_stdout &= !emit(path, &csv)?;
+    }
+    if text_to_stdout {
+        emit(Path::new(STDOUT), &report::render_text(&report))?;
+    }
 
     warn_about_quality(&report);
     if !report.verification.passed {
@@ -157,6 +194,21 @@ fn run(cli: &Cli) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Writes `text` to `path`, or to stdout for "-"; true when it went to stdout.
+fn emit(path: &Path, text: &str) -> Result<bool> {
+    if path == Path::new(STDOUT) {
+        let mut stdout = std::io::stdout().lock();
+        stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+            .context("writing the report to stdout")?;
+        Ok(true)
+    } else {
+        fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        Ok(false)
+    }
 }
 
 /// Notes on stderr that make a figure less trustworthy.

@@ -40,6 +40,7 @@ fn bad_input_is_one_line_and_exit_status_2() {
         &["--mhz", "abc"],
         &["--mhz", "0"],
         &["--json", "--csv"],
+        &["--json", "r.json"],
         &["--bogus"],
         &["extra"],
     ] {
@@ -122,6 +123,43 @@ fn csv_run_is_a_header_and_one_record() {
     assert_eq!(field("runs"), "1000");
     assert_eq!(field("verification_passed"), "true");
     assert!(field("dhrystones_per_s").parse::<f64>().unwrap() > 0.0);
+}
+
+#[test]
+fn json_and_csv_go_to_files_with_the_text_on_stdout() {
+    let dir = std::env::temp_dir().join(format!("dhry-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (json, csv) = (dir.join("r.json"), dir.join("r.csv"));
+    let o = dhry(&[
+        "--runs",
+        "1000",
+        &format!("--json={}", json.display()),
+        &format!("--csv={}", csv.display()),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("Execution starts, 1000 runs through Dhrystone"));
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(j["verification"]["passed"], true);
+    let c = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(c.lines().count(), 2);
+    // JSON to a file, CSV to stdout: no text.
+    let o = dhry(&[
+        "--runs",
+        "1000",
+        &format!("--json={}", json.display()),
+        "--csv",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("benchmark,version,runs,"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_unwritable_report_file_is_a_failure() {
+    let o = dhry(&["--runs", "10", "--json=/nonexistent-dir/r.json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("writing /nonexistent-dir/r.json"));
 }
 
 #[test]
