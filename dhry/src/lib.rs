@@ -262,38 +262,47 @@ impl Dhrystone {
     }
 
     /// A value derived from every checked variable except the addresses; equal for equal run
-    /// counts, so a harness can keep it alive and compare copies.
+    /// counts, so a harness can keep it alive and compare copies. Cheap: no allocation.
     pub fn checksum(&self) -> u64 {
-        let v = self.final_values();
-        let text = format!(
-            "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}",
-            v.int_glob,
-            v.bool_glob,
-            v.ch_1_glob,
-            v.ch_2_glob,
-            v.arr_1_glob_8,
-            v.arr_2_glob_8_7,
-            v.ptr_glob.discr,
-            v.ptr_glob.enum_comp,
-            v.ptr_glob.int_comp,
-            v.ptr_glob.str_comp,
-            v.next_ptr_glob.discr,
-            v.next_ptr_glob.enum_comp,
-            v.next_ptr_glob.int_comp,
-            v.next_ptr_glob.str_comp,
-            v.int_1_loc,
-            v.int_2_loc,
-            v.int_3_loc,
-            v.enum_loc,
-            v.str_1_loc,
-            v.str_2_loc,
-            u8::from(self.heap[self.glob.ptr_glob].ptr_comp == self.glob.next_ptr_glob),
-            u8::from(self.heap[self.glob.next_ptr_glob].ptr_comp == self.glob.next_ptr_glob),
-        );
-        // FNV-1a, 64-bit.
-        text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-        })
+        fn mix(h: u64, bytes: &[u8]) -> u64 {
+            // FNV-1a, 64-bit.
+            bytes.iter().fold(h, |h, &b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+            })
+        }
+        let g = &self.glob;
+        let l = &self.locals;
+        let mut h = 0xcbf2_9ce4_8422_2325;
+        for x in [
+            g.int_glob,
+            i32::from(g.bool_glob),
+            i32::from(g.ch_1_glob),
+            i32::from(g.ch_2_glob),
+            self.arrays.arr_1_glob[8],
+            self.arrays.arr_2_glob[8][7],
+            l.int_1_loc,
+            l.int_2_loc,
+            l.int_3_loc,
+            l.enum_loc as i32,
+        ] {
+            h = mix(h, &x.to_le_bytes());
+        }
+        for p in [g.ptr_glob, g.next_ptr_glob] {
+            let r = &self.heap[p];
+            let linked = r.ptr_comp == g.next_ptr_glob;
+            h = mix(
+                h,
+                &[
+                    u8::from(linked),
+                    r.discr as u8,
+                    r.variant.var_1.enum_comp as u8,
+                ],
+            );
+            h = mix(h, &r.variant.var_1.int_comp.to_le_bytes());
+            h = mix(h, &r.variant.var_1.str_comp);
+        }
+        h = mix(h, &l.str_1_loc);
+        mix(h, &l.str_2_loc)
     }
 
     #[cfg(test)]
@@ -551,8 +560,10 @@ mod tests {
         for (name, corrupt) in cases {
             let mut d = Dhrystone::new();
             d.run(50);
+            let before = d.checksum();
             let (g, h, a, l) = d.state_mut();
             corrupt(g, h, a, l);
+            assert_ne!(d.checksum(), before, "{name}");
             let bad = d.verify().unwrap_err();
             assert_eq!(names(&bad), vec![name], "{bad:?}");
             assert!(bad[0].to_string().starts_with(name));
