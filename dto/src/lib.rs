@@ -2,4 +2,14 @@
 //! implementations (libc, a shared library such as Intel's libdto, built-in kernels), after the
 //! functional and performance tests of Intel's DTO test suite. See README.md.
 
+pub mod bench;
+pub mod check;
+pub mod env;
+pub mod freq;
+pub mod impls;
+pub mod kernels;
+pub mod measure;
+pub mod report;
+pub mod run;
 pub mod stats;
+pub mod sys;

@@ -1,6 +1,344 @@
-//! socbench `dto`: see README.md in this folder.
+//! socbench `dto`: functional checks and A/B latency comparison of memcpy, memmove, memset and
+//! memcmp implementations. See README.md.
 
-fn main() {
-    eprintln!("dto: not built yet in this revision");
-    std::process::exit(3);
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+
+use dto::bench::{Config, PageKind};
+use dto::check;
+use dto::env::{Settings, parse_key_value};
+use dto::impls::{self, ImplSpec};
+use dto::kernels::Kernel;
+use dto::report;
+use dto::run::{self, RunPlan};
+
+/// Functional checks and A/B latency comparison of memory-operation implementations.
+///
+/// Implementations: `cpu` (libc's functions via dlopen/dlsym), `lib:PATH` (memcpy, memmove,
+/// memset and memcmp from a shared library, e.g. Intel's libdto) and the built-in kernels
+/// listed by `dto list`. Exit status: 0 ok, 1 a check failed or a judged cell regressed,
+/// 2 bad usage or input, 3 unsupported here (CPU feature, huge pages).
+#[derive(Debug, Parser)]
+#[command(name = "dto", version)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// List the implementations and whether this CPU can run them.
+    List {
+        /// Print JSON instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check one implementation's results (all sizes, offsets, overlaps; several threads).
+    Check {
+        /// Implementation to check: cpu, lib:PATH or a kernel name.
+        #[arg(long = "impl", value_name = "IMPL", value_parser = ImplSpec::parse)]
+        imp: ImplSpec,
+        /// Threads running the checks at once, each with its own buffers.
+        #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
+        threads: u32,
+        /// Set KEY=VALUE in the environment before loading the implementation (repeatable).
+        #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+        env: Vec<(String, String)>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A/B latency comparison of a baseline and a current implementation (the DTO perf test).
+    ///
+    /// The cpu configuration (libc against itself) is measured too, for the speedup summary,
+    /// unless --no-cpu is given or both sides are cpu. Settings come from PERF_* variables
+    /// (see README.md). Exit status 1 when a judged cell's trimmed mean grew by more than
+    /// PERF_MIN_EFFECT percent.
+    Ab {
+        /// The baseline implementation (A).
+        #[arg(long, value_name = "IMPL", value_parser = ImplSpec::parse)]
+        baseline: ImplSpec,
+        /// The current implementation (B), judged against the baseline.
+        #[arg(long, value_name = "IMPL", value_parser = ImplSpec::parse)]
+        current: ImplSpec,
+        /// Label of this configuration in the tables (default: the current implementation's).
+        #[arg(long, value_name = "NAME")]
+        label: Option<String>,
+        /// Do not measure the cpu configuration (no speedup summary).
+        #[arg(long)]
+        no_cpu: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Speedup of implementations over cpu: each measured A/A (against itself) next to cpu.
+    Speedup {
+        /// Implementations to measure (repeatable); default: every built-in kernel available.
+        #[arg(long = "impl", value_name = "IMPL", value_parser = ImplSpec::parse)]
+        imps: Vec<ImplSpec>,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+/// Options shared by `ab` and `speedup`.
+#[derive(Debug, Args)]
+struct Common {
+    /// Run only these benchmarks (repeatable or comma-separated), e.g. memcpy_64k.
+    #[arg(long, value_name = "NAME")]
+    only: Vec<String>,
+    /// Page sizes to measure (repeatable); 2m is skipped with a note when no huge pages are
+    /// reserved.
+    #[arg(long, value_enum, default_values_t = [PageKind::Small, PageKind::Huge])]
+    pages: Vec<PageKind>,
+    /// Set KEY=VALUE in the environment of every forked round (repeatable), e.g. DTO_MIN_BYTES=4096.
+    #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    env: Vec<(String, String)>,
+    /// Seconds one forked round may take before it is killed.
+    #[arg(long, value_name = "S", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    timeout: u64,
+    /// Write the report as JSON: to stdout instead of the text (--json) or to a file (--json=FILE).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    json: Option<String>,
+    /// Write one CSV row per cell: to stdout instead of the text (--csv) or to a file (--csv=FILE).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    csv: Option<String>,
+}
+
+fn main() -> ExitCode {
+    let cli: Cli = benchmp::cli::parse();
+    match run_cli(cli) {
+        Ok(code) => ExitCode::from(code as u8),
+        Err(e) => ExitCode::from(benchmp::cli::report_error("dto", &e) as u8),
+    }
+}
+
+fn run_cli(cli: Cli) -> Result<i32> {
+    match cli.cmd {
+        Cmd::List { json } => list(json),
+        Cmd::Check {
+            imp,
+            threads,
+            env,
+            json,
+        } => check_impl(&imp, threads as usize, &env, json),
+        Cmd::Ab {
+            baseline,
+            current,
+            label,
+            no_cpu,
+            common,
+        } => {
+            let mut configs = Vec::new();
+            let both_cpu = baseline == ImplSpec::Cpu && current == ImplSpec::Cpu;
+            if !no_cpu || both_cpu {
+                configs.push(Config {
+                    label: "cpu".into(),
+                    baseline: ImplSpec::Cpu,
+                    current: ImplSpec::Cpu,
+                    env: common.env.clone(),
+                });
+            }
+            if !both_cpu {
+                let mut label = label.unwrap_or_else(|| current.label());
+                if label == "cpu" {
+                    label = "ab".into();
+                }
+                configs.push(Config {
+                    label,
+                    baseline,
+                    current,
+                    env: common.env.clone(),
+                });
+            }
+            perf("ab", configs, common)
+        }
+        Cmd::Speedup { imps, common } => {
+            let imps = if imps.is_empty() {
+                Kernel::ALL
+                    .into_iter()
+                    .filter(|k| k.available().is_ok())
+                    .map(ImplSpec::Kernel)
+                    .collect()
+            } else {
+                imps
+            };
+            let mut configs = vec![Config {
+                label: "cpu".into(),
+                baseline: ImplSpec::Cpu,
+                current: ImplSpec::Cpu,
+                env: common.env.clone(),
+            }];
+            for i in imps.into_iter().filter(|i| *i != ImplSpec::Cpu) {
+                configs.push(Config {
+                    label: i.label(),
+                    baseline: i.clone(),
+                    current: i,
+                    env: common.env.clone(),
+                });
+            }
+            perf("speedup", configs, common)
+        }
+    }
+}
+
+fn perf(mode: &str, configs: Vec<Config>, common: Common) -> Result<i32> {
+    let settings = Settings::from_process().map_err(benchmp::Usage)?;
+    if settings.iters_capped {
+        eprintln!("dto: PERF_ITERS capped at {}", dto::env::MAX_ITERS);
+    }
+    let mut pages = common.pages.clone();
+    pages.dedup();
+    let plan = RunPlan {
+        mode: mode.into(),
+        configs,
+        only: common.only.clone(),
+        pages,
+        timeout: Duration::from_secs(common.timeout),
+        settings,
+    };
+    let r = run::run(&plan)?;
+    let text_to_stdout = common.json.as_deref() != Some("-") && common.csv.as_deref() != Some("-");
+    if text_to_stdout {
+        emit("-", &report::render_text(&r))?;
+    }
+    if let Some(dest) = &common.json {
+        let mut j = serde_json::to_string_pretty(&r).context("serialising the report")?;
+        j.push('\n');
+        emit(dest, &j)?;
+    }
+    if let Some(dest) = &common.csv {
+        emit(dest, &report::render_csv(&r)?)?;
+    }
+    if r.regressions > 0 {
+        eprintln!(
+            "dto: {} judged cell(s) regressed by more than {:.1}%",
+            r.regressions, r.setup.min_effect_pct
+        );
+        return Ok(benchmp::EXIT_FAILED);
+    }
+    Ok(benchmp::EXIT_OK)
+}
+
+fn emit(dest: &str, text: &str) -> Result<()> {
+    if dest == "-" {
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .context("writing to stdout")
+    } else {
+        std::fs::write(dest, text).with_context(|| format!("writing {dest}"))
+    }
+}
+
+fn list(json: bool) -> Result<i32> {
+    let mut rows: Vec<(String, Result<(), String>, String)> = vec![
+        (
+            "cpu".into(),
+            Ok(()),
+            "libc memcpy/memmove/memset/memcmp via dlopen + dlsym (reference)".into(),
+        ),
+        (
+            "lib:PATH".into(),
+            Ok(()),
+            "the same four symbols from a shared library (dlopen)".into(),
+        ),
+    ];
+    for k in Kernel::ALL {
+        rows.push((k.name().into(), k.available(), k.describe().into()));
+    }
+    let huge = benchmp::sys::mem::huge_pages_free();
+    if json {
+        let v = serde_json::json!({
+            "implementations": rows.iter().map(|(n, a, d)| serde_json::json!({
+                "name": n,
+                "available": a.is_ok(),
+                "reason": a.as_ref().err(),
+                "description": d,
+            })).collect::<Vec<_>>(),
+            "timer": dto::sys::TIMER,
+            "flush": dto::sys::flush_method(),
+            "huge_pages_free": huge,
+        });
+        emit("-", &format!("{}\n", serde_json::to_string_pretty(&v)?))?;
+        return Ok(0);
+    }
+    let mut o = format!("{:<10} {:<10} {}\n", "impl", "available", "description");
+    for (n, a, d) in &rows {
+        match a {
+            Ok(()) => o.push_str(&format!("{n:<10} {:<10} {d}\n", "yes")),
+            Err(why) => o.push_str(&format!("{n:<10} {:<10} {d} ({why})\n", "no")),
+        }
+    }
+    o.push_str(&format!(
+        "\ntimer: {}; cache flush: {}; 2 MiB huge pages free: {huge}\n",
+        dto::sys::TIMER,
+        dto::sys::flush_method()
+    ));
+    emit("-", &o)?;
+    Ok(0)
+}
+
+fn check_impl(
+    spec: &ImplSpec,
+    threads: usize,
+    env: &[(String, String)],
+    json: bool,
+) -> Result<i32> {
+    dto::measure::set_process_env(env)?;
+    let loaded = impls::load(spec).map_err(|e| match e.exit_code() {
+        benchmp::EXIT_UNSUPPORTED => anyhow::Error::new(benchmp::Unsupported(e.to_string())),
+        _ => anyhow::Error::new(benchmp::Usage(e.to_string())),
+    })?;
+    let r = check::run(loaded.fns, threads);
+    if json {
+        let v = serde_json::json!({
+            "tool": "dto",
+            "mode": "check",
+            "impl": spec.to_string(),
+            "source": loaded.source,
+            "threads": threads,
+            "cases": r.cases,
+            "failures": r.failures,
+            "mismatches": r.mismatches,
+            "result": if r.failures == 0 { "PASS" } else { "FAIL" },
+        });
+        emit("-", &format!("{}\n", serde_json::to_string_pretty(&v)?))?;
+    } else {
+        let mut o = format!(
+            "dto check: {spec} ({}), {threads} threads\n\
+             memcpy, memset: sizes 0-{} with every source/destination offset 0-63, {} larger sizes up to {} bytes\n\
+             memmove: overlapping both ways; memcmp: equal, and differing at the first, middle and last byte\n",
+            loaded.source,
+            check::SMALL_MAX,
+            check::LARGE_SIZES.len(),
+            check::LARGE_SIZES.iter().max().unwrap_or(&0)
+        );
+        for m in &r.mismatches {
+            o.push_str(&format!("MISMATCH {m}\n"));
+        }
+        o.push_str(&format!(
+            "{} cases, {} wrong: {}\n",
+            r.cases,
+            r.failures,
+            if r.failures == 0 { "PASS" } else { "FAIL" }
+        ));
+        emit("-", &o)?;
+    }
+    if r.failures > 0 {
+        let first = r
+            .mismatches
+            .first()
+            .map(|m| m.to_string())
+            .unwrap_or_default();
+        eprintln!(
+            "dto: check failed: {} wrong result(s); first: {first}",
+            r.failures
+        );
+        return Ok(benchmp::EXIT_FAILED);
+    }
+    Ok(benchmp::EXIT_OK)
 }

@@ -1,0 +1,429 @@
+//! Functional checks of one implementation, as the DTO suite's functional tests: memcpy,
+//! memmove (overlapping both ways), memset and memcmp (sign of the result) over sizes below and
+//! above typical offload thresholds, unaligned source and destination offsets, and several
+//! threads at once. Guard bytes around every destination catch writes out of bounds.
+#![allow(unsafe_code)]
+
+use serde::Serialize;
+
+use crate::kernels::MemFns;
+
+/// Every size from 0 to this is checked with all 64 × 64 source/destination offsets.
+pub const SMALL_MAX: usize = 64;
+/// Larger sizes (odd ones and both sides of 4 KiB, 8 KiB, 16 KiB and 64 KiB thresholds).
+pub const LARGE_SIZES: &[usize] = &[
+    65,
+    100,
+    127,
+    128,
+    129,
+    255,
+    256,
+    257,
+    511,
+    1000,
+    1023,
+    1024,
+    1025,
+    4095,
+    4096,
+    4097,
+    8191,
+    8192,
+    8193,
+    16383,
+    16384,
+    16385,
+    65535,
+    65536,
+    65537,
+    131_079,
+    262_144,
+    1 << 20,
+    (1 << 20) + 13,
+    (2 << 20) - 1,
+    4 << 20,
+];
+/// Source/destination offset pairs used for the larger sizes.
+pub const LARGE_OFFSETS: &[(usize, usize)] =
+    &[(0, 0), (1, 0), (0, 1), (7, 13), (63, 1), (33, 63), (63, 63)];
+/// memmove distances between the overlapping ranges (plus half the size).
+pub const OVERLAP_SHIFTS: &[usize] = &[1, 3, 8, 15, 31, 32, 33, 64, 100];
+/// Guard bytes on each side of a destination.
+const GUARD: usize = 64;
+/// Byte the destination and guards are set to before each call.
+const CANARY: u8 = 0xEE;
+
+/// One wrong result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Mismatch {
+    /// Operation.
+    pub op: &'static str,
+    /// Length argument.
+    pub size: usize,
+    /// Source offset from a 64-byte aligned base (memmove: the source position).
+    pub src_offset: usize,
+    /// Destination offset from a 64-byte aligned base.
+    pub dst_offset: usize,
+    /// Thread that saw it.
+    pub thread: usize,
+    /// What was wrong.
+    pub detail: String,
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: size {}, src offset {}, dst offset {} (thread {}): {}",
+            self.op, self.size, self.src_offset, self.dst_offset, self.thread, self.detail
+        )
+    }
+}
+
+/// Outcome of a check run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CheckReport {
+    /// Calls checked, over all threads.
+    pub cases: u64,
+    /// Wrong results, over all threads.
+    pub failures: u64,
+    /// The first wrong results (at most [`KEEP`] per thread).
+    pub mismatches: Vec<Mismatch>,
+}
+
+/// Mismatches kept per thread.
+pub const KEEP: usize = 20;
+
+/// Runs every check in `threads` threads at once (each with its own buffers and data).
+pub fn run(fns: MemFns, threads: usize) -> CheckReport {
+    let results: Vec<CheckReport> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads.max(1))
+            .map(|t| s.spawn(move || Checker::new(fns, t).run_all()))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    let mut out = CheckReport::default();
+    for r in results {
+        out.cases += r.cases;
+        out.failures += r.failures;
+        out.mismatches.extend(r.mismatches);
+    }
+    out
+}
+
+/// A 64-byte aligned byte buffer.
+struct Aligned {
+    v: Vec<u8>,
+    start: usize,
+    len: usize,
+}
+
+impl Aligned {
+    fn new(len: usize) -> Aligned {
+        let v = vec![0u8; len + 64];
+        let start = v.as_ptr().align_offset(64);
+        Aligned { v, start, len }
+    }
+    fn bytes(&mut self) -> &mut [u8] {
+        &mut self.v[self.start..self.start + self.len]
+    }
+}
+
+struct Checker {
+    fns: MemFns,
+    thread: usize,
+    src: Aligned,
+    dst: Aligned,
+    report: CheckReport,
+}
+
+fn xorshift(x: &mut u32) -> u32 {
+    *x ^= *x << 13;
+    *x ^= *x >> 17;
+    *x ^= *x << 5;
+    *x
+}
+
+impl Checker {
+    fn new(fns: MemFns, thread: usize) -> Checker {
+        let max = *LARGE_SIZES.iter().max().unwrap_or(&SMALL_MAX);
+        let total = max + 2 * GUARD + 128;
+        let mut src = Aligned::new(total);
+        let mut seed = 0x9E37_79B9u32 ^ (thread as u32 + 1).wrapping_mul(0x85EB_CA6B);
+        for b in src.bytes() {
+            // Never the canary, so a missing write is always visible.
+            let mut x = xorshift(&mut seed) as u8;
+            if x == CANARY {
+                x = 0x11;
+            }
+            *b = x;
+        }
+        Checker {
+            fns,
+            thread,
+            src,
+            dst: Aligned::new(total),
+            report: CheckReport::default(),
+        }
+    }
+
+    fn fail(&mut self, op: &'static str, size: usize, so: usize, d_o: usize, detail: String) {
+        self.report.failures += 1;
+        if self.report.mismatches.len() < KEEP {
+            self.report.mismatches.push(Mismatch {
+                op,
+                size,
+                src_offset: so,
+                dst_offset: d_o,
+                thread: self.thread,
+                detail,
+            });
+        }
+    }
+
+    fn run_all(mut self) -> CheckReport {
+        let small: Vec<usize> = (0..=SMALL_MAX).collect();
+        for &size in &small {
+            for so in 0..64 {
+                for d_o in 0..64 {
+                    self.memcpy(size, so, d_o);
+                }
+            }
+            for d_o in 0..64 {
+                for value in [0x00, 0xA5, 0x1FF, -1] {
+                    self.memset(size, d_o, value);
+                }
+            }
+        }
+        for &size in LARGE_SIZES {
+            for &(so, d_o) in LARGE_OFFSETS {
+                self.memcpy(size, so, d_o);
+                self.memset(size, d_o, 0x5A);
+            }
+        }
+        let move_sizes: Vec<usize> = small
+            .iter()
+            .copied()
+            .chain(LARGE_SIZES.iter().copied().filter(|&s| s <= 1 << 20))
+            .collect();
+        for &size in &move_sizes {
+            // Every shift and two alignments for small sizes; a few shifts for large ones.
+            let (mut shifts, bases): (Vec<usize>, &[usize]) = if size <= 256 {
+                (OVERLAP_SHIFTS.to_vec(), &[0, 5])
+            } else {
+                (vec![1, 31, 64], &[0])
+            };
+            shifts.push(size / 2);
+            for shift in shifts.into_iter().filter(|&k| k > 0) {
+                for &base in bases {
+                    self.memmove(size, base, base + shift);
+                    self.memmove(size, base + shift, base);
+                }
+            }
+            self.memmove(size, 3, 3);
+        }
+        for &size in small.iter().chain(LARGE_SIZES) {
+            let offsets: &[(usize, usize)] = if size <= SMALL_MAX {
+                &[(0, 0), (1, 2), (63, 0), (0, 63), (17, 17)]
+            } else {
+                LARGE_OFFSETS
+            };
+            for &(so, d_o) in offsets {
+                self.memcmp(size, so, d_o);
+            }
+        }
+        self.report
+    }
+
+    /// Prepares dst: canary over [dst_off - GUARD, dst_off + size + GUARD) around base GUARD.
+    fn reset_dst(&mut self, d_o: usize, size: usize) {
+        let region = &mut self.dst.bytes()[..GUARD + d_o + size + GUARD];
+        region.fill(CANARY);
+    }
+
+    /// Checks the guards and the destination against `want`; the first problem, if any.
+    fn verify(&mut self, d_o: usize, want: &[u8]) -> Option<String> {
+        let (base, size) = (GUARD + d_o, want.len());
+        let dst = self.dst.bytes();
+        if let Some(i) = dst[..base].iter().rposition(|&b| b != CANARY) {
+            return Some(format!(
+                "wrote before the destination ({} bytes before it)",
+                base - i
+            ));
+        }
+        let after = &dst[base + size..base + size + GUARD];
+        if let Some(i) = after.iter().position(|&b| b != CANARY) {
+            return Some(format!("wrote past the end ({} bytes after it)", i + 1));
+        }
+        let got = &dst[base..base + size];
+        if got == want {
+            return None;
+        }
+        let i = (0..size).find(|&i| got[i] != want[i]).unwrap_or(0);
+        Some(format!(
+            "byte {i} is {:#04x}, expected {:#04x}",
+            got[i], want[i]
+        ))
+    }
+
+    fn memcpy(&mut self, size: usize, so: usize, d_o: usize) {
+        self.report.cases += 1;
+        self.reset_dst(d_o, size);
+        let s = self.src.bytes()[GUARD + so..].as_ptr();
+        let d = self.dst.bytes()[GUARD + d_o..].as_mut_ptr();
+        // SAFETY: src has size bytes after GUARD + so and dst has size + GUARD bytes after
+        // GUARD + d_o (buffers are sized for the largest case); they are separate buffers.
+        let ret = unsafe { (self.fns.memcpy)(d.cast(), s.cast(), size) };
+        let src = self.src.bytes()[GUARD + so..GUARD + so + size].to_vec();
+        if let Some(e) = self.verify(d_o, &src) {
+            self.fail("memcpy", size, so, d_o, e);
+        } else if ret != d.cast() {
+            self.fail("memcpy", size, so, d_o, "did not return dst".into());
+        }
+    }
+
+    fn memset(&mut self, size: usize, d_o: usize, value: i32) {
+        self.report.cases += 1;
+        self.reset_dst(d_o, size);
+        let d = self.dst.bytes()[GUARD + d_o..].as_mut_ptr();
+        // SAFETY: dst has size + GUARD bytes after GUARD + d_o.
+        let ret = unsafe { (self.fns.memset)(d.cast(), value, size) };
+        let want = vec![value as u8; size];
+        if let Some(e) = self.verify(d_o, &want) {
+            self.fail("memset", size, 0, d_o, format!("value {value:#x}: {e}"));
+        } else if ret != d.cast() {
+            self.fail("memset", size, 0, d_o, "did not return dst".into());
+        }
+    }
+
+    /// memmove within one buffer from position `from` to position `to` (both past the guard).
+    fn memmove(&mut self, size: usize, from: usize, to: usize) {
+        self.report.cases += 1;
+        let span = GUARD + from.max(to) + size + GUARD;
+        // Buffer content: the source pattern; expected: the same after a correct move.
+        let pattern = self.src.bytes()[..span].to_vec();
+        let mut want = pattern.clone();
+        want.copy_within(GUARD + from..GUARD + from + size, GUARD + to);
+        let buf = &mut self.dst.bytes()[..span];
+        buf.copy_from_slice(&pattern);
+        let base = buf.as_mut_ptr();
+        // SAFETY: both ranges lie inside `buf` (span covers the larger offset plus size).
+        let ret = unsafe {
+            (self.fns.memmove)(
+                base.add(GUARD + to).cast(),
+                base.add(GUARD + from).cast(),
+                size,
+            )
+        };
+        // SAFETY: same pointer arithmetic as above, for comparison only.
+        let expect_ret = unsafe { base.add(GUARD + to) };
+        let got = &self.dst.bytes()[..span];
+        if let Some(i) = (0..span).find(|&i| got[i] != want[i]) {
+            let dir = if to > from {
+                "forward overlap"
+            } else {
+                "backward overlap"
+            };
+            let detail = format!(
+                "{dir}: byte {} (relative to dst) is {:#04x}, expected {:#04x}",
+                i as isize - (GUARD + to) as isize,
+                got[i],
+                want[i]
+            );
+            self.fail("memmove", size, from, to, detail);
+        } else if ret != expect_ret.cast() {
+            self.fail("memmove", size, from, to, "did not return dst".into());
+        }
+    }
+
+    fn memcmp(&mut self, size: usize, so: usize, d_o: usize) {
+        // b is a copy of a at another offset; then one byte differs at first, middle, last.
+        let a_range = GUARD + so..GUARD + so + size;
+        let a = self.src.bytes()[a_range.clone()].to_vec();
+        let b_start = GUARD + d_o;
+        self.dst.bytes()[b_start..b_start + size].copy_from_slice(&a);
+        let pa = self.src.bytes()[GUARD + so..].as_ptr();
+        let pb = self.dst.bytes()[b_start..].as_ptr();
+        let call = |fns: &MemFns| -> i32 {
+            // SAFETY: both ranges hold `size` readable bytes.
+            unsafe { (fns.memcmp)(pa.cast(), pb.cast(), size) }
+        };
+        self.report.cases += 1;
+        let r = call(&self.fns);
+        if r != 0 {
+            self.fail("memcmp", size, so, d_o, format!("equal buffers gave {r}"));
+        }
+        if size == 0 {
+            return;
+        }
+        let mut positions = vec![0, size / 2, size - 1];
+        positions.dedup();
+        for pos in positions {
+            for (av, bv, sign) in [(0x10u8, 0x90u8, -1), (0x90, 0x10, 1)] {
+                self.report.cases += 1;
+                let saved = self.src.bytes()[GUARD + so + pos];
+                self.src.bytes()[GUARD + so + pos] = av;
+                self.dst.bytes()[b_start + pos] = bv;
+                let r = call(&self.fns);
+                self.src.bytes()[GUARD + so + pos] = saved;
+                self.dst.bytes()[b_start + pos] = saved;
+                if r.signum() != sign {
+                    let detail = format!(
+                        "differing at byte {pos} ({av:#04x} vs {bv:#04x}) gave {r}, expected {}",
+                        if sign < 0 { "< 0" } else { "> 0" }
+                    );
+                    self.fail("memcmp", size, so, d_o, detail);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::{Kernel, portable};
+
+    #[test]
+    fn every_available_kernel_passes() {
+        for k in Kernel::ALL {
+            let Ok(fns) = k.fns() else {
+                eprintln!("skipped {}: not available here", k.name());
+                continue;
+            };
+            let r = Checker::new(fns, 0).run_all();
+            assert_eq!(r.failures, 0, "{}: {:?}", k.name(), r.mismatches);
+            assert!(r.cases > 100_000);
+        }
+    }
+
+    unsafe extern "C" fn broken_memcpy(
+        d: *mut std::ffi::c_void,
+        s: *const std::ffi::c_void,
+        n: usize,
+    ) -> *mut std::ffi::c_void {
+        // SAFETY: forwarded contract; the extra write stays inside the destination.
+        unsafe {
+            portable::memcpy(d, s, n);
+            if n == 4097 {
+                *d.cast::<u8>().add(100) ^= 1;
+            }
+        }
+        d
+    }
+
+    #[test]
+    fn a_corrupting_memcpy_is_named_with_size_and_offsets() {
+        let mut fns = Kernel::Portable.fns().unwrap();
+        fns.memcpy = broken_memcpy;
+        let r = run(fns, 2);
+        assert_eq!(r.failures, 2 * LARGE_OFFSETS.len() as u64);
+        let m = &r.mismatches[0];
+        assert_eq!((m.op, m.size), ("memcpy", 4097));
+        assert!(m.to_string().contains("byte 100 is"), "{m}");
+    }
+}

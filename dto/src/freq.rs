@@ -1,0 +1,162 @@
+//! Core and uncore frequency pinning through sysfs (cpufreq scaling_min/max_freq and
+//! intel_uncore_frequency min/max_freq_khz), with the previous values written back when the
+//! pin is dropped. Where the files are absent (VMs, most phones without root) the state is
+//! reported as "not available" and the run goes on.
+
+use std::path::{Path, PathBuf};
+
+/// A pin in force; restores the previous limits on drop.
+#[derive(Debug, Default)]
+pub struct FreqPin {
+    restore: Vec<(PathBuf, String)>,
+    /// One line for the core frequency in the report header.
+    pub core: String,
+    /// One line for the uncore frequency in the report header.
+    pub uncore: String,
+}
+
+fn read(p: &Path) -> Option<String> {
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+fn mhz(khz: &str) -> String {
+    khz.parse::<u64>()
+        .map(|k| (k / 1000).to_string())
+        .unwrap_or_else(|_| khz.to_string())
+}
+
+impl FreqPin {
+    /// Pins CPU `cpu`'s core frequency and every uncore domain to the given MHz (None: leave
+    /// as is) under the sysfs root (normally `/sys`).
+    pub fn apply(
+        root: &Path,
+        cpu: usize,
+        core_mhz: Option<u32>,
+        uncore_mhz: Option<u32>,
+    ) -> FreqPin {
+        let mut pin = FreqPin::default();
+        let dir = root.join(format!("devices/system/cpu/cpu{cpu}/cpufreq"));
+        pin.core = if !dir.join("scaling_max_freq").exists() {
+            format!("not available (no cpufreq for CPU {cpu})")
+        } else {
+            let names = ("scaling_min_freq", "scaling_max_freq");
+            let state = pin.pin_pair(&dir, names, core_mhz);
+            let cur = read(&dir.join("scaling_cur_freq")).map(|c| mhz(&c));
+            format!("{} MHz {state}", cur.unwrap_or_else(|| "?".into()))
+        };
+        let ucore = root.join("devices/system/cpu/intel_uncore_frequency");
+        let mut domains: Vec<PathBuf> = std::fs::read_dir(&ucore)
+            .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        domains.retain(|d| d.join("max_freq_khz").exists());
+        domains.sort();
+        pin.uncore = if domains.is_empty() {
+            "not available (no intel_uncore_frequency)".into()
+        } else {
+            let names = ("min_freq_khz", "max_freq_khz");
+            let states: Vec<String> = domains
+                .iter()
+                .map(|d| pin.pin_pair(d, names, uncore_mhz))
+                .collect();
+            let mut states = states;
+            states.dedup();
+            states.join("; ")
+        };
+        pin
+    }
+
+    /// Writes min and max (in the order that keeps min ≤ max) and reports the result.
+    fn pin_pair(&mut self, dir: &Path, (min_f, max_f): (&str, &str), want: Option<u32>) -> String {
+        let (pmin, pmax) = (dir.join(min_f), dir.join(max_f));
+        let (Some(old_min), Some(old_max)) = (read(&pmin), read(&pmax)) else {
+            return "(limits unreadable)".into();
+        };
+        let now = format!("(min={} max={})", mhz(&old_min), mhz(&old_max));
+        let Some(want) = want else {
+            return format!("{now} [not pinned: disabled]");
+        };
+        let khz = (u64::from(want) * 1000).to_string();
+        let raising = old_max
+            .parse::<u64>()
+            .is_ok_and(|m| u64::from(want) * 1000 > m);
+        let order = if raising {
+            [&pmax, &pmin]
+        } else {
+            [&pmin, &pmax]
+        };
+        for p in order {
+            let old = if *p == pmin { &old_min } else { &old_max };
+            if let Err(e) = std::fs::write(p, &khz) {
+                self.restore_now();
+                return format!("{now} [not pinned: {}: {e}]", p.display());
+            }
+            self.restore.push((p.clone(), old.clone()));
+        }
+        format!("(min={want} max={want}) [pinned]")
+    }
+
+    fn restore_now(&mut self) {
+        // Undo in reverse order so min ≤ max holds at every step.
+        while let Some((p, v)) = self.restore.pop() {
+            let _ = std::fs::write(&p, v);
+        }
+    }
+}
+
+impl Drop for FreqPin {
+    fn drop(&mut self) {
+        self.restore_now();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree() -> PathBuf {
+        let root = std::env::temp_dir().join(format!(
+            "dto-freq-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_dir_all(&root);
+        let cf = root.join("devices/system/cpu/cpu1/cpufreq");
+        std::fs::create_dir_all(&cf).unwrap();
+        std::fs::write(cf.join("scaling_min_freq"), "800000\n").unwrap();
+        std::fs::write(cf.join("scaling_max_freq"), "3000000\n").unwrap();
+        std::fs::write(cf.join("scaling_cur_freq"), "2000000\n").unwrap();
+        let un = root.join("devices/system/cpu/intel_uncore_frequency/package_00_die_00");
+        std::fs::create_dir_all(&un).unwrap();
+        std::fs::write(un.join("min_freq_khz"), "1200000\n").unwrap();
+        std::fs::write(un.join("max_freq_khz"), "2400000\n").unwrap();
+        root
+    }
+
+    #[test]
+    fn pins_and_restores() {
+        let root = tree();
+        let cf = root.join("devices/system/cpu/cpu1/cpufreq");
+        {
+            let pin = FreqPin::apply(&root, 1, Some(2000), Some(2000));
+            assert!(pin.core.contains("[pinned]"), "{}", pin.core);
+            assert!(pin.uncore.contains("[pinned]"), "{}", pin.uncore);
+            assert_eq!(read(&cf.join("scaling_min_freq")).unwrap(), "2000000");
+            assert_eq!(read(&cf.join("scaling_max_freq")).unwrap(), "2000000");
+        }
+        assert_eq!(read(&cf.join("scaling_min_freq")).unwrap(), "800000");
+        assert_eq!(read(&cf.join("scaling_max_freq")).unwrap(), "3000000");
+        let un = root.join("devices/system/cpu/intel_uncore_frequency/package_00_die_00");
+        assert_eq!(read(&un.join("max_freq_khz")).unwrap(), "2400000");
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn absent_files_are_reported_not_fatal() {
+        let root = std::env::temp_dir().join("dto-freq-empty-does-not-exist");
+        let pin = FreqPin::apply(&root, 3, Some(2000), Some(2000));
+        assert!(pin.core.starts_with("not available"), "{}", pin.core);
+        assert!(pin.uncore.starts_with("not available"), "{}", pin.uncore);
+    }
+}

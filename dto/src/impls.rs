@@ -1,0 +1,266 @@
+//! Implementations selected by name: `cpu` (libc's functions found with dlopen/dlsym, the
+//! guide's reference configuration), `lib:PATH` (the same four symbols from a shared library)
+//! and the built-in kernels.
+#![allow(unsafe_code)]
+
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::kernels::{CmpFn, CopyFn, Kernel, MemFns, SetFn};
+
+/// An implementation as named on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImplSpec {
+    /// libc's memcpy, memmove, memset and memcmp.
+    Cpu,
+    /// A shared library exporting the four symbols.
+    Lib(PathBuf),
+    /// A built-in kernel.
+    Kernel(Kernel),
+}
+
+impl ImplSpec {
+    /// Parses `cpu`, `lib:PATH` or a kernel name.
+    pub fn parse(s: &str) -> Result<ImplSpec, String> {
+        if s == "cpu" {
+            return Ok(ImplSpec::Cpu);
+        }
+        if let Some(p) = s.strip_prefix("lib:") {
+            if p.is_empty() {
+                return Err("lib: needs a path, e.g. lib:/usr/lib/libdto.so".into());
+            }
+            return Ok(ImplSpec::Lib(PathBuf::from(p)));
+        }
+        Kernel::from_name(s).map(ImplSpec::Kernel).ok_or_else(|| {
+            let names: Vec<&str> = Kernel::ALL.iter().map(|k| k.name()).collect();
+            format!(
+                "unknown implementation '{s}': use cpu, lib:PATH or one of {}",
+                names.join(", ")
+            )
+        })
+    }
+
+    /// Short label for tables (`cpu`, the library file name, the kernel name).
+    pub fn label(&self) -> String {
+        match self {
+            ImplSpec::Cpu => "cpu".into(),
+            ImplSpec::Lib(p) => p
+                .file_stem()
+                .map(|s| s.to_string_lossy().trim_start_matches("lib").to_string())
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "lib".into()),
+            ImplSpec::Kernel(k) => k.name().into(),
+        }
+    }
+
+    /// Checks what can be checked without loading anything: kernel support on this CPU and
+    /// the library file's existence. `Err((exit_code, message))`.
+    pub fn preflight(&self) -> Result<(), (i32, String)> {
+        match self {
+            ImplSpec::Cpu => Ok(()),
+            ImplSpec::Lib(p) => {
+                if p.components().count() > 1 && !p.is_file() {
+                    Err((
+                        benchmp::EXIT_USAGE,
+                        format!("library {} does not exist", p.display()),
+                    ))
+                } else {
+                    Ok(())
+                }
+            }
+            ImplSpec::Kernel(k) => k.available().map_err(|why| {
+                (
+                    benchmp::EXIT_UNSUPPORTED,
+                    format!("kernel {} is not available here: {why}", k.name()),
+                )
+            }),
+        }
+    }
+}
+
+impl fmt::Display for ImplSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ImplSpec::Cpu => write!(f, "cpu"),
+            ImplSpec::Lib(p) => write!(f, "lib:{}", p.display()),
+            ImplSpec::Kernel(k) => write!(f, "{}", k.name()),
+        }
+    }
+}
+
+/// Why an implementation could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// A kernel this CPU cannot run (exit 3).
+    #[error("kernel {name} is not available here: {why}")]
+    Unsupported {
+        /// Kernel name.
+        name: &'static str,
+        /// Reason.
+        why: String,
+    },
+    /// dlopen failed (exit 2).
+    #[error("cannot load {path}: {why}")]
+    Open {
+        /// Library path.
+        path: String,
+        /// dlerror text.
+        why: String,
+    },
+    /// A symbol is missing (exit 2).
+    #[error("{path} does not export {symbol}")]
+    Symbol {
+        /// Library path.
+        path: String,
+        /// Missing symbol.
+        symbol: &'static str,
+    },
+}
+
+impl LoadError {
+    /// Exit status for this failure.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            LoadError::Unsupported { .. } => benchmp::EXIT_UNSUPPORTED,
+            _ => benchmp::EXIT_USAGE,
+        }
+    }
+}
+
+/// A loaded implementation; keeps the library mapped while its functions are in use.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The four functions.
+    pub fns: MemFns,
+    /// Where they came from (for reports).
+    pub source: String,
+    _lib: Option<libloading::Library>,
+}
+
+/// Loads an implementation (in the process that will call it: for lib:PATH this runs the
+/// library's initialisers, which read DTO_* variables from the environment).
+pub fn load(spec: &ImplSpec) -> Result<Loaded, LoadError> {
+    match spec {
+        ImplSpec::Kernel(k) => {
+            let fns = k.fns().map_err(|why| LoadError::Unsupported {
+                name: k.name(),
+                why,
+            })?;
+            Ok(Loaded {
+                fns,
+                source: format!("built-in {} kernel", k.name()),
+                _lib: None,
+            })
+        }
+        ImplSpec::Cpu => {
+            for name in ["libc.so.6", "libc.so"] {
+                if let Ok(lib) = open(name) {
+                    if let Ok(fns) = symbols(&lib, name) {
+                        return Ok(Loaded {
+                            fns,
+                            source: format!("{name} via dlopen/dlsym"),
+                            _lib: Some(lib),
+                        });
+                    }
+                }
+            }
+            // Static builds cannot dlopen: use the libc linked into this binary.
+            Ok(Loaded {
+                fns: MemFns {
+                    memcpy: libc::memcpy,
+                    memmove: libc::memmove,
+                    memset: libc::memset,
+                    memcmp: libc::memcmp,
+                },
+                source: "linked libc (dlopen unavailable)".into(),
+                _lib: None,
+            })
+        }
+        ImplSpec::Lib(path) => {
+            let shown = path.display().to_string();
+            let lib = open(path.as_os_str()).map_err(|why| LoadError::Open {
+                path: shown.clone(),
+                why,
+            })?;
+            let fns = symbols(&lib, &shown)?;
+            Ok(Loaded {
+                fns,
+                source: format!("{shown} via dlopen/dlsym"),
+                _lib: Some(lib),
+            })
+        }
+    }
+}
+
+fn open(name: impl AsRef<std::ffi::OsStr>) -> Result<libloading::Library, String> {
+    // SAFETY: loading a shared library runs its initialisers; the user named this library
+    // (or it is the C library already loaded) to be measured in this process.
+    unsafe { libloading::Library::new(name.as_ref()) }.map_err(|e| e.to_string())
+}
+
+fn symbols(lib: &libloading::Library, path: &str) -> Result<MemFns, LoadError> {
+    let missing = |symbol| LoadError::Symbol {
+        path: path.to_string(),
+        symbol,
+    };
+    // SAFETY: the four symbols are the C standard functions with exactly these signatures;
+    // the pointers are used only while `lib` stays loaded (it is kept in `Loaded`).
+    unsafe {
+        let memcpy = *lib
+            .get::<CopyFn>(b"memcpy\0")
+            .map_err(|_| missing("memcpy"))?;
+        let memmove = *lib
+            .get::<CopyFn>(b"memmove\0")
+            .map_err(|_| missing("memmove"))?;
+        let memset = *lib
+            .get::<SetFn>(b"memset\0")
+            .map_err(|_| missing("memset"))?;
+        let memcmp = *lib
+            .get::<CmpFn>(b"memcmp\0")
+            .map_err(|_| missing("memcmp"))?;
+        Ok(MemFns {
+            memcpy,
+            memmove,
+            memset,
+            memcmp,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_names() {
+        assert_eq!(ImplSpec::parse("cpu").unwrap(), ImplSpec::Cpu);
+        assert_eq!(
+            ImplSpec::parse("lib:/tmp/libx.so").unwrap(),
+            ImplSpec::Lib("/tmp/libx.so".into())
+        );
+        assert_eq!(
+            ImplSpec::parse("avx2").unwrap(),
+            ImplSpec::Kernel(Kernel::Avx2)
+        );
+        assert!(ImplSpec::parse("lib:").is_err());
+        assert!(ImplSpec::parse("fast").unwrap_err().contains("unknown"));
+        assert_eq!(ImplSpec::parse("lib:/x/libdto.so").unwrap().label(), "dto");
+    }
+
+    #[test]
+    fn cpu_loads_libc() {
+        let l = load(&ImplSpec::Cpu).unwrap();
+        let src = [1u8, 2, 3, 4];
+        let mut dst = [0u8; 4];
+        // SAFETY: both arrays hold 4 bytes and do not overlap.
+        unsafe { (l.fns.memcpy)(dst.as_mut_ptr().cast(), src.as_ptr().cast(), 4) };
+        assert_eq!(dst, src);
+    }
+
+    #[test]
+    fn missing_library_is_an_open_error() {
+        let e = load(&ImplSpec::Lib("/nonexistent/libnothing.so".into())).unwrap_err();
+        assert!(matches!(e, LoadError::Open { .. }));
+        assert_eq!(e.exit_code(), 2);
+    }
+}

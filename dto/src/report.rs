@@ -1,0 +1,363 @@
+//! The A/B report: one serde struct, and pure functions rendering it as the guide's text
+//! tables, JSON and CSV (one row per cell).
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::bench::Config;
+use crate::stats::{KsMethod, Summary, Verdict};
+
+/// Everything one `dto ab` / `dto speedup` run found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// "dto".
+    pub tool: &'static str,
+    /// Crate version.
+    pub version: &'static str,
+    /// Subcommand (ab, speedup).
+    pub mode: String,
+    /// Host facts.
+    pub host: benchmp::host::Host,
+    /// Build of this binary.
+    pub build: benchmp::host::Build,
+    /// How the run was set up.
+    pub setup: Setup,
+    /// The A/B configurations.
+    pub configs: Vec<Config>,
+    /// Per page size: measured or skipped, and why.
+    pub page_sizes: Vec<PageStatus>,
+    /// Every measured cell.
+    pub cells: Vec<Cell>,
+    /// Current-version speedup of every configuration over `cpu`.
+    pub speedup: Vec<Speedup>,
+    /// Judged cells whose trimmed mean grew by more than the minimum effect.
+    pub regressions: usize,
+    /// "PASS" or "FAIL".
+    pub result: &'static str,
+}
+
+/// Run conditions shown in the header.
+#[derive(Debug, Clone, Serialize)]
+pub struct Setup {
+    /// CPU the children ran on.
+    pub pinned_cpu: usize,
+    /// Note when PERF_CPU was outside the allowed set and wrapped.
+    pub cpu_note: Option<String>,
+    /// Timer used.
+    pub timer: &'static str,
+    /// Timer frequency in Hz (TSC on x86_64).
+    pub timer_hz: f64,
+    /// Core frequency state.
+    pub core_freq: String,
+    /// Uncore frequency state.
+    pub uncore_freq: String,
+    /// Forked rounds per cell.
+    pub rounds: u32,
+    /// Iterations per round.
+    pub iterations: u32,
+    /// Untimed iterations of both versions per round.
+    pub warmup_iterations: u32,
+    /// PERF_MIN_EFFECT.
+    pub min_effect_pct: f64,
+    /// Caches flushed before every operation.
+    pub cold_cache: bool,
+    /// Flush instruction.
+    pub flush: &'static str,
+    /// PERF_SHORT.
+    pub short: bool,
+    /// Where distributions.csv was written.
+    pub distributions_csv: String,
+}
+
+/// Whether a page size was measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct PageStatus {
+    /// 4k or 2m.
+    pub pages: &'static str,
+    /// True when measured.
+    pub measured: bool,
+    /// Why not, when skipped.
+    pub note: Option<String>,
+}
+
+/// One benchmark × configuration × page size.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    /// Benchmark name.
+    pub test: &'static str,
+    /// memcpy, memset or memcmp.
+    pub op: &'static str,
+    /// Bytes per operation.
+    pub size_bytes: usize,
+    /// Fault-injection percentage.
+    pub pf_pct: u32,
+    /// Reference-only row (never judged).
+    pub reference_only: bool,
+    /// Configuration label.
+    pub config: String,
+    /// 4k or 2m.
+    pub pages: &'static str,
+    /// Rounds pooled.
+    pub rounds: u32,
+    /// Baseline samples (ns), all rounds pooled.
+    pub baseline: Summary,
+    /// Current samples (ns), all rounds pooled.
+    pub current: Summary,
+    /// Trimmed mean (10th–90th percentile) of the baseline, ns.
+    pub baseline_trimmed_mean_ns: f64,
+    /// Trimmed mean of the current version, ns.
+    pub current_trimmed_mean_ns: f64,
+    /// (current − baseline) / baseline × 100.
+    pub change_pct: f64,
+    /// KS D on the trimmed distributions.
+    pub ks_d: f64,
+    /// KS p-value (two-sided).
+    pub ks_p: f64,
+    /// KS p-value branch.
+    pub ks_method: KsMethod,
+    /// Shared outlier threshold, ns.
+    pub outlier_threshold_ns: f64,
+    /// Baseline samples above the threshold.
+    pub outliers_baseline: usize,
+    /// Current samples above the threshold.
+    pub outliers_current: usize,
+    /// PASS, FAIL or REF.
+    pub verdict: Verdict,
+}
+
+/// Speedup of one configuration's current version over cpu's, for one test and page size.
+#[derive(Debug, Clone, Serialize)]
+pub struct Speedup {
+    /// Benchmark name.
+    pub test: &'static str,
+    /// 4k or 2m.
+    pub pages: &'static str,
+    /// Configuration label.
+    pub config: String,
+    /// cpu current trimmed mean / this configuration's current trimmed mean.
+    pub speedup: f64,
+}
+
+/// Adds the speedup rows (cpu must be one of the configurations).
+pub fn speedups(cells: &[Cell]) -> Vec<Speedup> {
+    let mut out = Vec::new();
+    for c in cells.iter().filter(|c| c.config != "cpu") {
+        if let Some(cpu) = cells
+            .iter()
+            .find(|r| r.config == "cpu" && r.test == c.test && r.pages == c.pages)
+        {
+            out.push(Speedup {
+                test: c.test,
+                pages: c.pages,
+                config: c.config.clone(),
+                speedup: cpu.current_trimmed_mean_ns / c.current_trimmed_mean_ns,
+            });
+        }
+    }
+    out
+}
+
+const RULE: &str = "  ===============================================";
+
+/// The guide's text: header, one detail table per page size, the speedup summary, verdict.
+pub fn render_text(r: &Report) -> String {
+    let s = &r.setup;
+    let mut o = String::new();
+    let cache = if s.cold_cache {
+        "cold cache"
+    } else {
+        "warm cache"
+    };
+    let _ = writeln!(o, "DTO A/B Performance Test ({cache})");
+    let _ = writeln!(o, "================================================");
+    let _ = writeln!(o, "Pinned CPU:    {}", s.pinned_cpu);
+    if let Some(n) = &s.cpu_note {
+        let _ = writeln!(o, "               ({n})");
+    }
+    if r.host.arch == "x86_64" {
+        let _ = writeln!(o, "TSC freq:      {:.3} GHz", s.timer_hz / 1e9);
+    } else {
+        let _ = writeln!(o, "Timer:         {}", s.timer);
+    }
+    let _ = writeln!(o, "Core freq:     {}", s.core_freq);
+    let _ = writeln!(o, "Uncore freq:   {}", s.uncore_freq);
+    let _ = writeln!(
+        o,
+        "A/B rounds:    {} (interleaved, randomized order)",
+        s.rounds
+    );
+    let _ = writeln!(
+        o,
+        "Iterations:    {} per round (+{} warmup)",
+        s.iterations, s.warmup_iterations
+    );
+    let _ = writeln!(o, "Min effect:    {:.1}%", s.min_effect_pct);
+    for ps in &r.page_sizes {
+        let title = if ps.pages == "4k" { "4KB" } else { "2MB" };
+        let _ = writeln!(o, "\n{RULE}\n  A/B Results — {title} pages\n{RULE}");
+        if !ps.measured {
+            let _ = writeln!(
+                o,
+                "  skipped: {}",
+                ps.note.as_deref().unwrap_or("not measured")
+            );
+            continue;
+        }
+        let _ = writeln!(
+            o,
+            "  {:<15} {:<9} {:>10} {:>10} {:>7}  {:>5}   {:<7}   Outliers",
+            "Test", "Config", "Base mean", "Cur mean", "Change", "KS D", "Result"
+        );
+        let _ = writeln!(
+            o,
+            "  {:<15} {:<9} {:>10} {:>10} {:>7}  {:>5}   {:<7}   {}",
+            "-".repeat(15),
+            "-".repeat(9),
+            "-".repeat(9),
+            "-".repeat(9),
+            "-".repeat(7),
+            "-".repeat(5),
+            "-".repeat(7),
+            "-".repeat(8)
+        );
+        let mut last = "";
+        for c in r.cells.iter().filter(|c| c.pages == ps.pages) {
+            let name = if c.test == last { "" } else { c.test };
+            last = c.test;
+            let verdict = match c.verdict {
+                Verdict::Pass => "PASS",
+                Verdict::Fail => "FAIL",
+                Verdict::Ref => "REF",
+            };
+            let _ = writeln!(
+                o,
+                "  {:<15} {:<9} {:>7.0} ns {:>7.0} ns {:>+6.1}%  {:>5.3}   {:<7}   bl={} cur={}",
+                name,
+                c.config,
+                c.baseline_trimmed_mean_ns,
+                c.current_trimmed_mean_ns,
+                c.change_pct,
+                c.ks_d,
+                verdict,
+                c.outliers_baseline,
+                c.outliers_current
+            );
+        }
+    }
+    if !r.speedup.is_empty() {
+        let _ = writeln!(o, "\n{RULE}\n  Speedup vs CPU (current library)\n{RULE}");
+        let mut labels: Vec<&str> = Vec::new();
+        for sp in &r.speedup {
+            if !labels.contains(&sp.config.as_str()) {
+                labels.push(&sp.config);
+            }
+        }
+        for ps in r.page_sizes.iter().filter(|p| p.measured) {
+            let title = if ps.pages == "4k" { "4KB" } else { "2MB" };
+            let _ = writeln!(o, "\n  {title} pages:");
+            let _ = write!(o, "  {:<14}", "Test");
+            for l in &labels {
+                let _ = write!(o, " {l:>10}");
+            }
+            let _ = write!(o, "\n  {}", "-".repeat(14));
+            for _ in &labels {
+                let _ = write!(o, " {}", "-".repeat(10));
+            }
+            let _ = writeln!(o);
+            let mut tests: Vec<&str> = Vec::new();
+            for sp in r.speedup.iter().filter(|sp| sp.pages == ps.pages) {
+                if !tests.contains(&sp.test) {
+                    tests.push(sp.test);
+                }
+            }
+            for t in tests {
+                let _ = write!(o, "  {t:<14}");
+                for l in &labels {
+                    match r
+                        .speedup
+                        .iter()
+                        .find(|sp| sp.test == t && sp.pages == ps.pages && sp.config == *l)
+                    {
+                        Some(sp) => {
+                            let _ = write!(o, " {:>9.2}x", sp.speedup);
+                        }
+                        None => {
+                            let _ = write!(o, " {:>10}", "-");
+                        }
+                    }
+                }
+                let _ = writeln!(o);
+            }
+        }
+    }
+    let judged = r.cells.iter().filter(|c| c.verdict != Verdict::Ref).count();
+    let _ = writeln!(
+        o,
+        "\nResult: {} ({} of {} judged cells regressed by more than {:.1}%)",
+        r.result, r.regressions, judged, s.min_effect_pct
+    );
+    let _ = writeln!(o, "Samples: {}", s.distributions_csv);
+    o
+}
+
+/// One CSV row per cell.
+pub fn render_csv(r: &Report) -> anyhow::Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "test",
+        "op",
+        "size_bytes",
+        "pf_pct",
+        "pages",
+        "config",
+        "reference_only",
+        "rounds",
+        "baseline_n",
+        "current_n",
+        "baseline_trimmed_mean_ns",
+        "current_trimmed_mean_ns",
+        "change_pct",
+        "ks_d",
+        "ks_p",
+        "ks_method",
+        "outlier_threshold_ns",
+        "outliers_baseline",
+        "outliers_current",
+        "verdict",
+    ])?;
+    for c in &r.cells {
+        let method = match c.ks_method {
+            KsMethod::Exact => "exact",
+            KsMethod::Asymp => "asymp",
+        };
+        let verdict = match c.verdict {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+            Verdict::Ref => "REF",
+        };
+        w.write_record([
+            c.test.to_string(),
+            c.op.to_string(),
+            c.size_bytes.to_string(),
+            c.pf_pct.to_string(),
+            c.pages.to_string(),
+            c.config.clone(),
+            c.reference_only.to_string(),
+            c.rounds.to_string(),
+            c.baseline.n.to_string(),
+            c.current.n.to_string(),
+            format!("{:.3}", c.baseline_trimmed_mean_ns),
+            format!("{:.3}", c.current_trimmed_mean_ns),
+            format!("{:.4}", c.change_pct),
+            format!("{:.6}", c.ks_d),
+            format!("{:.6e}", c.ks_p),
+            method.to_string(),
+            format!("{:.3}", c.outlier_threshold_ns),
+            c.outliers_baseline.to_string(),
+            c.outliers_current.to_string(),
+            verdict.to_string(),
+        ])?;
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}
