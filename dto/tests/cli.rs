@@ -1,0 +1,293 @@
+//! The `dto` binary end to end: help, list, functional checks of every implementation
+//! (including a deliberately broken library built here with the C compiler), one-line errors
+//! with exit status 2, and a tiny PERF_SHORT A/B run writing JSON, CSV and distributions.csv.
+//! Every fork happens inside the binary, never in this multi-threaded test runner. No test
+//! asserts a time.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn dto(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_dto"));
+    c.args(args);
+    for k in [
+        "PERF_CPU",
+        "PERF_MIN_EFFECT",
+        "PERF_AB_ROUNDS",
+        "PERF_ITERS",
+        "PERF_SHORT",
+        "PERF_COLD_CACHE",
+        "PERF_CORE_FREQ_MHZ",
+        "PERF_UNCORE_FREQ_MHZ",
+        "RESULTS_DIR",
+    ] {
+        c.env_remove(k);
+    }
+    // Never touch the machine's frequency limits from a test.
+    c.env("PERF_CORE_FREQ_MHZ", "off")
+        .env("PERF_UNCORE_FREQ_MHZ", "off");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("dto runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("dto-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Builds tests/fixtures/memlib.c into a shared library; None (test skipped) without cc.
+fn build_memlib(dir: &Path, defines: &[&str]) -> Option<PathBuf> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/memlib.c");
+    let out = dir.join("libmemfixture.so");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let status = Command::new(&cc)
+        .args(["-shared", "-fPIC", "-O2", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .args(defines)
+        .arg("-ldl")
+        .status();
+    match status {
+        Ok(s) if s.success() => Some(out),
+        other => {
+            eprintln!("skipped: cannot build the fixture library with {cc}: {other:?}");
+            None
+        }
+    }
+}
+
+#[test]
+fn help_lists_the_subcommands() {
+    let o = dto(&["--help"], &[]);
+    assert_eq!(o.status.code(), Some(0));
+    let t = text(&o.stdout);
+    for sub in ["list", "check", "ab", "speedup"] {
+        assert!(t.contains(sub), "{sub} missing:\n{t}");
+    }
+    let o = dto(&["ab", "--help"], &[]);
+    assert_eq!(o.status.code(), Some(0));
+    let t = text(&o.stdout);
+    for flag in [
+        "--baseline",
+        "--current",
+        "--only",
+        "--pages",
+        "--env",
+        "--json",
+        "--csv",
+    ] {
+        assert!(t.contains(flag), "{flag} missing:\n{t}");
+    }
+}
+
+#[test]
+fn list_shows_every_implementation() {
+    let o = dto(&["list"], &[]);
+    assert_eq!(o.status.code(), Some(0));
+    let t = text(&o.stdout);
+    for name in [
+        "cpu", "lib:PATH", "portable", "erms", "avx2", "avx512", "nt", "neon",
+    ] {
+        assert!(t.lines().any(|l| l.starts_with(name)), "{name}:\n{t}");
+    }
+    let o = dto(&["list", "--json"], &[]);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let imps = j["implementations"].as_array().unwrap();
+    let portable = imps.iter().find(|i| i["name"] == "portable").unwrap();
+    assert_eq!(portable["available"], true);
+}
+
+#[test]
+fn every_available_implementation_passes_the_checks() {
+    let o = dto(&["list", "--json"], &[]);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut names: Vec<String> = j["implementations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["available"] == true && i["name"] != "lib:PATH")
+        .map(|i| i["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(names.contains(&"cpu".to_string()));
+    names.sort();
+    for name in names {
+        let o = dto(&["check", "--impl", &name, "--threads", "2", "--json"], &[]);
+        assert_eq!(o.status.code(), Some(0), "{name}: {}", text(&o.stderr));
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(r["result"], "PASS", "{name}");
+        assert_eq!(r["failures"], 0);
+        assert!(r["cases"].as_u64().unwrap() > 100_000);
+    }
+}
+
+#[test]
+fn an_unavailable_kernel_is_exit_3() {
+    let missing = if cfg!(target_arch = "x86_64") {
+        "neon"
+    } else {
+        "avx2"
+    };
+    let o = dto(&["check", "--impl", missing], &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stderr).lines().count(), 1);
+}
+
+#[test]
+fn a_broken_library_is_caught_with_size_and_offsets() {
+    let dir = temp_dir("broken");
+    let Some(lib) = build_memlib(&dir, &["-DCORRUPT_SIZE=1000"]) else {
+        return;
+    };
+    let spec = format!("lib:{}", lib.display());
+    let o = dto(&["check", "--impl", &spec], &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("MISMATCH memcpy: size 1000, src offset 0, dst offset 0"),
+        "{out}"
+    );
+    assert!(out.contains("byte 500 is"), "{out}");
+    let err = text(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("size 1000"), "{err}");
+
+    // The same library without the defect passes, so the catch is the defect's doing.
+    let good_dir = temp_dir("good");
+    let good = build_memlib(&good_dir, &[]).unwrap();
+    let spec = format!("lib:{}", good.display());
+    let o = dto(&["check", "--impl", &spec, "--threads", "2"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::remove_dir_all(good_dir);
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let ab = ["ab", "--baseline", "cpu", "--current", "cpu"];
+    for (k, v) in [
+        ("PERF_ITERS", "abc"),
+        ("PERF_ITERS", "0"),
+        ("PERF_AB_ROUNDS", "-2"),
+        ("PERF_MIN_EFFECT", "lots"),
+        ("PERF_SHORT", "yes"),
+        ("PERF_COLD_CACHE", "7"),
+        ("PERF_CPU", "x"),
+        ("PERF_CORE_FREQ_MHZ", "fast"),
+    ] {
+        let o = dto(&ab, &[(k, v)]);
+        assert_eq!(o.status.code(), Some(2), "{k}={v}: {}", text(&o.stderr));
+        let err = text(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{k}={v}: {err}");
+        assert!(err.starts_with("dto: ") && err.contains(k), "{err}");
+        assert!(o.stdout.is_empty());
+    }
+    for args in [
+        &["ab", "--baseline", "bogus", "--current", "cpu"][..],
+        &["ab", "--baseline", "cpu"],
+        &[
+            "ab",
+            "--baseline",
+            "cpu",
+            "--current",
+            "cpu",
+            "--only",
+            "memcpy_3k",
+        ],
+        &[
+            "ab",
+            "--baseline",
+            "cpu",
+            "--current",
+            "cpu",
+            "--env",
+            "NOEQUALS",
+        ],
+        &[
+            "ab",
+            "--baseline",
+            "cpu",
+            "--current",
+            "lib:/nonexistent/libx.so",
+        ],
+        &["check", "--impl", "lib:"],
+        &["check", "--impl", "cpu", "--threads", "0"],
+        &["frobnicate"],
+    ] {
+        let o = dto(args, &[]);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
+        assert_eq!(text(&o.stderr).lines().count(), 1, "{args:?}");
+    }
+}
+
+#[test]
+fn short_run_writes_json_csv_and_distributions() {
+    let dir = temp_dir("short");
+    let results = dir.join("results");
+    let json_file = dir.join("report.json");
+    let json_arg = format!("--json={}", json_file.display());
+    let o = dto(
+        &[
+            "ab",
+            "--baseline",
+            "cpu",
+            "--current",
+            "portable",
+            "--csv",
+            &json_arg,
+        ],
+        &[
+            ("PERF_SHORT", "1"),
+            ("PERF_ITERS", "5"),
+            ("RESULTS_DIR", results.to_str().unwrap()),
+        ],
+    );
+    // A regression verdict (exit 1) is possible on a noisy machine; the structure is not.
+    assert!(
+        matches!(o.status.code(), Some(0) | Some(1)),
+        "{}",
+        text(&o.stderr)
+    );
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_file).unwrap()).unwrap();
+    assert_eq!(j["tool"], "dto");
+    assert_eq!(j["setup"]["iterations"], 5);
+    assert_eq!(j["setup"]["rounds"], 1);
+    let cells = j["cells"].as_array().unwrap();
+    let measured_pages = j["page_sizes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["measured"] == true)
+        .count();
+    assert!(measured_pages >= 1);
+    // 4 sanity benchmarks × 2 configurations (cpu, portable) per measured page size.
+    assert_eq!(cells.len(), 8 * measured_pages);
+    for c in cells {
+        assert_eq!(c["baseline"]["n"], 5);
+        assert_eq!(c["current"]["n"], 5);
+        assert!(c["ks_p"].as_f64().unwrap() <= 1.0);
+        assert!(["PASS", "FAIL", "REF"].contains(&c["verdict"].as_str().unwrap()));
+    }
+    let fails = cells.iter().filter(|c| c["verdict"] == "FAIL").count();
+    assert_eq!(j["regressions"].as_u64().unwrap() as usize, fails);
+    assert_eq!(o.status.code(), Some(if fails > 0 { 1 } else { 0 }));
+    assert_eq!(j["speedup"].as_array().unwrap().len(), 4 * measured_pages);
+    // CSV on stdout instead of the text: a header and one row per cell.
+    let mut rd = csv::Reader::from_reader(o.stdout.as_slice());
+    assert_eq!(rd.records().count(), cells.len());
+    // distributions.csv: every sample of both versions.
+    let mut rd = csv::Reader::from_path(results.join("distributions.csv")).unwrap();
+    let headers = rd.headers().unwrap().clone();
+    assert_eq!(&headers[0], "pagesize");
+    assert_eq!(&headers[7], "ns");
+    assert_eq!(rd.records().count(), cells.len() * 2 * 5);
+    let _ = std::fs::remove_dir_all(dir);
+}
