@@ -1,6 +1,188 @@
-//! socbench `lat_mem_rd`: see README.md in this folder.
+//! socbench `lat_mem_rd`: arguments and output around [`lat_mem_rd::measure::run`].
+
+use std::io::{IsTerminal, Write};
+
+use anyhow::Result;
+use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
+use benchmp::{Pages, sys::mem::check_huge_pages};
+use clap::Parser;
+use lat_mem_rd::config::{self, Request};
+use lat_mem_rd::measure::{self, Event, TOOL};
+use lat_mem_rd::text;
+
+/// Measures memory load latency with lmbench's pointer chase: for each stride, for array sizes
+/// from 512 bytes up to LEN (lmbench's grid), nanoseconds per dependent load.
+///
+/// Output is lmbench's: a `"stride=N` header per stride and one `MiB ns` line per size, on
+/// stdout (--stderr for lmbench's stream), an empty line after each block when strides are
+/// given. A summary of the plateaus (L1, L2, L3, DRAM) and steps follows on stderr when it is
+/// a terminal, or on stdout with --summary; --json has everything, including each child's
+/// curve. Exit status: 0 ok, 1 measurement failed (or noisy with --fail-on-noise), 2 bad
+/// usage or input, 3 not supported here (e.g. no huge pages reserved).
+#[derive(Debug, Parser)]
+#[command(name = "lat_mem_rd", version)]
+struct Cli {
+    #[command(flatten)]
+    placement: PlacementArgs,
+    #[command(flatten)]
+    timing: TimingArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+
+    /// Random chains (lmbench's -t "thrash" mode): cache lines in bit-reversed order within
+    /// pages, pages shuffled over the whole buffer, so prefetchers are defeated and TLB misses
+    /// show. Default: a sequential forward ring.
+    #[arg(short = 't', long = "random")]
+    random: bool,
+
+    /// With -t, build one ring through every element at sizes that are not page multiples;
+    /// lmbench's layout repeats elements there and walks a shorter ring (e.g. 16 of 48 at 3K).
+    /// Default: lmbench's rings, so figures compare.
+    #[arg(long)]
+    exact_rings: bool,
+
+    /// First array size (k, m, g suffixes). Default: 512, lmbench's. An off-grid start follows
+    /// lmbench's step rule from there.
+    #[arg(long, value_name = "SIZE", value_parser = config::parse_nonzero_size)]
+    min: Option<u64>,
+
+    /// Last array size at most (k, m, g suffixes), not above LEN. Default: LEN.
+    #[arg(long, value_name = "SIZE", value_parser = config::parse_nonzero_size)]
+    max: Option<u64>,
+
+    /// Page size of the buffers: 4k (transparent huge pages refused with MADV_NOHUGEPAGE), thp
+    /// (asked with MADV_HUGEPAGE) or huge (reserved 2 MiB hugetlb pages, see
+    /// /proc/sys/vm/nr_hugepages). The pages obtained are in the JSON.
+    #[arg(long, value_enum, value_name = "PAGES", default_value = "4k")]
+    pages: Pages,
+
+    /// Print the curve summary on stdout after the data (default: on stderr, only when stderr
+    /// is a terminal).
+    #[arg(long)]
+    summary: bool,
+
+    /// Core clock in MHz for cycles in the summary. Default: cpufreq's cpuinfo_max_freq, else
+    /// the "cpu MHz" of /proc/cpuinfo labelled as an estimate.
+    #[arg(long, value_name = "MHZ", value_parser = parse_mhz)]
+    mhz: Option<f64>,
+
+    /// Calibrate from scratch at every size (new framework calibration, counts from 1), as a
+    /// reference for the default, which predicts each size's count from the size before.
+    #[arg(long)]
+    recalibrate_each_size: bool,
+
+    /// Seed for the page shuffle of random chains. Default: from the process id and the
+    /// clock, as lmbench seeds from its pid.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+
+    /// Largest array size: a whole number of MiB as lmbench's (64 = 64 MiB), or a size with a
+    /// k, m or g suffix (512k, 8m, 1g). Each child allocates it (plus two pages) at every size.
+    #[arg(value_name = "LEN", value_parser = config::parse_len)]
+    len: u64,
+
+    /// Strides in bytes (k, m suffixes), at least a pointer's size. Default: 64 (512 / pointer
+    /// size, lmbench's).
+    #[arg(value_name = "STRIDE", value_parser = config::parse_nonzero_size)]
+    strides: Vec<u64>,
+}
+
+fn parse_mhz(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(m) if m.is_finite() && m > 0.0 && m <= 1e6 => Ok(m),
+        _ => Err(format!("'{s}' is not a clock in MHz (a positive number)")),
+    }
+}
 
 fn main() {
-    eprintln!("lat_mem_rd: not built yet in this revision");
-    std::process::exit(3);
+    let cli: Cli = benchmp::cli::parse();
+    benchmp::cli::init_logging(cli.output.trace);
+    match run(cli) {
+        Ok(code) => std::process::exit(code),
+        Err(e) => std::process::exit(benchmp::cli::report_error(TOOL, &e)),
+    }
+}
+
+/// Writes the lmbench text as the sweep goes, clearing the progress line first.
+struct Printer {
+    on: bool,
+    to_stderr: bool,
+    explicit: bool,
+    progress_on_tty: bool,
+}
+
+impl Printer {
+    fn write(&self, s: &str) {
+        if !self.on {
+            return;
+        }
+        if self.progress_on_tty {
+            eprint!("\r\x1b[2K");
+        }
+        if self.to_stderr {
+            let _ = std::io::stderr().lock().write_all(s.as_bytes());
+        } else {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(s.as_bytes());
+            let _ = out.flush();
+        }
+    }
+
+    fn event(&self, e: Event) {
+        match e {
+            Event::StrideStart(stride) => self.write(&text::header(stride)),
+            Event::Point(p) => self.write(&text::line(p.size_bytes, p.ns)),
+            Event::StrideEnd(_) => self.write(text::block_end(self.explicit)),
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<i32> {
+    let sweep = config::check(
+        &Request {
+            len_bytes: cli.len,
+            strides: cli.strides.clone(),
+            min: cli.min,
+            max: cli.max,
+            random: cli.random,
+            exact_rings: cli.exact_rings,
+            pages: Some(cli.pages),
+            recalibrate_each_size: cli.recalibrate_each_size,
+            seed: cli.seed,
+        },
+        config::system_page_size(),
+    )?;
+    if sweep.pages == Pages::Huge {
+        // Every child maps len + 2 pages in 2 MiB pages at each size: refuse now, not per child.
+        let per_child = (sweep.len_bytes + 2 * sweep.page_size).div_ceil(2 << 20) * (2 << 20);
+        let children = cli
+            .placement
+            .parallel
+            .or(cli.placement.cpus.as_ref().map(|c| c.0.len()))
+            .unwrap_or(1) as u64;
+        check_huge_pages(per_child * children)?;
+    }
+    let text_on = cli.output.json.as_deref() != Some("-") && cli.output.csv.as_deref() != Some("-");
+    let printer = Printer {
+        on: text_on,
+        to_stderr: cli.output.stderr,
+        explicit: sweep.explicit_strides,
+        progress_on_tty: std::io::stderr().is_terminal(),
+    };
+    let finished = measure::run(
+        &sweep,
+        &cli.placement,
+        &cli.timing,
+        &cli.output,
+        cli.mhz,
+        |e| printer.event(e),
+    )?;
+    let code = benchmp::emit(&finished.report, &cli.output, |_| String::new())?;
+    let summary = text::summary_text(&finished.summaries);
+    if cli.summary && text_on {
+        print!("{summary}");
+    } else if cli.summary || std::io::stderr().is_terminal() {
+        eprint!("{summary}");
+    }
+    Ok(code)
 }

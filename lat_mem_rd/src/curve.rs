@@ -1,0 +1,441 @@
+//! Reading a latency curve: the plateaus (L1, L2, L3, DRAM) and the sizes where latency steps,
+//! as a pure function of (size, ns) points so it can be tested on synthetic curves.
+//!
+//! The method, kept simple enough to explain in a report:
+//! 1. Each latency is replaced by the median of itself and its two neighbours, so one noisy
+//!    point neither splits a plateau nor makes one.
+//! 2. Walking up in size, a segment grows while every new point stays within `tolerance`
+//!    (default ±12 %) of the segment's median.
+//! 3. A segment is a plateau when it has at least `min_points` points and is flat: the
+//!    least-squares slope of ln(ns) over log2(size) is below `max_slope` (default 0.2, i.e.
+//!    under 22 % per doubling). Other segments are transitions or ramps.
+//! 4. Neighbouring plateaus whose levels are within the tolerance are merged.
+//! 5. A step joins each plateau to the next: the last size still on the lower plateau, the
+//!    first size on the upper one, and both latencies. A curve still climbing past its last
+//!    plateau ends with an open step.
+//!
+//! Plateaus are named after the cache whose sysfs capacity first holds the plateau's middle
+//! size (geometric mean of its first and last sizes); past the last cache the name is DRAM.
+
+use serde::{Deserialize, Serialize};
+
+/// Detection settings.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Params {
+    /// Relative spread a plateau tolerates around its median (0.12 = ±12 %).
+    pub tolerance: f64,
+    /// Fewest points that make a plateau.
+    pub min_points: usize,
+    /// Largest slope of ln(ns) per doubling of size on a plateau.
+    pub max_slope: f64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            tolerance: 0.12,
+            min_points: 3,
+            max_slope: 0.2,
+        }
+    }
+}
+
+/// A flat stretch of the curve.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plateau {
+    /// Name: `L1`, `L2`, `L3`, `DRAM` (from the caches), or `plateau N` without cache data.
+    pub label: String,
+    /// Smallest size on it, bytes.
+    pub first_bytes: u64,
+    /// Largest size on it, bytes.
+    pub last_bytes: u64,
+    /// Median latency of its points, ns.
+    pub ns: f64,
+    /// Points on it.
+    pub points: usize,
+}
+
+/// Where latency leaves one plateau for the next.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    /// Label of the plateau left.
+    pub from_label: String,
+    /// Last size on that plateau, bytes.
+    pub last_low_bytes: u64,
+    /// Its latency, ns.
+    pub from_ns: f64,
+    /// Label of the next plateau (`None`: the curve climbs to the end without one).
+    pub to_label: Option<String>,
+    /// First size on the next plateau, or the largest size measured, bytes.
+    pub first_high_bytes: u64,
+    /// Latency there, ns.
+    pub to_ns: f64,
+}
+
+/// Plateaus and steps of one curve.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Shape {
+    /// Plateaus, smallest sizes first.
+    pub plateaus: Vec<Plateau>,
+    /// Steps between them (and an open one at the end when the curve keeps rising).
+    pub steps: Vec<Step>,
+}
+
+/// A data cache level as sysfs reports it, for naming plateaus.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheLevel {
+    /// 1 for L1, …
+    pub level: u32,
+    /// Capacity in bytes.
+    pub size_bytes: u64,
+    /// Description, e.g. `L1 Data 48K`.
+    pub name: String,
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Slope of ln(ns) per doubling of size (least squares), 0 for fewer than two sizes.
+fn slope(points: &[(u64, f64)]) -> f64 {
+    let xs: Vec<f64> = points.iter().map(|p| (p.0 as f64).log2()).collect();
+    let ys: Vec<f64> = points.iter().map(|p| p.1.ln()).collect();
+    let n = xs.len() as f64;
+    let mx = xs.iter().sum::<f64>() / n;
+    let my = ys.iter().sum::<f64>() / n;
+    let sxx: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
+    if sxx == 0.0 {
+        return 0.0;
+    }
+    let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    sxy / sxx
+}
+
+/// Finds the plateaus and steps of a curve of (size in bytes, ns) points and names the
+/// plateaus after `caches` (empty: numbered). Points with a latency that is not a positive
+/// number are ignored; order does not matter.
+pub fn detect(points: &[(u64, f64)], caches: &[CacheLevel], p: &Params) -> Shape {
+    let mut pts: Vec<(u64, f64)> = points
+        .iter()
+        .copied()
+        .filter(|&(_, ns)| ns.is_finite() && ns > 0.0)
+        .collect();
+    pts.sort_by_key(|&(s, _)| s);
+    pts.dedup_by_key(|&mut (s, _)| s);
+    if pts.is_empty() {
+        return Shape::default();
+    }
+    let n = pts.len();
+    let smooth: Vec<f64> = (0..n)
+        .map(|i| {
+            if i == 0 || i + 1 == n {
+                pts[i].1
+            } else {
+                median(&mut [pts[i - 1].1, pts[i].1, pts[i + 1].1])
+            }
+        })
+        .collect();
+
+    // Greedy segments over the smoothed curve.
+    let band = (1.0 + p.tolerance).ln();
+    let mut segments: Vec<(usize, usize)> = Vec::new(); // [start, end)
+    let mut start = 0;
+    for i in 1..=n {
+        if i == n {
+            segments.push((start, n));
+            break;
+        }
+        let level = median(&mut smooth[start..i].to_vec());
+        if (smooth[i].ln() - level.ln()).abs() > band {
+            segments.push((start, i));
+            start = i;
+        }
+    }
+
+    // Flat, long-enough segments are plateaus; merge neighbours at the same level.
+    let mut plateaus: Vec<(usize, usize)> = Vec::new();
+    for &(a, b) in &segments {
+        if b - a < p.min_points || slope(&pts[a..b]) > p.max_slope {
+            continue;
+        }
+        if let Some(last) = plateaus.last_mut() {
+            let lvl = |r: (usize, usize)| {
+                median(&mut pts[r.0..r.1].iter().map(|q| q.1).collect::<Vec<_>>())
+            };
+            if last.1 == a && (lvl((a, b)).ln() - lvl(*last).ln()).abs() <= band {
+                last.1 = b;
+                continue;
+            }
+        }
+        plateaus.push((a, b));
+    }
+
+    let mut out: Vec<Plateau> = plateaus
+        .iter()
+        .map(|&(a, b)| Plateau {
+            label: String::new(),
+            first_bytes: pts[a].0,
+            last_bytes: pts[b - 1].0,
+            ns: median(&mut pts[a..b].iter().map(|q| q.1).collect::<Vec<_>>()),
+            points: b - a,
+        })
+        .collect();
+    name_plateaus(&mut out, caches);
+
+    let mut steps = Vec::new();
+    for w in out.windows(2) {
+        steps.push(Step {
+            from_label: w[0].label.clone(),
+            last_low_bytes: w[0].last_bytes,
+            from_ns: w[0].ns,
+            to_label: Some(w[1].label.clone()),
+            first_high_bytes: w[1].first_bytes,
+            to_ns: w[1].ns,
+        });
+    }
+    if let (Some(last), Some(&(_, end))) = (out.last(), plateaus.last()) {
+        let (size, ns) = pts[n - 1];
+        if end < n && ns.ln() - last.ns.ln() > band {
+            steps.push(Step {
+                from_label: last.label.clone(),
+                last_low_bytes: last.last_bytes,
+                from_ns: last.ns,
+                to_label: None,
+                first_high_bytes: size,
+                to_ns: ns,
+            });
+        }
+    }
+    Shape {
+        plateaus: out,
+        steps,
+    }
+}
+
+/// Names plateaus after the first cache that holds their middle size (DRAM past the last),
+/// numbering repeats (`L2 #2`); without caches they are `plateau 1`, `plateau 2`, …
+fn name_plateaus(plateaus: &mut [Plateau], caches: &[CacheLevel]) {
+    let mut caches: Vec<&CacheLevel> = caches.iter().collect();
+    caches.sort_by_key(|c| (c.level, c.size_bytes));
+    let mut used: Vec<String> = Vec::new();
+    for (i, pl) in plateaus.iter_mut().enumerate() {
+        let base = if caches.is_empty() {
+            format!("plateau {}", i + 1)
+        } else {
+            let middle = ((pl.first_bytes as f64) * (pl.last_bytes as f64)).sqrt();
+            caches
+                .iter()
+                .find(|c| c.size_bytes as f64 >= middle)
+                .map(|c| format!("L{}", c.level))
+                .unwrap_or_else(|| "DRAM".to_string())
+        };
+        let count = used.iter().filter(|u| **u == base).count();
+        pl.label = if count == 0 {
+            base.clone()
+        } else {
+            format!("{base} #{}", count + 1)
+        };
+        used.push(base);
+    }
+}
+
+/// The sysfs cache of a plateau's level (for the summary's comparison), by label.
+pub fn cache_for<'a>(label: &str, caches: &'a [CacheLevel]) -> Option<&'a CacheLevel> {
+    let level: u32 = label.strip_prefix('L')?.split(' ').next()?.parse().ok()?;
+    caches
+        .iter()
+        .filter(|c| c.level == level)
+        .max_by_key(|c| c.size_bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const K: u64 = 1024;
+    const M: u64 = 1024 * 1024;
+
+    fn vm_caches() -> Vec<CacheLevel> {
+        vec![
+            CacheLevel {
+                level: 1,
+                size_bytes: 48 * K,
+                name: "L1 Data 48K".into(),
+            },
+            CacheLevel {
+                level: 2,
+                size_bytes: M,
+                name: "L2 Unified 1M".into(),
+            },
+            CacheLevel {
+                level: 3,
+                size_bytes: 32 * M,
+                name: "L3 Unified 32M".into(),
+            },
+        ]
+    }
+
+    /// A deterministic ±`noise` wobble so tests do not depend on a random generator.
+    fn wobble(i: usize, noise: f64) -> f64 {
+        1.0 + noise * ((i * 7919 % 13) as f64 / 6.0 - 1.0)
+    }
+
+    /// A staircase over lmbench's grid: L1 1.5 ns to 32K, L2 4.5 ns from 64K to 768K, L3
+    /// 15 ns from 2M to 16M, DRAM 90 ns from 64M, with ramps between.
+    fn staircase(noise: f64) -> Vec<(u64, f64)> {
+        crate::sweep::sizes(512, 256 * M)
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let lat = |lo: f64, hi: f64, a: u64, b: u64| {
+                    let t =
+                        ((s as f64).ln() - (a as f64).ln()) / ((b as f64).ln() - (a as f64).ln());
+                    lo * (hi / lo).powf(t)
+                };
+                let ns = if s <= 32 * K {
+                    1.5
+                } else if s < 64 * K {
+                    lat(1.5, 4.5, 32 * K, 64 * K)
+                } else if s <= 768 * K {
+                    4.5
+                } else if s < 2 * M {
+                    lat(4.5, 15.0, 768 * K, 2 * M)
+                } else if s <= 16 * M {
+                    15.0
+                } else if s < 64 * M {
+                    lat(15.0, 90.0, 16 * M, 64 * M)
+                } else {
+                    90.0
+                };
+                (s, ns * wobble(i, noise))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn finds_four_levels_on_a_staircase() {
+        for noise in [0.0, 0.03] {
+            let s = detect(&staircase(noise), &vm_caches(), &Params::default());
+            let labels: Vec<&str> = s.plateaus.iter().map(|p| p.label.as_str()).collect();
+            assert_eq!(labels, ["L1", "L2", "L3", "DRAM"], "noise {noise}: {s:#?}");
+            let ns: Vec<f64> = s.plateaus.iter().map(|p| p.ns).collect();
+            for (got, want) in ns.iter().zip([1.5, 4.5, 15.0, 90.0]) {
+                assert!((got / want - 1.0).abs() < 0.05, "{ns:?}");
+            }
+            assert_eq!(s.plateaus[0].first_bytes, 512);
+            // The L1 plateau ends at 32K or one grid point later (the ramp's first point is
+            // within tolerance); L2 starts near 64K.
+            assert!(
+                [32 * K, 36 * K].contains(&s.plateaus[0].last_bytes),
+                "{s:#?}"
+            );
+            assert!(
+                (56 * K..=72 * K).contains(&s.plateaus[1].first_bytes),
+                "{s:#?}"
+            );
+            assert_eq!(s.plateaus[3].last_bytes, 256 * M);
+            assert_eq!(s.steps.len(), 3, "no open step: the curve ends flat");
+            assert_eq!(s.steps[0].from_label, "L1");
+            assert_eq!(s.steps[0].to_label.as_deref(), Some("L2"));
+            assert!(s.steps[2].to_ns > 80.0);
+        }
+    }
+
+    #[test]
+    fn a_flat_curve_is_one_plateau() {
+        let pts: Vec<(u64, f64)> = crate::sweep::sizes(512, M)
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| (s, 2.0 * wobble(i, 0.04)))
+            .collect();
+        let s = detect(&pts, &[], &Params::default());
+        assert_eq!(s.plateaus.len(), 1, "{s:#?}");
+        assert_eq!(s.plateaus[0].label, "plateau 1");
+        assert_eq!(s.plateaus[0].points, pts.len());
+        assert!(s.steps.is_empty());
+    }
+
+    #[test]
+    fn a_steady_ramp_has_no_plateau() {
+        // Latency doubling with every doubling of size: nothing is flat.
+        let pts: Vec<(u64, f64)> = crate::sweep::sizes(4 * K, 64 * M)
+            .into_iter()
+            .map(|s| (s, s as f64 / 4096.0))
+            .collect();
+        let s = detect(&pts, &vm_caches(), &Params::default());
+        assert!(s.plateaus.is_empty(), "{s:#?}");
+        assert!(s.steps.is_empty());
+    }
+
+    #[test]
+    fn one_spike_does_not_split_a_plateau() {
+        let mut pts: Vec<(u64, f64)> = crate::sweep::sizes(512, 32 * K)
+            .into_iter()
+            .map(|s| (s, 1.2))
+            .collect();
+        pts[9].1 = 9.0;
+        let s = detect(&pts, &vm_caches(), &Params::default());
+        assert_eq!(s.plateaus.len(), 1, "{s:#?}");
+        assert_eq!(s.plateaus[0].label, "L1");
+        assert!((s.plateaus[0].ns - 1.2).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_curve_still_rising_ends_with_an_open_step() {
+        let mut pts: Vec<(u64, f64)> = crate::sweep::sizes(512, 32 * K)
+            .into_iter()
+            .map(|s| (s, 1.0))
+            .collect();
+        for (i, s) in crate::sweep::sizes(36 * K, 128 * K).into_iter().enumerate() {
+            pts.push((s, 1.3 * 1.3f64.powi(i as i32)));
+        }
+        let s = detect(&pts, &vm_caches(), &Params::default());
+        assert_eq!(s.plateaus.len(), 1, "{s:#?}");
+        assert_eq!(s.steps.len(), 1);
+        assert_eq!(s.steps[0].to_label, None);
+        assert_eq!(s.steps[0].first_high_bytes, 128 * K);
+    }
+
+    #[test]
+    fn repeated_levels_are_numbered_and_names_need_caches() {
+        // Two plateaus both inside the L2 capacity (a TLB step within L2).
+        let mut pts = Vec::new();
+        for s in crate::sweep::sizes(64 * K, 192 * K) {
+            pts.push((s, 4.0));
+        }
+        for s in crate::sweep::sizes(256 * K, 768 * K) {
+            pts.push((s, 6.0));
+        }
+        let s = detect(&pts, &vm_caches(), &Params::default());
+        let labels: Vec<&str> = s.plateaus.iter().map(|p| p.label.as_str()).collect();
+        assert_eq!(labels, ["L2", "L2 #2"]);
+        assert_eq!(s.steps[0].last_low_bytes, 192 * K);
+        assert_eq!(s.steps[0].first_high_bytes, 256 * K);
+        let c = vm_caches();
+        assert_eq!(cache_for("L2 #2", &c).unwrap().size_bytes, M);
+        assert_eq!(cache_for("DRAM", &c), None);
+    }
+
+    #[test]
+    fn empty_and_tiny_inputs() {
+        assert_eq!(detect(&[], &[], &Params::default()), Shape::default());
+        let s = detect(
+            &[(512, 1.0), (1024, 0.0), (2048, f64::NAN)],
+            &[],
+            &Params::default(),
+        );
+        assert!(s.plateaus.is_empty());
+        let s = detect(
+            &[(512, 1.0), (1024, 1.0), (2048, 1.0)],
+            &[],
+            &Params::default(),
+        );
+        assert_eq!(s.plateaus.len(), 1);
+    }
+}

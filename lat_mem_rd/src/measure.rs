@@ -1,0 +1,610 @@
+//! The sweep through benchmp: one measurement per (stride, size), each child building its own
+//! chain in its own buffer after it is pinned, and the iteration count of every size predicted
+//! from the size before.
+//!
+//! Time to result. lmbench sizes the count from 1 at every size, and a fresh calibration of the
+//! interval and overheads costs seconds on a noisy host. Here the framework calibration is done
+//! once (or read from benchmp's cache), and the count for the next size is predicted from the
+//! median latency just measured so that one interval of 1.1 × ENOUGH is expected; benchmp's
+//! sizing loop then confirms it with that single interval (it accepts 0.99–1.2 × ENOUGH) or
+//! re-sizes as lmbench would. The acceptance rule of the timed intervals is untouched: every
+//! accepted interval is at least 0.95 × ENOUGH, and ENOUGH is at least lmbench's 100 ms.
+//! `--recalibrate-each-size` is the slow reference: a new session with a fresh calibration and
+//! counts sized from 1 at every size.
+//!
+//! The benchmark's iteration is one pass of 100 dependent loads. lmbench's iteration is
+//! `count = 100 × (range / (stride × 100) + 1)` loads; a pass is the same work in a finer
+//! grain, which benchmp needs: its sizing loop cannot shorten a single iteration, and at
+//! 256 MiB one lmbench iteration alone lasts longer than 1.2 × ENOUGH. lmbench's count is
+//! recorded with every point.
+
+use anyhow::Context;
+use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
+use benchmp::progress::Progress;
+use benchmp::quality::{NoisePolicy, judge};
+use benchmp::run::Iterations;
+use benchmp::size::HumanSize;
+use benchmp::sys::clock::now_ns;
+use benchmp::{
+    AggregateMode, Benchmark, Buffer, ChildInfo, Measurement, Pages, Report, Session, Spec,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::chain::{Geometry, Mode, Plan, Rings, lmbench_count, ring_loads};
+use crate::config::{Strategy, Sweep};
+use crate::kernels::{LOADS_PER_PASS, Ring};
+use crate::notes::{ChildNote, Notes};
+use crate::summary::{CurveSummary, caches_of, summarize};
+use crate::sweep::sizes_for_stride;
+
+/// Tool name in reports.
+pub const TOOL: &str = "lat_mem_rd";
+/// lmbench's interval floor for lat_mem_rd, µs.
+pub const ENOUGH_FLOOR_US: u64 = 100_000;
+/// Interval length the prediction aims at, in units of ENOUGH (lmbench's re-sizing target).
+pub const TARGET: f64 = 1.1;
+
+/// One child's figure at one size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChildPoint {
+    /// Child number.
+    pub index: usize,
+    /// CPU it ran on.
+    pub cpu: Option<usize>,
+    /// Its cluster.
+    pub cluster: usize,
+    /// Its fastest interval, ns per load.
+    pub ns: f64,
+    /// Accepted intervals.
+    pub samples: usize,
+}
+
+/// One cluster's figure at one size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterPoint {
+    /// Cluster index.
+    pub cluster: usize,
+    /// Mean of its children's figures, ns per load.
+    pub ns: f64,
+}
+
+/// Everything measured at one size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    /// Array size, bytes.
+    pub size_bytes: u64,
+    /// Array size, MiB (2^20 bytes, lmbench's first column).
+    pub size_mib: f64,
+    /// The figure on the text line (per `--aggregate`), ns per load.
+    pub ns: f64,
+    /// lmbench's figure: the fastest interval over all children, ns per load.
+    pub lmbench_ns: f64,
+    /// Median over every accepted interval, ns per load (it predicts the next size).
+    pub median_ns: f64,
+    /// Per child.
+    pub per_child: Vec<ChildPoint>,
+    /// Per cluster.
+    pub per_cluster: Vec<ClusterPoint>,
+    /// Loads in one lap of the ring actually walked (`None`: not computed, too large).
+    pub ring_loads: Option<usize>,
+    /// Elements the layout meant to visit; larger than `ring_loads` when lmbench's random
+    /// layout shortened the ring.
+    pub intended_loads: usize,
+    /// lmbench's loads per benchmark call at this size.
+    pub lmbench_count_loads: usize,
+    /// Passes per interval predicted from the previous size (`None`: sized from 1).
+    pub predicted_passes: Option<u64>,
+    /// Passes per interval each child settled on.
+    pub passes: Vec<u64>,
+    /// Most intervals a child spent sizing its count (1 = the prediction was confirmed).
+    pub calibration_intervals: u32,
+    /// Longest time a child spent sizing its count, ns.
+    pub calibration_ns: u64,
+    /// Framework calibration done for this size (only with --recalibrate-each-size), ns.
+    pub framework_calibration_ns: u64,
+    /// Accepted timed intervals over all children.
+    pub accepted_intervals: usize,
+    /// Shortest accepted interval after overhead subtraction, ns.
+    pub shortest_accepted_ns: Option<u64>,
+    /// Interval floor used, µs.
+    pub enough_us: u64,
+    /// Wall time of the measurement (fork to reap), ns.
+    pub wall_ns: u64,
+    /// What each child reported about its buffer.
+    pub children: Vec<ChildNote>,
+}
+
+/// All sizes of one stride.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Curve {
+    /// Stride, bytes.
+    pub stride_bytes: u64,
+    /// Points, in sweep order.
+    pub points: Vec<Point>,
+}
+
+/// Progress of the sweep, for output as it happens.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// A stride's block begins.
+    StrideStart(u64),
+    /// A size was measured.
+    Point(&'a Point),
+    /// A stride's block ends.
+    StrideEnd(u64),
+}
+
+/// The finished sweep: the report (with the curves and summaries in `extra`) and both as
+/// values for the text output.
+#[derive(Debug)]
+pub struct Finished {
+    /// The report to emit.
+    pub report: Report,
+    /// Curves per stride.
+    pub curves: Vec<Curve>,
+    /// Summary per stride and cluster.
+    pub summaries: Vec<CurveSummary>,
+}
+
+/// Passes per interval expected to last `TARGET` × `enough_ns` at `ns_per_load`.
+pub fn predict_passes(ns_per_load: f64, enough_ns: f64) -> Option<u64> {
+    if !(ns_per_load.is_finite() && ns_per_load > 0.0 && enough_ns > 0.0) {
+        return None;
+    }
+    let passes = (TARGET * enough_ns / (ns_per_load * LOADS_PER_PASS as f64)).round();
+    Some(passes.clamp(1.0, 1e15) as u64)
+}
+
+/// Where a new size's prediction comes from: the previous size of this stride, else the
+/// previous stride's curve at the nearest size not above it.
+pub fn prediction_source(this: &[Point], earlier: &[Curve], size: u64) -> Option<f64> {
+    if let Some(p) = this.last() {
+        return Some(p.median_ns);
+    }
+    earlier.last().and_then(|c| {
+        c.points
+            .iter()
+            .rfind(|p| p.size_bytes <= size)
+            .or(c.points.first())
+            .map(|p| p.median_ns)
+    })
+}
+
+/// The benchmark each child runs: its own ring.
+#[derive(Debug)]
+struct Load {
+    ring: Ring,
+}
+
+impl Benchmark for Load {
+    fn run(&mut self, iterations: u64) -> u64 {
+        self.ring.run(iterations)
+    }
+}
+
+fn seed_for(fixed: Option<u64>, size: u64, index: usize) -> u64 {
+    let base = fixed.unwrap_or_else(|| (u64::from(std::process::id()) << 32) ^ now_ns());
+    base.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ size.rotate_left(17) ^ index as u64
+}
+
+/// Per child, after pinning: map the buffer, write the chain, report what the kernel gave.
+fn build_child(
+    g: &Geometry,
+    pages: Pages,
+    fixed_seed: Option<u64>,
+    child: &ChildInfo,
+    notes: &Notes,
+) -> anyhow::Result<Load> {
+    let t = now_ns();
+    let buf = Buffer::new(g.alloc_bytes(), pages).with_context(|| {
+        format!(
+            "cannot allocate {} for the chain",
+            HumanSize(g.alloc_bytes() as u64)
+        )
+    })?;
+    let seed = seed_for(fixed_seed, g.range as u64, child.index);
+    let plan = Plan::new(g, Some(seed));
+    let ring = Ring::build(buf, &plan)?;
+    notes.send(&ChildNote {
+        index: child.index,
+        cpu: child.cpu,
+        seed,
+        setup_ns: now_ns() - t,
+        pages: ring.pages_obtained(),
+    });
+    Ok(Load { ring })
+}
+
+fn layout_name(mode: Mode, rings: Rings) -> &'static str {
+    match (mode, rings) {
+        (Mode::Sequential, _) => "sequential",
+        (Mode::Random, Rings::Lmbench) => "random",
+        (Mode::Random, Rings::Exact) => "random, exact rings",
+    }
+}
+
+fn point_from(
+    m: &Measurement,
+    g: &Geometry,
+    predicted: Option<u64>,
+    framework_ns: u64,
+    children: Vec<ChildNote>,
+    mode: AggregateMode,
+) -> Point {
+    let per_load = |n: u64, u: u64| u as f64 / (n as f64 * LOADS_PER_PASS as f64);
+    let mut all: Vec<f64> = m
+        .children
+        .iter()
+        .flat_map(|c| c.samples.iter().filter(|s| s.accepted))
+        .filter(|s| s.iterations > 0 && s.net_ns > 0)
+        .map(|s| per_load(s.iterations, s.net_ns))
+        .collect();
+    all.sort_by(f64::total_cmp);
+    let median_ns = if all.is_empty() {
+        0.0
+    } else {
+        all[all.len() / 2]
+    };
+    let (ring, intended) = ring_loads(g);
+    Point {
+        size_bytes: g.range as u64,
+        size_mib: g.range as f64 / 1_048_576.0,
+        ns: m.figure(mode),
+        lmbench_ns: m.aggregate.median,
+        median_ns,
+        per_child: m
+            .figures
+            .iter()
+            .map(|f| ChildPoint {
+                index: f.index,
+                cpu: f.cpu,
+                cluster: f.cluster,
+                ns: f.value,
+                samples: f.samples,
+            })
+            .collect(),
+        per_cluster: m
+            .aggregate
+            .per_cluster
+            .iter()
+            .map(|c| ClusterPoint {
+                cluster: c.cluster,
+                ns: c.mean,
+            })
+            .collect(),
+        ring_loads: ring,
+        intended_loads: intended,
+        lmbench_count_loads: lmbench_count(g.range, g.stride),
+        predicted_passes: predicted,
+        passes: m.children.iter().map(|c| c.iterations).collect(),
+        calibration_intervals: m
+            .children
+            .iter()
+            .map(|c| c.calibration_intervals)
+            .max()
+            .unwrap_or(0),
+        calibration_ns: m.calibration_ns,
+        framework_calibration_ns: framework_ns,
+        accepted_intervals: all.len(),
+        shortest_accepted_ns: m
+            .children
+            .iter()
+            .flat_map(|c| c.samples.iter().filter(|s| s.accepted))
+            .map(|s| s.net_ns)
+            .min(),
+        enough_us: m.enough_us,
+        wall_ns: m.wall_ns,
+        children,
+    }
+}
+
+/// Runs the sweep, calling `on_event` as strides start and sizes finish.
+pub fn run(
+    sweep: &Sweep,
+    placement: &PlacementArgs,
+    timing: &TimingArgs,
+    output: &OutputArgs,
+    mhz: Option<f64>,
+    mut on_event: impl FnMut(Event),
+) -> anyhow::Result<Finished> {
+    let t0 = now_ns();
+    let mut session = Session::start(TOOL, placement, timing)?;
+    let notes = Notes::open().context("cannot create a pipe for the children's notes")?;
+    let total: usize = sweep
+        .strides
+        .iter()
+        .map(|&s| sizes_for_stride(sweep.min_bytes, sweep.max_bytes, s).len())
+        .sum();
+    let mut progress = Progress::new(TOOL, total);
+    let mut curves: Vec<Curve> = Vec::new();
+    let mut per_size: Vec<Report> = Vec::new();
+    let layout = layout_name(sweep.mode, sweep.rings);
+
+    for &stride in &sweep.strides {
+        on_event(Event::StrideStart(stride));
+        let mut points: Vec<Point> = Vec::new();
+        for size in sizes_for_stride(sweep.min_bytes, sweep.max_bytes, stride) {
+            progress.step(&format!("stride {stride}: {}", HumanSize(size)));
+            let g = Geometry {
+                range: size as usize,
+                stride: stride as usize,
+                maxlen: sweep.len_bytes as usize,
+                pagesize: sweep.page_size as usize,
+                mode: sweep.mode,
+                rings: sweep.rings,
+            };
+            let predicted = match sweep.strategy {
+                Strategy::Predicted => {
+                    let enough_us = session.calibration()?.enough_us.max(ENOUGH_FLOOR_US);
+                    prediction_source(&points, &curves, size)
+                        .and_then(|ns| predict_passes(ns, enough_us as f64 * 1000.0))
+                }
+                Strategy::RecalibrateEachSize => None,
+            };
+            let mut spec = Spec::latency("loads", LOADS_PER_PASS as f64).params(json!({
+                "size_bytes": size,
+                "stride_bytes": stride,
+                "layout": layout,
+                "pages": sweep.pages,
+                "maxlen_bytes": sweep.len_bytes,
+            }));
+            spec.enough_floor_us = ENOUGH_FLOOR_US;
+            spec.iterations = Iterations::Calibrate { hint: predicted };
+            let make = |child: &ChildInfo| build_child(&g, sweep.pages, sweep.seed, child, &notes);
+            let (m, framework_ns) = match sweep.strategy {
+                Strategy::Predicted => (session.measure(spec, make)?.clone(), 0),
+                Strategy::RecalibrateEachSize => {
+                    let fresh = TimingArgs {
+                        recalibrate: true,
+                        ..timing.clone()
+                    };
+                    let mut s = Session::start(TOOL, placement, &fresh)?;
+                    let framework_ns = s.calibration()?.measured_ns;
+                    let m = s.measure(spec, make)?.clone();
+                    per_size.push(s.finish(output, serde_json::Value::Null));
+                    (m, framework_ns)
+                }
+            };
+            let point = point_from(
+                &m,
+                &g,
+                predicted,
+                framework_ns,
+                notes.drain(),
+                output.aggregate,
+            );
+            on_event(Event::Point(&point));
+            points.push(point);
+        }
+        on_event(Event::StrideEnd(stride));
+        curves.push(Curve {
+            stride_bytes: stride,
+            points,
+        });
+    }
+    progress.finish();
+    let sweep_wall_ns = now_ns() - t0;
+
+    let summaries = summarize_all(&curves, &session.topology, layout, mhz);
+    let framework_ns = match sweep.strategy {
+        Strategy::Predicted => session.calibration()?.measured_ns,
+        Strategy::RecalibrateEachSize => curves
+            .iter()
+            .flat_map(|c| &c.points)
+            .map(|p| p.framework_calibration_ns)
+            .sum(),
+    };
+    let all_points = || curves.iter().flat_map(|c| &c.points);
+    let extra = json!({
+        "sweep": sweep,
+        "loads_per_iteration": LOADS_PER_PASS,
+        "enough_floor_us": ENOUGH_FLOOR_US,
+        "timing": {
+            "strategy": sweep.strategy,
+            "sweep_wall_ns": sweep_wall_ns,
+            "framework_calibration_ns": framework_ns,
+            "count_sizing_ns": all_points().map(|p| p.calibration_ns).sum::<u64>(),
+            "sizes": all_points().count(),
+            "sizes_confirmed_by_one_interval":
+                all_points().filter(|p| p.calibration_intervals == 1).count(),
+            "shortest_accepted_interval_ns": all_points().filter_map(|p| p.shortest_accepted_ns).min(),
+        },
+        "curves": curves.iter().map(|c| json!({
+            "stride_bytes": c.stride_bytes,
+            "points": c.points,
+            "per_child": per_child_curves(c),
+        })).collect::<Vec<_>>(),
+        "summary": summaries,
+    });
+
+    let mut report = session.finish(output, extra);
+    if !per_size.is_empty() {
+        merge_reports(&mut report, per_size, output);
+    }
+    Ok(Finished {
+        report,
+        curves,
+        summaries,
+    })
+}
+
+/// Each child's curve: (size, ns) pairs with its CPU and cluster.
+fn per_child_curves(c: &Curve) -> Vec<serde_json::Value> {
+    let mut children: Vec<(usize, Option<usize>, usize)> = c
+        .points
+        .iter()
+        .flat_map(|p| p.per_child.iter().map(|f| (f.index, f.cpu, f.cluster)))
+        .collect();
+    children.sort_unstable();
+    children.dedup_by_key(|k| k.0);
+    children
+        .into_iter()
+        .map(|(index, cpu, cluster)| {
+            let pts: Vec<(u64, f64)> = c
+                .points
+                .iter()
+                .filter_map(|p| {
+                    p.per_child
+                        .iter()
+                        .find(|f| f.index == index)
+                        .map(|f| (p.size_bytes, f.ns))
+                })
+                .collect();
+            json!({"child": index, "cpu": cpu, "cluster": cluster, "points": pts})
+        })
+        .collect()
+}
+
+/// One summary per stride and cluster, from the cluster means.
+fn summarize_all(
+    curves: &[Curve],
+    topo: &benchmp::topology::Topology,
+    layout: &str,
+    mhz: Option<f64>,
+) -> Vec<CurveSummary> {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").ok();
+    let mut out = Vec::new();
+    for c in curves {
+        let mut clusters: Vec<usize> = c
+            .points
+            .iter()
+            .flat_map(|p| p.per_cluster.iter().map(|k| k.cluster))
+            .collect();
+        clusters.sort_unstable();
+        clusters.dedup();
+        for cluster in clusters {
+            let mut cpus: Vec<usize> = c
+                .points
+                .iter()
+                .flat_map(|p| p.per_child.iter())
+                .filter(|f| f.cluster == cluster)
+                .filter_map(|f| f.cpu)
+                .collect();
+            cpus.sort_unstable();
+            cpus.dedup();
+            let pts: Vec<(u64, f64)> = c
+                .points
+                .iter()
+                .filter_map(|p| {
+                    p.per_cluster
+                        .iter()
+                        .find(|k| k.cluster == cluster)
+                        .map(|k| (p.size_bytes, k.ns))
+                })
+                .collect();
+            let cpu = cpus
+                .first()
+                .copied()
+                .or_else(|| {
+                    topo.clusters
+                        .get(cluster)
+                        .and_then(|k| k.cpus.first().copied())
+                })
+                .unwrap_or(0);
+            let clock = crate::freq::clock_for(
+                cpu,
+                mhz,
+                topo.cpu(cpu).and_then(|k| k.max_freq_khz),
+                cpuinfo.as_deref(),
+            );
+            out.push(summarize(
+                c.stride_bytes,
+                layout,
+                cluster,
+                cpus,
+                &pts,
+                caches_of(topo, Some(cpu)),
+                clock,
+            ));
+        }
+    }
+    out
+}
+
+/// With --recalibrate-each-size every size ran in its own session: gather their measurements,
+/// calibration costs and machine state into the run's report.
+fn merge_reports(report: &mut Report, per_size: Vec<Report>, output: &OutputArgs) {
+    report.calibration = per_size[0].calibration.clone();
+    report.calibration_ns = per_size.iter().map(|r| r.calibration_ns).sum();
+    if let Some(last) = per_size.last() {
+        report.quality.after = last.quality.after.clone();
+    }
+    report.measurements = per_size.into_iter().flat_map(|r| r.measurements).collect();
+    let children: Vec<_> = report
+        .measurements
+        .iter()
+        .flat_map(|m| m.children.iter().cloned())
+        .collect();
+    report.quality.verdict = judge(
+        &children,
+        &report.quality.before,
+        &report.quality.after,
+        &NoisePolicy {
+            max_lost_pct: output.noise_lost,
+        },
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prediction_aims_at_1_1_enough() {
+        // 1 ns per load, 100 ms: 110 ms / 100 ns per pass = 1.1 million passes.
+        assert_eq!(predict_passes(1.0, 1e8), Some(1_100_000));
+        assert_eq!(predict_passes(100.0, 1e8), Some(11_000));
+        assert_eq!(predict_passes(1e12, 1e8), Some(1));
+        assert_eq!(predict_passes(0.0, 1e8), None);
+        assert_eq!(predict_passes(f64::NAN, 1e8), None);
+    }
+
+    fn pt(size: u64, ns: f64) -> Point {
+        Point {
+            size_bytes: size,
+            size_mib: 0.0,
+            ns,
+            lmbench_ns: ns,
+            median_ns: ns,
+            per_child: vec![],
+            per_cluster: vec![],
+            ring_loads: None,
+            intended_loads: 0,
+            lmbench_count_loads: 0,
+            predicted_passes: None,
+            passes: vec![],
+            calibration_intervals: 1,
+            calibration_ns: 0,
+            framework_calibration_ns: 0,
+            accepted_intervals: 1,
+            shortest_accepted_ns: None,
+            enough_us: 0,
+            wall_ns: 0,
+            children: vec![],
+        }
+    }
+
+    #[test]
+    fn predictions_come_from_the_nearest_known_size() {
+        assert_eq!(prediction_source(&[], &[], 512), None);
+        let first = Curve {
+            stride_bytes: 16,
+            points: vec![pt(512, 1.0), pt(4096, 2.0), pt(1 << 20, 9.0)],
+        };
+        // Within a stride: the previous size.
+        assert_eq!(
+            prediction_source(&[pt(512, 3.0)], std::slice::from_ref(&first), 1024),
+            Some(3.0)
+        );
+        // A new stride: the earlier curve at the nearest size not above.
+        assert_eq!(
+            prediction_source(&[], std::slice::from_ref(&first), 8192),
+            Some(2.0)
+        );
+        assert_eq!(
+            prediction_source(&[], std::slice::from_ref(&first), 256),
+            Some(1.0)
+        );
+    }
+}

@@ -1,0 +1,309 @@
+//! The `lat_mem_rd` binary: help, bad input, output formats and JSON structure on tiny sweeps.
+//!
+//! Calibration is fixed through the environment (ENOUGH, TIMING_O, LOOP_O, no cache) so no
+//! run measures it; lmbench's 100 ms floor still makes every size last at least two intervals
+//! (one confirming the count, one timed with -N 1), so sweeps are kept to a few sizes.
+
+use std::process::{Command, Output};
+
+fn lat_mem_rd(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lat_mem_rd"))
+        .args(args)
+        .env("ENOUGH", "1000")
+        .env("TIMING_O", "0")
+        .env("LOOP_O", "0")
+        .env("BENCHMP_CALIBRATION", "off")
+        .env_remove("LMBENCH_SCHED")
+        .output()
+        .expect("lat_mem_rd runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("UTF-8 stdout")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).expect("UTF-8 stderr")
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+    serde_json::from_str(&stdout(o)).expect("valid JSON")
+}
+
+/// Checks one `%.5f %.3f` line and returns (MiB, ns).
+fn data_line(l: &str) -> (f64, f64) {
+    let (a, b) = l
+        .split_once(' ')
+        .unwrap_or_else(|| panic!("not a data line: {l:?}"));
+    assert_eq!(a.split_once('.').map(|(_, d)| d.len()), Some(5), "{l:?}");
+    assert_eq!(b.split_once('.').map(|(_, d)| d.len()), Some(3), "{l:?}");
+    (a.parse().unwrap(), b.parse().unwrap())
+}
+
+#[test]
+fn help_describes_every_option() {
+    let o = lat_mem_rd(&["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    for flag in [
+        "--random",
+        "-t",
+        "--exact-rings",
+        "--min",
+        "--max",
+        "--pages",
+        "--summary",
+        "--mhz",
+        "--recalibrate-each-size",
+        "--seed",
+        "--json",
+        "--stderr",
+        "-P",
+        "-N",
+        "-W",
+        "<LEN>",
+        "[STRIDE]",
+    ] {
+        assert!(text.contains(flag), "{flag} missing from:\n{text}");
+    }
+    assert!(text.contains("[default: 4k]"));
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_status_2() {
+    for args in [
+        &["1", "0"][..],
+        &["1", "2m"],
+        &["0"],
+        &["0.5"],
+        &["-t", "1", "4"],
+        &["1", "4"],
+        &["-t", "1", "8k"],
+        &["--max", "2m", "1"],
+        &["--min", "2m", "1"],
+        &["--min", "0", "1"],
+        &["--exact-rings", "1"],
+        &["1", "64KB"],
+        &["--mhz", "abc", "1"],
+        &["--pages", "gigantic", "1"],
+        &["-P", "0", "1"],
+        &["--bogus", "1"],
+        &[],
+    ] {
+        let o = lat_mem_rd(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("lat_mem_rd: "), "{args:?}: {err}");
+        assert!(stdout(&o).is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn huge_pages_missing_is_exit_status_3() {
+    let free = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("HugePages_Free:"))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        })
+        .unwrap_or(0);
+    if free > 0 {
+        eprintln!("skipped: {free} huge pages are reserved on this machine");
+        return;
+    }
+    let o = lat_mem_rd(&["--pages", "huge", "-N", "1", "1"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("/proc/sys/vm/nr_hugepages"), "{err}");
+    assert!(stdout(&o).is_empty());
+}
+
+#[test]
+fn text_output_is_lmbench_format() {
+    // Explicit strides: a header per stride, one line per size not below the stride, and an
+    // empty line after each block.
+    let o = lat_mem_rd(&["-N", "1", "--max", "1k", "1", "64", "1k"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.split('\n').collect();
+    assert_eq!(lines.len(), 8, "{out:?}");
+    assert_eq!(lines[0], "\"stride=64");
+    assert_eq!(data_line(lines[1]).0, 0.00049);
+    assert_eq!(data_line(lines[2]).0, 0.00098);
+    assert_eq!(lines[3], "");
+    assert_eq!(lines[4], "\"stride=1024");
+    assert_eq!(data_line(lines[5]).0, 0.00098);
+    assert_eq!(lines[6], "");
+    assert_eq!(lines[7], "", "output ends with the block's empty line");
+    for l in [lines[1], lines[2], lines[5]] {
+        assert!(data_line(l).1 > 0.0, "{l}");
+    }
+}
+
+#[test]
+fn default_stride_has_no_trailing_blank_line_and_stderr_is_lmbench_stream() {
+    let o = lat_mem_rd(&["-N", "1", "--max", "512", "--stderr", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).is_empty());
+    let err = stderr(&o);
+    let mut lines = err.lines();
+    assert_eq!(lines.next(), Some("\"stride=64"));
+    assert_eq!(data_line(lines.next().unwrap()).0, 0.00049);
+    assert!(
+        lines.all(|l| l.starts_with("lat_mem_rd: ")),
+        "only warnings may follow: {err:?}"
+    );
+}
+
+#[test]
+fn summary_follows_the_data_on_stdout() {
+    let o = lat_mem_rd(&[
+        "-N",
+        "1",
+        "--min",
+        "16k",
+        "--max",
+        "24k",
+        "--summary",
+        "--mhz",
+        "2000",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "\"stride=64");
+    for l in &lines[1..6] {
+        data_line(l);
+    }
+    assert!(
+        lines[6].starts_with("summary: stride 64, sequential, cluster 0"),
+        "{out}"
+    );
+    assert!(lines[6].contains("2000 MHz (given with --mhz)"), "{out}");
+    // Five sizes inside any L1 make one plateau, shown in ns and cycles.
+    assert!(
+        lines[7].contains(" ns ") && lines[7].contains("cycles"),
+        "{out}"
+    );
+}
+
+#[test]
+fn json_has_curves_rings_and_timing() {
+    let o = lat_mem_rd(&[
+        "-N", "1", "-t", "--min", "2k", "--max", "4k", "--json", "--seed", "5", "1", "64",
+    ]);
+    let j = json(&o);
+    assert_eq!(j["tool"], "lat_mem_rd");
+    // 2K, 3K, 4K: one measurement each.
+    let ms = j["measurements"].as_array().unwrap();
+    assert_eq!(ms.len(), 3);
+    assert_eq!(ms[1]["params"]["size_bytes"], 3072);
+    assert_eq!(ms[1]["rule"], "minimum");
+    assert_eq!(ms[1]["enough_us"], 100_000);
+    let e = &j["extra"];
+    assert_eq!(e["loads_per_iteration"], 100);
+    assert_eq!(e["sweep"]["mode"], "random");
+    assert_eq!(e["sweep"]["rings"], "lmbench");
+    let pts = e["curves"][0]["points"].as_array().unwrap();
+    let sizes: Vec<u64> = pts
+        .iter()
+        .map(|p| p["size_bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sizes, [2048, 3072, 4096]);
+    // lmbench's shortened ring at 3K, stride 64: 16 of 48 elements.
+    assert_eq!(pts[1]["ring_loads"], 16);
+    assert_eq!(pts[1]["intended_loads"], 48);
+    assert_eq!(pts[2]["ring_loads"], 64);
+    for p in pts {
+        assert!(p["ns"].as_f64().unwrap() > 0.0);
+        assert!(p["shortest_accepted_ns"].as_u64().unwrap() >= 95_000_000);
+        let child = &p["children"][0];
+        assert_eq!(child["pages"]["page_size_bytes"], 4096);
+        assert_eq!(child["pages"]["anon_huge_bytes"], 0);
+    }
+    // The second and third sizes start from a predicted count.
+    assert!(pts[0]["predicted_passes"].is_null());
+    assert!(pts[1]["predicted_passes"].as_u64().unwrap() > 0);
+    let t = &e["timing"];
+    assert_eq!(t["strategy"], "predicted");
+    assert_eq!(t["sizes"], 3);
+    assert!(t["sweep_wall_ns"].as_u64().unwrap() > 0);
+    assert!(j["wall_ns"].as_u64().unwrap() >= t["sweep_wall_ns"].as_u64().unwrap());
+    assert!(j["calibration_ns"].as_u64().is_some());
+    let curve = &e["curves"][0]["per_child"][0];
+    assert_eq!(curve["child"], 0);
+    assert_eq!(curve["points"].as_array().unwrap().len(), 3);
+    assert_eq!(e["summary"][0]["stride_bytes"], 64);
+    assert!(e["summary"][0]["shape"]["plateaus"].is_array());
+}
+
+#[test]
+fn exact_rings_walk_every_element() {
+    let o = lat_mem_rd(&[
+        "-N",
+        "1",
+        "-t",
+        "--exact-rings",
+        "--min",
+        "3k",
+        "--max",
+        "3k",
+        "--json",
+        "1",
+    ]);
+    let j = json(&o);
+    let p = &j["extra"]["curves"][0]["points"][0];
+    assert_eq!(p["size_bytes"], 3072);
+    assert_eq!(p["ring_loads"], 48);
+    assert_eq!(p["intended_loads"], 48);
+    assert_eq!(j["extra"]["sweep"]["rings"], "exact");
+}
+
+#[test]
+fn recalibrating_each_size_is_recorded() {
+    let o = lat_mem_rd(&[
+        "-N",
+        "1",
+        "--min",
+        "1k",
+        "--max",
+        "2k",
+        "--recalibrate-each-size",
+        "--json",
+        "1",
+    ]);
+    let j = json(&o);
+    assert_eq!(j["extra"]["timing"]["strategy"], "recalibrate_each_size");
+    assert_eq!(j["measurements"].as_array().unwrap().len(), 2);
+    for p in j["extra"]["curves"][0]["points"].as_array().unwrap() {
+        assert!(p["predicted_passes"].is_null(), "counts are sized from 1");
+    }
+}
+
+#[test]
+fn two_children_give_two_curves() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus < 2 {
+        eprintln!("skipped: one CPU");
+        return;
+    }
+    let o = lat_mem_rd(&[
+        "-P", "2", "-N", "1", "--min", "1k", "--max", "2k", "--json", "1",
+    ]);
+    let j = json(&o);
+    let curves = j["extra"]["curves"][0]["per_child"].as_array().unwrap();
+    assert_eq!(curves.len(), 2);
+    assert_ne!(curves[0]["cpu"], curves[1]["cpu"]);
+    for c in curves {
+        assert_eq!(c["points"].as_array().unwrap().len(), 2);
+    }
+    let p = &j["extra"]["curves"][0]["points"][0];
+    assert_eq!(p["per_child"].as_array().unwrap().len(), 2);
+    assert_eq!(p["children"].as_array().unwrap().len(), 2);
+    assert!(!j["extra"]["summary"].as_array().unwrap().is_empty());
+}
