@@ -22,16 +22,21 @@ pub const MIN_SIZE_PER_ALGORITHM: u32 = 120;
 /// the reference's 16-bit item indices wrap, and the matrix work grows as size^1.5.
 pub const MAX_TOTAL_SIZE: u32 = 3 << 20;
 
-/// CRCs left by one call of [`Context::iterate`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// CRCs left by one call of [`Context::iterate`]. Serialised with the reference's names
+/// and `0x%04x` strings (a child sends them to the parent this way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct IterResult {
     /// Running CRC after the last iteration (`crcfinal`); depends on the iteration count.
+    #[serde(rename = "crcfinal", with = "crate::hex")]
     pub crc: u16,
     /// Running CRC after the first iteration.
+    #[serde(with = "crate::hex")]
     pub crclist: u16,
     /// First non-zero matrix workload result.
+    #[serde(with = "crate::hex")]
     pub crcmatrix: u16,
     /// First non-zero state workload result.
+    #[serde(with = "crate::hex")]
     pub crcstate: u16,
 }
 

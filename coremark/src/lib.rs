@@ -7,7 +7,7 @@
 //! CoreMark-compatible figures, not CoreMark scores (CoreMark is an EEMBC trademark).
 //!
 //! Measurement ([`Context`], [`timing`], [`validate()`]) is kept apart from output
-//! ([`report`]) so a framework can drive one context per pinned process.
+//! ([`report`]); [`parallel`] runs one context per forked, pinned process through benchmp.
 //!
 //! ```
 //! use coremark::{Context, Seeds, validate};
@@ -20,9 +20,11 @@
 #![deny(unsafe_code)]
 
 pub mod crc;
+mod hex;
 mod iterate;
 mod list;
 mod matrix;
+pub mod parallel;
 pub mod parse;
 pub mod report;
 mod state;

@@ -1,24 +1,21 @@
-//! socbench `coremark`: runs the CoreMark-compatible workload on one context and prints
-//! the reference's report (or JSON / CSV). See README.md in this folder.
+//! socbench `coremark`: runs the CoreMark-compatible workload, one context per forked,
+//! pinned process through benchmp, and prints the reference's report (or benchmp's JSON /
+//! CSV with this report inside). See README.md in this folder.
 
-use std::io::{IsTerminal, Write};
-use std::process::ExitCode;
+use std::io::IsTerminal;
+use std::time::Duration;
 
 use anyhow::Context as _;
+use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
+use benchmp::{EXIT_FAILED, Iterations, Session, Spec, Usage};
 use clap::Parser;
+use coremark::parallel::{self, ContextBench};
 use coremark::report::{BuildInfo, Report};
 use coremark::{Context, DEFAULT_TOTAL_SIZE, Seeds, parse, timing};
 
-/// Exit status: success.
-const EXIT_OK: u8 = 0;
-/// Exit status: the run failed (CRC mismatch, run under 10 s, output error).
-const EXIT_FAILED: u8 = 1;
-/// Exit status: bad command line or parameters.
-const EXIT_USAGE: u8 = 2;
-
 /// Runs CoreMark 1.0's list, matrix and state workloads (a CoreMark-compatible Rust port;
 /// its figures are not CoreMark scores) and reports iterations per second with the
-/// reference's CRC validation.
+/// reference's CRC validation, one context per pinned process.
 #[derive(Debug, Parser)]
 #[command(name = "coremark", version)]
 struct Cli {
@@ -28,25 +25,24 @@ struct Cli {
     #[arg(long, value_name = "A,B,C", default_value = "0,0,0", value_parser = seeds_arg)]
     seeds: Seeds,
 
-    /// Total data size in bytes, split evenly between the three workloads (K and M
-    /// suffixes allowed). The default 2000 is the standard "2K" run; 6000 gives the "6k"
-    /// runs.
+    /// Total data size in bytes per context, split evenly between the three workloads (K
+    /// and M suffixes allowed). The default 2000 is the standard "2K" run; 6000 gives the
+    /// "6k" runs.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_TOTAL_SIZE, value_parser = size_arg)]
     size: u32,
 
-    /// Iterations to time. By default (or with 0) the count is chosen as the reference
-    /// does: ×10 until a run takes at least 1 s, then scaled so the timed run lasts at
-    /// least 10 s. A run under 10 s is reported as an error.
+    /// Iterations each context times. By default (or with 0) the count is chosen once, as
+    /// the reference does, on the fastest CPU of the run: ×10 until a run takes at least
+    /// 1 s, then scaled so the timed run lasts at least 10 s. A context that runs under
+    /// 10 s makes the result invalid.
     #[arg(long, value_name = "N")]
     iterations: Option<u32>,
 
-    /// Print the report as JSON instead of the reference's text.
-    #[arg(long, conflicts_with = "csv")]
-    json: bool,
+    #[command(flatten)]
+    placement: PlacementArgs,
 
-    /// Print the report as CSV (a header and one row) instead of the reference's text.
-    #[arg(long)]
-    csv: bool,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 fn seeds_arg(text: &str) -> Result<Seeds, String> {
@@ -57,100 +53,92 @@ fn size_arg(text: &str) -> Result<u32, String> {
     parse::size(text).map_err(|e| e.to_string())
 }
 
-/// The run completed but its result is not valid.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-struct RunFailed(String);
-
-fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) if !e.use_stderr() => {
-            // --help and --version.
-            let _ = e.print();
-            return ExitCode::from(EXIT_OK);
-        }
-        Err(e) => {
-            let text = e.to_string();
-            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            eprintln!("coremark: {first} (see --help)");
-            return ExitCode::from(EXIT_USAGE);
-        }
+fn main() {
+    let cli: Cli = benchmp::cli::parse();
+    benchmp::cli::init_logging(cli.output.trace);
+    let code = match run(&cli) {
+        Ok(code) => code,
+        Err(e) => benchmp::cli::report_error("coremark", &e),
     };
-    match run(&cli) {
-        Ok(()) => ExitCode::from(EXIT_OK),
-        Err(e) => {
-            eprintln!("coremark: {e:#}");
-            if e.downcast_ref::<coremark::Error>().is_some() {
-                ExitCode::from(EXIT_USAGE)
-            } else {
-                ExitCode::from(EXIT_FAILED)
-            }
-        }
-    }
+    std::process::exit(code);
 }
 
-fn run(cli: &Cli) -> anyhow::Result<()> {
-    let mut ctx = Context::new(cli.seeds, cli.size)?;
+/// Longest deadline given to a silent child, however slow the run looks.
+const MAX_TIMEOUT: Duration = Duration::from_secs(30 * 24 * 3600);
+
+fn run(cli: &Cli) -> anyhow::Result<i32> {
+    let out = &cli.output;
+    if out.json.as_deref() == Some("-") && out.csv.as_deref() == Some("-") {
+        return Err(Usage(
+            "--json and --csv cannot both write to stdout; give one a file (--csv=FILE)".into(),
+        )
+        .into());
+    }
+    // Checks the size now, and sizes the iteration count in this (single-threaded) process.
+    let mut ctx = Context::new(cli.seeds, cli.size).map_err(|e| Usage(e.to_string()))?;
+    let timing = TimingArgs {
+        repetitions: 1,
+        ..Default::default()
+    };
+    let mut session = Session::start("coremark", &cli.placement, &timing)?;
+    let contexts = session.parallel();
     let progress = std::io::stderr().is_terminal();
-    let iterations = match cli.iterations {
-        Some(n) if n > 0 => n,
+    let sizing_cpu = parallel::sizing_cpu(&session.topology, &session.placement.cpus);
+    let (iterations, ns_per_iteration) = parallel::on_cpu(sizing_cpu, || match cli.iterations {
+        Some(n) if n > 0 => (n, timing::estimate_ns_per_iteration(&mut ctx, n)),
         _ => {
             if progress {
                 eprintln!(
                     "coremark: choosing the iteration count (runs of 10, 100, ... iterations)"
                 );
             }
-            timing::auto_iterations(&mut ctx)
+            let auto = timing::auto_iterations(&mut ctx);
+            let m = auto.decided_by;
+            let per = m.elapsed_ns as f64 / f64::from(m.iterations.max(1));
+            (auto.iterations, per)
         }
-    };
+    })?;
     if progress {
-        eprintln!("coremark: timing {iterations} iterations");
+        eprintln!("coremark: timing {iterations} iterations in each of {contexts} context(s)");
     }
-    let m = timing::timed_iterate(&mut ctx, iterations);
-    let report = Report::new(
-        &ctx,
-        iterations,
-        m.elapsed_ns,
-        &[m.result],
-        &BuildInfo::current(),
-    );
 
-    let text = if cli.json {
-        report.json()
-    } else if cli.csv {
-        report.csv()
-    } else {
-        report.text()
-    };
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        .context("writing the report to stdout")?;
+    // One timed interval per child. A silent child is called hung only well after the
+    // expected run time (a slow core may take several times the sizing CPU's time).
+    session.set_repetitions(1);
+    let expected_s = ns_per_iteration * f64::from(iterations) / 1e9;
+    let timeout = Duration::try_from_secs_f64(cli.placement.timeout as f64 + 10.0 * expected_s)
+        .unwrap_or(MAX_TIMEOUT)
+        .min(MAX_TIMEOUT);
+    session.set_min_timeout(timeout);
+    let mut spec = Spec::rate("coremark", 1.0, "iterations/s").params(serde_json::json!({
+        "seed1": ctx.seeds().seed1,
+        "seed2": ctx.seeds().seed2,
+        "seed3": ctx.seeds().seed3,
+        "total_size_bytes": ctx.total_size(),
+        "size_per_algorithm_bytes": ctx.size_per_algorithm(),
+        "iterations_per_context": iterations,
+    }));
+    spec.iterations = Iterations::Fixed(u64::from(iterations));
+    spec.subtract_loop_overhead = false;
+    let (seeds, size) = (cli.seeds, cli.size);
+    let measurement = session.measure(spec, |_child| {
+        // Built in the child after pinning, so its data is first touched on its own core.
+        Ok(ContextBench::new(seeds, size, iterations)?)
+    })?;
+    let runs = parallel::context_runs(measurement)?;
 
+    let report = Report::new(&ctx, iterations, &runs, &BuildInfo::current());
+    let extra = serde_json::to_value(&report).context("serialising the report")?;
+    let framework = session.finish(out, extra);
+    let code = benchmp::emit(&framework, out, |r| {
+        report.text_with_figures(r, out.aggregate)
+    })?;
     if report.has_errors() {
-        let mut problems: Vec<String> = report
-            .mismatches
-            .iter()
-            .map(|m| {
-                format!(
-                    "[{}] {} crc {:#06x} should be {:#06x}",
-                    m.context,
-                    m.workload.name(),
-                    m.got,
-                    m.expected
-                )
-            })
-            .collect();
-        if report.short_run {
-            problems.push(format!(
-                "the timed run lasted {:.3} s, at least {} s are needed for a valid result",
-                report.seconds, report.min_valid_seconds
-            ));
-        }
-        return Err(RunFailed(format!("result not valid: {}", problems.join("; "))).into());
+        eprintln!(
+            "coremark: result not valid: {}",
+            report.problems().join("; ")
+        );
+        return Ok(EXIT_FAILED);
     }
-    Ok(())
+    Ok(code)
 }

@@ -1,10 +1,11 @@
-//! The run report: one serde struct built from measurements, and three pure exporters.
-//! The text exporter keeps the reference's lines and layout (so existing log parsers read
-//! it) but its final line names itself `CoreMark-compatible 1.0`, never a CoreMark score.
+//! The run report: one serde struct built from the contexts' timed runs, and its text.
+//! The text keeps the reference's lines and layout (so existing log parsers read it) but
+//! its final line names itself `CoreMark-compatible 1.0`, never a CoreMark score. JSON and
+//! CSV come from benchmp's report, which carries this one as its `extra` part.
 
 use std::fmt::Write as _;
 
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
 use crate::timing::{MIN_VALID_SECONDS, Measurement};
 use crate::validate::{KnownRun, Validation, Workload, validate};
@@ -12,6 +13,9 @@ use crate::{Context, Seeds};
 
 /// Label of the score line and of reports: a CoreMark-compatible port, not CoreMark.
 pub const SCORE_LABEL: &str = "CoreMark-compatible 1.0";
+
+/// The reference's name for contexts run as forked processes (its `PARALLEL_METHOD`).
+pub const PARALLEL_METHOD: &str = "Fork";
 
 /// How this binary was compiled, captured by the build script.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -32,35 +36,70 @@ impl BuildInfo {
     }
 }
 
+/// One context's timed run, as its child reported it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContextRun {
+    /// CPU the context's process was pinned to (`None`: unpinned).
+    pub cpu: Option<usize>,
+    /// Its timed run and CRCs.
+    pub run: Measurement,
+}
+
 /// Overall outcome, as the reference's final message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// Known seeds, all CRCs right, run long enough.
+    /// Known seeds, all CRCs right, every context ran long enough.
     Validated,
-    /// A CRC mismatch or a run under 10 s.
+    /// A CRC mismatch or a context that ran under 10 s.
     ErrorsDetected,
     /// Unknown seeds and no other error: nothing to compare against.
     CannotValidate,
 }
 
-/// CRCs of one context.
+/// Outcome of one context's CRC check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct ContextCrcs {
-    /// Context number (0 for a single-context run).
+#[serde(rename_all = "snake_case")]
+pub enum ContextValidation {
+    /// Known seeds and every CRC right.
+    Passed,
+    /// Known seeds and at least one CRC wrong (see the report's mismatches).
+    Failed,
+    /// Seeds the reference has no CRCs for.
+    UnknownSeeds,
+}
+
+/// CRCs, timing and validation of one context.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ContextResult {
+    /// Context number (the child's index; 0 for a single-context run).
     pub context: u32,
+    /// CPU its process was pinned to (null: unpinned).
+    pub cpu: Option<usize>,
+    /// Wall-clock time of its timed run.
+    pub elapsed_ns: u64,
+    /// The same in whole milliseconds.
+    pub ticks_ms: u64,
+    /// ticks_ms / 1000.
+    pub seconds: f64,
+    /// Its own iterations / seconds; absent for a run under 1 ms.
+    pub iterations_per_s: Option<f64>,
+    /// Whether it ran under `min_valid_seconds`.
+    pub short_run: bool,
     /// CRC after the first iteration.
-    #[serde(serialize_with = "hex")]
+    #[serde(with = "crate::hex")]
     pub crclist: u16,
     /// First matrix workload result.
-    #[serde(serialize_with = "hex")]
+    #[serde(with = "crate::hex")]
     pub crcmatrix: u16,
     /// First state workload result.
-    #[serde(serialize_with = "hex")]
+    #[serde(with = "crate::hex")]
     pub crcstate: u16,
     /// CRC after the last iteration (depends on the iteration count).
-    #[serde(serialize_with = "hex")]
+    #[serde(with = "crate::hex")]
     pub crcfinal: u16,
+    /// The CRC check of this context.
+    pub validation: ContextValidation,
 }
 
 /// A CRC that differs from the known-good value.
@@ -71,10 +110,10 @@ pub struct CrcMismatch {
     /// Workload whose CRC differs.
     pub workload: Workload,
     /// CRC this run produced.
-    #[serde(serialize_with = "hex")]
+    #[serde(with = "crate::hex")]
     pub got: u16,
     /// Known-good CRC.
-    #[serde(serialize_with = "hex")]
+    #[serde(with = "crate::hex")]
     pub expected: u16,
 }
 
@@ -93,19 +132,22 @@ pub struct Report {
     pub total_size_bytes: u32,
     /// Data size per workload (the reference's "CoreMark Size").
     pub size_per_algorithm_bytes: u32,
-    /// Contexts run (1 until multi-context runs exist).
+    /// Contexts run, one per process.
     pub contexts: u32,
+    /// [`PARALLEL_METHOD`] when more than one context ran, else null.
+    pub parallel_method: Option<&'static str>,
     /// Iterations run by each context.
     pub iterations_per_context: u32,
     /// Iterations of all contexts together.
     pub iterations: u64,
-    /// Wall-clock time of the timed run.
+    /// The longest context's timed run (the reference times all contexts together, from
+    /// the common start until the last one finishes).
     pub elapsed_ns: u64,
     /// The same in whole milliseconds (the reference's "Total ticks").
     pub ticks_ms: u64,
     /// ticks_ms / 1000, as the reference's "Total time (secs)".
     pub seconds: f64,
-    /// iterations / seconds; absent for a run under 1 ms.
+    /// iterations / seconds (all contexts); absent for a run under 1 ms.
     pub iterations_per_s: Option<f64>,
     /// Shortest timed run that gives a valid result.
     pub min_valid_seconds: f64,
@@ -116,13 +158,13 @@ pub struct Report {
     /// Where the data lives.
     pub memory_location: &'static str,
     /// CRC of seeds and size.
-    #[serde(serialize_with = "hex")]
+    #[serde(with = "crate::hex")]
     pub seedcrc: u16,
-    /// CRCs of each context.
-    pub results: Vec<ContextCrcs>,
+    /// CRCs, time and validation of each context.
+    pub results: Vec<ContextResult>,
     /// CRCs that differ from the known-good values.
     pub mismatches: Vec<CrcMismatch>,
-    /// Whether the timed run was shorter than `min_valid_seconds`.
+    /// Whether any context ran under `min_valid_seconds`.
     pub short_run: bool,
     /// Overall outcome.
     pub verdict: Verdict,
@@ -130,42 +172,58 @@ pub struct Report {
     pub score: Option<f64>,
 }
 
-fn hex<S: Serializer>(value: &u16, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&format!("{value:#06x}"))
-}
-
 impl Report {
-    /// Builds the report of a run whose contexts all ran `iterations_per_context`
-    /// iterations in `elapsed_ns` (timed together), given each context's CRCs.
+    /// Builds the report of a run whose contexts each ran `iterations_per_context`
+    /// iterations, validating every context's CRCs. Time is the longest context's.
     pub fn new(
         ctx: &Context,
         iterations_per_context: u32,
-        elapsed_ns: u64,
-        results: &[crate::IterResult],
+        runs: &[ContextRun],
         build: &BuildInfo,
     ) -> Report {
-        let contexts = results.len() as u32;
-        let timing = Measurement {
+        let contexts = runs.len() as u32;
+        let longest = Measurement {
             iterations: iterations_per_context,
-            elapsed_ns,
-            result: results.first().copied().unwrap_or_default(),
+            elapsed_ns: runs.iter().map(|r| r.run.elapsed_ns).max().unwrap_or(0),
+            result: Default::default(),
         };
         let seedcrc = ctx.seedcrc();
-        let mut run_type = None;
+        let run_type = KnownRun::from_seedcrc(seedcrc);
         let mut mismatches = Vec::new();
-        for (i, r) in results.iter().enumerate() {
-            if let Validation::Checked { run, mismatches: m } = validate(seedcrc, r) {
-                run_type = Some(run);
-                mismatches.extend(m.into_iter().map(|m| CrcMismatch {
-                    context: i as u32,
-                    workload: m.workload,
-                    got: m.got,
-                    expected: m.expected,
-                }));
-            }
+        let mut results = Vec::with_capacity(runs.len());
+        for (i, r) in runs.iter().enumerate() {
+            let crcs = r.run.result;
+            let validation = match validate(seedcrc, &crcs) {
+                Validation::UnknownSeeds => ContextValidation::UnknownSeeds,
+                Validation::Checked { mismatches: m, .. } if m.is_empty() => {
+                    ContextValidation::Passed
+                }
+                Validation::Checked { mismatches: m, .. } => {
+                    mismatches.extend(m.into_iter().map(|m| CrcMismatch {
+                        context: i as u32,
+                        workload: m.workload,
+                        got: m.got,
+                        expected: m.expected,
+                    }));
+                    ContextValidation::Failed
+                }
+            };
+            results.push(ContextResult {
+                context: i as u32,
+                cpu: r.cpu,
+                elapsed_ns: r.run.elapsed_ns,
+                ticks_ms: r.run.ticks_ms(),
+                seconds: r.run.seconds(),
+                iterations_per_s: r.run.iterations_per_s(),
+                short_run: !r.run.long_enough(),
+                crclist: crcs.crclist,
+                crcmatrix: crcs.crcmatrix,
+                crcstate: crcs.crcstate,
+                crcfinal: crcs.crc,
+                validation,
+            });
         }
-        let run_type = run_type.or_else(|| KnownRun::from_seedcrc(seedcrc));
-        let short_run = !timing.long_enough();
+        let short_run = results.is_empty() || results.iter().any(|r| r.short_run);
         let verdict = if short_run || !mismatches.is_empty() {
             Verdict::ErrorsDetected
         } else if run_type.is_none() {
@@ -174,7 +232,7 @@ impl Report {
             Verdict::Validated
         };
         let iterations = u64::from(contexts) * u64::from(iterations_per_context);
-        let seconds = timing.seconds();
+        let seconds = longest.seconds();
         let iterations_per_s = (seconds > 0.0).then(|| iterations as f64 / seconds);
         let score = match (verdict, run_type) {
             (Verdict::Validated, Some(run)) if run.is_score_run() => iterations_per_s,
@@ -188,10 +246,11 @@ impl Report {
             total_size_bytes: ctx.total_size(),
             size_per_algorithm_bytes: ctx.size_per_algorithm(),
             contexts,
+            parallel_method: (contexts > 1).then_some(PARALLEL_METHOD),
             iterations_per_context,
             iterations,
-            elapsed_ns,
-            ticks_ms: timing.ticks_ms(),
+            elapsed_ns: longest.elapsed_ns,
+            ticks_ms: longest.ticks_ms(),
             seconds,
             iterations_per_s,
             min_valid_seconds: MIN_VALID_SECONDS,
@@ -199,17 +258,7 @@ impl Report {
             compiler_flags: build.compiler_flags.clone(),
             memory_location: "Heap",
             seedcrc,
-            results: results
-                .iter()
-                .enumerate()
-                .map(|(i, r)| ContextCrcs {
-                    context: i as u32,
-                    crclist: r.crclist,
-                    crcmatrix: r.crcmatrix,
-                    crcstate: r.crcstate,
-                    crcfinal: r.crc,
-                })
-                .collect(),
+            results,
             mismatches,
             short_run,
             verdict,
@@ -217,9 +266,51 @@ impl Report {
         }
     }
 
-    /// Whether the result is not valid: a CRC mismatch or a run under 10 s (exit status 1).
+    /// Whether the result is not valid: a CRC mismatch or a context that ran under 10 s
+    /// (exit status 1).
     pub fn has_errors(&self) -> bool {
         self.verdict == Verdict::ErrorsDetected
+    }
+
+    /// Why the result is not valid, one phrase per problem (empty when it is valid).
+    pub fn problems(&self) -> Vec<String> {
+        let mut problems: Vec<String> = self
+            .mismatches
+            .iter()
+            .map(|m| {
+                format!(
+                    "[{}] {} crc {:#06x} should be {:#06x}",
+                    m.context,
+                    m.workload.name(),
+                    m.got,
+                    m.expected
+                )
+            })
+            .collect();
+        let short: Vec<&ContextResult> = self.results.iter().filter(|r| r.short_run).collect();
+        match short[..] {
+            [] if self.results.is_empty() => problems.push("no context reported".into()),
+            [] => {}
+            [r] if self.results.len() == 1 => problems.push(format!(
+                "the timed run lasted {:.3} s, at least {} s are needed for a valid result",
+                r.seconds, self.min_valid_seconds
+            )),
+            _ => {
+                let each: Vec<String> = short
+                    .iter()
+                    .map(|r| {
+                        let cpu = r.cpu.map_or("unpinned".into(), |c| format!("CPU {c}"));
+                        format!("[{}] ({cpu}) {:.3} s", r.context, r.seconds)
+                    })
+                    .collect();
+                problems.push(format!(
+                    "timed runs under {} s, the least for a valid result: {}",
+                    self.min_valid_seconds,
+                    each.join(", ")
+                ));
+            }
+        }
+        problems
     }
 
     /// The reference-compatible text report.
@@ -255,6 +346,9 @@ impl Report {
         let _ = writeln!(w, "Iterations       : {}", self.iterations);
         let _ = writeln!(w, "Compiler version : {}", self.compiler_version);
         let _ = writeln!(w, "Compiler flags   : {}", self.compiler_flags);
+        if let Some(method) = self.parallel_method {
+            let _ = writeln!(w, "Parallel {method} : {}", self.contexts);
+        }
         let _ = writeln!(w, "Memory location  : {}", self.memory_location);
         let _ = writeln!(w, "seedcrc          : 0x{:04x}", self.seedcrc);
         for r in &self.results {
@@ -275,11 +369,15 @@ impl Report {
                 "Correct operation validated. See README.md for run and reporting rules."
             );
             if let Some(score) = self.score {
-                let _ = writeln!(
+                let _ = write!(
                     w,
                     "{SCORE_LABEL} : {score:.6} / {} {} / {}",
                     self.compiler_version, self.compiler_flags, self.memory_location
                 );
+                if let Some(method) = self.parallel_method {
+                    let _ = write!(w, " / {}:{method}", self.contexts);
+                }
+                let _ = writeln!(w);
             }
         }
         if self.has_errors() {
@@ -294,76 +392,27 @@ impl Report {
         out
     }
 
-    /// The report as pretty-printed JSON (one object, trailing newline).
-    pub fn json(&self) -> String {
-        // A struct of plain fields always serialises.
-        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
-        s.push('\n');
-        s
+    /// The reference text followed, for more than one context, by socbench's figures from
+    /// benchmp's report: each child's own iterations/s with its CPU and cluster, each
+    /// cluster's total and the system figures. Those lines are indented and use no
+    /// ` : ` separator, so parsers of the reference's lines skip them.
+    pub fn text_with_figures(
+        &self,
+        framework: &benchmp::Report,
+        mode: benchmp::AggregateMode,
+    ) -> String {
+        let mut out = self.text();
+        if self.contexts > 1
+            && let Some(m) = framework.measurements.first()
+        {
+            out.push_str("socbench figures, each context timed on its own (iterations/s):\n");
+            for line in benchmp::session::cluster_lines(framework, m, mode) {
+                out.push_str(&line);
+                out.push('\n');
+            }
+        }
+        out
     }
-
-    /// The report as CSV: a header and one row (context 0's CRCs).
-    pub fn csv(&self) -> String {
-        let first = self.results.first();
-        let crc = |f: fn(&ContextCrcs) -> u16| first.map(|c| format!("{:#06x}", f(c)));
-        let row = CsvRow {
-            tool: self.tool,
-            label: self.label,
-            run_type: self.run_type.map(KnownRun::name),
-            seed1: self.seeds.seed1,
-            seed2: self.seeds.seed2,
-            seed3: self.seeds.seed3,
-            total_size_bytes: self.total_size_bytes,
-            size_per_algorithm_bytes: self.size_per_algorithm_bytes,
-            contexts: self.contexts,
-            iterations: self.iterations,
-            elapsed_ns: self.elapsed_ns,
-            ticks_ms: self.ticks_ms,
-            iterations_per_s: self.iterations_per_s,
-            seedcrc: format!("{:#06x}", self.seedcrc),
-            crclist: crc(|c| c.crclist),
-            crcmatrix: crc(|c| c.crcmatrix),
-            crcstate: crc(|c| c.crcstate),
-            crcfinal: crc(|c| c.crcfinal),
-            verdict: self.verdict,
-            score: self.score,
-            compiler_version: &self.compiler_version,
-            compiler_flags: &self.compiler_flags,
-            memory_location: self.memory_location,
-        };
-        let mut w = csv::Writer::from_writer(Vec::new());
-        // Serialising plain fields into memory cannot fail.
-        let _ = w.serialize(row);
-        let bytes = w.into_inner().unwrap_or_default();
-        String::from_utf8(bytes).unwrap_or_default()
-    }
-}
-
-#[derive(Serialize)]
-struct CsvRow<'a> {
-    tool: &'a str,
-    label: &'a str,
-    run_type: Option<&'a str>,
-    seed1: i16,
-    seed2: i16,
-    seed3: i16,
-    total_size_bytes: u32,
-    size_per_algorithm_bytes: u32,
-    contexts: u32,
-    iterations: u64,
-    elapsed_ns: u64,
-    ticks_ms: u64,
-    iterations_per_s: Option<f64>,
-    seedcrc: String,
-    crclist: Option<String>,
-    crcmatrix: Option<String>,
-    crcstate: Option<String>,
-    crcfinal: Option<String>,
-    verdict: Verdict,
-    score: Option<f64>,
-    compiler_version: &'a str,
-    compiler_flags: &'a str,
-    memory_location: &'a str,
 }
 
 #[cfg(test)]
@@ -387,10 +436,23 @@ mod tests {
         }
     }
 
+    /// A context on `cpu` that ran `iterations` in `elapsed_ns` with CRCs `result`.
+    fn run(cpu: usize, iterations: u32, elapsed_ns: u64, result: IterResult) -> ContextRun {
+        ContextRun {
+            cpu: Some(cpu),
+            run: Measurement {
+                iterations,
+                elapsed_ns,
+                result,
+            },
+        }
+    }
+
     #[test]
     fn text_snapshot_valid_2k_performance_run() {
         let ctx = Context::new(Seeds::PERFORMANCE, 2000).unwrap();
-        let report = Report::new(&ctx, 400_000, 13_308_400_000, &[perf_result()], &build());
+        let runs = [run(0, 400_000, 13_308_400_000, perf_result())];
+        let report = Report::new(&ctx, 400_000, &runs, &build());
         let expected = "\
 2K performance run parameters for coremark.
 CoreMark Size    : 666
@@ -412,6 +474,96 @@ CoreMark-compatible 1.0 : 30057.108506 / rustc 1.95.0 profile=release opt-level=
         assert_eq!(report.text(), expected);
         assert_eq!(report.verdict, Verdict::Validated);
         assert!(!report.has_errors());
+        assert!(report.problems().is_empty());
+        assert_eq!(report.parallel_method, None);
+    }
+
+    #[test]
+    fn text_snapshot_two_forked_contexts() {
+        // Time and score follow the longest context: 2 × 400000 / 13.5 s.
+        let ctx = Context::new(Seeds::PERFORMANCE, 2000).unwrap();
+        let runs = [
+            run(0, 400_000, 13_308_400_000, perf_result()),
+            run(1, 400_000, 13_500_999_999, perf_result()),
+        ];
+        let report = Report::new(&ctx, 400_000, &runs, &build());
+        let expected = "\
+2K performance run parameters for coremark.
+CoreMark Size    : 666
+Total ticks      : 13500
+Total time (secs): 13.500000
+Iterations/Sec   : 59259.259259
+Iterations       : 800000
+Compiler version : rustc 1.95.0
+Compiler flags   : profile=release opt-level=3
+Parallel Fork : 2
+Memory location  : Heap
+seedcrc          : 0xe9f5
+[0]crclist       : 0xe714
+[1]crclist       : 0xe714
+[0]crcmatrix     : 0x1fd7
+[1]crcmatrix     : 0x1fd7
+[0]crcstate      : 0x8e3a
+[1]crcstate      : 0x8e3a
+[0]crcfinal      : 0x65c5
+[1]crcfinal      : 0x65c5
+Correct operation validated. See README.md for run and reporting rules.
+CoreMark-compatible 1.0 : 59259.259259 / rustc 1.95.0 profile=release opt-level=3 / Heap / 2:Fork
+";
+        assert_eq!(report.text(), expected);
+        assert_eq!(report.elapsed_ns, 13_500_999_999);
+        assert_eq!(report.results[1].cpu, Some(1));
+        assert_eq!(report.results[0].ticks_ms, 13308);
+        assert_eq!(report.results[1].validation, ContextValidation::Passed);
+    }
+
+    #[test]
+    fn one_bad_context_is_named_and_fails_the_run() {
+        let ctx = Context::new(Seeds::PERFORMANCE, 2000).unwrap();
+        let mut bad = perf_result();
+        bad.crcmatrix = 0x1234;
+        let runs = [
+            run(0, 400_000, 13_000_000_000, perf_result()),
+            run(1, 400_000, 13_000_000_000, bad),
+        ];
+        let report = Report::new(&ctx, 400_000, &runs, &build());
+        let text = report.text();
+        assert!(text.starts_with(
+            "2K performance run parameters for coremark.\n[1]ERROR! matrix crc 0x1234 - should be 0x1fd7\nCoreMark Size"
+        ));
+        assert!(text.ends_with("[1]crcfinal      : 0x65c5\nErrors detected\n"));
+        assert!(!text.contains(SCORE_LABEL));
+        assert_eq!(report.results[0].validation, ContextValidation::Passed);
+        assert_eq!(report.results[1].validation, ContextValidation::Failed);
+        assert_eq!(
+            report.problems(),
+            ["[1] matrix crc 0x1234 should be 0x1fd7"]
+        );
+        assert_eq!(report.score, None);
+    }
+
+    #[test]
+    fn every_context_must_last_ten_seconds() {
+        // The longest context passes the 10 s rule, the other does not: not valid.
+        let ctx = Context::new(Seeds::PERFORMANCE, 2000).unwrap();
+        let runs = [
+            run(2, 1000, 12_000_000_000, perf_result()),
+            run(3, 1000, 9_999_000_000, perf_result()),
+        ];
+        let report = Report::new(&ctx, 1000, &runs, &build());
+        assert!(report.short_run);
+        assert!(!report.results[0].short_run);
+        assert!(report.results[1].short_run);
+        assert!(report.has_errors());
+        assert!(
+            report
+                .text()
+                .contains("ERROR! Must execute for at least 10 secs for a valid result!\n")
+        );
+        assert_eq!(
+            report.problems(),
+            ["timed runs under 10 s, the least for a valid result: [1] (CPU 3) 9.999 s"]
+        );
     }
 
     #[test]
@@ -420,7 +572,7 @@ CoreMark-compatible 1.0 : 30057.108506 / rustc 1.95.0 profile=release opt-level=
         let mut r = perf_result();
         r.crclist = 0xe3c1;
         r.crcmatrix = 0x0747;
-        let report = Report::new(&ctx, 10, 1_500_000, &[r], &build());
+        let report = Report::new(&ctx, 10, &[run(0, 10, 1_500_000, r)], &build());
         let expected = "\
 2K validation run parameters for coremark.
 [0]ERROR! state crc 0x8e3a - should be 0x8d84
@@ -443,20 +595,33 @@ Errors detected
         assert_eq!(report.text(), expected);
         assert!(report.has_errors());
         assert_eq!(report.score, None);
+        assert_eq!(
+            report.problems(),
+            [
+                "[0] state crc 0x8e3a should be 0x8d84",
+                "the timed run lasted 0.001 s, at least 10 s are needed for a valid result"
+            ]
+        );
     }
 
     #[test]
     fn unknown_seeds_never_claim_validation() {
         let ctx = Context::new(Seeds::new(1, 1, 1), 2000).unwrap();
         // Long run: cannot validate, no error.
-        let long = Report::new(&ctx, 5, 11_000_000_000, &[perf_result()], &build());
+        let long = Report::new(
+            &ctx,
+            5,
+            &[run(0, 5, 11_000_000_000, perf_result())],
+            &build(),
+        );
         assert_eq!(long.verdict, Verdict::CannotValidate);
+        assert_eq!(long.results[0].validation, ContextValidation::UnknownSeeds);
         assert!(long.text().ends_with(
             "Cannot validate operation for these seed values, please compare with results on a known platform.\n"
         ));
         assert!(!long.text().contains("Correct operation validated"));
         // Short run: the reference would print "validated" here; this reports both problems.
-        let short = Report::new(&ctx, 5, 5_000_000, &[perf_result()], &build());
+        let short = Report::new(&ctx, 5, &[run(0, 5, 5_000_000, perf_result())], &build());
         let text = short.text();
         assert_eq!(short.verdict, Verdict::ErrorsDetected);
         assert!(!text.contains("Correct operation validated"));
@@ -473,33 +638,36 @@ Errors detected
             crcmatrix: 0x0747,
             crcstate: 0x8d84,
         };
-        let report = Report::new(&ctx, 1000, 12_000_000_000, &[r], &build());
+        let report = Report::new(&ctx, 1000, &[run(0, 1000, 12_000_000_000, r)], &build());
         assert_eq!(report.verdict, Verdict::Validated);
         assert_eq!(report.score, None);
         assert!(!report.text().contains(SCORE_LABEL));
     }
 
     #[test]
-    fn json_and_csv_carry_units_and_hex_crcs() {
+    fn no_context_is_an_error() {
         let ctx = Context::new(Seeds::PERFORMANCE, 2000).unwrap();
-        let report = Report::new(&ctx, 400_000, 13_308_400_000, &[perf_result()], &build());
-        let v: serde_json::Value = serde_json::from_str(&report.json()).unwrap();
+        let report = Report::new(&ctx, 1000, &[], &build());
+        assert!(report.has_errors());
+        assert_eq!(report.problems(), ["no context reported"]);
+    }
+
+    #[test]
+    fn json_carries_units_and_hex_crcs() {
+        let ctx = Context::new(Seeds::PERFORMANCE, 2000).unwrap();
+        let runs = [run(0, 400_000, 13_308_400_000, perf_result())];
+        let report = Report::new(&ctx, 400_000, &runs, &build());
+        let v = serde_json::to_value(&report).unwrap();
         assert_eq!(v["elapsed_ns"], 13_308_400_000u64);
         assert_eq!(v["seedcrc"], "0xe9f5");
         assert_eq!(v["results"][0]["crclist"], "0xe714");
+        assert_eq!(v["results"][0]["crcfinal"], "0x65c5");
+        assert_eq!(v["results"][0]["cpu"], 0);
+        assert_eq!(v["results"][0]["validation"], "passed");
         assert_eq!(v["run_type"], "performance_2k");
         assert_eq!(v["verdict"], "validated");
         assert_eq!(v["seeds"]["seed3"], 0x66);
+        assert!(v["parallel_method"].is_null());
         assert!((v["score"].as_f64().unwrap() - 30057.108506).abs() < 1e-3);
-
-        let csv = report.csv();
-        let mut lines = csv.lines();
-        let header = lines.next().unwrap();
-        let row = lines.next().unwrap();
-        assert!(lines.next().is_none());
-        assert!(header.starts_with("tool,label,run_type,seed1,"));
-        assert!(header.contains("elapsed_ns"));
-        assert!(row.contains("0xe714"));
-        assert!(row.contains("2K performance"));
     }
 }

@@ -59,10 +59,19 @@ pub fn timed_iterate(ctx: &mut Context, iterations: u32) -> Measurement {
     }
 }
 
+/// The automatic iteration count and the calibration run that decided it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AutoIterations {
+    /// Iterations to time.
+    pub iterations: u32,
+    /// The last calibration run (the first one of at least 1 s).
+    pub decided_by: Measurement,
+}
+
 /// The reference's automatic iteration count: starting from 1, multiply by 10 and time a
 /// full run until one takes at least 1 s; then multiply by 1 + 10 / whole seconds, which
 /// makes the timed run last roughly 10–20 s.
-pub fn auto_iterations(ctx: &mut Context) -> u32 {
+pub fn auto_iterations(ctx: &mut Context) -> AutoIterations {
     let mut iterations: u32 = 1;
     loop {
         iterations = iterations.saturating_mul(10);
@@ -70,8 +79,25 @@ pub fn auto_iterations(ctx: &mut Context) -> u32 {
         let seconds = m.seconds();
         if seconds >= 1.0 || iterations == u32::MAX {
             let divisor = (seconds as u32).max(1);
-            return iterations.saturating_mul(1 + 10 / divisor);
+            return AutoIterations {
+                iterations: iterations.saturating_mul(1 + 10 / divisor),
+                decided_by: m,
+            };
         }
+    }
+}
+
+/// A quick estimate of the time one iteration takes, in ns: runs of 1, 2, 4, ... iterations
+/// until one lasts at least 10 ms or reaches `up_to` iterations. Used to set deadlines, not
+/// as a result.
+pub fn estimate_ns_per_iteration(ctx: &mut Context, up_to: u32) -> f64 {
+    let mut iterations: u32 = 1;
+    loop {
+        let m = timed_iterate(ctx, iterations);
+        if m.elapsed_ns >= 10_000_000 || iterations >= up_to || iterations >= 1 << 30 {
+            return m.elapsed_ns as f64 / f64::from(iterations);
+        }
+        iterations *= 2;
     }
 }
 

@@ -61,6 +61,7 @@ fn bad_input_exits_two_with_one_line() {
     assert_usage_error(&["--iterations", "ten"], "--iterations");
     assert_usage_error(&["--no-such-option"], "--no-such-option");
     assert_usage_error(&["--json", "--csv"], "--csv");
+    assert_usage_error(&["-P", "0"], "--parallel");
 }
 
 #[test]
@@ -70,16 +71,21 @@ fn short_json_run_shows_correct_crcs_and_fails() {
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(err.contains("at least 10 s"), "{err:?}");
-    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON report");
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON report");
+    assert_eq!(doc["tool"], "coremark");
+    let v = &doc["extra"];
     assert_eq!(v["run_type"], "performance_2k");
     assert_eq!(v["seedcrc"], "0xe9f5");
     assert_eq!(v["size_per_algorithm_bytes"], 666);
+    assert_eq!(v["contexts"], 1);
+    assert!(v["parallel_method"].is_null());
     assert_eq!(v["iterations"], 10);
     let r = &v["results"][0];
     assert_eq!(r["crclist"], "0xe714");
     assert_eq!(r["crcmatrix"], "0x1fd7");
     assert_eq!(r["crcstate"], "0x8e3a");
     assert_eq!(r["crcfinal"], "0xfcaf");
+    assert_eq!(r["validation"], "passed");
     assert_eq!(v["mismatches"].as_array().map(Vec::len), Some(0));
     assert_eq!(v["short_run"], true);
     assert_eq!(v["verdict"], "errors_detected");
@@ -91,6 +97,134 @@ fn short_json_run_shows_correct_crcs_and_fails() {
             .unwrap()
             .starts_with("rustc ")
     );
+    // One child, pinned by benchmp's default placement to the first allowed CPU.
+    let children = doc["measurements"][0]["children"].as_array().unwrap();
+    assert_eq!(children.len(), 1);
+    assert_eq!(children[0]["cpu"], doc["placement"]["allowed"][0]);
+    assert_eq!(r["cpu"], children[0]["cpu"]);
+}
+
+#[test]
+fn two_contexts_each_validated_from_their_own_child() {
+    let out = coremark(&["-P", "2", "--iterations", "100", "--json"]);
+    // 100 iterations take milliseconds: valid CRCs, but too short, so exit status 1.
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("timed runs under 10 s"),
+        "{}",
+        stderr(&out)
+    );
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON report");
+    let m = &doc["measurements"][0];
+    assert_eq!(m["name"], "coremark");
+    assert_eq!(m["params"]["iterations_per_context"], 100);
+    let children = m["children"].as_array().unwrap();
+    assert_eq!(children.len(), 2);
+    for (i, child) in children.iter().enumerate() {
+        assert_eq!(child["index"], i);
+        let samples = child["samples"].as_array().unwrap();
+        assert_eq!(samples.len(), 1, "one timed interval per child");
+        let s = &samples[0];
+        assert_eq!(s["iterations"], 100);
+        assert_eq!(s["accepted"], true);
+        // The timed interval's CRCs: the known values, and crcfinal of a 100-iteration
+        // run from fresh data, whatever the keep-busy calls around it did.
+        assert_eq!(s["detail"]["crclist"], "0xe714");
+        assert_eq!(s["detail"]["crcmatrix"], "0x1fd7");
+        assert_eq!(s["detail"]["crcstate"], "0x8e3a");
+        assert_eq!(s["detail"]["crcfinal"], "0x988c");
+    }
+    let v = &doc["extra"];
+    assert_eq!(v["contexts"], 2);
+    assert_eq!(v["parallel_method"], "Fork");
+    assert_eq!(v["iterations"], 200);
+    for (i, r) in v["results"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(r["context"], i);
+        assert_eq!(r["cpu"], children[i]["cpu"]);
+        assert_eq!(r["validation"], "passed");
+        assert_eq!(r["crcfinal"], "0x988c");
+        assert_eq!(r["short_run"], true);
+        assert_eq!(r["elapsed_ns"], children[i]["samples"][0]["elapsed_ns"]);
+    }
+    assert_eq!(v["verdict"], "errors_detected");
+    assert!(v["score"].is_null());
+}
+
+#[test]
+fn two_contexts_text_keeps_the_reference_lines() {
+    let out = coremark(&["-P", "2", "--seeds", "1,0,0", "--iterations", "3"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "2K validation run parameters for coremark.");
+    assert!(lines.contains(&"Iterations       : 6"));
+    let flags = lines
+        .iter()
+        .position(|l| l.starts_with("Compiler flags   : "))
+        .unwrap();
+    assert_eq!(lines[flags + 1], "Parallel Fork : 2");
+    assert_eq!(lines[flags + 2], "Memory location  : Heap");
+    for i in 0..2 {
+        for (name, crc) in [
+            ("crclist  ", "0xe3c1"),
+            ("crcmatrix", "0x0747"),
+            ("crcstate ", "0x8d84"),
+            ("crcfinal ", "0xbf76"),
+        ] {
+            let line = format!("[{i}]{name}     : {crc}");
+            assert!(lines.contains(&line.as_str()), "no {line:?} in {text}");
+        }
+    }
+    // socbench's figures come after the reference's block, without its separator.
+    let end = lines.iter().position(|l| *l == "Errors detected").unwrap();
+    assert!(lines[end + 1].starts_with("socbench figures"), "{text}");
+    assert!(lines[end + 2..].iter().all(|l| l.starts_with("  ")));
+    assert!(lines[end + 2..].iter().all(|l| !l.contains(" : ")));
+    assert_eq!(
+        lines[end + 2..]
+            .iter()
+            .filter(|l| l.starts_with("  child "))
+            .count(),
+        2
+    );
+    assert!(lines.last().unwrap().starts_with("  system: "));
+}
+
+#[test]
+fn offline_cpu_is_bad_input() {
+    assert_usage_error(&["--cpus", "8000", "--iterations", "1"], "not online");
+}
+
+#[test]
+fn unknown_lmbench_sched_is_bad_input() {
+    let out = Command::new(env!("CARGO_BIN_EXE_coremark"))
+        .args(["--iterations", "1"])
+        .env("LMBENCH_SCHED", "FASTEST_FIRST")
+        .output()
+        .expect("run the coremark binary");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err:?}");
+    assert!(err.starts_with("coremark: "), "{err:?}");
+    assert!(err.contains("FASTEST_FIRST"), "{err:?}");
+    assert_usage_error(
+        &["--sched", "CUSTOM", "--iterations", "1"],
+        "empty CPU list",
+    );
+}
+
+#[test]
+fn json_to_a_file_keeps_the_text() {
+    let path = std::env::temp_dir().join(format!("coremark-cli-{}.json", std::process::id()));
+    let arg = format!("--json={}", path.display());
+    let out = coremark(&["--iterations", "2", &arg]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("[0]crcfinal      : 0x72be"));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(doc["extra"]["results"][0]["crcfinal"], "0x72be");
 }
 
 #[test]
@@ -127,7 +261,7 @@ fn unknown_seeds_cannot_be_validated() {
 }
 
 #[test]
-fn csv_profile_run_is_one_row() {
+fn csv_profile_run_is_one_row_per_child() {
     let out = coremark(&[
         "--seeds",
         "8,8,8",
@@ -144,12 +278,12 @@ fn csv_profile_run_is_one_row() {
     let header: Vec<&str> = lines[0].split(',').collect();
     let row: Vec<&str> = lines[1].split(',').collect();
     let field = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
-    assert_eq!(field("run_type"), "Profile generation");
-    assert_eq!(field("seedcrc"), "0x4eaf");
-    assert_eq!(field("crclist"), "0x6a79");
-    assert_eq!(field("crcfinal"), "0x60bc");
+    assert_eq!(field("tool"), "coremark");
+    assert_eq!(field("measurement"), "coremark");
+    assert_eq!(field("child"), "0");
     assert_eq!(field("iterations"), "3");
-    assert_eq!(field("verdict"), "errors_detected");
+    assert_eq!(field("accepted"), "true");
+    assert_eq!(field("unit"), "iterations/s");
 }
 
 #[test]
