@@ -6,7 +6,8 @@
 //!    point neither splits a plateau nor makes one.
 //! 2. Walking up in size, a segment grows while every new point stays within `tolerance`
 //!    (default ±12 %) of the segment's median.
-//! 3. A segment is a plateau when it has at least `min_points` points and is flat: the
+//! 3. A segment is a plateau when it has at least `min_points` points, spans at least
+//!    `min_span` in size (default 1.5×: short pieces of a ramp are not levels) and is flat: the
 //!    least-squares slope of ln(ns) over log2(size) is below `max_slope` (default 0.2, i.e.
 //!    under 22 % per doubling). Other segments are transitions or ramps.
 //! 4. Neighbouring plateaus whose levels are within the tolerance are merged.
@@ -14,8 +15,12 @@
 //!    first size on the upper one, and both latencies. A curve still climbing past its last
 //!    plateau ends with an open step.
 //!
-//! Plateaus are named after the cache whose sysfs capacity first holds the plateau's middle
-//! size (geometric mean of its first and last sizes); past the last cache the name is DRAM.
+//! A plateau is named after the smallest cache whose sysfs capacity, times `capacity_slack`
+//! (default 1.5, for the grid's granularity and imperfect replacement), still holds the
+//! plateau's largest size: a cache cannot keep latency flat far past its capacity. A plateau
+//! that outruns every cache is DRAM. So on a VM whose neighbours take most of a shared L3, a
+//! flat ~150 ns stretch from 12M to 56M is DRAM even though it starts below the L3's 32M.
+//! Several plateaus within one level (a TLB step inside L2) are numbered: `L2`, `L2 #2`.
 
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +31,10 @@ pub struct Params {
     pub tolerance: f64,
     /// Fewest points that make a plateau.
     pub min_points: usize,
+    /// Smallest ratio of a plateau's last size to its first.
+    pub min_span: f64,
+    /// How far past a cache's capacity a plateau may run and still be named after it.
+    pub capacity_slack: f64,
     /// Largest slope of ln(ns) per doubling of size on a plateau.
     pub max_slope: f64,
 }
@@ -35,6 +44,8 @@ impl Default for Params {
         Params {
             tolerance: 0.12,
             min_points: 3,
+            min_span: 1.5,
+            capacity_slack: 1.5,
             max_slope: 0.2,
         }
     }
@@ -161,7 +172,8 @@ pub fn detect(points: &[(u64, f64)], caches: &[CacheLevel], p: &Params) -> Shape
     // Flat, long-enough segments are plateaus; merge neighbours at the same level.
     let mut plateaus: Vec<(usize, usize)> = Vec::new();
     for &(a, b) in &segments {
-        if b - a < p.min_points || slope(&pts[a..b]) > p.max_slope {
+        let span = pts[b - 1].0 as f64 / pts[a].0 as f64;
+        if b - a < p.min_points || span < p.min_span || slope(&pts[a..b]) > p.max_slope {
             continue;
         }
         if let Some(last) = plateaus.last_mut() {
@@ -186,7 +198,7 @@ pub fn detect(points: &[(u64, f64)], caches: &[CacheLevel], p: &Params) -> Shape
             points: b - a,
         })
         .collect();
-    name_plateaus(&mut out, caches);
+    name_plateaus(&mut out, caches, p.capacity_slack);
 
     let mut steps = Vec::new();
     for w in out.windows(2) {
@@ -218,9 +230,9 @@ pub fn detect(points: &[(u64, f64)], caches: &[CacheLevel], p: &Params) -> Shape
     }
 }
 
-/// Names plateaus after the first cache that holds their middle size (DRAM past the last),
-/// numbering repeats (`L2 #2`); without caches they are `plateau 1`, `plateau 2`, …
-fn name_plateaus(plateaus: &mut [Plateau], caches: &[CacheLevel]) {
+/// Names plateaus after the smallest cache that holds their largest size (with `slack`), DRAM
+/// past the last, numbering repeats (`L2 #2`); without caches: `plateau 1`, `plateau 2`, …
+fn name_plateaus(plateaus: &mut [Plateau], caches: &[CacheLevel], slack: f64) {
     let mut caches: Vec<&CacheLevel> = caches.iter().collect();
     caches.sort_by_key(|c| (c.level, c.size_bytes));
     let mut used: Vec<String> = Vec::new();
@@ -228,10 +240,9 @@ fn name_plateaus(plateaus: &mut [Plateau], caches: &[CacheLevel]) {
         let base = if caches.is_empty() {
             format!("plateau {}", i + 1)
         } else {
-            let middle = ((pl.first_bytes as f64) * (pl.last_bytes as f64)).sqrt();
             caches
                 .iter()
-                .find(|c| c.size_bytes as f64 >= middle)
+                .find(|c| pl.last_bytes as f64 <= c.size_bytes as f64 * slack)
                 .map(|c| format!("L{}", c.level))
                 .unwrap_or_else(|| "DRAM".to_string())
         };
@@ -420,6 +431,59 @@ mod tests {
         let c = vm_caches();
         assert_eq!(cache_for("L2 #2", &c).unwrap().size_bytes, M);
         assert_eq!(cache_for("DRAM", &c), None);
+    }
+
+    /// A random-mode sweep (stride 64, 512 bytes to 256M, -N 1) measured on a 2-vCPU KVM
+    /// guest whose sysfs reports L1d 48K, L2 1M and a shared L3 of 32M.
+    const VM_CURVE: &str = "\
+        0.968,0.963,0.969,0.970,0.973,0.970,0.970,0.967,0.970,0.966,0.974,0.973,1.015,1.069,\
+        1.047,0.983,1.015,0.969,0.975,0.981,0.978,0.973,1.378,3.592,3.441,3.429,3.460,3.444,\
+        3.472,3.483,3.471,4.504,3.442,3.524,3.475,3.681,3.508,3.532,3.489,3.535,3.585,3.490,\
+        3.489,3.460,3.482,3.538,3.948,5.261,5.210,5.175,5.175,5.174,5.342,5.516,5.455,5.443,\
+        6.255,6.893,7.503,8.784,9.855,9.930,10.548,10.954,11.608,12.051,12.201,12.996,12.956,\
+        13.213,13.754,14.025,13.594,16.659,13.427,13.178,17.741,18.028,14.107,20.727,23.347,\
+        21.922,15.277,52.353,51.044,41.596,142.570,139.759,148.039,146.727,146.424,146.194,\
+        151.633,153.739,154.941,159.646,157.394,159.919,161.347,164.780,165.003,165.769,\
+        166.439,165.229,166.106,182.308,179.627,185.206,197.810,186.092,205.382,202.647,\
+        198.418,186.073,194.764,192.868,195.192,193.221,207.874,195.959,202.140,194.587,198.449";
+
+    #[test]
+    fn reads_a_measured_vm_curve() {
+        let ns: Vec<f64> = VM_CURVE
+            .split(',')
+            .map(|v| v.trim().parse().unwrap())
+            .collect();
+        let sizes = crate::sweep::sizes(512, 256 * M);
+        assert_eq!(ns.len(), sizes.len());
+        let pts: Vec<(u64, f64)> = sizes.into_iter().zip(ns).collect();
+        let s = detect(&pts, &vm_caches(), &Params::default());
+        let got: Vec<(&str, u64, u64, u64)> = s
+            .plateaus
+            .iter()
+            .map(|p| {
+                (
+                    p.label.as_str(),
+                    p.first_bytes,
+                    p.last_bytes,
+                    p.ns.round() as u64,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("L1", 512, 44 * K, 1),
+                ("L2", 52 * K, 352 * K, 3),
+                ("L2 #2", 416 * K, 832 * K, 5),
+                ("L3", 1792 * K, 4608 * K, 13),
+                ("DRAM", 12 * M, 56 * M, 157),
+                ("DRAM #2", 60 * M, 256 * M, 195),
+            ],
+            "{s:#?}"
+        );
+        // The climb from L3 to DRAM is one step, not a series of short plateaus.
+        let st = &s.steps[3];
+        assert_eq!((st.last_low_bytes, st.first_high_bytes), (4608 * K, 12 * M));
     }
 
     #[test]
