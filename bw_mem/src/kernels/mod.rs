@@ -1,0 +1,368 @@
+//! The kernels: one pass of an operation over its buffers, and the choice of implementation.
+//!
+//! lmbench's nine operations have one implementation each: the unrolled ones in
+//! [`portable`] (4-byte scalar accesses through volatile loads and stores, so the compiler can
+//! neither widen nor drop them, as lmbench's `-O` build accesses memory), `bzero` and `bcopy`
+//! through libc. The peak-bandwidth kernels (`rdvec`, `wrnt`, `cpnt`, the mixes) have a variant
+//! per instruction set, chosen once at run time (AVX-512, AVX2 or SSE2 on x86_64, NEON on
+//! aarch64) with a portable fallback, and the choice is recorded in the report.
+
+use benchmp::{Unsupported, Usage};
+use serde::Serialize;
+
+use crate::ops::Op;
+
+pub mod portable;
+
+#[cfg(target_arch = "x86_64")]
+pub mod x86_64;
+
+#[cfg(target_arch = "aarch64")]
+pub mod aarch64;
+
+/// An instruction set a kernel can be written for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Isa {
+    /// Plain Rust (scalar, or whatever the compiler makes of it for the build's target).
+    Portable,
+    /// x86_64 SSE2, 16-byte vectors.
+    Sse2,
+    /// x86_64 AVX2, 32-byte vectors.
+    Avx2,
+    /// x86_64 AVX-512F, 64-byte vectors.
+    Avx512,
+    /// aarch64 Advanced SIMD, 16-byte vectors (LD1 of four registers, STNP pairs).
+    Neon,
+}
+
+impl Isa {
+    /// Lower-case name, as `--isa` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Portable => "portable",
+            Isa::Sse2 => "sse2",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+            Isa::Neon => "neon",
+        }
+    }
+
+    /// Vector register width in bytes (0 for portable code).
+    pub fn vector_bytes(self) -> u32 {
+        match self {
+            Isa::Portable => 0,
+            Isa::Sse2 | Isa::Neon => 16,
+            Isa::Avx2 => 32,
+            Isa::Avx512 => 64,
+        }
+    }
+
+    /// True when this CPU (and this build's architecture) can run it.
+    pub fn available(self) -> bool {
+        match self {
+            Isa::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Sse2 => x86_64::Level::sse2().is_some(),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => x86_64::Level::avx2().is_some(),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => x86_64::Level::avx512().is_some(),
+            #[cfg(target_arch = "aarch64")]
+            Isa::Neon => aarch64::Neon::detect().is_some(),
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    }
+}
+
+/// The vector instruction sets of this build's architecture, widest first.
+pub fn arch_isas() -> &'static [Isa] {
+    if cfg!(target_arch = "x86_64") {
+        &[Isa::Avx512, Isa::Avx2, Isa::Sse2]
+    } else if cfg!(target_arch = "aarch64") {
+        &[Isa::Neon]
+    } else {
+        &[]
+    }
+}
+
+/// The buffers one pass works on.
+#[derive(Debug)]
+pub enum Io<'a> {
+    /// Reads and writes in place (all but the copies).
+    One(&'a mut [u8]),
+    /// Copies from the first buffer into the second (same length).
+    Two(&'a [u8], &'a mut [u8]),
+}
+
+/// An operation bound to an implementation this CPU can run. Only [`Kernel::select`] builds
+/// one, after checking the CPU, so running it can never hit an illegal instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kernel {
+    op: Op,
+    isa: Isa,
+}
+
+impl Kernel {
+    /// Chooses the implementation: for the vector operations the widest instruction set this
+    /// CPU has, or `want` when given; lmbench's and libc's operations have one implementation
+    /// (`want` may only name `portable` for them). A missing instruction set is
+    /// [`Unsupported`] (exit 3); `--isa` on an operation without variants is [`Usage`].
+    pub fn select(op: Op, want: Option<Isa>) -> anyhow::Result<Kernel> {
+        if !op.has_variants() {
+            return match want {
+                None | Some(Isa::Portable) => Ok(Kernel {
+                    op,
+                    isa: Isa::Portable,
+                }),
+                Some(isa) => Err(Usage(format!(
+                    "--isa {} applies only to rdvec, wrnt, cpnt and the mixes; {op} has one implementation",
+                    isa.name()
+                ))
+                .into()),
+            };
+        }
+        let nt = matches!(op, Op::Wrnt | Op::Cpnt);
+        match want {
+            Some(isa) => {
+                if !isa.available() {
+                    return Err(Unsupported(format!(
+                        "--isa {}: this CPU ({}) cannot run it; available here: {}",
+                        isa.name(),
+                        std::env::consts::ARCH,
+                        available_list(op)
+                    ))
+                    .into());
+                }
+                Ok(Kernel { op, isa })
+            }
+            None => {
+                if let Some(&isa) = arch_isas().iter().find(|i| i.available()) {
+                    tracing::debug!(%op, isa = isa.name(), "widest available variant");
+                    return Ok(Kernel { op, isa });
+                }
+                if nt {
+                    return Err(Unsupported(format!(
+                        "{op} needs non-temporal vector stores, which socbench has no kernel for on {} (--isa portable runs ordinary stores)",
+                        std::env::consts::ARCH
+                    ))
+                    .into());
+                }
+                Ok(Kernel {
+                    op,
+                    isa: Isa::Portable,
+                })
+            }
+        }
+    }
+
+    /// Every implementation of `op` this CPU can run, widest first, portable last.
+    pub fn all_available(op: Op) -> Vec<Kernel> {
+        let mut v: Vec<Kernel> = if op.has_variants() {
+            arch_isas()
+                .iter()
+                .filter(|i| i.available())
+                .map(|&isa| Kernel { op, isa })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        v.push(Kernel {
+            op,
+            isa: Isa::Portable,
+        });
+        v
+    }
+
+    /// The operation.
+    pub fn op(&self) -> Op {
+        self.op
+    }
+
+    /// The instruction set of the implementation.
+    pub fn isa(&self) -> Isa {
+        self.isa
+    }
+
+    /// What runs, for reports: `avx512`, `portable`, `libc`, or `portable (ordinary stores)`
+    /// for a non-temporal operation forced to the portable code.
+    pub fn label(&self) -> String {
+        if self.op.is_libc() {
+            "libc".into()
+        } else if self.isa == Isa::Portable && matches!(self.op, Op::Wrnt | Op::Cpnt) {
+            "portable (ordinary stores, not non-temporal)".into()
+        } else if self.isa == Isa::Portable && self.op.is_lmbench() {
+            "portable (4-byte volatile)".into()
+        } else {
+            self.isa.name().into()
+        }
+    }
+
+    /// Runs one pass over the buffers and returns the checksum: the wrapping 32-bit sum of
+    /// every word read (0 for operations that only write or copy).
+    ///
+    /// Chunked operations use the first `len / 512` whole chunks; libc operations the whole
+    /// length. Buffers must be 64-byte aligned (the non-temporal stores need it); a copy's
+    /// destination at least as long as its source.
+    pub fn pass(&self, io: Io<'_>) -> u64 {
+        use portable as p;
+        match (self.op, io) {
+            (Op::Rd, Io::One(b)) => p::rd(p::words(b)).into(),
+            (Op::Wr, Io::One(b)) => {
+                p::wr(p::words_mut(b));
+                0
+            }
+            (Op::Rdwr, Io::One(b)) => p::rdwr(p::words_mut(b)).into(),
+            (Op::Frd, Io::One(b)) => p::frd(p::words(b)).into(),
+            (Op::Fwr, Io::One(b)) => {
+                p::fwr(p::words_mut(b));
+                0
+            }
+            (Op::Bzero, Io::One(b)) => {
+                p::libc_memset(b, 0);
+                0
+            }
+            (Op::Memset, Io::One(b)) => {
+                p::libc_memset(b, 1);
+                0
+            }
+            (Op::Cp, Io::Two(s, d)) => {
+                p::cp(p::words(s), p::words_mut(d));
+                0
+            }
+            (Op::Fcp, Io::Two(s, d)) => {
+                p::fcp(p::words(s), p::words_mut(d));
+                0
+            }
+            (Op::Bcopy, Io::Two(s, d)) => {
+                p::libc_memmove(s, d);
+                0
+            }
+            (Op::Memcpy, Io::Two(s, d)) => {
+                p::libc_memcpy(s, d);
+                0
+            }
+            (Op::Rdvec, Io::One(b)) => self.rdvec(p::words(b)).into(),
+            (Op::Wrnt, Io::One(b)) => {
+                self.wrnt(p::words_mut(b));
+                0
+            }
+            (Op::Cpnt, Io::Two(s, d)) => {
+                self.cpnt(p::words(s), p::words_mut(d));
+                0
+            }
+            (op @ (Op::Mix3_1 | Op::Mix2_1 | Op::Mix1_1), Io::One(b)) => {
+                let reads = op.mix_reads().unwrap_or(1) as usize;
+                self.mix(p::words_mut(b), reads).into()
+            }
+            (op, io) => panic!("{op} given the wrong buffers: {io:?}"),
+        }
+    }
+
+    fn rdvec(&self, b: &[u32]) -> u32 {
+        match self.isa {
+            #[cfg(target_arch = "x86_64")]
+            Isa::Sse2 | Isa::Avx2 | Isa::Avx512 => x86_64::rdvec(self.x86(), b),
+            #[cfg(target_arch = "aarch64")]
+            Isa::Neon => aarch64::rdvec(self.neon(), b),
+            _ => portable::rdvec(b),
+        }
+    }
+
+    fn wrnt(&self, b: &mut [u32]) {
+        match self.isa {
+            #[cfg(target_arch = "x86_64")]
+            Isa::Sse2 | Isa::Avx2 | Isa::Avx512 => x86_64::wrnt(self.x86(), b),
+            #[cfg(target_arch = "aarch64")]
+            Isa::Neon => aarch64::wrnt(self.neon(), b),
+            _ => portable::wrnt(b),
+        }
+    }
+
+    fn cpnt(&self, s: &[u32], d: &mut [u32]) {
+        match self.isa {
+            #[cfg(target_arch = "x86_64")]
+            Isa::Sse2 | Isa::Avx2 | Isa::Avx512 => x86_64::cpnt(self.x86(), s, d),
+            #[cfg(target_arch = "aarch64")]
+            Isa::Neon => aarch64::cpnt(self.neon(), s, d),
+            _ => portable::cpnt(s, d),
+        }
+    }
+
+    fn mix(&self, b: &mut [u32], reads: usize) -> u32 {
+        match self.isa {
+            #[cfg(target_arch = "x86_64")]
+            Isa::Sse2 | Isa::Avx2 | Isa::Avx512 => x86_64::mix(self.x86(), b, reads),
+            #[cfg(target_arch = "aarch64")]
+            Isa::Neon => aarch64::mix(self.neon(), b, reads),
+            _ => portable::mix(b, reads),
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    fn x86(&self) -> x86_64::Level {
+        let level = match self.isa {
+            Isa::Avx512 => x86_64::Level::avx512(),
+            Isa::Avx2 => x86_64::Level::avx2(),
+            _ => x86_64::Level::sse2(),
+        };
+        level.expect("a Kernel is only built for an instruction set the CPU has")
+    }
+
+    #[cfg(target_arch = "aarch64")]
+    fn neon(&self) -> aarch64::Neon {
+        aarch64::Neon::detect().expect("a Kernel is only built for an instruction set the CPU has")
+    }
+}
+
+/// `avx512 avx2 sse2 portable` (what `--isa` may name for `op` on this CPU).
+pub fn available_list(op: Op) -> String {
+    Kernel::all_available(op)
+        .iter()
+        .map(|k| k.isa.name())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lmbench_ops_have_one_implementation() {
+        for op in Op::ALL.into_iter().filter(|o| !o.has_variants()) {
+            let k = Kernel::select(op, None).unwrap();
+            assert_eq!(k.isa(), Isa::Portable);
+            assert_eq!(Kernel::all_available(op).len(), 1);
+            let e = Kernel::select(op, Some(Isa::Avx2)).unwrap_err();
+            assert_eq!(benchmp::error::exit_code_of(&e), 2);
+        }
+    }
+
+    #[test]
+    fn auto_picks_the_widest_available() {
+        let k = Kernel::select(Op::Rdvec, None).unwrap();
+        let widest = arch_isas()
+            .iter()
+            .copied()
+            .find(|i| i.available())
+            .unwrap_or(Isa::Portable);
+        assert_eq!(k.isa(), widest);
+        assert_eq!(
+            Kernel::all_available(Op::Rdvec).last().unwrap().isa(),
+            Isa::Portable
+        );
+    }
+
+    #[test]
+    fn missing_isa_is_unsupported() {
+        let foreign = if cfg!(target_arch = "x86_64") {
+            Isa::Neon
+        } else {
+            Isa::Avx512
+        };
+        let e = Kernel::select(Op::Rdvec, Some(foreign)).unwrap_err();
+        assert_eq!(benchmp::error::exit_code_of(&e), 3, "{e}");
+    }
+}

@@ -1,0 +1,273 @@
+//! Portable kernels: lmbench's unrolled operations, the libc ones, and plain-Rust fallbacks for
+//! the vector operations (which also serve as the reference every variant is tested against).
+//!
+//! lmbench's loops (bw_mem.c, built with `-O`) make one 4-byte access per int they name. Here
+//! every such access is a volatile load or store, so the compiler keeps each one exactly as
+//! written: no widening into vectors, no library call in place of a loop, no dead store
+//! removed. Sums are wrapping 32-bit like lmbench's `int` sums, split over independent
+//! accumulators so the add chain does not limit a core that can issue several loads a cycle
+//! (the total is the same number modulo 2^32).
+#![allow(unsafe_code)]
+
+use std::ptr;
+
+/// Ints in one 512-byte chunk.
+pub const CHUNK_WORDS: usize = 128;
+
+/// A byte buffer seen as 32-bit words (its first `len / 4` of them).
+///
+/// # Panics
+/// When the buffer is not 4-byte aligned.
+pub fn words(b: &[u8]) -> &[u32] {
+    assert_eq!(b.as_ptr() as usize % 4, 0, "buffers must be 4-byte aligned");
+    // SAFETY: the pointer is 4-byte aligned (checked above), `len / 4` words fit inside the
+    // `len` bytes borrowed, every bit pattern is a valid u32, and the borrow is carried over.
+    unsafe { std::slice::from_raw_parts(b.as_ptr().cast::<u32>(), b.len() / 4) }
+}
+
+/// A mutable byte buffer seen as 32-bit words (its first `len / 4` of them).
+///
+/// # Panics
+/// When the buffer is not 4-byte aligned.
+pub fn words_mut(b: &mut [u8]) -> &mut [u32] {
+    assert_eq!(b.as_ptr() as usize % 4, 0, "buffers must be 4-byte aligned");
+    // SAFETY: as in `words`, and the exclusive borrow of the bytes becomes the exclusive
+    // borrow of the words.
+    unsafe { std::slice::from_raw_parts_mut(b.as_mut_ptr().cast::<u32>(), b.len() / 4) }
+}
+
+#[inline(always)]
+fn load(x: &u32) -> u32 {
+    // SAFETY: a reference is valid, aligned and readable.
+    unsafe { ptr::read_volatile(x) }
+}
+
+#[inline(always)]
+fn store(x: &mut u32, v: u32) {
+    // SAFETY: a mutable reference is valid, aligned and writable.
+    unsafe { ptr::write_volatile(x, v) }
+}
+
+/// lmbench `rd`: per chunk, the sum of ints 0, 4, … 124 (32 loads, 16-byte stride).
+#[inline(never)]
+pub fn rd(buf: &[u32]) -> u32 {
+    let mut s = [0u32; 4];
+    for c in buf.as_chunks::<CHUNK_WORDS>().0 {
+        for k in 0..CHUNK_WORDS / 4 {
+            s[k % 4] = s[k % 4].wrapping_add(load(&c[4 * k]));
+        }
+    }
+    s.iter().fold(0, |a, &x| a.wrapping_add(x))
+}
+
+/// lmbench `wr`: per chunk, 1 into ints 0, 4, … 124.
+#[inline(never)]
+pub fn wr(buf: &mut [u32]) {
+    for c in buf.as_chunks_mut::<CHUNK_WORDS>().0 {
+        for k in 0..CHUNK_WORDS / 4 {
+            store(&mut c[4 * k], 1);
+        }
+    }
+}
+
+/// lmbench `rdwr`: per chunk, for ints 0, 4, … 124: add it to the sum, then store 1 into it.
+#[inline(never)]
+pub fn rdwr(buf: &mut [u32]) -> u32 {
+    let mut s = [0u32; 4];
+    for c in buf.as_chunks_mut::<CHUNK_WORDS>().0 {
+        for k in 0..CHUNK_WORDS / 4 {
+            s[k % 4] = s[k % 4].wrapping_add(load(&c[4 * k]));
+            store(&mut c[4 * k], 1);
+        }
+    }
+    s.iter().fold(0, |a, &x| a.wrapping_add(x))
+}
+
+/// lmbench `cp`: per chunk, ints 0, 4, … 124 copied to the same place in `dst`.
+#[inline(never)]
+pub fn cp(src: &[u32], dst: &mut [u32]) {
+    let d = dst.as_chunks_mut::<CHUNK_WORDS>().0;
+    for (s, d) in src.as_chunks::<CHUNK_WORDS>().0.iter().zip(d) {
+        for k in 0..CHUNK_WORDS / 4 {
+            store(&mut d[4 * k], load(&s[4 * k]));
+        }
+    }
+}
+
+/// lmbench `frd`: the sum of every int of every chunk.
+#[inline(never)]
+pub fn frd(buf: &[u32]) -> u32 {
+    let mut s = [0u32; 8];
+    for c in buf.as_chunks::<CHUNK_WORDS>().0 {
+        // Groups of eight with constant indices keep the accumulators in registers.
+        for g in c.as_chunks::<8>().0 {
+            for j in 0..8 {
+                s[j] = s[j].wrapping_add(load(&g[j]));
+            }
+        }
+    }
+    s.iter().fold(0, |a, &x| a.wrapping_add(x))
+}
+
+/// lmbench `fwr`: 1 into every int of every chunk, from the chunk's last int down to its
+/// first. lmbench writes the chunk as one chained assignment `p[0] = p[1] = … = p[127] = 1`,
+/// which GCC (the reference build) compiles into stores from `p[127]` down to `p[0]`; the
+/// order matters, because hardware prefetchers follow ascending streams only.
+#[inline(never)]
+pub fn fwr(buf: &mut [u32]) {
+    for c in buf.as_chunks_mut::<CHUNK_WORDS>().0 {
+        for x in c.iter_mut().rev() {
+            store(x, 1);
+        }
+    }
+}
+
+/// lmbench `fcp`: every int of every chunk copied to `dst`.
+#[inline(never)]
+pub fn fcp(src: &[u32], dst: &mut [u32]) {
+    let d = dst.as_chunks_mut::<CHUNK_WORDS>().0;
+    for (s, d) in src.as_chunks::<CHUNK_WORDS>().0.iter().zip(d) {
+        for k in 0..CHUNK_WORDS {
+            store(&mut d[k], load(&s[k]));
+        }
+    }
+}
+
+/// libc `memset` of the whole buffer with `byte` (lmbench `bzero` with 0).
+#[inline(never)]
+pub fn libc_memset(buf: &mut [u8], byte: u8) {
+    // SAFETY: the pointer and length describe exactly the borrowed, writable slice.
+    unsafe { libc::memset(buf.as_mut_ptr().cast(), i32::from(byte), buf.len()) };
+}
+
+/// libc `memmove` of `src` into `dst` (glibc's `bcopy`, as lmbench `bcopy` calls it).
+///
+/// # Panics
+/// When `dst` is shorter than `src`.
+#[inline(never)]
+pub fn libc_memmove(src: &[u8], dst: &mut [u8]) {
+    assert!(dst.len() >= src.len(), "destination shorter than source");
+    // SAFETY: `src.len()` bytes are readable from `src` and writable in `dst` (checked above);
+    // memmove allows any overlap, and the borrows rule out aliasing anyway.
+    unsafe { libc::memmove(dst.as_mut_ptr().cast(), src.as_ptr().cast(), src.len()) };
+}
+
+/// libc `memcpy` of `src` into `dst`.
+///
+/// # Panics
+/// When `dst` is shorter than `src`.
+#[inline(never)]
+pub fn libc_memcpy(src: &[u8], dst: &mut [u8]) {
+    assert!(dst.len() >= src.len(), "destination shorter than source");
+    // SAFETY: `src.len()` bytes are readable from `src` and writable in `dst` (checked above);
+    // a shared and an exclusive borrow cannot overlap, as memcpy requires.
+    unsafe { libc::memcpy(dst.as_mut_ptr().cast(), src.as_ptr().cast(), src.len()) };
+}
+
+/// `rdvec` fallback and reference: the wrapping sum of every int of every chunk (plain loads;
+/// the compiler picks the width for the build's target).
+#[inline(never)]
+pub fn rdvec(buf: &[u32]) -> u32 {
+    let mut s = [0u32; 16];
+    for c in buf.as_chunks::<CHUNK_WORDS>().0 {
+        for g in c.as_chunks::<16>().0 {
+            for j in 0..16 {
+                s[j] = s[j].wrapping_add(g[j]);
+            }
+        }
+    }
+    s.iter().fold(0, |a, &x| a.wrapping_add(x))
+}
+
+/// `wrnt` reference: 1 into every int of every chunk, with ordinary stores.
+#[inline(never)]
+pub fn wrnt(buf: &mut [u32]) {
+    for c in buf.as_chunks_mut::<CHUNK_WORDS>().0 {
+        c.fill(1);
+    }
+}
+
+/// `cpnt` reference: every chunk copied to `dst`, with ordinary stores.
+#[inline(never)]
+pub fn cpnt(src: &[u32], dst: &mut [u32]) {
+    let d = dst.as_chunks_mut::<CHUNK_WORDS>().0;
+    for (s, d) in src.as_chunks::<CHUNK_WORDS>().0.iter().zip(d) {
+        d.copy_from_slice(s);
+    }
+}
+
+/// Read/write mix: chunk k is written (every int set to 1) when k mod (reads + 1) == reads,
+/// otherwise read (its ints added to the sum). Returns the sum of the chunks read.
+#[inline(never)]
+pub fn mix(buf: &mut [u32], reads: usize) -> u32 {
+    let mut s = [0u32; 16];
+    let mut k = 0;
+    for c in buf.as_chunks_mut::<CHUNK_WORDS>().0 {
+        if k == reads {
+            c.fill(1);
+            k = 0;
+        } else {
+            for g in c.as_chunks::<16>().0 {
+                for j in 0..16 {
+                    s[j] = s[j].wrapping_add(g[j]);
+                }
+            }
+            k += 1;
+        }
+    }
+    s.iter().fold(0, |a, &x| a.wrapping_add(x))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pattern(n: usize) -> Vec<u32> {
+        (0..n as u32)
+            .map(|i| i.wrapping_mul(2_654_435_761))
+            .collect()
+    }
+
+    #[test]
+    fn rd_sums_one_int_in_four_of_whole_chunks() {
+        let b = pattern(300); // 2 chunks and a 44-int tail
+        let want = (0..256).step_by(4).fold(0u32, |a, i| a.wrapping_add(b[i]));
+        assert_eq!(rd(&b), want);
+    }
+
+    #[test]
+    fn frd_and_rdvec_sum_every_int_of_whole_chunks() {
+        let b = pattern(300);
+        let want = b[..256].iter().fold(0u32, |a, &x| a.wrapping_add(x));
+        assert_eq!(frd(&b), want);
+        assert_eq!(rdvec(&b), want);
+    }
+
+    #[test]
+    fn mix_writes_every_nth_chunk() {
+        let mut b = pattern(128 * 5);
+        let orig = b.clone();
+        let sum = mix(&mut b, 1);
+        // chunks 1 and 3 written, 0, 2 and 4 read
+        let want = [0, 2, 4].iter().fold(0u32, |a, &c| {
+            orig[c * 128..(c + 1) * 128]
+                .iter()
+                .fold(a, |a, &x| a.wrapping_add(x))
+        });
+        assert_eq!(sum, want);
+        assert!(b[128..256].iter().all(|&x| x == 1));
+        assert_eq!(b[..128], orig[..128]);
+    }
+
+    #[test]
+    fn word_views_cover_whole_words() {
+        let v = [0u32; 4];
+        let bytes: &[u8] = {
+            // A byte view of the u32 vector, 4-byte aligned.
+            let p = v.as_ptr().cast::<u8>();
+            // SAFETY: the vector owns 16 initialised bytes at p for the lifetime of `v`.
+            unsafe { std::slice::from_raw_parts(p, 15) }
+        };
+        assert_eq!(words(bytes).len(), 3);
+    }
+}
