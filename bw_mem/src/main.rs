@@ -1,6 +1,337 @@
-//! socbench `bw_mem`: see README.md in this folder.
+//! socbench `bw_mem`: memory bandwidth with lmbench's interface and result line. See README.md.
+
+use std::fmt::Write as _;
+
+use anyhow::{Context, Result};
+use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
+use benchmp::progress::Progress;
+use benchmp::report::Report;
+use benchmp::{ChildInfo, EXIT_FAILED, Iterations, Pages, Session, Spec};
+use bw_mem::bench::BwBench;
+use bw_mem::channel::{Channel, ChildPages};
+use bw_mem::kernels::{Isa, Kernel};
+use bw_mem::plan::{Plan, plan};
+use bw_mem::{limits, text};
+use clap::Parser;
+use serde_json::json;
+
+/// Memory bandwidth, lmbench-compatible: prints `<size in MB> <MB/s>` (MB = 10^6 bytes; the
+/// size suffixes k, m, g are powers of 1024).
+///
+/// WHAT is one of lmbench's rd wr rdwr cp fwr frd fcp bzero bcopy (same access pattern,
+/// unrolling and byte counting), or rdvec (widest vector loads), wrnt (non-temporal stores),
+/// cpnt (copy with non-temporal stores), memcpy, memset (libc), mix3_1, mix2_1, mix1_1 (reads to
+/// writes, as Intel MLC's peak report); --list-ops describes them. Any third word selects
+/// lmbench's "conflict" layout for copies (destination 1920 bytes into its buffer).
+///
+/// With -P N, N children each map their own buffers on their own CPU; the figure is the sum
+/// per cluster (--aggregate). Exit status: 0 ok, 1 measurement failed, 2 bad usage or input,
+/// 3 unsupported here (missing CPU feature, no huge pages).
+#[derive(Debug, Parser)]
+#[command(
+    name = "bw_mem",
+    version,
+    override_usage = "bw_mem [OPTIONS] <size> <what> [conflict]\n       bw_mem [OPTIONS] --sweep FROM..TO <what> [conflict]\n       bw_mem --list-ops"
+)]
+struct Cli {
+    #[command(flatten)]
+    placement: PlacementArgs,
+    #[command(flatten)]
+    timing: TimingArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+
+    /// Page size of the buffers: 4k (transparent huge pages refused), thp (asked with madvise)
+    /// or huge (reserved 2 MiB hugetlb pages; needs /proc/sys/vm/nr_hugepages).
+    #[arg(long, value_enum, default_value = "4k")]
+    pages: Pages,
+
+    /// Implementation of rdvec, wrnt, cpnt and the mixes. Default: the widest this CPU has.
+    #[arg(long, value_enum)]
+    isa: Option<Isa>,
+
+    /// Measure over sizes FROM..TO (e.g. 4k..512m), one line per size; then give only
+    /// <what> [conflict].
+    #[arg(long, value_name = "FROM..TO")]
+    sweep: Option<String>,
+
+    /// Factor between consecutive sizes of --sweep. Default: 2 (powers of two from a power of
+    /// two).
+    #[arg(long, value_name = "FACTOR", value_parser = bw_mem::sweep::parse_step)]
+    step: Option<f64>,
+
+    /// List every operation, what it does, and whether and how this CPU runs it.
+    #[arg(long)]
+    list_ops: bool,
+
+    /// Also print (on stderr) the per-child and per-cluster figures, the implementation, the
+    /// pages obtained and the bus-traffic figure.
+    #[arg(short = 'v', long)]
+    verbose: bool,
+
+    /// <size> <what> [conflict] (lmbench's arguments); with --sweep, <what> [conflict].
+    #[arg(value_name = "ARGS", num_args = 0..=3)]
+    args: Vec<String>,
+}
 
 fn main() {
-    eprintln!("bw_mem: not built yet in this revision");
-    std::process::exit(3);
+    let cli: Cli = benchmp::cli::parse();
+    benchmp::cli::init_logging(cli.output.trace);
+    match run(cli) {
+        Ok(code) => std::process::exit(code),
+        Err(e) => std::process::exit(benchmp::cli::report_error("bw_mem", &e)),
+    }
+}
+
+fn run(cli: Cli) -> Result<i32> {
+    if cli.list_ops {
+        print!("{}", text::list_ops());
+        return Ok(0);
+    }
+    if cli.step.is_some() && cli.sweep.is_none() {
+        return Err(benchmp::Usage("--step goes with --sweep FROM..TO".into()).into());
+    }
+    let plan = plan(&cli.args, cli.sweep.as_deref(), cli.step.unwrap_or(2.0))?;
+    let kernel = Kernel::select(plan.op, cli.isa)?;
+    let mut s = Session::start("bw_mem", &cli.placement, &cli.timing)?;
+    let parallel = s.parallel();
+    let largest = plan.sizes.iter().copied().max().unwrap_or(0);
+    limits::check(plan.op, largest, parallel, limits::available())?;
+    if cli.pages == Pages::Huge {
+        benchmp::sys::mem::check_huge_pages(limits::hugetlb_bytes(plan.op, largest, parallel))?;
+    }
+    let verbose_text = cli.verbose && text_mode(&cli.output);
+    if verbose_text && plan.sweep {
+        eprintln!("{}", cache_header(&s));
+    }
+
+    let channel = Channel::open().context("cannot open a pipe for the children's reports")?;
+    let mut pages: Vec<ChildPages> = Vec::new();
+    let mut progress = Progress::new("bw_mem", plan.sizes.len());
+    let mut hint: Option<(u64, u64)> = None;
+    for &size in &plan.sizes {
+        if plan.sweep {
+            progress.step(&benchmp::size::HumanSize(size).to_string());
+        }
+        let nbytes = usize::try_from(size).context("size does not fit in this address space")?;
+        let spec = spec(&plan, kernel, size, cli.pages, hint);
+        let m = s.measure(spec, |child: &ChildInfo| {
+            let b = BwBench::new(kernel, nbytes, plan.conflict, cli.pages)?;
+            let (buf, buf2) = b.buffers().pages_obtained();
+            channel.send(&ChildPages {
+                size_bytes: size,
+                child: child.index,
+                cpu: child.cpu,
+                buf,
+                buf2,
+            });
+            Ok(b)
+        })?;
+        hint = m.children.first().map(|c| (size, c.iterations));
+        pages.extend(channel.drain());
+    }
+    progress.finish();
+
+    let extra = extra(&plan, kernel, cli.pages, &s, &pages, cli.output.aggregate);
+    let report = s.finish(&cli.output, extra);
+    let mode = cli.output.aggregate;
+    let code = benchmp::emit(&report, &cli.output, |r| {
+        r.measurements
+            .iter()
+            .filter(|m| m.figure(mode) > 0.0)
+            .map(|m| text::lmbench_line(size_of(m), m.figure(mode)))
+            .collect()
+    })?;
+    if text_mode(&cli.output) && (parallel > 1 || cli.verbose) {
+        eprint!(
+            "{}",
+            breakdown(&report, &plan, kernel, &pages, cli.verbose, mode)
+        );
+    }
+    if let Some(m) = report.measurements.iter().find(|m| m.figure(mode) <= 0.0) {
+        eprintln!(
+            "bw_mem: nothing was measured at {} bytes (every interval took 0 ns)",
+            size_of(m)
+        );
+        return Ok(EXIT_FAILED);
+    }
+    Ok(code)
+}
+
+/// True when the text (not JSON or CSV) goes to the terminal stream.
+fn text_mode(o: &OutputArgs) -> bool {
+    o.json.as_deref() != Some("-") && o.csv.as_deref() != Some("-")
+}
+
+/// The size argument a measurement was made at.
+fn size_of(m: &benchmp::Measurement) -> u64 {
+    m.params["size_bytes"].as_u64().unwrap_or(0)
+}
+
+/// The measurement spec: lmbench's figure (size bytes per pass, in MB = 10^6), and the
+/// parameters the report records.
+fn spec(plan: &Plan, k: Kernel, size: u64, pages: Pages, hint: Option<(u64, u64)>) -> Spec {
+    let t = plan.op.traffic(size);
+    let mut spec = Spec::rate(plan.op.name(), t.counted_bytes as f64 / 1e6, "MB/s").params(json!({
+        "op": plan.op.name(),
+        "size_bytes": size,
+        "conflict": plan.conflict && plan.op.uses_second_buffer(),
+        "implementation": k.label(),
+        "isa": k.isa().name(),
+        "vector_bytes": k.isa().vector_bytes(),
+        "access": plan.op.access(),
+        "bytes_counted_per_iteration": t.counted_bytes,
+        "bytes_touched_per_iteration": t.touched_bytes,
+        "load_bytes_per_iteration": t.load_bytes,
+        "store_bytes_per_iteration": t.store_bytes,
+        "bus_bytes_per_iteration": t.bus_bytes,
+        "stores": t.stores,
+        "pages": pages,
+    }));
+    // Start the count where the previous size of a sweep ended, scaled by size.
+    let start = hint.map(|(prev, n)| ((n as f64 * prev as f64 / size as f64) as u64).max(1));
+    spec.iterations = Iterations::Calibrate { hint: start };
+    spec
+}
+
+/// Tool-specific report section: implementation, bus-traffic figures, pages obtained.
+fn extra(
+    plan: &Plan,
+    k: Kernel,
+    pages: Pages,
+    s: &Session,
+    obtained: &[ChildPages],
+    mode: benchmp::AggregateMode,
+) -> serde_json::Value {
+    let bus: Vec<serde_json::Value> = s
+        .measurements()
+        .iter()
+        .map(|m| {
+            let size = size_of(m);
+            let t = plan.op.traffic(size);
+            let f = t.bus_bytes as f64 / t.counted_bytes.max(1) as f64;
+            json!({
+                "size_bytes": size,
+                "bus_bytes_per_iteration": t.bus_bytes,
+                "stores": t.stores,
+                "bus_mb_per_s": {
+                    "cluster": m.aggregate.cluster * f,
+                    "sum": m.aggregate.sum * f,
+                    "median": m.aggregate.median * f,
+                    "shown": m.figure(mode) * f,
+                },
+            })
+        })
+        .collect();
+    json!({
+        "op": plan.op.name(),
+        "description": plan.op.description(),
+        "implementation": k.label(),
+        "isa": k.isa().name(),
+        "pages_requested": pages,
+        "conflict": plan.conflict && plan.op.uses_second_buffer(),
+        "figure": "bytes counted as lmbench (the size argument per pass) per second, MB = 10^6",
+        "bus": bus,
+        "pages_obtained": obtained,
+    })
+}
+
+/// `# caches seen by CPU 0: L1 Data 48K, L2 Unified 1M, L3 Unified 32M`.
+fn cache_header(s: &Session) -> String {
+    let cpu = s.placement.cpus.first().copied().flatten();
+    let caches: Vec<String> = s
+        .topology
+        .data_caches(cpu)
+        .iter()
+        .map(|c| {
+            format!(
+                "L{} {} {}",
+                c.level,
+                c.kind,
+                benchmp::size::HumanSize(c.size_bytes)
+            )
+        })
+        .collect();
+    format!(
+        "# caches seen by CPU {}: {}",
+        cpu.map_or("-".to_string(), |c| c.to_string()),
+        if caches.is_empty() {
+            "unknown".to_string()
+        } else {
+            caches.join(", ")
+        }
+    )
+}
+
+/// Per-child and per-cluster figures (and with `verbose` the implementation, pages and bus
+/// figure) for stderr, after the lmbench lines.
+fn breakdown(
+    r: &Report,
+    plan: &Plan,
+    k: Kernel,
+    pages: &[ChildPages],
+    verbose: bool,
+    mode: benchmp::AggregateMode,
+) -> String {
+    let mut out = String::new();
+    for m in &r.measurements {
+        let size = size_of(m);
+        let _ = writeln!(out, "# {} {} bytes:", plan.op, size);
+        for l in benchmp::session::cluster_lines(r, m, mode) {
+            let _ = writeln!(out, "#{l}");
+        }
+        if verbose {
+            let t = plan.op.traffic(size);
+            let f = t.bus_bytes as f64 / t.counted_bytes.max(1) as f64;
+            let _ = writeln!(
+                out,
+                "#   implementation {}; access {}; {} bytes touched, {} loaded, {} stored per pass",
+                k.label(),
+                plan.op.access(),
+                t.touched_bytes,
+                t.load_bytes,
+                t.store_bytes
+            );
+            let _ = writeln!(
+                out,
+                "#   bus (model, buffers beyond the caches): {:.2} MB/s = {:.2} x the figure ({:?} stores{})",
+                m.figure(mode) * f,
+                f,
+                t.stores,
+                if t.stores == bw_mem::ops::Stores::Normal {
+                    ", write-allocate read included"
+                } else {
+                    ""
+                }
+            );
+            for p in pages.iter().filter(|p| p.size_bytes == size) {
+                let _ = writeln!(
+                    out,
+                    "#   child {} pages: buf {} B pages, {} B THP, {} B hugetlb of {} B resident{}",
+                    p.child,
+                    p.buf.page_size_bytes,
+                    p.buf.anon_huge_bytes,
+                    p.buf.hugetlb_bytes,
+                    p.buf.rss_bytes,
+                    p.buf2
+                        .map(|b| format!(
+                            "; buf2 {} B THP, {} B hugetlb of {} B resident",
+                            b.anon_huge_bytes, b.hugetlb_bytes, b.rss_bytes
+                        ))
+                        .unwrap_or_default()
+                );
+            }
+        }
+    }
+    if verbose {
+        let _ = writeln!(
+            out,
+            "# wall {:.3} s, calibration {:.3} s ({:?} interval {} us)",
+            r.wall_ns as f64 / 1e9,
+            r.calibration_ns as f64 / 1e9,
+            r.calibration.enough_source,
+            r.calibration.enough_us
+        );
+    }
+    out
 }

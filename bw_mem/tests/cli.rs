@@ -1,0 +1,352 @@
+//! Drives the `bw_mem` binary (every fork happens in that fresh process, never inside the
+//! multi-threaded test runner): help, tiny measurements with -N 1, the exact lmbench line, JSON
+//! and CSV, and one-line errors with the documented exit codes.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use bw_mem::ops::Op;
+use bw_mem::text::is_lmbench_line;
+
+/// A command with lmbench's calibration variables fixed (no calibration, no cache).
+fn bw_mem() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_bw_mem"));
+    c.env("ENOUGH", "2000")
+        .env("TIMING_O", "0")
+        .env("LOOP_O", "0")
+        .env("BENCHMP_CALIBRATION", "off")
+        .env_remove("LMBENCH_SCHED")
+        .env_remove("BENCHMP_SYSFS_ROOT")
+        .env_remove("RUST_LOG");
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    bw_mem().args(args).output().expect("bw_mem runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn ok(args: &[&str]) -> Output {
+    let o = run(args);
+    assert!(
+        o.status.success(),
+        "bw_mem {args:?}: {:?}\nstdout: {}\nstderr: {}",
+        o.status,
+        stdout(&o),
+        stderr(&o)
+    );
+    o
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let mut a = vec!["--json"];
+    a.extend_from_slice(args);
+    serde_json::from_slice(&ok(&a).stdout).expect("valid JSON")
+}
+
+/// Asserts a usage-type failure: the given status and exactly one line on stderr naming the
+/// tool, nothing on stdout.
+fn fails(args: &[&str], code: i32) -> String {
+    let o = run(args);
+    let err = stderr(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "bw_mem {args:?} should exit {code}; stderr: {err}"
+    );
+    assert_eq!(
+        err.lines().count(),
+        1,
+        "bw_mem {args:?}: one line, got: {err}"
+    );
+    assert!(err.starts_with("bw_mem: "), "{err}");
+    assert!(o.stdout.is_empty(), "bw_mem {args:?} wrote to stdout");
+    err
+}
+
+fn tmp(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("bw_mem-test-{}-{name}", std::process::id()))
+}
+
+#[test]
+fn help_describes_the_interface() {
+    let o = ok(&["--help"]);
+    let h = stdout(&o);
+    for needle in [
+        "<size> <what> [conflict]",
+        "--sweep",
+        "--list-ops",
+        "--pages",
+        "-P",
+    ] {
+        assert!(h.contains(needle), "--help lacks {needle}");
+    }
+}
+
+#[test]
+fn list_ops_names_every_operation_and_its_support() {
+    let t = stdout(&ok(&["--list-ops"]));
+    for op in Op::ALL {
+        let line = t
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(op.name()))
+            .unwrap_or_else(|| panic!("{op} missing"));
+        let support = line.split_whitespace().nth(1).unwrap();
+        assert!(support == "yes" || support == "no", "{line}");
+    }
+}
+
+#[test]
+fn every_op_prints_one_lmbench_line() {
+    for op in Op::ALL {
+        let o = ok(&["-N", "1", "4k", op.name()]);
+        let out = stdout(&o);
+        assert!(is_lmbench_line(&out), "{op}: {out:?}");
+        assert!(
+            out.starts_with("0.004096 "),
+            "{op}: 4k is 0.004096 MB: {out:?}"
+        );
+    }
+}
+
+#[test]
+fn size_column_is_decimal_megabytes_of_binary_suffixes() {
+    let out = stdout(&ok(&["-N", "1", "1m", "rd"]));
+    assert!(out.starts_with("1.05 "), "{out}");
+    let out = stdout(&ok(&["-N", "1", "1000", "frd"]));
+    assert!(out.starts_with("0.001000 "), "{out}");
+}
+
+#[test]
+fn stderr_flag_moves_the_line_like_lmbench() {
+    let o = ok(&["--stderr", "-N", "1", "8k", "rd"]);
+    assert!(o.stdout.is_empty());
+    let first = stderr(&o).lines().next().map(|l| format!("{l}\n")).unwrap();
+    assert!(is_lmbench_line(&first), "{first:?}");
+}
+
+#[test]
+fn json_has_per_child_samples_and_times() {
+    let v = json(&["-P", "2", "-N", "2", "8k", "rd"]);
+    assert_eq!(v["tool"], "bw_mem");
+    let m = &v["measurements"][0];
+    assert_eq!(m["name"], "rd");
+    assert_eq!(m["params"]["size_bytes"], 8192);
+    assert_eq!(m["params"]["bytes_counted_per_iteration"], 8192);
+    let children = m["children"].as_array().unwrap();
+    assert_eq!(children.len(), 2);
+    for c in children {
+        let accepted = c["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["accepted"] == true)
+            .count();
+        assert_eq!(accepted, 2, "-N 2 gives two samples per child");
+    }
+    assert!(v["wall_ns"].as_u64().unwrap() > 0);
+    assert!(v["calibration_ns"].is_u64());
+    assert_eq!(v["extra"]["pages_obtained"].as_array().unwrap().len(), 2);
+    assert_eq!(v["extra"]["implementation"], "portable (4-byte volatile)");
+    let bus = &v["extra"]["bus"][0];
+    assert_eq!(bus["bus_bytes_per_iteration"], 8192);
+}
+
+#[test]
+fn copies_report_bus_bytes_and_the_conflict_layout() {
+    let v = json(&["-N", "1", "8k", "fcp", "conflict"]);
+    let p = &v["measurements"][0]["params"];
+    assert_eq!(p["conflict"], true);
+    assert_eq!(p["bytes_counted_per_iteration"], 8192);
+    assert_eq!(p["bus_bytes_per_iteration"], 3 * 8192);
+    let pages = &v["extra"]["pages_obtained"][0];
+    assert!(pages["buf2"]["rss_bytes"].as_u64().unwrap() >= 8192 + 2048);
+    let figure = v["measurements"][0]["aggregate"]["cluster"]
+        .as_f64()
+        .unwrap();
+    let bus = v["extra"]["bus"][0]["bus_mb_per_s"]["cluster"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (bus - 3.0 * figure).abs() <= 1e-6 * bus,
+        "{bus} vs {figure}"
+    );
+}
+
+#[test]
+fn vector_ops_record_the_variant() {
+    let v = json(&["-N", "1", "8k", "rdvec"]);
+    let isa = v["extra"]["isa"].as_str().unwrap().to_string();
+    assert_eq!(v["measurements"][0]["params"]["isa"], isa.as_str());
+    if cfg!(target_arch = "x86_64") {
+        assert!(["avx512", "avx2", "sse2"].contains(&isa.as_str()), "{isa}");
+    }
+    let v = json(&["-N", "1", "--isa", "portable", "8k", "rdvec"]);
+    assert_eq!(v["extra"]["isa"], "portable");
+}
+
+#[test]
+fn csv_has_a_row_per_child_per_interval() {
+    let o = ok(&["--csv", "-P", "2", "-N", "3", "4k", "wr"]);
+    let text = stdout(&o);
+    let mut rows = text.lines();
+    assert!(
+        rows.next()
+            .unwrap()
+            .starts_with("tool,measurement,params,child")
+    );
+    let accepted = rows.filter(|r| r.contains(",true,")).count();
+    assert_eq!(accepted, 6);
+}
+
+#[test]
+fn json_file_and_text_together_agree_on_the_figure() {
+    let path = tmp("agg.json");
+    let p = path.to_str().unwrap();
+    for mode in ["cluster", "sum", "median"] {
+        let o = ok(&[
+            &format!("--json={p}"),
+            "--aggregate",
+            mode,
+            "-P",
+            "2",
+            "-N",
+            "3",
+            "16k",
+            "frd",
+        ]);
+        let out = stdout(&o);
+        assert!(is_lmbench_line(&out), "{out:?}");
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let want = v["measurements"][0]["aggregate"][mode].as_f64().unwrap();
+        let shown: f64 = out.split_whitespace().nth(1).unwrap().parse().unwrap();
+        assert!(
+            (shown - want).abs() <= 0.006,
+            "{mode}: printed {shown}, report {want}"
+        );
+        // The breakdown of -P 2 goes to stderr, never between the lmbench lines.
+        assert!(stderr(&o).contains("child 1"), "{}", stderr(&o));
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn verbose_explains_the_figure_on_stderr() {
+    let o = ok(&["-v", "-N", "1", "8k", "cp"]);
+    assert!(is_lmbench_line(&stdout(&o)));
+    let e = stderr(&o);
+    for needle in [
+        "implementation",
+        "bus (model",
+        "write-allocate",
+        "pages",
+        "wall",
+    ] {
+        assert!(e.contains(needle), "verbose lacks {needle}: {e}");
+    }
+}
+
+#[test]
+fn sweep_prints_one_line_per_size() {
+    let o = ok(&["--sweep", "4k..32k", "-N", "1", "rd"]);
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    for (l, size) in lines
+        .iter()
+        .zip(["0.004096", "0.008192", "0.016384", "0.032768"])
+    {
+        assert!(is_lmbench_line(&format!("{l}\n")), "{l}");
+        assert!(l.starts_with(size), "{l}");
+    }
+    let v = json(&["--sweep", "4k..16k", "--step", "4", "-N", "1", "frd"]);
+    assert_eq!(v["measurements"].as_array().unwrap().len(), 2);
+    let o = ok(&["-v", "--sweep", "4k..8k", "-N", "1", "rd"]);
+    assert!(
+        stderr(&o).contains("# caches seen by CPU"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    for args in [
+        &["0", "rd"][..],
+        &["12q", "rd"],
+        &["100000g", "rd"],
+        &["511", "rd"],
+        &["64k", "read"],
+        &["64k", "RD"],
+        &["64k"],
+        &[],
+        &["-P", "0", "64k", "rd"],
+        &["--cpus", "4095", "64k", "rd"],
+        &["-N", "0", "64k", "rd"],
+        &["--isa", "avx2", "64k", "rd"],
+        &["--sweep", "8k..4k", "rd"],
+        &["--sweep", "4k..8k", "64k", "rd"],
+        &["--step", "2", "64k", "rd"],
+        &["--pages", "2m", "64k", "rd"],
+    ] {
+        fails(args, 2);
+    }
+    let e = fails(&["64k", "nope"], 2);
+    assert!(e.contains("rd wr rdwr cp fwr frd fcp bzero bcopy"), "{e}");
+    let e = fails(&["100000g", "rd"], 2);
+    assert!(e.contains("MemAvailable"), "{e}");
+    let e = fails(&["--cpus", "4095", "64k", "rd"], 2);
+    assert!(e.contains("4095"), "{e}");
+}
+
+#[test]
+fn memory_check_counts_children_and_second_buffers() {
+    let avail = bw_mem::limits::available().expect("/proc/meminfo");
+    // A size that fits once but not with a second buffer, nor twice.
+    let size = (avail / 2 + (avail / 8)).to_string();
+    fails(&["-P", "2", &size, "rd"], 2);
+    fails(&[&size, "bcopy"], 2);
+}
+
+#[test]
+fn missing_instruction_sets_are_unsupported() {
+    let foreign = if cfg!(target_arch = "x86_64") {
+        "neon"
+    } else {
+        "avx512"
+    };
+    let e = fails(&["--isa", foreign, "8k", "rdvec"], 3);
+    assert!(e.contains(foreign), "{e}");
+}
+
+#[test]
+fn huge_pages_without_a_reservation_fail_early_with_exit_3() {
+    if benchmp::sys::mem::huge_pages_free() > 0 {
+        eprintln!("skipped: huge pages are reserved on this machine");
+        return;
+    }
+    let e = fails(&["--pages", "huge", "-N", "1", "4m", "rd"], 3);
+    assert!(e.contains("/proc/sys/vm/nr_hugepages"), "{e}");
+}
+
+#[test]
+fn thp_and_small_pages_are_reported() {
+    let v = json(&["--pages", "4k", "-N", "1", "4m", "rd"]);
+    assert_eq!(v["extra"]["pages_requested"], "4k");
+    let got = &v["extra"]["pages_obtained"][0]["buf"];
+    assert_eq!(
+        got["anon_huge_bytes"], 0,
+        "4k refuses transparent huge pages"
+    );
+    assert!(got["rss_bytes"].as_u64().unwrap() >= 4 << 20);
+    let v = json(&["--pages", "thp", "-N", "1", "4m", "rd"]);
+    assert_eq!(v["extra"]["pages_requested"], "thp");
+    assert!(v["extra"]["pages_obtained"][0]["buf"]["anon_huge_bytes"].is_u64());
+}
