@@ -361,3 +361,127 @@ pub fn render_csv(r: &Report) -> anyhow::Result<String> {
     }
     Ok(String::from_utf8(w.into_inner()?)?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::impls::ImplSpec;
+    use crate::stats::{Summary, Verdict};
+
+    fn cell(test: &'static str, config: &str, base: f64, cur: f64, verdict: Verdict) -> Cell {
+        let s = Summary {
+            n: 10,
+            min: base,
+            p10: base,
+            median: base,
+            p90: base,
+            max: base,
+            mean: base,
+        };
+        Cell {
+            test,
+            op: "memcpy",
+            size_bytes: 65536,
+            pf_pct: 0,
+            reference_only: verdict == Verdict::Ref,
+            config: config.into(),
+            pages: "4k",
+            rounds: 3,
+            baseline: s,
+            current: s,
+            baseline_trimmed_mean_ns: base,
+            current_trimmed_mean_ns: cur,
+            change_pct: (cur - base) / base * 100.0,
+            ks_d: 0.026,
+            ks_p: 0.5,
+            ks_method: KsMethod::Asymp,
+            outlier_threshold_ns: base * 1.5,
+            outliers_baseline: 5,
+            outliers_current: 3,
+            verdict,
+        }
+    }
+
+    fn sample() -> Report {
+        let cells = vec![
+            cell("memcpy_16k", "cpu", 4033.0, 4036.0, Verdict::Pass),
+            cell("memcpy_16k", "avx2", 1520.0, 1600.0, Verdict::Fail),
+        ];
+        let speedup = speedups(&cells);
+        Report {
+            tool: "dto",
+            version: "0",
+            mode: "ab".into(),
+            host: benchmp::host::Host::current(),
+            build: benchmp::host::Build::current(),
+            setup: Setup {
+                pinned_cpu: 1,
+                cpu_note: None,
+                timer: "rdtsc/rdtscp",
+                timer_hz: 2.0e9,
+                core_freq: "not available (no cpufreq for CPU 1)".into(),
+                uncore_freq: "not available (no intel_uncore_frequency)".into(),
+                rounds: 3,
+                iterations: 10000,
+                warmup_iterations: 100,
+                min_effect_pct: 2.0,
+                cold_cache: true,
+                flush: "clflushopt",
+                short: false,
+                distributions_csv: "perf_results/distributions.csv".into(),
+            },
+            configs: vec![Config {
+                label: "avx2".into(),
+                baseline: ImplSpec::Cpu,
+                current: ImplSpec::Cpu,
+                env: vec![],
+            }],
+            page_sizes: vec![
+                PageStatus {
+                    pages: "4k",
+                    measured: true,
+                    note: None,
+                },
+                PageStatus {
+                    pages: "2m",
+                    measured: false,
+                    note: Some("no huge pages".into()),
+                },
+            ],
+            cells,
+            speedup,
+            regressions: 1,
+            result: "FAIL",
+        }
+    }
+
+    #[test]
+    fn text_follows_the_guide_layout() {
+        let t = render_text(&sample());
+        assert!(t.starts_with("DTO A/B Performance Test (cold cache)\n"));
+        assert!(t.contains("  A/B Results — 4KB pages\n"));
+        assert!(t.contains(
+            "  memcpy_16k      cpu          4033 ns    4036 ns   +0.1%  0.026   PASS      bl=5 cur=3\n"
+        ));
+        // The test name is printed on the first configuration row only.
+        assert!(t.contains(
+            "                  avx2         1520 ns    1600 ns   +5.3%  0.026   FAIL      bl=5 cur=3\n"
+        ));
+        assert!(t.contains("  A/B Results — 2MB pages\n"));
+        assert!(t.contains("  skipped: no huge pages\n"));
+        assert!(t.contains("  Speedup vs CPU (current library)\n"));
+        assert!(t.contains("  memcpy_16k          2.52x\n"), "{t}");
+        assert!(t.contains("Result: FAIL (1 of 2 judged cells regressed by more than 2.0%)"));
+    }
+
+    #[test]
+    fn csv_has_one_row_per_cell_and_json_round_trips() {
+        let r = sample();
+        let csv = render_csv(&r).unwrap();
+        assert_eq!(csv.lines().count(), 3);
+        assert!(csv.lines().nth(2).unwrap().ends_with(",FAIL"));
+        let j: serde_json::Value = serde_json::to_value(&r).unwrap();
+        assert_eq!(j["cells"][1]["verdict"], "FAIL");
+        assert_eq!(j["speedup"][0]["config"], "avx2");
+    }
+}
