@@ -291,3 +291,38 @@ fn short_run_writes_json_csv_and_distributions() {
     assert_eq!(rd.records().count(), cells.len() * 2 * 5);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn sigint_kills_the_round_and_exits_130() {
+    let dir = temp_dir("sigint");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_dto"));
+    c.args([
+        "ab",
+        "--baseline",
+        "cpu",
+        "--current",
+        "cpu",
+        "--only",
+        "memcpy_1m",
+    ])
+    .env("PERF_CORE_FREQ_MHZ", "off")
+    .env("PERF_UNCORE_FREQ_MHZ", "off")
+    .env("PERF_ITERS", "10000")
+    .env("PERF_AB_ROUNDS", "50")
+    .env("RESULTS_DIR", dir.join("r"))
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::piped());
+    let child = c.spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("interrupted by SIGINT"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}
