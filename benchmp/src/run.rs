@@ -248,16 +248,30 @@ fn wait_byte(down: &mut File) -> u8 {
     }
 }
 
+/// What [`run`] returns: the children's results in index order, and when the parent's `run`
+/// phase began and ended (CLOCK_MONOTONIC ns, inside its trace span).
+#[derive(Debug)]
+pub struct Ran {
+    /// Results by child index.
+    pub children: Vec<ChildRun>,
+    /// Start of the run phase.
+    pub start_ns: u64,
+    /// End of the run phase.
+    pub end_ns: u64,
+}
+
 /// Runs the measurement: forks one child per placement entry, each pins itself, builds its
 /// benchmark with `make`, sizes its count, waits for the common start, runs `repetitions`
-/// accepted intervals, and reports. Returns the children's results in index order.
-pub fn run<B, F>(cfg: &RunConfig, mut make: F) -> Result<Vec<ChildRun>, Error>
+/// accepted intervals, and reports. Returns the children's results in index order and the
+/// run's start and end.
+pub fn run<B, F>(cfg: &RunConfig, mut make: F) -> Result<Ran, Error>
 where
     B: Benchmark,
     F: FnMut(&ChildInfo) -> anyhow::Result<B>,
 {
     let span = tracing::info_span!("run", label = %cfg.label, parallel = cfg.placement.len());
     let _g = span.enter();
+    let start_ns = now_ns();
     let parent = nix::unistd::getpid();
     let guard = InterruptGuard::install();
     let mut kids: Vec<Kid> = Vec::new();
@@ -338,7 +352,11 @@ where
     let outcome = drive(cfg, &mut kids);
     drop(guard);
     match outcome {
-        Ok(()) => Ok(kids.into_iter().filter_map(|k| k.result).collect()),
+        Ok(()) => Ok(Ran {
+            children: kids.into_iter().filter_map(|k| k.result).collect(),
+            start_ns,
+            end_ns: now_ns(),
+        }),
         Err(e) => {
             abort_all(&mut kids);
             Err(e)
@@ -626,27 +644,29 @@ where
 
     // perf_event_open can take milliseconds (it waits for RCU): open before the common start.
     let mut migrations = Counter::open(SoftwareEvent::CpuMigrations);
-    let t = now_ns();
+    // Each phase's timestamps are taken inside its span, so the trace slice encloses the
+    // phase with only the marker writes between their edges.
     let mut bench = {
         let _s = tracing::info_span!("init").entered();
-        make(&info).map_err(|e| (exit_code_of(&e), format!("{e:#}")))?
+        let t = now_ns();
+        let b = make(&info).map_err(|e| (exit_code_of(&e), format!("{e:#}")))?;
+        phase("init", None, t, now_ns());
+        b
     };
-    phase("init", None, t, now_ns());
 
     let enough = cfg.enough_ns as f64;
     let mut sink = 0u64;
-    let t = now_ns();
-    let (mut count, calibration_intervals) = match cfg.iterations {
-        Iterations::Fixed(n) => (n.max(1), 0),
+    let (mut count, calibration_intervals, calibration_ns) = match cfg.iterations {
+        Iterations::Fixed(n) => (n.max(1), 0, 0),
         Iterations::Calibrate { hint } => {
             let _s = tracing::info_span!("calibrate").entered();
-            size_count(&mut bench, hint.unwrap_or(1), enough, &mut sink)
+            let t = now_ns();
+            let (count, intervals) = size_count(&mut bench, hint.unwrap_or(1), enough, &mut sink);
+            let end = now_ns();
+            phase("calibrate", None, t, end);
+            (count, intervals, end - t)
         }
     };
-    let calibration_ns = now_ns() - t;
-    if calibration_intervals > 0 {
-        phase("calibrate", None, t, t + calibration_ns);
-    }
     // Keep-busy batches of about a millisecond while waiting (as lmbench runs count 1).
     let batch = match cfg.iterations {
         Iterations::Fixed(_) => 1,
@@ -654,9 +674,9 @@ where
     };
 
     send(up, &Up::Ready).map_err(io)?;
-    let t = now_ns();
     {
         let _s = tracing::info_span!("warmup").entered();
+        let t = now_ns();
         loop {
             match poll_byte(down) {
                 Some(GO) => break,
@@ -664,8 +684,8 @@ where
                 None => sink ^= bench.run(batch),
             }
         }
+        phase("warmup", None, t, now_ns());
     }
-    phase("warmup", None, t, now_ns());
 
     let m0 = migrations.as_mut().and_then(Counter::read);
     let u0 = Usage::now();
@@ -738,9 +758,9 @@ where
     }
     send(up, &Up::Done).map_err(io)?;
 
-    let t = now_ns();
     {
         let _s = tracing::info_span!("cooldown").entered();
+        let t = now_ns();
         loop {
             match poll_byte(down) {
                 Some(RESULT) => break,
@@ -748,8 +768,8 @@ where
                 None => sink ^= bench.run(batch),
             }
         }
+        phase("cooldown", None, t, now_ns());
     }
-    phase("cooldown", None, t, now_ns());
     let result = ChildRun {
         index: info.index,
         pid: std::process::id() as i32,

@@ -16,7 +16,7 @@ use crate::sched::{
 };
 use crate::stats::Pair;
 use crate::sys::clock::now_ns;
-use crate::timing::{Calibration, CalibrationRequest, calibrate};
+use crate::timing::{Calibration, CalibrationRequest, calibrate_traced};
 use crate::topology::Topology;
 
 /// What to measure and how to turn it into figures.
@@ -184,13 +184,13 @@ impl Session {
     /// The calibration, measuring (or loading) it on first use.
     pub fn calibration(&mut self) -> Result<&Calibration, Error> {
         if self.calibration.is_none() {
-            let start_ns = now_ns();
-            self.calibration = Some(calibrate(&self.calibration_request)?);
+            let (calibration, start_ns, end_ns) = calibrate_traced(&self.calibration_request)?;
+            self.calibration = Some(calibration);
             self.phases.push(crate::report::ParentPhase {
                 name: "calibrate".into(),
                 label: None,
                 start_ns,
-                end_ns: now_ns(),
+                end_ns,
             });
         }
         Ok(self.calibration.as_ref().expect("set above"))
@@ -229,9 +229,11 @@ impl Session {
             iterations: spec.iterations,
             child_timeout: self.timeout,
         };
-        let t0 = now_ns();
-        let children = run(&cfg, make)?;
-        let t1 = now_ns();
+        let crate::run::Ran {
+            children,
+            start_ns: t0,
+            end_ns: t1,
+        } = run(&cfg, make)?;
         let wall_ns = t1 - t0;
         self.phases.push(crate::report::ParentPhase {
             name: "run".into(),

@@ -191,9 +191,21 @@ fn store_cache(path: &Path, e: &CacheEntry) {
 /// Produces the calibration: options and environment first, then the cache, then measurement
 /// of whatever is still missing (and the cache is refreshed with what was measured).
 pub fn calibrate(req: &CalibrationRequest) -> Result<Calibration, CalibrationError> {
-    let span = tracing::info_span!("calibrate");
-    let _g = span.enter();
+    calibrate_traced(req).map(|(c, _, _)| c)
+}
+
+/// [`calibrate`] inside a `calibrate` trace span, with the CLOCK_MONOTONIC start and end taken
+/// inside the span (the parent's `calibrate` phase).
+pub fn calibrate_traced(
+    req: &CalibrationRequest,
+) -> Result<(Calibration, u64, u64), CalibrationError> {
+    let _g = tracing::info_span!("calibrate").entered();
     let t0 = now_ns();
+    let c = calibrate_inner(req, t0)?;
+    Ok((c, t0, now_ns()))
+}
+
+fn calibrate_inner(req: &CalibrationRequest, t0: u64) -> Result<Calibration, CalibrationError> {
     let env_enough = env_enough()?;
     let env_t = env_micros("TIMING_O")?;
     let env_l = env_micros("LOOP_O")?;

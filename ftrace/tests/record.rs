@@ -418,3 +418,188 @@ fn not_root_is_status_2() {
     );
     assert_restored(&fs, &before);
 }
+
+/// The `bw_mem` binary of this workspace build (built by `cargo test --workspace`), if present.
+fn workspace_bin(name: &str) -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    // target/<profile>/deps/record-<hash> -> target/<profile>/<name>
+    let path = exe.parent()?.parent()?.join(name);
+    path.is_file().then_some(path)
+}
+
+/// Phases one process reported in its JSON: (name, rep, duration µs).
+fn phases(list: &serde_json::Value) -> Vec<(String, Option<u64>, f64)> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap().to_string(),
+                p["rep"].as_u64(),
+                (p["end_ns"].as_u64().unwrap() - p["start_ns"].as_u64().unwrap()) as f64 / 1000.0,
+            )
+        })
+        .collect()
+}
+
+/// Cross-check, as a profiler validation compares samples with an independent counter: the
+/// slices `bw_mem --trace` leaves in a capture are exactly the phases its own --json lists
+/// (names, order, pids, CPUs), and their durations agree with the JSON's to within the cost of
+/// the markers around them.
+#[test]
+fn bw_mem_trace_matches_its_own_json() {
+    let Some((_lock, fs)) = tracefs_or_skip("bw_mem_trace_matches_its_own_json") else {
+        return;
+    };
+    let Some(bw_mem) = workspace_bin("bw_mem") else {
+        skip(
+            "bw_mem_trace_matches_its_own_json",
+            "the bw_mem binary is not built next to this test (run cargo test --workspace)",
+        );
+        return;
+    };
+    let before = settings(&fs);
+    let trace_path = temp("bw_mem.txt");
+    let json_path = temp("bw_mem.json");
+    let out = Command::new(bin())
+        .args([
+            "record",
+            "-o",
+            trace_path.to_str().unwrap(),
+            "--event",
+            EVENT,
+            "--",
+        ])
+        .arg(&bw_mem)
+        .args(["--trace", "-P", "2", "-N", "5", "8m", "rd"])
+        .arg(format!("--json={}", json_path.display()))
+        .env("ENOUGH", "5000")
+        .env("TIMING_O", "0.02")
+        .env("LOOP_O", "0")
+        .env("BENCHMP_CALIBRATION", "off")
+        .env_remove("LMBENCH_SCHED")
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_restored(&fs, &before);
+
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let text = std::fs::read_to_string(&trace_path).unwrap();
+    let _ = std::fs::remove_file(&trace_path);
+    let _ = std::fs::remove_file(&json_path);
+
+    let parent = report["pid"].as_u64().unwrap() as u32;
+    let children = report["measurements"][0]["children"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(children.len(), 2);
+    let mut pids = vec![parent];
+    pids.extend(children.iter().map(|c| c["pid"].as_u64().unwrap() as u32));
+
+    let mut trace = convert(&text).trace;
+    trace.trace_events.retain(|e| pids.contains(&e.pid));
+    let check = validate(&trace);
+    assert!(check.is_ok(), "{:?}", check.problems);
+
+    // Off-CPU intervals of our processes, from sched_switch: on a busy machine a task can be
+    // preempted right after writing a marker, before it reads the clock.
+    let mut off: Vec<(u32, f64, f64)> = Vec::new();
+    let mut left: std::collections::HashMap<u32, f64> = std::collections::HashMap::new();
+    for line in text.lines().filter_map(parse_line) {
+        if line.function != "sched_switch" {
+            continue;
+        }
+        let field = |key: &str| {
+            line.details
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix(key))
+                .and_then(|v| v.parse::<u32>().ok())
+        };
+        let ts = line.ts_ns as f64 / 1000.0;
+        if let Some(prev) = field("prev_pid=").filter(|p| pids.contains(p)) {
+            left.insert(prev, ts);
+        }
+        if let Some(next) = field("next_pid=")
+            && let Some(t) = left.remove(&next)
+        {
+            off.push((next, t, ts));
+        }
+    }
+    let off_cpu = |pid: u32, from: f64, to: f64| -> f64 {
+        off.iter()
+            .filter(|(p, _, _)| *p == pid)
+            .map(|(_, a, b)| (b.min(to) - a.max(from)).max(0.0))
+            .sum()
+    };
+    // A slice encloses its phase: its edges are the markers (about a microsecond each) and the
+    // clock reads next to them, plus any time the task was switched out meanwhile.
+    let agree = |s: &ftrace::convert::Slice, phase_us: f64, what: &str| {
+        let extra = s.dur_us() - phase_us;
+        let allowed = 100.0 + off_cpu(s.pid, s.begin_us, s.end_us);
+        assert!(
+            extra >= -5.0 && extra <= allowed,
+            "{what}: slice {:.1} us but the JSON says {phase_us:.1} us ({allowed:.1} us allowed)",
+            s.dur_us()
+        );
+    };
+
+    // Parent: calibrate, then the measurement's run.
+    let want = phases(&report["phases"]);
+    let got: Vec<_> = check.slices.iter().filter(|s| s.pid == parent).collect();
+    assert_eq!(
+        got.iter()
+            .map(|s| s.name.split(' ').next().unwrap())
+            .collect::<Vec<_>>(),
+        want.iter().map(|p| p.0.as_str()).collect::<Vec<_>>(),
+        "parent slices"
+    );
+    for (s, p) in got.iter().zip(&want) {
+        agree(s, p.2, &format!("parent {}", s.name));
+    }
+
+    // Children: one enclosing `child` slice, then exactly the phases of the JSON, in order,
+    // written by the child's pid on the CPU it was pinned to.
+    for c in &children {
+        let pid = c["pid"].as_u64().unwrap() as u32;
+        let cpu = c["cpu"].as_i64().unwrap();
+        let index = c["index"].as_i64().unwrap();
+        let slices: Vec<_> = check.slices.iter().filter(|s| s.pid == pid).collect();
+        let outer = slices[0];
+        assert_eq!(outer.depth, 0);
+        assert!(outer.name.starts_with("child "), "{}", outer.name);
+        assert_eq!(outer.arg_i64("child"), Some(index));
+        assert_eq!(outer.arg_i64("cpu"), Some(cpu));
+        let want = phases(&c["phases"]);
+        let inner: Vec<_> = slices[1..].iter().collect();
+        assert_eq!(
+            inner
+                .iter()
+                .map(|s| s.name.split(' ').next().unwrap())
+                .collect::<Vec<_>>(),
+            want.iter().map(|p| p.0.as_str()).collect::<Vec<_>>(),
+            "child {index} slices"
+        );
+        let reps = c["samples"].as_array().unwrap().len();
+        assert_eq!(
+            inner.iter().filter(|s| s.name.starts_with("rep ")).count(),
+            reps
+        );
+        for (s, p) in inner.iter().zip(&want) {
+            assert_eq!(s.depth, 1, "{} nests in the child slice", s.name);
+            assert!(s.begin_us >= outer.begin_us && s.end_us <= outer.end_us);
+            if let Some(rep) = p.1 {
+                assert_eq!(s.arg_i64("n"), Some(rep as i64), "repetition number");
+            }
+            assert_eq!(
+                s.arg_i64("on_cpu"),
+                Some(cpu),
+                "{} written on its CPU",
+                s.name
+            );
+            agree(s, p.2, &format!("child {index} {}", s.name));
+        }
+    }
+}
