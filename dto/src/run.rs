@@ -47,6 +47,9 @@ pub fn choose_cpu(requested: usize, allowed: &[usize]) -> (usize, Option<String>
 
 /// Runs every cell and returns the report (measurement only; printing is the caller's).
 pub fn run(plan: &RunPlan) -> Result<Report> {
+    // From here on SIGINT/SIGTERM only set a flag: a round's child is killed and reaped, and
+    // the frequency limits are restored, before the error ends the run.
+    let _guard = benchmp::sys::process::InterruptGuard::install();
     let st = &plan.settings;
     let benches = bench::select(&plan.only, st.short).map_err(benchmp::Usage)?;
     sys::timer_check().map_err(benchmp::Unsupported)?;
@@ -94,7 +97,6 @@ pub fn run(plan: &RunPlan) -> Result<Report> {
     let _ = std::fs::remove_file(&csv_path);
     let mut dist = Distributions::create(&csv_path)?;
 
-    let _guard = benchmp::sys::process::InterruptGuard::install();
     let pin = FreqPin::apply(Path::new("/sys"), cpu, st.core_freq_mhz, st.uncore_freq_mhz);
     let hz = sys::timer_hz();
     let to_ns = |t: u64| t as f64 * 1e9 / hz;
