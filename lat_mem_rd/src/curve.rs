@@ -20,7 +20,10 @@
 //! plateau's largest size: a cache cannot keep latency flat far past its capacity. A plateau
 //! that outruns every cache is DRAM. So on a VM whose neighbours take most of a shared L3, a
 //! flat ~150 ns stretch from 12M to 56M is DRAM even though it starts below the L3's 32M.
-//! Several plateaus within one level (a TLB step inside L2) are numbered: `L2`, `L2 #2`.
+//! Levels never go down along the curve, and a jump of 2× or more from the previous plateau
+//! moves at least one level up (steps between levels are 2–10×; a TLB step inside a level is
+//! well under 2×). Several plateaus within one level (a TLB step inside L2) are numbered: `L2`,
+//! `L2 #2`.
 
 use serde::{Deserialize, Serialize};
 
@@ -232,19 +235,36 @@ pub fn detect(points: &[(u64, f64)], caches: &[CacheLevel], p: &Params) -> Shape
 
 /// Names plateaus after the smallest cache that holds their largest size (with `slack`), DRAM
 /// past the last, numbering repeats (`L2 #2`); without caches: `plateau 1`, `plateau 2`, …
+/// Levels never go down along the curve, and a latency jump of `NEW_LEVEL_STEP` or more from
+/// the previous plateau moves at least one level up: steps between cache levels and to DRAM
+/// are 2–10×, a TLB step within one level is well under 2×. This names a DRAM plateau that
+/// starts inside a shared L3's nominal size (taken by other tenants) correctly.
 fn name_plateaus(plateaus: &mut [Plateau], caches: &[CacheLevel], slack: f64) {
+    const NEW_LEVEL_STEP: f64 = 2.0;
     let mut caches: Vec<&CacheLevel> = caches.iter().collect();
     caches.sort_by_key(|c| (c.level, c.size_bytes));
+    caches.dedup_by_key(|c| c.level);
     let mut used: Vec<String> = Vec::new();
+    let mut prev: Option<(usize, f64)> = None; // (level index, ns); caches.len() = DRAM
     for (i, pl) in plateaus.iter_mut().enumerate() {
         let base = if caches.is_empty() {
             format!("plateau {}", i + 1)
         } else {
-            caches
+            let by_size = caches
                 .iter()
-                .find(|c| pl.last_bytes as f64 <= c.size_bytes as f64 * slack)
-                .map(|c| format!("L{}", c.level))
-                .unwrap_or_else(|| "DRAM".to_string())
+                .position(|c| pl.last_bytes as f64 <= c.size_bytes as f64 * slack)
+                .unwrap_or(caches.len());
+            let idx = match prev {
+                Some((p, ns)) if pl.ns >= ns * NEW_LEVEL_STEP => by_size.max(p + 1),
+                Some((p, _)) => by_size.max(p),
+                None => by_size,
+            }
+            .min(caches.len());
+            prev = Some((idx, pl.ns));
+            match caches.get(idx) {
+                Some(c) => format!("L{}", c.level),
+                None => "DRAM".to_string(),
+            }
         };
         let count = used.iter().filter(|u| **u == base).count();
         pl.label = if count == 0 {
@@ -484,6 +504,28 @@ mod tests {
         // The climb from L3 to DRAM is one step, not a series of short plateaus.
         let st = &s.steps[3];
         assert_eq!((st.last_low_bytes, st.first_high_bytes), (4608 * K, 12 * M));
+    }
+
+    #[test]
+    fn a_big_jump_is_a_new_level_even_inside_a_nominal_cache() {
+        // L3 flat to 7.5M, then ~147 ns from 11M to 44M: inside 1.5 × the nominal 32M, but an
+        // 11× step is not a TLB effect; and a 1.3× step inside L1 stays L1.
+        let mut pts = Vec::new();
+        for s in crate::sweep::sizes(512, 3 * K) {
+            pts.push((s, 1.0));
+        }
+        for s in crate::sweep::sizes(6 * K, 48 * K) {
+            pts.push((s, 1.3));
+        }
+        for s in crate::sweep::sizes(1664 * K, 7680 * K) {
+            pts.push((s, 12.8));
+        }
+        for s in crate::sweep::sizes(11 * M, 44 * M) {
+            pts.push((s, 147.0));
+        }
+        let s = detect(&pts, &vm_caches(), &Params::default());
+        let labels: Vec<&str> = s.plateaus.iter().map(|p| p.label.as_str()).collect();
+        assert_eq!(labels, ["L1", "L1 #2", "L3", "DRAM"], "{s:#?}");
     }
 
     #[test]

@@ -80,7 +80,7 @@ pub fn summary_text(summaries: &[CurveSummary]) -> String {
         }
         for st in &s.shape.steps {
             let cache = crate::curve::cache_for(&st.from_label, &s.caches)
-                .map(|c| format!("; sysfs {} is {}", c.name, h(c.size_bytes)))
+                .map(|c| format!("; sysfs {}", c.name))
                 .unwrap_or_default();
             let _ = match &st.to_label {
                 Some(to) => writeln!(
