@@ -115,6 +115,18 @@ pub struct OutputArgs {
     pub trace: bool,
 }
 
+impl OutputArgs {
+    /// Refuses output requests that cannot all be honoured, before anything is measured.
+    pub fn check(&self) -> Result<(), crate::error::Usage> {
+        if self.json.as_deref() == Some("-") && self.csv.as_deref() == Some("-") {
+            return Err(crate::error::Usage(
+                "--json and --csv cannot both write to stdout; give one a file (--csv=FILE)".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Parses the command line; help and version print and exit 0, any other error prints one
 /// line (`tool: error: ...`) and exits with status 2.
 pub fn parse<T: Parser>() -> T {

@@ -42,6 +42,14 @@ pub trait Benchmark {
     fn sample_detail(&mut self) -> serde_json::Value {
         serde_json::Value::Null
     }
+
+    /// Untimed work that keeps the CPU loaded while the child waits for the common start and
+    /// after its own timed intervals, until every child is done (lmbench runs the benchmark
+    /// meanwhile). Defaults to `run`; a benchmark whose state must not change between timed
+    /// intervals can do the work on a spare copy instead.
+    fn keep_busy(&mut self, iterations: u64) -> u64 {
+        self.run(iterations)
+    }
 }
 
 /// What a child knows about itself when it builds its benchmark state.
@@ -681,7 +689,7 @@ where
             match poll_byte(down) {
                 Some(GO) => break,
                 Some(_) => return Ok(()),
-                None => sink ^= bench.run(batch),
+                None => sink ^= bench.keep_busy(batch),
             }
         }
         phase("warmup", None, t, now_ns());
@@ -765,7 +773,7 @@ where
             match poll_byte(down) {
                 Some(RESULT) => break,
                 Some(_) => return Ok(()),
-                None => sink ^= bench.run(batch),
+                None => sink ^= bench.keep_busy(batch),
             }
         }
         phase("cooldown", None, t, now_ns());

@@ -85,6 +85,8 @@ pub struct Session {
     /// Child placement.
     pub placement: Placement,
     calibration: Option<Calibration>,
+    /// Clock-read cost when only fixed-count measurements ran (no full calibration needed).
+    timing_only: Option<(f64, crate::timing::Source)>,
     calibration_request: CalibrationRequest,
     warmup_us: u64,
     repetitions: usize,
@@ -146,6 +148,7 @@ impl Session {
                 allowed,
             },
             calibration: None,
+            timing_only: None,
             calibration_request: CalibrationRequest {
                 enough_us: timing.enough,
                 cache: timing.cache_file(),
@@ -208,24 +211,41 @@ impl Session {
         F: FnMut(&ChildInfo) -> anyhow::Result<B>,
     {
         let needs_interval = matches!(spec.iterations, Iterations::Calibrate { .. });
-        let cal = self.calibration()?.clone();
-        let enough_us = if needs_interval {
-            cal.enough_us.max(spec.enough_floor_us)
-        } else {
-            0
-        };
+        // A fixed-count measurement without loop-overhead subtraction needs only the clock-read
+        // cost: do not make it pay for (or depend on) the interval calibration.
+        let (enough_us, timing_overhead_ns, loop_overhead_ns) =
+            if !needs_interval && !spec.subtract_loop_overhead && self.calibration.is_none() {
+                let t = match self.timing_only {
+                    Some((t, _)) => t,
+                    None => {
+                        let (t, source) = crate::timing::timing_overhead_only()?;
+                        self.timing_only = Some((t, source));
+                        t
+                    }
+                };
+                (0, t, 0.0)
+            } else {
+                let cal = self.calibration()?.clone();
+                let enough = if needs_interval {
+                    cal.enough_us.max(spec.enough_floor_us)
+                } else {
+                    0
+                };
+                let lo = if spec.subtract_loop_overhead {
+                    cal.loop_overhead_ns
+                } else {
+                    0.0
+                };
+                (enough, cal.timing_overhead_ns, lo)
+            };
         let cfg = RunConfig {
             label: spec.name.clone(),
             placement: self.placement.cpus.clone(),
             warmup_us: self.warmup_us,
             repetitions: self.repetitions,
             enough_ns: enough_us * 1000,
-            timing_overhead_ns: cal.timing_overhead_ns,
-            loop_overhead_ns: if spec.subtract_loop_overhead {
-                cal.loop_overhead_ns
-            } else {
-                0.0
-            },
+            timing_overhead_ns,
+            loop_overhead_ns,
             iterations: spec.iterations,
             child_timeout: self.timeout,
         };
@@ -282,15 +302,19 @@ impl Session {
                 max_lost_pct: output.noise_lost,
             },
         );
-        let calibration = self.calibration.clone().unwrap_or_else(|| Calibration {
+        let (timing_overhead_ns, timing_overhead_source) = self
+            .timing_only
+            .clone()
+            .unwrap_or((0.0, crate::timing::Source::NotNeeded));
+        let calibration = self.calibration.clone().unwrap_or(Calibration {
             enough_us: 0,
-            timing_overhead_ns: 0.0,
+            timing_overhead_ns,
             loop_overhead_ns: 0.0,
             clock_resolution_ns: crate::sys::clock::resolution_ns(),
-            enough_source: crate::timing::Source::Option,
+            enough_source: crate::timing::Source::NotNeeded,
             enough_method: crate::timing::EnoughMethod::Given,
-            timing_overhead_source: crate::timing::Source::Option,
-            loop_overhead_source: crate::timing::Source::Option,
+            timing_overhead_source,
+            loop_overhead_source: crate::timing::Source::NotNeeded,
             measured_ns: 0,
             cache_file: None,
         });
@@ -333,14 +357,9 @@ pub fn emit(
     text: impl FnOnce(&Report) -> String,
 ) -> anyhow::Result<i32> {
     use anyhow::Context;
+    output.check()?;
     let json_stdout = output.json.as_deref() == Some("-");
     let csv_stdout = output.csv.as_deref() == Some("-");
-    if json_stdout && csv_stdout {
-        return Err(crate::error::Usage(
-            "--json and --csv cannot both write to stdout; give one a file (--csv=FILE)".into(),
-        )
-        .into());
-    }
     if let Some(path) = output.json.as_deref().filter(|p| *p != "-") {
         let f = std::fs::File::create(path).with_context(|| format!("cannot write {path}"))?;
         write_json(report, std::io::BufWriter::new(f))

@@ -32,6 +32,8 @@ pub enum Source {
     Env,
     /// Set by a command-line option.
     Option,
+    /// Not needed: the run only had fixed-count measurements, which use no interval.
+    NotNeeded,
 }
 
 /// The calibration every timed interval depends on.
@@ -94,6 +96,15 @@ struct CacheEntry {
     enough_method: EnoughMethod,
     timing_overhead_ns: f64,
     loop_overhead_ns: f64,
+}
+
+/// TIMING_O if set, else a fresh measurement of one clock read (for fixed-count runs, which
+/// need no interval): (ns, source).
+pub fn timing_overhead_only() -> Result<(f64, Source), CalibrationError> {
+    Ok(match env_micros("TIMING_O")? {
+        Some(t) => (t * 1000.0, Source::Env),
+        None => (timing_overhead(), Source::Measured),
+    })
 }
 
 /// Reads ENOUGH (positive integer µs).
