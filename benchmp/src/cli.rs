@@ -146,6 +146,11 @@ where
         Err(e) => {
             use clap::error::ErrorKind;
             match e.kind() {
+                ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    let name = T::command().get_name().to_string();
+                    eprintln!("{name}: a subcommand or argument is missing (see --help)");
+                    std::process::exit(EXIT_USAGE);
+                }
                 ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
                     let _ = e.print();
                     std::process::exit(EXIT_OK);
@@ -153,12 +158,17 @@ where
                 _ => {
                     let name = T::command().get_name().to_string();
                     let text = e.to_string();
-                    let first = text
-                        .lines()
-                        .find(|l| !l.trim().is_empty())
-                        .unwrap_or("invalid arguments")
-                        .trim()
-                        .to_string();
+                    // clap's first line, joined with the next when it ends in a colon
+                    // ("the following required arguments were not provided: <size>").
+                    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+                    let mut first = lines.next().unwrap_or("invalid arguments").to_string();
+                    if first.ends_with(':')
+                        && let Some(next) = lines.next()
+                        && !next.starts_with("Usage:")
+                    {
+                        first.push(' ');
+                        first.push_str(next);
+                    }
                     let hint = if first.contains("--help") {
                         ""
                     } else {

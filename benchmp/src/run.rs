@@ -43,6 +43,12 @@ pub trait Benchmark {
         serde_json::Value::Null
     }
 
+    /// Called once when the child is done: tool-specific facts about the child (e.g. the
+    /// pages its buffers obtained), kept in its result. The default records nothing.
+    fn child_detail(&mut self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+
     /// Untimed work that keeps the CPU loaded while the child waits for the common start and
     /// after its own timed intervals, until every child is done (lmbench runs the benchmark
     /// meanwhile). Defaults to `run`; a benchmark whose state must not change between timed
@@ -66,9 +72,12 @@ pub struct ChildInfo {
 /// How many iterations each timed interval runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Iterations {
-    /// Size the count so an interval lasts about `enough` (lmbench), starting from a hint.
+    /// Size the count so an interval lasts about `enough` (lmbench). Without a hint the count
+    /// grows from 1 before the common start; with one (e.g. predicted from the previous size of
+    /// a sweep) the first timed interval runs the hint and, as in lmbench's timing loop, counts
+    /// as a sample when it is long enough and re-sizes the count when it is not.
     Calibrate {
-        /// First count to try (e.g. predicted from the previous size of a sweep).
+        /// First count to time.
         hint: Option<u64>,
     },
     /// Run exactly this count per interval and accept every interval (fixed-work benchmarks).
@@ -170,6 +179,9 @@ pub struct ChildRun {
     pub gave_up: bool,
     /// Sum of elapsed time of the timed intervals, ns.
     pub timed_ns: u64,
+    /// What the benchmark recorded about this child ([`Benchmark::child_detail`]).
+    #[serde(skip_serializing_if = "serde_json::Value::is_null", default)]
+    pub detail: serde_json::Value,
 }
 
 impl ChildRun {
@@ -602,7 +614,8 @@ fn size_count<B: Benchmark>(bench: &mut B, start: u64, enough: f64, sink: &mut u
         let t0 = now_ns();
         *sink ^= bench.run(count);
         let r = (now_ns() - t0) as f64;
-        if r >= 0.99 * enough && r <= 1.2 * enough {
+        // A single iteration longer than the interval cannot be shortened: take it.
+        if r >= 0.99 * enough && (r <= 1.2 * enough || count == 1) {
             return (count, round);
         }
         count = resize(count, r, enough);
@@ -666,10 +679,11 @@ where
     let mut sink = 0u64;
     let (mut count, calibration_intervals, calibration_ns) = match cfg.iterations {
         Iterations::Fixed(n) => (n.max(1), 0, 0),
-        Iterations::Calibrate { hint } => {
+        Iterations::Calibrate { hint: Some(h) } => (h.max(1), 0, 0),
+        Iterations::Calibrate { hint: None } => {
             let _s = tracing::info_span!("calibrate").entered();
             let t = now_ns();
-            let (count, intervals) = size_count(&mut bench, hint.unwrap_or(1), enough, &mut sink);
+            let (count, intervals) = size_count(&mut bench, 1, enough, &mut sink);
             let end = now_ns();
             phase("calibrate", None, t, end);
             (count, intervals, end - t)
@@ -795,6 +809,7 @@ where
         phases,
         checksum: black_box(sink),
         timed_ns,
+        detail: bench.child_detail(),
     };
     send(up, &Up::Result(Box::new(result))).map_err(io)?;
     let _ = wait_byte(down);

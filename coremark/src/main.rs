@@ -123,7 +123,7 @@ fn run(cli: &Cli) -> anyhow::Result<i32> {
     let (seeds, size) = (cli.seeds, cli.size);
     let measurement = session.measure(spec, |_child| {
         // Built in the child after pinning, so its data is first touched on its own core.
-        Ok(ContextBench::new(seeds, size, iterations)?)
+        Ok(ContextBench::new(seeds, size)?)
     })?;
     let runs = parallel::context_runs(measurement)?;
 

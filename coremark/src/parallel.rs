@@ -21,17 +21,15 @@ use crate::timing::Measurement;
 use crate::{Context, Error, IterResult, Seeds};
 
 /// One child's benchmark: a context for the timed interval and a spare one for the
-/// keep-busy calls.
+/// keep-busy work benchmp does while the child waits for the common start and after it has
+/// finished ([`Benchmark::keep_busy`]).
 ///
-/// Calls with exactly the timed count run on the timed context, each starting from the
-/// data as built (a copy is restored before the call if an earlier call of that count
-/// used it, which only happens when the count equals benchmp's keep-busy batch of one).
-/// Every other call runs on the spare context. So the timed interval's CRCs, crcfinal
-/// included, are those of a fresh context running that count, whatever ran before it,
-/// even for seeds whose iterations do not restore the data (seed1 ≠ seed2).
+/// Every timed call starts from the data as built (a copy is restored if an earlier timed
+/// call used it), so the timed interval's CRCs, crcfinal included, are those of a fresh
+/// context running that count, even for seeds whose iterations do not restore the data
+/// (seed1 ≠ seed2).
 #[derive(Debug)]
 pub struct ContextBench {
-    count: u64,
     timed: Context,
     as_built: Context,
     timed_used: bool,
@@ -41,11 +39,10 @@ pub struct ContextBench {
 
 impl ContextBench {
     /// Builds the contexts (call it in the child, after pinning, so the data is first
-    /// touched on the child's own core) for a timed interval of `iterations`.
-    pub fn new(seeds: Seeds, total_size: u32, iterations: u32) -> Result<ContextBench, Error> {
+    /// touched on the child's own core).
+    pub fn new(seeds: Seeds, total_size: u32) -> Result<ContextBench, Error> {
         let timed = Context::new(seeds, total_size)?;
         Ok(ContextBench {
-            count: u64::from(iterations),
             as_built: timed.clone(),
             spare: timed.clone(),
             timed,
@@ -58,17 +55,18 @@ impl ContextBench {
 impl Benchmark for ContextBench {
     fn run(&mut self, iterations: u64) -> u64 {
         let n = u32::try_from(iterations).unwrap_or(u32::MAX);
-        if iterations == self.count {
-            if self.timed_used {
-                self.timed.clone_from(&self.as_built);
-            }
-            self.timed_used = true;
-            let r = self.timed.iterate(n);
-            self.last = Some(r);
-            u64::from(r.crc)
-        } else {
-            u64::from(self.spare.iterate(n).crc)
+        if self.timed_used {
+            self.timed.clone_from(&self.as_built);
         }
+        self.timed_used = true;
+        let r = self.timed.iterate(n);
+        self.last = Some(r);
+        u64::from(r.crc)
+    }
+
+    fn keep_busy(&mut self, iterations: u64) -> u64 {
+        let n = u32::try_from(iterations).unwrap_or(u32::MAX);
+        u64::from(self.spare.iterate(n).crc)
     }
 
     /// The CRCs of the interval just timed (null if none ran yet).
@@ -169,17 +167,17 @@ pub fn context_runs(m: &benchmp::Measurement) -> Result<Vec<ContextRun>, Missing
 mod tests {
     use super::*;
 
-    /// benchmp's order for a fixed count: keep-busy calls of one iteration, the timed call,
-    /// its detail, then more keep-busy calls.
+    /// benchmp's order for a fixed count: keep-busy calls, the timed call, its detail, then
+    /// more keep-busy calls.
     fn timed_result(seeds: Seeds, count: u32, busy_before: usize) -> IterResult {
-        let mut b = ContextBench::new(seeds, 2000, count).unwrap();
+        let mut b = ContextBench::new(seeds, 2000).unwrap();
         for _ in 0..busy_before {
-            b.run(1);
+            b.keep_busy(1);
         }
         b.run(u64::from(count));
         let detail = b.sample_detail();
         for _ in 0..3 {
-            b.run(1);
+            b.keep_busy(1);
         }
         serde_json::from_value(detail).unwrap()
     }
@@ -211,9 +209,9 @@ mod tests {
 
     #[test]
     fn detail_carries_the_known_crcs() {
-        let mut b = ContextBench::new(Seeds::PERFORMANCE, 2000, 10).unwrap();
+        let mut b = ContextBench::new(Seeds::PERFORMANCE, 2000).unwrap();
         assert!(b.sample_detail().is_null());
-        b.run(1);
+        b.keep_busy(1);
         b.run(10);
         let d = b.sample_detail();
         assert_eq!(d["crclist"], "0xe714");
