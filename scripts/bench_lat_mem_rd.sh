@@ -176,7 +176,7 @@ for n in reps:
         t = r["extra"]["timing"]
         return (f"    {label:<28} {r['wall_ns'] / 1e9:7.1f} s  (framework calibration "
                 f"{t['framework_calibration_ns'] / 1e9:6.1f} s, count sizing {t['count_sizing_ns'] / 1e9:5.1f} s, "
-                f"{t['sizes_confirmed_by_one_interval']}/{t['sizes']} sizes confirmed by one interval, "
+                f"{t['sizes_whose_prediction_was_confirmed']}/{t['sizes']} predictions confirmed by the first interval, "
                 f"shortest accepted {t['shortest_accepted_interval_ns'] / 1e6:.1f} ms)")
     print(f"  -N {n}:")
     print(line(a, "predicted counts:"))

@@ -16,7 +16,6 @@ pub mod curve;
 pub mod freq;
 pub mod kernels;
 pub mod measure;
-pub mod notes;
 pub mod summary;
 pub mod sweep;
 pub mod text;

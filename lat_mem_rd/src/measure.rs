@@ -5,9 +5,9 @@
 //! Time to result. lmbench sizes the count from 1 at every size, and a fresh calibration of the
 //! interval and overheads costs seconds on a noisy host. Here the framework calibration is done
 //! once (or read from benchmp's cache), and the count for the next size is predicted from the
-//! median latency just measured so that one interval of 1.1 × ENOUGH is expected; benchmp's
-//! sizing loop then confirms it with that single interval (it accepts 0.99–1.2 × ENOUGH) or
-//! re-sizes as lmbench would. The acceptance rule of the timed intervals is untouched: every
+//! median latency just measured so that one interval of 1.1 × ENOUGH is expected; the first
+//! timed interval runs the prediction and, as in lmbench's timing loop, counts as a sample when
+//! it is long enough and re-sizes the count when it is not. The acceptance rule of the timed intervals is untouched: every
 //! accepted interval is at least 0.95 × ENOUGH, and ENOUGH is at least lmbench's 100 ms.
 //! `--recalibrate-each-size` is the slow reference: a new session with a fresh calibration and
 //! counts sized from 1 at every size.
@@ -34,7 +34,6 @@ use serde_json::json;
 use crate::chain::{Geometry, Mode, Plan, Rings, lmbench_count, ring_loads};
 use crate::config::{Strategy, Sweep};
 use crate::kernels::{LOADS_PER_PASS, Ring};
-use crate::notes::{ChildNote, Notes};
 use crate::summary::{CurveSummary, caches_of, summarize};
 use crate::sweep::sizes_for_stride;
 
@@ -44,6 +43,21 @@ pub const TOOL: &str = "lat_mem_rd";
 pub const ENOUGH_FLOOR_US: u64 = 100_000;
 /// Interval length the prediction aims at, in units of ENOUGH (lmbench's re-sizing target).
 pub const TARGET: f64 = 1.1;
+
+/// What one child reports about its buffer and chain (its benchmp child detail).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChildNote {
+    /// Child number.
+    pub index: usize,
+    /// CPU it was pinned to.
+    pub cpu: Option<usize>,
+    /// Seed of its page shuffle.
+    pub seed: u64,
+    /// Time to map the buffer and write the chain, ns.
+    pub setup_ns: u64,
+    /// What backs the buffer after the chain was written.
+    pub pages: benchmp::sys::mem::PagesObtained,
+}
 
 /// One child's figure at one size.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -97,8 +111,11 @@ pub struct Point {
     pub predicted_passes: Option<u64>,
     /// Passes per interval each child settled on.
     pub passes: Vec<u64>,
-    /// Most intervals a child spent sizing its count (1 = the prediction was confirmed).
+    /// Most intervals a child spent sizing its count before the start (0 when predicted).
     pub calibration_intervals: u32,
+    /// True when a prediction was made and every child's first timed interval, running it,
+    /// was long enough to count as a sample.
+    pub prediction_confirmed: bool,
     /// Longest time a child spent sizing its count, ns.
     pub calibration_ns: u64,
     /// Framework calibration done for this size (only with --recalibrate-each-size), ns.
@@ -171,15 +188,20 @@ pub fn prediction_source(this: &[Point], earlier: &[Curve], size: u64) -> Option
     })
 }
 
-/// The benchmark each child runs: its own ring.
+/// The benchmark each child runs: its own ring, and what it reports about it.
 #[derive(Debug)]
 struct Load {
     ring: Ring,
+    note: ChildNote,
 }
 
 impl Benchmark for Load {
     fn run(&mut self, iterations: u64) -> u64 {
         self.ring.run(iterations)
+    }
+
+    fn child_detail(&mut self) -> serde_json::Value {
+        serde_json::to_value(&self.note).unwrap_or(serde_json::Value::Null)
     }
 }
 
@@ -194,7 +216,6 @@ fn build_child(
     pages: Pages,
     fixed_seed: Option<u64>,
     child: &ChildInfo,
-    notes: &Notes,
 ) -> anyhow::Result<Load> {
     let t = now_ns();
     let buf = Buffer::new(g.alloc_bytes(), pages).with_context(|| {
@@ -206,14 +227,14 @@ fn build_child(
     let seed = seed_for(fixed_seed, g.range as u64, child.index);
     let plan = Plan::new(g, Some(seed));
     let ring = Ring::build(buf, &plan)?;
-    notes.send(&ChildNote {
+    let note = ChildNote {
         index: child.index,
         cpu: child.cpu,
         seed,
         setup_ns: now_ns() - t,
         pages: ring.pages_obtained(),
-    });
-    Ok(Load { ring })
+    };
+    Ok(Load { ring, note })
 }
 
 fn layout_name(mode: Mode, rings: Rings) -> &'static str {
@@ -229,9 +250,17 @@ fn point_from(
     g: &Geometry,
     predicted: Option<u64>,
     framework_ns: u64,
-    children: Vec<ChildNote>,
     mode: AggregateMode,
 ) -> Point {
+    let children: Vec<ChildNote> = m
+        .children
+        .iter()
+        .filter_map(|c| serde_json::from_value(c.detail.clone()).ok())
+        .collect();
+    let prediction_confirmed = predicted.is_some()
+        && m.children
+            .iter()
+            .all(|c| c.samples.first().is_some_and(|s| s.accepted));
     let per_load = |n: u64, u: u64| u as f64 / (n as f64 * LOADS_PER_PASS as f64);
     let mut all: Vec<f64> = m
         .children
@@ -284,6 +313,7 @@ fn point_from(
             .map(|c| c.calibration_intervals)
             .max()
             .unwrap_or(0),
+        prediction_confirmed,
         calibration_ns: m.calibration_ns,
         framework_calibration_ns: framework_ns,
         accepted_intervals: all.len(),
@@ -310,7 +340,6 @@ pub fn run(
 ) -> anyhow::Result<Finished> {
     let t0 = now_ns();
     let mut session = Session::start(TOOL, placement, timing)?;
-    let notes = Notes::open().context("cannot create a pipe for the children's notes")?;
     let total: usize = sweep
         .strides
         .iter()
@@ -351,7 +380,7 @@ pub fn run(
             }));
             spec.enough_floor_us = ENOUGH_FLOOR_US;
             spec.iterations = Iterations::Calibrate { hint: predicted };
-            let make = |child: &ChildInfo| build_child(&g, sweep.pages, sweep.seed, child, &notes);
+            let make = |child: &ChildInfo| build_child(&g, sweep.pages, sweep.seed, child);
             let (m, framework_ns) = match sweep.strategy {
                 Strategy::Predicted => (session.measure(spec, make)?.clone(), 0),
                 Strategy::RecalibrateEachSize => {
@@ -366,14 +395,7 @@ pub fn run(
                     (m, framework_ns)
                 }
             };
-            let point = point_from(
-                &m,
-                &g,
-                predicted,
-                framework_ns,
-                notes.drain(),
-                output.aggregate,
-            );
+            let point = point_from(&m, &g, predicted, framework_ns, output.aggregate);
             on_event(Event::Point(&point));
             points.push(point);
         }
@@ -406,8 +428,8 @@ pub fn run(
             "framework_calibration_ns": framework_ns,
             "count_sizing_ns": all_points().map(|p| p.calibration_ns).sum::<u64>(),
             "sizes": all_points().count(),
-            "sizes_confirmed_by_one_interval":
-                all_points().filter(|p| p.calibration_intervals == 1).count(),
+            "sizes_whose_prediction_was_confirmed":
+                all_points().filter(|p| p.prediction_confirmed).count(),
             "shortest_accepted_interval_ns": all_points().filter_map(|p| p.shortest_accepted_ns).min(),
         },
         "curves": curves.iter().map(|c| json!({
@@ -574,7 +596,8 @@ mod tests {
             lmbench_count_loads: 0,
             predicted_passes: None,
             passes: vec![],
-            calibration_intervals: 1,
+            calibration_intervals: 0,
+            prediction_confirmed: false,
             calibration_ns: 0,
             framework_calibration_ns: 0,
             accepted_intervals: 1,
