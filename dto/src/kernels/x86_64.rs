@@ -2,9 +2,6 @@
 //! loops, and non-temporal (streaming) stores. Each `#[target_feature]` function is reached
 //! only through [`super::Kernel::fns`], which checks the CPU first.
 #![allow(unsafe_code)]
-// AVX-512 intrinsics and target features are stable since Rust 1.89; the workspace builds
-// with a newer compiler than its declared minimum.
-#![allow(clippy::incompatible_msrv)]
 
 use std::arch::asm;
 use std::arch::x86_64::*;
