@@ -11,6 +11,7 @@ use std::hint::black_box;
 
 use benchmp::sys::mem::{MemError, PagesObtained};
 use benchmp::{Benchmark, Buffer, Pages};
+use serde::{Deserialize, Serialize};
 
 use crate::kernels::{Io, Kernel};
 use crate::ops::{CONFLICT_OFFSET, SECOND_BUFFER_SLACK};
@@ -98,6 +99,16 @@ impl Buffers {
     }
 }
 
+/// What backed one child's buffers, as it reports them to the parent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildPages {
+    /// The source buffer.
+    pub buf: PagesObtained,
+    /// The copy destination buffer, for copies.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub buf2: Option<PagesObtained>,
+}
+
 /// A child's benchmark: `run(n)` makes `n` passes over the buffers.
 #[derive(Debug)]
 pub struct BwBench {
@@ -138,6 +149,13 @@ impl Benchmark for BwBench {
             checksum = checksum.wrapping_add(self.kernel.pass(io));
         }
         checksum
+    }
+
+    /// The pages the kernel gave this child's buffers (read from its /proc/self/smaps), so
+    /// the report says what was measured rather than what was asked.
+    fn child_detail(&mut self) -> serde_json::Value {
+        let (buf, buf2) = self.bufs.pages_obtained();
+        serde_json::to_value(ChildPages { buf, buf2 }).unwrap_or_default()
     }
 }
 

@@ -9,7 +9,6 @@
 //! tests check: operations, kernels, buffers and output.
 
 pub mod bench;
-pub mod channel;
 pub mod kernels;
 pub mod limits;
 pub mod ops;

@@ -7,8 +7,7 @@ use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
 use benchmp::progress::Progress;
 use benchmp::report::Report;
 use benchmp::{ChildInfo, EXIT_FAILED, Iterations, Pages, Session, Spec};
-use bw_mem::bench::BwBench;
-use bw_mem::channel::{Channel, ChildPages};
+use bw_mem::bench::{BwBench, ChildPages};
 use bw_mem::kernels::{Isa, Kernel};
 use bw_mem::plan::{Plan, plan};
 use bw_mem::{limits, text};
@@ -91,6 +90,7 @@ fn run(cli: Cli) -> Result<i32> {
     if cli.step.is_some() && cli.sweep.is_none() {
         return Err(benchmp::Usage("--step goes with --sweep FROM..TO".into()).into());
     }
+    cli.output.check()?;
     let plan = plan(&cli.args, cli.sweep.as_deref(), cli.step.unwrap_or(2.0))?;
     let kernel = Kernel::select(plan.op, cli.isa)?;
     let mut s = Session::start("bw_mem", &cli.placement, &cli.timing)?;
@@ -105,8 +105,6 @@ fn run(cli: Cli) -> Result<i32> {
         eprintln!("{}", cache_header(&s));
     }
 
-    let channel = Channel::open().context("cannot open a pipe for the children's reports")?;
-    let mut pages: Vec<ChildPages> = Vec::new();
     let mut progress = Progress::new("bw_mem", plan.sizes.len());
     let mut hint: Option<(u64, u64)> = None;
     for &size in &plan.sizes {
@@ -115,23 +113,14 @@ fn run(cli: Cli) -> Result<i32> {
         }
         let nbytes = usize::try_from(size).context("size does not fit in this address space")?;
         let spec = spec(&plan, kernel, size, cli.pages, hint);
-        let m = s.measure(spec, |child: &ChildInfo| {
-            let b = BwBench::new(kernel, nbytes, plan.conflict, cli.pages)?;
-            let (buf, buf2) = b.buffers().pages_obtained();
-            channel.send(&ChildPages {
-                size_bytes: size,
-                child: child.index,
-                cpu: child.cpu,
-                buf,
-                buf2,
-            });
-            Ok(b)
+        let m = s.measure(spec, |_: &ChildInfo| {
+            Ok(BwBench::new(kernel, nbytes, plan.conflict, cli.pages)?)
         })?;
         hint = m.children.first().map(|c| (size, c.iterations));
-        pages.extend(channel.drain());
     }
     progress.finish();
 
+    let pages = pages_obtained(s.measurements());
     let extra = extra(&plan, kernel, cli.pages, &s, &pages, cli.output.aggregate);
     let report = s.finish(&cli.output, extra);
     let mode = cli.output.aggregate;
@@ -156,6 +145,32 @@ fn run(cli: Cli) -> Result<i32> {
         return Ok(EXIT_FAILED);
     }
     Ok(code)
+}
+
+/// One child's pages, with the measurement and child they belong to.
+#[derive(Debug, serde::Serialize)]
+struct PagesRow {
+    size_bytes: u64,
+    child: usize,
+    cpu: Option<usize>,
+    #[serde(flatten)]
+    pages: ChildPages,
+}
+
+/// The pages every child of every measurement reported ([`BwBench`]'s child detail).
+fn pages_obtained(ms: &[benchmp::Measurement]) -> Vec<PagesRow> {
+    ms.iter()
+        .flat_map(|m| {
+            m.children.iter().filter_map(move |c| {
+                Some(PagesRow {
+                    size_bytes: size_of(m),
+                    child: c.index,
+                    cpu: c.cpu,
+                    pages: serde_json::from_value(c.detail.clone()).ok()?,
+                })
+            })
+        })
+        .collect()
 }
 
 /// True when the text (not JSON or CSV) goes to the terminal stream.
@@ -200,7 +215,7 @@ fn extra(
     k: Kernel,
     pages: Pages,
     s: &Session,
-    obtained: &[ChildPages],
+    obtained: &[PagesRow],
     mode: benchmp::AggregateMode,
 ) -> serde_json::Value {
     let bus: Vec<serde_json::Value> = s
@@ -269,7 +284,7 @@ fn breakdown(
     r: &Report,
     plan: &Plan,
     k: Kernel,
-    pages: &[ChildPages],
+    pages: &[PagesRow],
     verbose: bool,
     mode: benchmp::AggregateMode,
 ) -> String {
@@ -309,11 +324,12 @@ fn breakdown(
                     out,
                     "#   child {} pages: buf {} B pages, {} B THP, {} B hugetlb of {} B resident{}",
                     p.child,
-                    p.buf.page_size_bytes,
-                    p.buf.anon_huge_bytes,
-                    p.buf.hugetlb_bytes,
-                    p.buf.rss_bytes,
-                    p.buf2
+                    p.pages.buf.page_size_bytes,
+                    p.pages.buf.anon_huge_bytes,
+                    p.pages.buf.hugetlb_bytes,
+                    p.pages.buf.rss_bytes,
+                    p.pages
+                        .buf2
                         .map(|b| format!(
                             "; buf2 {} B THP, {} B hugetlb of {} B resident",
                             b.anon_huge_bytes, b.hugetlb_bytes, b.rss_bytes

@@ -295,6 +295,7 @@ fn bad_input_is_one_line_and_exit_2() {
         &["--sweep", "4k..8k", "64k", "rd"],
         &["--step", "2", "64k", "rd"],
         &["--pages", "2m", "64k", "rd"],
+        &["--json", "--csv", "64k", "rd"],
     ] {
         fails(args, 2);
     }
