@@ -51,7 +51,7 @@ impl fmt::Display for HumanSize {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let v = self.0;
         for (shift, suffix) in [(30, "G"), (20, "M"), (10, "K")] {
-            if v >= 1 << shift && v % (1 << shift) == 0 {
+            if v >= 1 << shift && v.is_multiple_of(1 << shift) {
                 return write!(f, "{}{}", v >> shift, suffix);
             }
         }

@@ -154,14 +154,14 @@ pub fn load(spec: &ImplSpec) -> Result<Loaded, LoadError> {
         }
         ImplSpec::Cpu => {
             for name in ["libc.so.6", "libc.so"] {
-                if let Ok(lib) = open(name) {
-                    if let Ok(fns) = symbols(&lib, name) {
-                        return Ok(Loaded {
-                            fns,
-                            source: format!("{name} via dlopen/dlsym"),
-                            _lib: Some(lib),
-                        });
-                    }
+                if let Ok(lib) = open(name)
+                    && let Ok(fns) = symbols(&lib, name)
+                {
+                    return Ok(Loaded {
+                        fns,
+                        source: format!("{name} via dlopen/dlsym"),
+                        _lib: Some(lib),
+                    });
                 }
             }
             // Static builds cannot dlopen: use the libc linked into this binary.

@@ -69,7 +69,7 @@ impl Geometry {
 
     /// True when random mode uses the page-shuffling branch.
     pub fn page_multiple(&self) -> bool {
-        self.range % self.pagesize == 0
+        self.range.is_multiple_of(self.pagesize)
     }
 }
 
