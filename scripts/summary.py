@@ -41,16 +41,16 @@ def benchmp_row(data):
             )
         notes.append(f"{len(m['children'])} child(ren)")
         return agg.get(mode), m["metric"]["unit"], ", ".join(notes)
-    # A sweep: describe the curve by its ends and, when the tool found them, its plateaus.
+    # A sweep: describe the curve by its ends and, when the tool found them, its plateaus
+    # (lat_mem_rd: one summary per stride and cluster).
     extra = data.get("extra") or {}
-    plateaus = extra.get("plateaus") or extra.get("summary", {}).get("plateaus")
-    if plateaus:
-        parts = []
-        for p in plateaus:
-            name = p.get("level") or p.get("name") or "?"
-            ns = p.get("ns") or p.get("latency_ns")
-            parts.append(f"{name} {number(ns)} ns")
-        notes.insert(0, "; ".join(parts))
+    summaries = extra.get("summary") if isinstance(extra.get("summary"), list) else []
+    for sm in summaries:
+        plateaus = (sm.get("shape") or {}).get("plateaus") or []
+        if plateaus:
+            parts = [f"{p.get('label', '?')} {number(p.get('ns'))}" for p in plateaus]
+            who = f"cluster {sm.get('cluster')}: " if len(summaries) > 1 else ""
+            notes.insert(0, who + ", ".join(parts) + " ns")
     first = ms[0]["aggregate"].get(mode)
     last = ms[-1]["aggregate"].get(mode)
     notes.append(f"{len(ms)} sizes, first {number(first)}")
@@ -68,9 +68,14 @@ def other_row(tool, data):
             return data[key], unit, ""
     cells = data.get("cells")
     if isinstance(cells, list):
-        judged = [c for c in cells if c.get("verdict") in ("PASS", "FAIL")]
-        fails = sum(1 for c in judged if c.get("verdict") == "FAIL")
-        return None, "", f"{len(cells)} cells, {fails} FAIL"
+        # dto: A/B cells, regressions and the speedup table against libc.
+        note = f"{len(cells)} cells, {data.get('regressions', 0)} regressions, {data.get('result', '?')}"
+        speed = [x for x in data.get("speedup", []) if isinstance(x.get("speedup"), (int, float))]
+        if speed:
+            best = max(speed, key=lambda x: x["speedup"])
+            note += f"; best {best['config']} {best['speedup']:.2f}x on {best['test']} ({best['pages']})"
+            return best["speedup"], "x vs libc", note
+        return None, "", note
     return None, "", "see JSON"
 
 

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs the suite once (quick mode) and checks its results folder: a JSON result per tool, the
+# PNG plots, and a summary table that lists every tool. Correctness only: no figure is judged.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+out=$(mktemp -d "${TMPDIR:-/tmp}/socbench-suite.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+summary=$("$top/scripts/suite.sh" --quick --out "$out") || fail "the suite reported failures: $(cat "$out/status.tsv")"
+echo "$summary" | tail -n 20
+
+# shellcheck source=scripts/lib/plan.sh
+. "$top/scripts/lib/plan.sh"
+for tool in $SUITE_TOOLS; do
+  found=0
+  for f in "$out"/*.json; do
+    python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(0 if r.get("tool") == sys.argv[2] else 1)' "$f" "$tool" && found=1 && break
+  done
+  [ "$found" = 1 ] || fail "no JSON result from $tool"
+  grep -qE "^[^ ]+ +$tool " <<< "$summary" || fail "the summary table does not list $tool"
+done
+ls "$out"/*.png >/dev/null 2>&1 || fail "no plots next to the results"
+[ -f "$out/lat_mem_rd-t.png" ] || fail "no latency curve plot"
+[ -f "$out/bw_mem.png" ] || fail "no bandwidth plot"
+ls "$out"/dto-speedup/*.png >/dev/null 2>&1 || fail "no dto distribution plots"
+echo "PASS test_suite.sh"
