@@ -9,6 +9,7 @@ use benchmp::report::Report;
 use benchmp::{ChildInfo, EXIT_FAILED, Iterations, Pages, Session, Spec};
 use bw_mem::bench::{BwBench, ChildPages};
 use bw_mem::kernels::{Isa, Kernel};
+use bw_mem::ops::Stores;
 use bw_mem::plan::{Plan, plan};
 use bw_mem::{limits, text};
 use clap::Parser;
@@ -278,8 +279,19 @@ fn cache_header(s: &Session) -> String {
     )
 }
 
-/// Per-child and per-cluster figures (and with `verbose` the implementation, pages and bus
-/// figure) for stderr, after the lmbench lines.
+/// What the stores of an operation do to the bus model, in words.
+fn stores_text(s: Stores) -> &'static str {
+    match s {
+        Stores::None => "reads only",
+        Stores::Normal => "ordinary stores: write-allocate read and write-back per line written",
+        Stores::NonTemporal => "non-temporal stores: no write-allocate read",
+        Stores::Libc => "libc's stores, modelled as ordinary (an upper bound: glibc may stream)",
+    }
+}
+
+/// Per-child and per-cluster figures (with more than one child) and, with `verbose`, the
+/// implementation, bytes moved, bus figure and pages of every measurement, for stderr after
+/// the lmbench lines.
 fn breakdown(
     r: &Report,
     plan: &Plan,
@@ -289,54 +301,45 @@ fn breakdown(
     mode: benchmp::AggregateMode,
 ) -> String {
     let mut out = String::new();
+    if verbose {
+        let t = plan.op.traffic(plan.sizes[0]);
+        let _ = writeln!(
+            out,
+            "# {}: {}; implementation {}; access {}; {}",
+            plan.op,
+            plan.op.description(),
+            k.label(),
+            plan.op.access(),
+            stores_text(t.stores)
+        );
+    }
     for m in &r.measurements {
         let size = size_of(m);
-        let _ = writeln!(out, "# {} {} bytes:", plan.op, size);
-        for l in benchmp::session::cluster_lines(r, m, mode) {
-            let _ = writeln!(out, "#{l}");
+        if r.placement.cpus.len() > 1 {
+            let _ = writeln!(out, "# {} {size} bytes:", plan.op);
+            for l in benchmp::session::cluster_lines(r, m, mode) {
+                let _ = writeln!(out, "#{l}");
+            }
         }
         if verbose {
             let t = plan.op.traffic(size);
             let f = t.bus_bytes as f64 / t.counted_bytes.max(1) as f64;
+            let mine: Vec<&PagesRow> = pages.iter().filter(|p| p.size_bytes == size).collect();
+            let sum = |f: fn(&PagesRow) -> u64| mine.iter().map(|p| f(p)).sum::<u64>();
+            let resident = sum(|p| p.pages.buf.rss_bytes + p.pages.buf2.map_or(0, |b| b.rss_bytes));
+            let thp = sum(|p| {
+                p.pages.buf.anon_huge_bytes + p.pages.buf2.map_or(0, |b| b.anon_huge_bytes)
+            });
+            let hugetlb =
+                sum(|p| p.pages.buf.hugetlb_bytes + p.pages.buf2.map_or(0, |b| b.hugetlb_bytes));
             let _ = writeln!(
                 out,
-                "#   implementation {}; access {}; {} bytes touched, {} loaded, {} stored per pass",
-                k.label(),
-                plan.op.access(),
+                "# {size} bytes: per pass {} touched, {} loaded, {} stored; bus (model, buffers beyond the caches) {:.2} MB/s = {f:.2} x the figure; pages: {resident} B resident, {thp} B THP, {hugetlb} B hugetlb",
                 t.touched_bytes,
                 t.load_bytes,
-                t.store_bytes
-            );
-            let _ = writeln!(
-                out,
-                "#   bus (model, buffers beyond the caches): {:.2} MB/s = {:.2} x the figure ({:?} stores{})",
+                t.store_bytes,
                 m.figure(mode) * f,
-                f,
-                t.stores,
-                if t.stores == bw_mem::ops::Stores::Normal {
-                    ", write-allocate read included"
-                } else {
-                    ""
-                }
             );
-            for p in pages.iter().filter(|p| p.size_bytes == size) {
-                let _ = writeln!(
-                    out,
-                    "#   child {} pages: buf {} B pages, {} B THP, {} B hugetlb of {} B resident{}",
-                    p.child,
-                    p.pages.buf.page_size_bytes,
-                    p.pages.buf.anon_huge_bytes,
-                    p.pages.buf.hugetlb_bytes,
-                    p.pages.buf.rss_bytes,
-                    p.pages
-                        .buf2
-                        .map(|b| format!(
-                            "; buf2 {} B THP, {} B hugetlb of {} B resident",
-                            b.anon_huge_bytes, b.hugetlb_bytes, b.rss_bytes
-                        ))
-                        .unwrap_or_default()
-                );
-            }
         }
     }
     if verbose {
