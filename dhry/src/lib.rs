@@ -4,8 +4,9 @@
 //! `Proc_5`) and [`pack2`] (`dhry_2.c`: `Proc_6` ... `Proc_8`, `Func_1` ... `Func_3`), over the
 //! declarations of `dhry.h` in [`types`]. [`Dhrystone`] owns one copy of the benchmark's state
 //! and is what a harness drives: [`Dhrystone::new`], [`Dhrystone::run`] (repeatable),
-//! [`Dhrystone::verify`]. Timing ([`measure`]), the core clock ([`freq`]) and output
-//! ([`report`]) are separate so a multi-process harness can reuse the kernel alone.
+//! [`Dhrystone::verify`]. Both build [`Variant`]s are in every binary. Timing ([`measure`]),
+//! the core clock ([`freq`]) and output ([`report`]) are separate so a multi-process harness
+//! can reuse the kernel alone.
 //!
 //! Behaviour follows the reference's `v2.1/dhry_1.c` and `dhry_2.c`; the figures follow the
 //! usual conventions (DMIPS = Dhrystones per second / 1757, the VAX 11/780's score).
@@ -23,7 +24,7 @@ pub mod types;
 use std::fmt;
 use std::hint::black_box;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use strings::{as_text, str_copy};
 use types::{Arrays, Enumeration, Globals, Heap, MainLocals, RecPtr, Str30};
@@ -75,9 +76,67 @@ const NEXT_PTR_GLOB_FIELDS: [&str; 5] = [
     "Next_Ptr_Glob->Str_Comp",
 ];
 
+/// How the procedures are compiled: the two builds of Dhrystone every binary contains.
+///
+/// Weicker's ground rule 2 forbids procedure merging; gcc -O2, the customary setting for
+/// published figures, still inlines within each C file. Both are offered, and every report
+/// names the one it measured.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Variant {
+    /// Every procedure and function is a call (`#[inline(never)]`): ground rule 2 kept, the
+    /// counterpart of the C reference at `gcc -O2 -fno-inline`. 15 calls per run.
+    #[default]
+    Strict,
+    /// The inlining gcc -O2 performs within each file and nothing more: `Proc_2`, `Proc_4`
+    /// and `Proc_5` into the loop, `Proc_3` into `Proc_1`, `Func_1` into `Func_2`, `Func_3`
+    /// into `Proc_6`; calls between the packs stay calls. Breaks ground rule 2 as gcc -O2
+    /// does; the counterpart of the usual `-O2` figures. 9 calls per run.
+    PackInline,
+}
+
+impl Variant {
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Strict => "strict",
+            Variant::PackInline => "pack-inline",
+        }
+    }
+
+    /// Calls to `Proc_*`/`Func_*` in one run through Dhrystone.
+    pub fn calls_per_run(self) -> u32 {
+        match self {
+            Variant::Strict => 15,
+            Variant::PackInline => 9,
+        }
+    }
+
+    /// How the packs are compiled, for the report (the rules ask for it to be stated).
+    pub fn compilation_model(self) -> String {
+        let unit = "Pack_1 and Pack_2 in one crate (one optimisation unit)";
+        match self {
+            Variant::Strict => format!("{unit}; no procedure merging (#[inline(never)])"),
+            Variant::PackInline => format!(
+                "{unit}; variant pack-inline: gcc -O2's inlining within each pack (Proc_2, \
+                 Proc_4, Proc_5 into the loop, Proc_3 into Proc_1, Func_1 into Func_2, Func_3 \
+                 into Proc_6), calls between the packs kept; breaks ground rule 2, as gcc -O2 \
+                 does"
+            ),
+        }
+    }
+}
+
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// One instance of the benchmark: the globals, the two heap records and `main`'s locals.
 #[derive(Clone, Debug)]
 pub struct Dhrystone {
+    variant: Variant,
     glob: Globals,
     heap: Box<Heap>,
     arrays: Box<Arrays>,
@@ -92,11 +151,17 @@ impl Default for Dhrystone {
 }
 
 impl Dhrystone {
-    /// The state `main` sets up before timing starts (spec section 2).
+    /// The state `main` sets up before timing starts (spec section 2), for the strict
+    /// variant.
     ///
     /// The initial strings pass through `black_box`, so nothing after this point can be
     /// computed from them at compile time.
     pub fn new() -> Self {
+        Self::with_variant(Variant::Strict)
+    }
+
+    /// The state `main` sets up before timing starts, for the given build variant.
+    pub fn with_variant(variant: Variant) -> Self {
         publish_procedures();
         let mut heap = Heap::new_boxed();
         let mut arrays = Arrays::new_boxed();
@@ -117,6 +182,7 @@ impl Dhrystone {
         arrays.arr_2_glob[8][7] = 10;
 
         Dhrystone {
+            variant,
             glob,
             heap,
             arrays,
@@ -143,7 +209,11 @@ impl Dhrystone {
             .filter(|&last| last < u64::MAX)
             .expect("the total number of runs must stay below 2^64 - 1");
         let first = self.runs_done + 1;
-        pack1::main_loop(
+        let main_loop = match self.variant {
+            Variant::Strict => pack1::main_loop,
+            Variant::PackInline => pack1::pack_inline::main_loop,
+        };
+        main_loop(
             &mut self.glob,
             &mut self.heap,
             &mut self.arrays,
@@ -152,6 +222,11 @@ impl Dhrystone {
             last,
         );
         self.runs_done = last;
+    }
+
+    /// The build variant this instance runs.
+    pub fn variant(&self) -> Variant {
+        self.variant
     }
 
     /// Total runs made by [`Dhrystone::run`] so far (`Number_Of_Runs` of the printout).
@@ -316,7 +391,8 @@ impl Dhrystone {
     }
 }
 
-/// Lets the address of every procedure escape to code the optimiser cannot see.
+/// Lets the address of every procedure, in both variants, escape to code the optimiser
+/// cannot see.
 ///
 /// A C function with external linkage in another file can be called from anywhere, so its
 /// compiler cannot specialise it for the arguments it happens to receive. Inside one crate
@@ -341,10 +417,17 @@ pub fn publish_procedures() {
     black_box(pack2::func_1 as fn(CapitalLetter, CapitalLetter, &mut Globals) -> Enumeration);
     black_box(pack2::func_2 as fn(&Str30, &Str30, &mut Globals) -> Boolean);
     black_box(pack2::func_3 as fn(Enumeration) -> Boolean);
+    black_box(
+        pack1::pack_inline::main_loop
+            as fn(&mut Globals, &mut Heap, &mut Arrays, &mut MainLocals, u64, u64),
+    );
+    black_box(pack1::pack_inline::proc_1 as fn(RecPtr, &Globals, &mut Heap));
+    black_box(pack2::pack_inline::proc_6 as fn(Enumeration, &mut Enumeration, &Globals));
+    black_box(pack2::pack_inline::func_2 as fn(&Str30, &Str30, &mut Globals) -> Boolean);
 }
 
 /// One record's printed fields.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecordValues {
     /// `Ptr_Comp` as C's `%d` shows it: the address truncated to 32 bits.
     pub ptr_comp: i32,
@@ -359,7 +442,7 @@ pub struct RecordValues {
 }
 
 /// The values Dhrystone prints after the loop, typed as C prints them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FinalValues {
     /// `Int_Glob`.
     pub int_glob: i32,
@@ -392,6 +475,15 @@ pub struct FinalValues {
 }
 
 impl FinalValues {
+    /// The same values with both `Ptr_Comp` addresses set to 0, to compare two copies of the
+    /// benchmark whose records live at different addresses.
+    pub fn without_addresses(&self) -> FinalValues {
+        let mut v = self.clone();
+        v.ptr_glob.ptr_comp = 0;
+        v.next_ptr_glob.ptr_comp = 0;
+        v
+    }
+
     /// The "should be" values after `runs` runs (the pointer fields are left 0: they are
     /// implementation-dependent and checked as links instead).
     pub fn expected(runs: u64) -> FinalValues {
@@ -519,6 +611,48 @@ mod tests {
         let mut other = Dhrystone::new();
         other.run(999);
         assert_ne!(other.checksum(), once.checksum());
+    }
+
+    #[test]
+    fn both_variants_compute_the_same_state() {
+        for runs in [1, 2, 10, 1000] {
+            let mut strict = Dhrystone::with_variant(Variant::Strict);
+            let mut inlined = Dhrystone::with_variant(Variant::PackInline);
+            assert_eq!(inlined.variant(), Variant::PackInline);
+            strict.run(runs);
+            inlined.run(runs / 2);
+            inlined.run(runs - runs / 2);
+            assert_eq!(inlined.runs_done(), runs);
+            assert_eq!(inlined.verify(), Ok(()), "{runs} runs");
+            assert_eq!(inlined.checksum(), strict.checksum());
+            assert_eq!(
+                inlined.final_values().without_addresses(),
+                strict.final_values().without_addresses()
+            );
+        }
+        assert_eq!(Dhrystone::new().variant(), Variant::Strict);
+    }
+
+    #[test]
+    fn variants_are_named_and_counted() {
+        assert_eq!(Variant::Strict.to_string(), "strict");
+        assert_eq!(Variant::PackInline.to_string(), "pack-inline");
+        assert_eq!(
+            serde_json::to_value(Variant::PackInline).unwrap(),
+            "pack-inline"
+        );
+        assert_eq!(Variant::Strict.calls_per_run(), 15);
+        assert_eq!(Variant::PackInline.calls_per_run(), 9);
+        assert!(
+            Variant::Strict
+                .compilation_model()
+                .contains("no procedure merging")
+        );
+        assert!(
+            Variant::PackInline
+                .compilation_model()
+                .contains("ground rule 2")
+        );
     }
 
     #[test]

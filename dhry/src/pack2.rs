@@ -1,34 +1,22 @@
 //! Pack_2 (`dhry_2.c`): `Proc_6` ... `Proc_8` and `Func_1` ... `Func_3`.
 //!
 //! Every procedure is `#[inline(never)]`, standing in for the separate compilation of
-//! `dhry_2.c` (see README: what one Rust crate can and cannot emulate).
+//! `dhry_2.c` (see README: what one Rust crate can and cannot emulate). The two procedures
+//! that call within the pack have a second, pack-inline form ([`pack_inline`]) with the
+//! inlining gcc -O2 performs in `dhry_2.c`: `Func_1` into `Func_2` and `Func_3` into
+//! `Proc_6`. `Proc_7`, `Proc_8`, `Func_1` and `Func_3` call nothing, so both variants share
+//! them.
 
 use crate::strings::str_cmp;
 use crate::types::{
     Arr1Dim, Arr2Dim, Boolean, CapitalLetter, Enumeration, Globals, OneFifty, OneThirty, Str30,
 };
 
-/// `Proc_6(Enum_Val_Par, Enum_Ref_Par)`: with `Ident_3`, `*Enum_Ref_Par` becomes `Ident_2`.
+/// `Proc_6(Enum_Val_Par, Enum_Ref_Par)`, strict variant: with `Ident_3`, `*Enum_Ref_Par`
+/// becomes `Ident_2`.
 #[inline(never)]
 pub fn proc_6(enum_val_par: Enumeration, enum_ref_par: &mut Enumeration, g: &Globals) {
-    *enum_ref_par = enum_val_par;
-    if !func_3(enum_val_par) {
-        // not executed
-        *enum_ref_par = Enumeration::Ident4;
-    }
-    match enum_val_par {
-        Enumeration::Ident1 => *enum_ref_par = Enumeration::Ident1,
-        Enumeration::Ident2 => {
-            if g.int_glob > 100 {
-                *enum_ref_par = Enumeration::Ident1;
-            } else {
-                *enum_ref_par = Enumeration::Ident4;
-            }
-        }
-        Enumeration::Ident3 => *enum_ref_par = Enumeration::Ident2, // executed
-        Enumeration::Ident4 => {}
-        Enumeration::Ident5 => *enum_ref_par = Enumeration::Ident3,
-    }
+    proc_6_body::<false>(enum_val_par, enum_ref_par, g);
 }
 
 /// `Proc_7(Int_1_Par_Val, Int_2_Par_Val, Int_Par_Ref)`: called with (2, 3) → 7,
@@ -74,6 +62,103 @@ pub fn func_1(
     ch_2_par_val: CapitalLetter,
     g: &mut Globals,
 ) -> Enumeration {
+    func_1_body(ch_1_par_val, ch_2_par_val, g)
+}
+
+/// `Func_2(Str_1_Par_Ref, Str_2_Par_Ref)`, strict variant: false for Dhrystone's strings.
+#[inline(never)]
+pub fn func_2(str_1_par_ref: &Str30, str_2_par_ref: &Str30, g: &mut Globals) -> Boolean {
+    func_2_body::<false>(str_1_par_ref, str_2_par_ref, g)
+}
+
+/// `Func_3(Enum_Par_Val)`: true for `Ident_3`.
+#[inline(never)]
+pub fn func_3(enum_par_val: Enumeration) -> Boolean {
+    func_3_body(enum_par_val)
+}
+
+/// The pack-inline variant of the two Pack_2 procedures that call within the pack.
+pub mod pack_inline {
+    use super::*;
+
+    /// `Proc_6` with `Func_3` inlined.
+    #[inline(never)]
+    pub fn proc_6(enum_val_par: Enumeration, enum_ref_par: &mut Enumeration, g: &Globals) {
+        proc_6_body::<true>(enum_val_par, enum_ref_par, g);
+    }
+
+    /// `Func_2` with `Func_1` inlined.
+    #[inline(never)]
+    pub fn func_2(str_1_par_ref: &Str30, str_2_par_ref: &Str30, g: &mut Globals) -> Boolean {
+        func_2_body::<true>(str_1_par_ref, str_2_par_ref, g)
+    }
+}
+
+/// A call from Pack_1 to `Proc_6` as the variant compiles it (a call either way).
+#[inline(always)]
+pub fn proc_6_of<const PACK_INLINE: bool>(
+    enum_val_par: Enumeration,
+    enum_ref_par: &mut Enumeration,
+    g: &Globals,
+) {
+    if PACK_INLINE {
+        pack_inline::proc_6(enum_val_par, enum_ref_par, g);
+    } else {
+        proc_6(enum_val_par, enum_ref_par, g);
+    }
+}
+
+/// A call from Pack_1 to `Func_2` as the variant compiles it (a call either way).
+#[inline(always)]
+pub fn func_2_of<const PACK_INLINE: bool>(
+    str_1_par_ref: &Str30,
+    str_2_par_ref: &Str30,
+    g: &mut Globals,
+) -> Boolean {
+    if PACK_INLINE {
+        pack_inline::func_2(str_1_par_ref, str_2_par_ref, g)
+    } else {
+        func_2(str_1_par_ref, str_2_par_ref, g)
+    }
+}
+
+#[inline(always)]
+fn proc_6_body<const PACK_INLINE: bool>(
+    enum_val_par: Enumeration,
+    enum_ref_par: &mut Enumeration,
+    g: &Globals,
+) {
+    *enum_ref_par = enum_val_par;
+    let is_ident_3 = if PACK_INLINE {
+        func_3_body(enum_val_par)
+    } else {
+        func_3(enum_val_par)
+    };
+    if !is_ident_3 {
+        // not executed
+        *enum_ref_par = Enumeration::Ident4;
+    }
+    match enum_val_par {
+        Enumeration::Ident1 => *enum_ref_par = Enumeration::Ident1,
+        Enumeration::Ident2 => {
+            if g.int_glob > 100 {
+                *enum_ref_par = Enumeration::Ident1;
+            } else {
+                *enum_ref_par = Enumeration::Ident4;
+            }
+        }
+        Enumeration::Ident3 => *enum_ref_par = Enumeration::Ident2, // executed
+        Enumeration::Ident4 => {}
+        Enumeration::Ident5 => *enum_ref_par = Enumeration::Ident3,
+    }
+}
+
+#[inline(always)]
+fn func_1_body(
+    ch_1_par_val: CapitalLetter,
+    ch_2_par_val: CapitalLetter,
+    g: &mut Globals,
+) -> Enumeration {
     let ch_1_loc = ch_1_par_val;
     let ch_2_loc = ch_1_loc;
     if ch_2_loc != ch_2_par_val {
@@ -86,20 +171,25 @@ pub fn func_1(
     }
 }
 
-/// `Func_2(Str_1_Par_Ref, Str_2_Par_Ref)`: false for Dhrystone's strings.
-#[inline(never)]
-pub fn func_2(str_1_par_ref: &Str30, str_2_par_ref: &Str30, g: &mut Globals) -> Boolean {
+#[inline(always)]
+fn func_2_body<const PACK_INLINE: bool>(
+    str_1_par_ref: &Str30,
+    str_2_par_ref: &Str30,
+    g: &mut Globals,
+) -> Boolean {
     let mut int_loc: OneThirty = 2;
     // C leaves Ch_Loc uninitialised until the loop body (which always runs) sets it.
     let mut ch_loc: CapitalLetter = 0;
     while int_loc <= 2 {
         // loop body executed once
-        if func_1(
-            str_1_par_ref[int_loc as usize],
-            str_2_par_ref[(int_loc + 1) as usize],
-            g,
-        ) == Enumeration::Ident1
-        {
+        let ch_1 = str_1_par_ref[int_loc as usize];
+        let ch_2 = str_2_par_ref[(int_loc + 1) as usize];
+        let enum_loc = if PACK_INLINE {
+            func_1_body(ch_1, ch_2, g)
+        } else {
+            func_1(ch_1, ch_2, g)
+        };
+        if enum_loc == Enumeration::Ident1 {
             // executed
             ch_loc = b'A';
             int_loc += 1;
@@ -123,9 +213,8 @@ pub fn func_2(str_1_par_ref: &Str30, str_2_par_ref: &Str30, g: &mut Globals) -> 
     }
 }
 
-/// `Func_3(Enum_Par_Val)`: true for `Ident_3`.
-#[inline(never)]
-pub fn func_3(enum_par_val: Enumeration) -> Boolean {
+#[inline(always)]
+fn func_3_body(enum_par_val: Enumeration) -> Boolean {
     let enum_loc = enum_par_val;
     // C: if (Enum_Loc == Ident_3) return true; else return false;
     enum_loc == Enumeration::Ident3
