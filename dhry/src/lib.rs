@@ -5,8 +5,8 @@
 //! declarations of `dhry.h` in [`types`]. [`Dhrystone`] owns one copy of the benchmark's state
 //! and is what a harness drives: [`Dhrystone::new`], [`Dhrystone::run`] (repeatable),
 //! [`Dhrystone::verify`]. Both build [`Variant`]s are in every binary. Timing ([`measure`]),
-//! the core clock ([`freq`]) and output ([`report`]) are separate so a multi-process harness
-//! can reuse the kernel alone.
+//! the core clock ([`freq`]), the all-core harness glue ([`parallel`]) and output ([`report`])
+//! are separate so a multi-process harness can reuse the kernel alone.
 //!
 //! Behaviour follows the reference's `v2.1/dhry_1.c` and `dhry_2.c`; the figures follow the
 //! usual conventions (DMIPS = Dhrystones per second / 1757, the VAX 11/780's score).
@@ -17,6 +17,7 @@ pub mod freq;
 pub mod measure;
 pub mod pack1;
 pub mod pack2;
+pub mod parallel;
 pub mod report;
 pub mod strings;
 pub mod types;
@@ -272,10 +273,10 @@ impl Dhrystone {
         let expected = FinalValues::expected(self.runs_done);
         let next = self.glob.next_ptr_glob;
         let mut bad = Vec::new();
-        let mut check = |name: &'static str, actual: String, should_be: String| {
+        let mut check = |name: &str, actual: String, should_be: String| {
             if actual != should_be {
                 bad.push(Mismatch {
-                    name,
+                    name: name.to_string(),
                     actual,
                     expected: should_be,
                 });
@@ -520,10 +521,10 @@ impl FinalValues {
 }
 
 /// A checked variable whose final value differs from the expected one.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Mismatch {
     /// The variable, named as in the reference's printout.
-    pub name: &'static str,
+    pub name: String,
     /// Its final value.
     pub actual: String,
     /// What it should be.
@@ -564,8 +565,8 @@ pub fn dmips_per_mhz(dmips: f64, mhz: f64) -> f64 {
 mod tests {
     use super::*;
 
-    fn names(m: &[Mismatch]) -> Vec<&'static str> {
-        m.iter().map(|m| m.name).collect()
+    fn names(m: &[Mismatch]) -> Vec<&str> {
+        m.iter().map(|m| m.name.as_str()).collect()
     }
 
     #[test]

@@ -1,44 +1,47 @@
-//! socbench `dhry`: Dhrystone 2.1 on one core, with DMIPS and DMIPS/MHz. See README.md.
+//! socbench `dhry`: Dhrystone 2.1 with DMIPS and DMIPS/MHz, one copy per forked, pinned
+//! child through benchmp (one child by default). See README.md.
 
-use std::fs;
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::io::IsTerminal;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
+use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
+use benchmp::run::Iterations;
+use benchmp::{ChildInfo, EXIT_FAILED, Session, Spec, Usage};
 use clap::Parser;
-use clap::error::ErrorKind;
 use dhry::freq::{self, ClockSource, CoreClock};
-use dhry::measure::{self, Plan};
-use dhry::report::{self, BuildInfo, Report};
-
-/// Exit status for a failed measurement or verification.
-const EXIT_FAILED: u8 = 1;
-/// Exit status for bad usage or input.
-const EXIT_USAGE: u8 = 2;
+use dhry::measure::scale_runs;
+use dhry::parallel::{self, LoopBench, Probe, RunPlan};
+use dhry::report::{self, Setup, Summary};
+use dhry::{VAX_11_780_DHRYSTONES_PER_SECOND, Variant};
 
 /// Largest accepted `--runs` (about a day at 10^10 runs per second).
 const MAX_RUNS: u64 = 1_000_000_000_000_000;
-/// Longest accepted `--time`, in seconds.
+/// Longest accepted `--time` and `--duration`, in seconds.
 const MAX_SECONDS: f64 = 86_400.0;
 /// Largest accepted `--mhz`.
 const MAX_MHZ: f64 = 1_000_000.0;
-/// Below this share of CPU time during the loop, the result is flagged on stderr.
-const LOW_CPU_SHARE_PERCENT: f64 = 95.0;
+/// Timed loops tried for `--time` before settling for one shorter than the target.
+const MAX_ATTEMPTS: u32 = 4;
+/// Interval floor handed to benchmp, µs. A fixed run count does not use it; giving it spares
+/// a machine without benchmp's calibration cache from measuring one (see README).
+const BENCHMP_ENOUGH_US: u64 = 1000;
 
-/// Runs Dhrystone 2.1 on the current core and reports Dhrystones per second, DMIPS
-/// (Dhrystones per second / 1757) and DMIPS/MHz.
+/// Runs Dhrystone 2.1 and reports Dhrystones per second, DMIPS (Dhrystones per second /
+/// 1757) and DMIPS/MHz, per core, per cluster and in total.
 ///
-/// The output starts with the reference's printout of the final values and their "should be"
-/// values; any difference is reported on stderr and the exit status is 1. Pin the process
-/// with taskset to choose the core. Exit status: 0 ok, 1 measurement or verification failed,
-/// 2 bad usage or input.
+/// One copy runs in each forked child, pinned to its CPU (-P, --cpus, --sched or
+/// LMBENCH_SCHED; by default one child on the first allowed CPU), all starting together. The
+/// text starts with the reference's printout of the final values and their "should be"
+/// values; a child whose values differ is named on stderr and the exit status is 1. Exit
+/// status: 0 ok, 1 measurement or verification failed (or a noisy run with
+/// --fail-on-noise), 2 bad usage or input.
 #[derive(Debug, Parser)]
 #[command(name = "dhry", version)]
 struct Cli {
-    /// Make the timed loop last at least this many seconds; the run count is calibrated to
-    /// it. The reference requires at least 2 seconds.
+    /// Make every child's timed loop last at least this many seconds; the run count is
+    /// calibrated to it on the fastest CPU of the run. The reference requires at least 2
+    /// seconds.
     #[arg(
         long,
         value_name = "SECONDS",
@@ -48,54 +51,42 @@ struct Cli {
     )]
     time: f64,
 
-    /// Time exactly this many runs through Dhrystone; overrides --time. By default the
-    /// count is calibrated to --time.
+    /// Time exactly this many runs through Dhrystone in every child; overrides --time. By
+    /// default the count is calibrated to --time.
     #[arg(long, value_name = "N", value_parser = parse_runs, allow_negative_numbers = true)]
     runs: Option<u64>,
 
-    /// Core clock in MHz for DMIPS/MHz. Default: cpufreq's cpuinfo_max_freq of the CPU the
-    /// loop ran on; without cpufreq, the "cpu MHz" of /proc/cpuinfo labelled as an estimate.
+    /// Load every child's core for about this many seconds, all starting together (power and
+    /// temperature tests): the run count is sized on the slowest CPU of the run, and children
+    /// that finish first keep running untimed until the last one ends. Not with --time or
+    /// --runs.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        value_parser = parse_seconds,
+        allow_negative_numbers = true,
+        conflicts_with_all = ["time", "runs"]
+    )]
+    duration: Option<f64>,
+
+    /// Core clock in MHz for DMIPS/MHz, the same for every child. Default: cpufreq's
+    /// cpuinfo_max_freq of the CPU each loop ran on; without cpufreq, the "cpu MHz" of
+    /// /proc/cpuinfo labelled as an estimate.
     #[arg(long, value_name = "MHZ", value_parser = parse_mhz, allow_negative_numbers = true)]
     mhz: Option<f64>,
 
-    /// Write the report as JSON: to FILE when given as --json=FILE, otherwise to stdout
-    /// instead of the reference's text.
-    #[arg(
-        long,
-        value_name = "FILE",
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = STDOUT
-    )]
-    json: Option<PathBuf>,
+    /// Build variant to run: strict keeps every procedure a call, as the Dhrystone rules
+    /// require (compare with C at gcc -O2 -fno-inline); pack-inline adds exactly the inlining
+    /// gcc -O2 performs within each source file, which the rules forbid but published -O2
+    /// figures include.
+    #[arg(long, value_enum, default_value_t = Variant::Strict)]
+    variant: Variant,
 
-    /// Write the report as CSV (a header line and one record): to FILE when given as
-    /// --csv=FILE, otherwise to stdout instead of the reference's text.
-    #[arg(
-        long,
-        value_name = "FILE",
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = STDOUT
-    )]
-    csv: Option<PathBuf>,
-}
+    #[command(flatten)]
+    placement: PlacementArgs,
 
-/// The file name that stands for stdout in --json and --csv.
-const STDOUT: &str = "-";
-
-impl Cli {
-    /// Arguments clap cannot check on its own; the message for a usage error.
-    fn check(&self) -> Result<(), String> {
-        let to_stdout = |f: &Option<PathBuf>| f.as_deref() == Some(Path::new(STDOUT));
-        if to_stdout(&self.json) && to_stdout(&self.csv) {
-            return Err(
-                "--json and --csv cannot both go to stdout; give one a file (--csv=FILE)"
-                    .to_string(),
-            );
-        }
-        Ok(())
-    }
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 fn parse_runs(s: &str) -> Result<u64, String> {
@@ -125,113 +116,161 @@ fn parse_mhz(s: &str) -> Result<f64, String> {
     }
 }
 
-fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
-            let _ = e.print();
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            let text = e.to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            eprintln!("dhry: {first} (see --help)");
-            return ExitCode::from(EXIT_USAGE);
-        }
+fn main() {
+    let cli: Cli = benchmp::cli::parse();
+    benchmp::cli::init_logging(cli.output.trace);
+    let code = match run(&cli) {
+        Ok(code) => code,
+        Err(e) => benchmp::cli::report_error("dhry", &e),
     };
-    if let Err(message) = cli.check() {
-        eprintln!("dhry: {message}");
-        return ExitCode::from(EXIT_USAGE);
-    }
-    match run(&cli) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("dhry: error: {e:#}");
-            ExitCode::from(EXIT_FAILED)
-        }
-    }
+    std::process::exit(code);
 }
 
-fn run(cli: &Cli) -> Result<()> {
-    let plan = match cli.runs {
-        Some(runs) => Plan::Runs(runs),
-        None => Plan::AtLeast(Duration::from_secs_f64(cli.time)),
+fn run(cli: &Cli) -> Result<i32> {
+    if cli.output.json.as_deref() == Some("-") && cli.output.csv.as_deref() == Some("-") {
+        return Err(Usage(
+            "--json and --csv cannot both go to stdout; give one a file (--csv=FILE)".into(),
+        )
+        .into());
+    }
+    let plan = match (cli.duration, cli.runs) {
+        (Some(seconds), _) => RunPlan::AboutSeconds(seconds),
+        (None, Some(runs)) => RunPlan::Runs(runs),
+        (None, None) => RunPlan::AtLeastSeconds(cli.time),
     };
-    let m = measure::measure(plan).context("measuring Dhrystone")?;
+    let timing = TimingArgs {
+        repetitions: 1,
+        enough: Some(BENCHMP_ENOUGH_US),
+        ..TimingArgs::default()
+    };
 
-    let clock = match cli.mhz {
+    let mut session = Session::start("dhry", &cli.placement, &timing)?;
+    let probes = probe(cli.variant, plan, &session)?;
+    let mut runs = parallel::size_runs(plan, &probes);
+    let mut attempts = 1;
+    let loops = loop {
+        let expected_s = parallel::expected_seconds(runs, &probes);
+        announce(session.parallel(), runs, expected_s);
+        session.set_repetitions(1);
+        session.set_min_timeout(Duration::from_secs_f64(expected_s * 3.0 + 60.0));
+        let mut spec = Spec::rate("dhrystone", 1.0 / VAX_11_780_DHRYSTONES_PER_SECOND, "DMIPS")
+            .params(serde_json::json!({ "variant": cli.variant, "runs": runs }));
+        spec.iterations = Iterations::Fixed(runs);
+        spec.subtract_loop_overhead = false;
+        let variant = cli.variant;
+        let m = session.measure(spec, |_: &ChildInfo| Ok(LoopBench::new(variant, runs)))?;
+        let loops = parallel::loop_results(m)?;
+        match rerun_count(plan, runs, &loops) {
+            Some(more) if attempts < MAX_ATTEMPTS => {
+                // A fresh session, so the report holds only the loop it describes.
+                attempts += 1;
+                runs = more;
+                session = Session::start("dhry", &cli.placement, &timing)?;
+            }
+            _ => break loops,
+        }
+    };
+
+    let setup = Setup {
+        variant: cli.variant,
+        plan,
+        attempts,
+        probes,
+        aggregate: cli.output.aggregate,
+        build: benchmp::host::Build::current(),
+    };
+    let clock_of = |cpu: Option<usize>| match cli.mhz {
         Some(mhz) => Some(CoreClock {
             mhz,
             source: ClockSource::Option,
             cpu: None,
         }),
-        None => m.sample.cpu_end.and_then(freq::detect),
+        None => cpu.and_then(freq::detect),
     };
-    let report = Report::new(&m, clock, BuildInfo::current());
+    let m = &session.measurements()[0];
+    let summary = Summary::new(m, &loops, &session.topology, setup, clock_of);
+    let extra = serde_json::to_value(&summary).context("recording the summary")?;
+    let report = session.finish(&cli.output, extra);
+    let code = benchmp::emit(&report, &cli.output, |_| report::render_text(&summary))?;
 
-    let mut text_to_stdout = true;
-    if let Some(path) = &cli.json {
-        let json = report::render_json(&report).context("formatting JSON")?;
-        text_to_stdout &= !emit(path, &json)?;
-    }
-    if let Some(path) = &cli.csv {
-        let csv = report::render_csv(&report).context("formatting CSV")?;
-        text_to_stdout &= !emit(path, &csv)?;
-    }
-    if text_to_stdout {
-        emit(Path::new(STDOUT), &report::render_text(&report))?;
-    }
-
-    warn_about_quality(&report);
-    if !report.verification.passed {
-        for mismatch in &report.verification.mismatches {
-            eprintln!("dhry: error: {mismatch}");
+    warn_about_short_loops(&summary);
+    if !summary.verification_passed {
+        for line in summary.verification_errors() {
+            eprintln!("dhry: error: {line}");
         }
-        bail!(
-            "verification failed: {} checked variable(s) differ from their expected values",
-            report.verification.mismatches.len()
+        let failed = summary
+            .children
+            .iter()
+            .filter(|c| !c.verification.passed)
+            .count();
+        eprintln!(
+            "dhry: error: verification failed in {failed} of {} children",
+            summary.children.len()
         );
+        return Ok(EXIT_FAILED);
     }
-    Ok(())
+    Ok(code)
 }
 
-/// Writes `text` to `path`, or to stdout for "-"; true when it went to stdout.
-fn emit(path: &Path, text: &str) -> Result<bool> {
-    if path == Path::new(STDOUT) {
-        let mut stdout = std::io::stdout().lock();
-        stdout
-            .write_all(text.as_bytes())
-            .and_then(|()| stdout.flush())
-            .context("writing the report to stdout")?;
-        Ok(true)
-    } else {
-        fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
-        Ok(false)
+/// Times the variant on one CPU per cluster the children run on (the parent pinned there
+/// for the probe, its mask restored after), before any child is forked.
+fn probe(variant: Variant, plan: RunPlan, session: &Session) -> Result<Vec<Probe>> {
+    let time = parallel::probe_time(plan);
+    parallel::sizing_cpus(&session.topology, &session.placement.cpus)
+        .into_iter()
+        .map(|cpu| {
+            parallel::on_cpu(cpu, || parallel::probe_here(variant, cpu, time))
+                .context("sizing the run count")?
+                .context("sizing the run count")
+        })
+        .collect()
+}
+
+/// For `--time`: a larger run count when a child's loop fell short of the target (a clock
+/// that rose after the probe, say); `None` when every loop reached it.
+fn rerun_count(
+    plan: RunPlan,
+    runs: u64,
+    loops: &[(benchmp::run::Sample, parallel::LoopDetail)],
+) -> Option<u64> {
+    let RunPlan::AtLeastSeconds(seconds) = plan else {
+        return None;
+    };
+    let target_ns = (seconds * 1e9) as u64;
+    loops
+        .iter()
+        .filter(|(s, _)| s.elapsed_ns < target_ns)
+        .map(|(s, _)| scale_runs(runs, s.elapsed_ns, target_ns))
+        .max()
+}
+
+/// Says what is about to run, on a terminal only, when it takes a while.
+fn announce(children: usize, runs: u64, expected_s: f64) {
+    if expected_s >= 5.0 && std::io::stderr().is_terminal() {
+        eprintln!(
+            "dhry: {children} {} of {runs} runs, about {expected_s:.0} s",
+            if children == 1 { "child" } else { "children" }
+        );
     }
 }
 
-/// Notes on stderr that make a figure less trustworthy.
-fn warn_about_quality(r: &Report) {
-    if !r.reference_min_time_met {
+/// Flags loops shorter than the 2 s the reference requires.
+fn warn_about_short_loops(s: &Summary) {
+    let shortest = s
+        .children
+        .iter()
+        .filter(|c| !c.reference_min_time_met)
+        .min_by_key(|c| c.elapsed_ns);
+    if let Some(c) = shortest {
+        let whose = if s.children.len() == 1 {
+            "the timed loop".to_string()
+        } else {
+            format!("the timed loop of {}", c.who())
+        };
         eprintln!(
-            "dhry: warning: the timed loop lasted {:.3} s, less than the 2 s the reference \
-             requires; use more runs or --time 2",
-            r.elapsed_ns as f64 / 1e9
+            "dhry: warning: {whose} lasted {:.3} s, less than the 2 s the reference requires; \
+             use more runs or --time 2",
+            c.elapsed_ns as f64 / 1e9
         );
-    }
-    if r.cpu_share_percent < LOW_CPU_SHARE_PERCENT && r.reference_min_time_met {
-        eprintln!(
-            "dhry: warning: the thread had the CPU for only {:.1} % of the loop; the figure is \
-             low by about that much (another task or the hypervisor took the rest)",
-            r.cpu_share_percent
-        );
-    }
-    if let (Some(a), Some(b)) = (r.cpu_start, r.cpu_end) {
-        if a != b {
-            eprintln!(
-                "dhry: warning: the thread moved from cpu {a} to cpu {b}; pin it with taskset"
-            );
-        }
     }
 }

@@ -1,11 +1,15 @@
-//! Timing of the measured loop and the choice of a run count.
+//! Timing of the measured loop in the calling thread, and the choice of a run count.
 //!
 //! Only the loop is timed, as in the reference. The headline figures use the monotonic clock
 //! (nanoseconds); the thread's CPU time is taken over the same interval because the reference
 //! (v2.1 `times()`) measures user CPU time, and the ratio of the two shows whether the thread
 //! had the core to itself. The reference refuses loops under 2 s; v2.2 multiplies the run
-//! count by 10 until it gets there. Here a calibration run picks the count directly, and a
-//! measured loop that still falls short of the target is repeated with a scaled count.
+//! count by 10 until it gets there. Here a probe ([`probe`], [`calibrate`]) picks the count
+//! directly, and [`measure`] repeats a loop that still falls short with a scaled count.
+//!
+//! The `dhry` binary times its loops in benchmp's children ([`crate::parallel`]) and uses
+//! this module for the parent's probes; [`measure`] is the same measurement for a caller
+//! that wants it in its own thread.
 
 use std::time::{Duration, Instant};
 
@@ -14,7 +18,7 @@ use nix::time::{ClockId, clock_gettime};
 use nix::unistd::Pid;
 use serde::Serialize;
 
-use crate::{Dhrystone, Error};
+use crate::{Dhrystone, Error, Variant};
 
 /// Margin added when scaling a run count to a target time, so the loop lands just above it.
 const SCALE_MARGIN: f64 = 1.05;
@@ -128,17 +132,37 @@ pub fn scale_runs(runs: u64, elapsed_ns: u64, target_ns: u64) -> u64 {
     }
 }
 
+/// The run count that makes a loop last about `target_ns` (no margin), given that `runs`
+/// took `elapsed_ns`; at least 1.
+pub fn runs_lasting(runs: u64, elapsed_ns: u64, target_ns: u64) -> u64 {
+    let per_run_ns = elapsed_ns.max(1) as f64 / runs.max(1) as f64;
+    let wanted = (target_ns as f64 / per_run_ns).round();
+    if wanted >= u64::MAX as f64 {
+        u64::MAX / 2
+    } else {
+        (wanted as u64).max(1)
+    }
+}
+
 /// Picks a run count for a loop of at least `target` by timing growing counts on a scratch
 /// instance until one lasts a tenth of the target (capped to 1 ms ... 200 ms), then scaling.
 pub fn calibrate(target: Duration) -> Result<u64, Error> {
     let target_ns = duration_ns(target)?;
     let probe_ns = (target_ns / 10).clamp(1_000_000, 200_000_000);
-    let mut scratch = Dhrystone::new();
+    let s = probe(Variant::Strict, Duration::from_nanos(probe_ns))?;
+    Ok(scale_runs(s.runs, s.elapsed_ns, target_ns))
+}
+
+/// Times growing run counts of `variant` on a scratch instance until one lasts at least
+/// `at_least` (1 ms at the least); returns that last timing.
+pub fn probe(variant: Variant, at_least: Duration) -> Result<Sample, Error> {
+    let probe_ns = duration_ns(at_least)?.max(1_000_000);
+    let mut scratch = Dhrystone::with_variant(variant);
     let mut runs = FIRST_CALIBRATION_RUNS;
     loop {
         let s = time_runs(&mut scratch, runs)?;
         if s.elapsed_ns >= probe_ns || runs >= u64::MAX / 100 {
-            return Ok(scale_runs(runs, s.elapsed_ns, target_ns));
+            return Ok(s);
         }
         // Aim past the probe time, but grow at least tenfold when the step was too short to
         // trust (as v2.2 does), and at least double otherwise.
@@ -209,6 +233,27 @@ mod tests {
         assert_eq!(scale_runs(100, 999, 1000), 106);
         assert!(scale_runs(u64::MAX / 2, 1, u64::MAX) > 0);
         assert_eq!(scale_runs(10, 0, 1), 11);
+    }
+
+    #[test]
+    fn run_counts_for_a_duration_have_no_margin() {
+        assert_eq!(runs_lasting(1000, 1_000_000, 2_000_000_000), 2_000_000);
+        assert_eq!(runs_lasting(10, 1_000_000_000, 1), 1);
+        assert_eq!(runs_lasting(0, 0, 5), 5);
+        assert!(runs_lasting(u64::MAX / 2, 1, u64::MAX) > 0);
+    }
+
+    #[test]
+    fn a_probe_lasts_at_least_its_time() {
+        for variant in [Variant::Strict, Variant::PackInline] {
+            let s = probe(variant, Duration::from_millis(2)).unwrap();
+            assert!(s.elapsed_ns >= 2_000_000);
+            assert!(s.runs >= FIRST_CALIBRATION_RUNS);
+        }
+        assert!(matches!(
+            probe(Variant::Strict, Duration::ZERO),
+            Err(Error::InvalidTarget { .. })
+        ));
     }
 
     #[test]

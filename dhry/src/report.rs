@@ -1,49 +1,26 @@
-//! The report of one measurement and its exporters: the reference's text (default), JSON and
-//! CSV. Exporters are pure functions of [`Report`]; field names carry their units.
+//! What `dhry` reports, built from benchmp's measurement: per-child results and per-cluster
+//! and total figures (the JSON report's `extra`), and the reference's text.
+//!
+//! The text is a pure function of [`Summary`]. With one child it is the reference's v2.1
+//! printout followed by this port's figures; with several, the printout once per distinct
+//! set of final values, then a table of the children, the clusters and the total. JSON and
+//! CSV are benchmp's, shared by every socbench tool; field names carry their units.
 
 use std::fmt::Write as _;
 
+use benchmp::AggregateMode;
+use benchmp::cpulist::format_cpu_list;
+use benchmp::host::Build;
+use benchmp::run::{Sample, who};
+use benchmp::topology::Topology;
 use serde::Serialize;
 
 use crate::freq::{ClockSource, CoreClock};
-use crate::measure::Measurement;
+use crate::parallel::{LoopDetail, Probe, RunPlan};
 use crate::{
-    FinalValues, Mismatch, REFERENCE_MIN_SECONDS, dhrystones_per_second, dmips, dmips_per_mhz,
-    microseconds_per_run,
+    FinalValues, Mismatch, REFERENCE_MIN_SECONDS, VAX_11_780_DHRYSTONES_PER_SECOND, Variant,
+    dmips_per_mhz, microseconds_per_run,
 };
-
-/// How this binary was compiled.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct BuildInfo {
-    /// `rustc --version` of the compiler.
-    pub compiler: String,
-    /// Target triple.
-    pub target: String,
-    /// Cargo profile (`release` or `debug`).
-    pub profile: String,
-    /// Optimisation level.
-    pub opt_level: String,
-    /// Extra `RUSTFLAGS`, if any.
-    pub rustflags: String,
-    /// How the two packs were compiled (see README, "Ground rules").
-    pub compilation_model: String,
-}
-
-impl BuildInfo {
-    /// The settings recorded when this crate was built.
-    pub fn current() -> Self {
-        BuildInfo {
-            compiler: env!("DHRY_RUSTC_VERSION").to_string(),
-            target: env!("DHRY_TARGET").to_string(),
-            profile: env!("DHRY_PROFILE").to_string(),
-            opt_level: env!("DHRY_OPT_LEVEL").to_string(),
-            rustflags: env!("DHRY_RUSTFLAGS").to_string(),
-            compilation_model: "Pack_1 and Pack_2 in one crate (one optimisation unit); \
-                                no procedure merging (#[inline(never)])"
-                .to_string(),
-        }
-    }
-}
 
 /// Outcome of the section-5 check.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -54,29 +31,31 @@ pub struct Verification {
     pub mismatches: Vec<Mismatch>,
 }
 
-/// Everything one single-core measurement reports.
+/// One child's timed loop and figures.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Report {
-    /// Always "dhrystone".
-    pub benchmark: String,
-    /// Dhrystone version reproduced ("2.1").
-    pub version: String,
+pub struct ChildResult {
+    /// Child number.
+    pub child: usize,
+    /// CPU it was pinned to (`None`: not pinned).
+    pub cpu: Option<usize>,
+    /// Cluster of that CPU in benchmp's topology.
+    pub cluster: usize,
     /// Runs through Dhrystone in the timed loop.
     pub runs: u64,
     /// Monotonic-clock time of the loop.
     pub elapsed_ns: u64,
-    /// The thread's CPU time over the loop.
-    pub thread_cpu_ns: u64,
-    /// Thread CPU time as a percentage of elapsed time.
-    pub cpu_share_percent: f64,
+    /// The same less the cost of reading the clock (what the figures divide by).
+    pub net_ns: u64,
+    /// The thread's CPU time over the loop, if known.
+    pub thread_cpu_ns: Option<u64>,
+    /// Thread CPU time as a percentage of elapsed time, if known.
+    pub cpu_share_percent: Option<f64>,
     /// CPU at the start of the loop, if known.
     pub cpu_start: Option<usize>,
     /// CPU at the end of the loop, if known.
     pub cpu_end: Option<usize>,
-    /// CPUs the thread was allowed on (1 when pinned), if known.
+    /// CPUs the child was allowed on (1 when pinned), if known.
     pub allowed_cpus: Option<usize>,
-    /// Timed loops made to reach the target time.
-    pub attempts: u32,
     /// Microseconds for one run through Dhrystone.
     pub us_per_run: f64,
     /// Dhrystones per second.
@@ -91,74 +70,260 @@ pub struct Report {
     pub dmips_per_mhz_is_estimate: bool,
     /// The loop lasted at least the 2 s the reference requires.
     pub reference_min_time_met: bool,
-    /// The section-5 check.
+    /// The section-5 check of this child's final values.
     pub verification: Verification,
-    /// The printed final values.
+    /// The printed final values (in the JSON report they are the sample's `detail`).
+    #[serde(skip)]
     pub final_values: FinalValues,
-    /// How the binary was compiled.
-    pub build: BuildInfo,
 }
 
-impl Report {
-    /// Builds the report of a measurement, with an optional core clock.
-    pub fn new(m: &Measurement, clock: Option<CoreClock>, build: BuildInfo) -> Report {
-        let s = &m.sample;
-        let dps = dhrystones_per_second(s.runs, s.elapsed_ns);
-        let dmips = dmips(dps);
-        let mismatches = m.dhrystone.verify().err().unwrap_or_default();
-        Report {
-            benchmark: "dhrystone".to_string(),
-            version: "2.1".to_string(),
-            runs: s.runs,
-            elapsed_ns: s.elapsed_ns,
-            thread_cpu_ns: s.thread_cpu_ns,
-            cpu_share_percent: s.cpu_share_percent(),
-            cpu_start: s.cpu_start,
-            cpu_end: s.cpu_end,
-            allowed_cpus: m.allowed_cpus,
-            attempts: m.attempts,
-            us_per_run: microseconds_per_run(s.runs, s.elapsed_ns),
-            dhrystones_per_s: dps,
+impl ChildResult {
+    /// A child's result from its timed loop (benchmp's sample and the benchmark's detail),
+    /// benchmp's DMIPS figure for it, and the core clock.
+    pub fn new(
+        child: usize,
+        cpu: Option<usize>,
+        cluster: usize,
+        timed: &Sample,
+        detail: &LoopDetail,
+        dmips: f64,
+        clock: Option<CoreClock>,
+    ) -> ChildResult {
+        let cpu_share_percent = detail
+            .thread_cpu_ns
+            .map(|c| 100.0 * c as f64 / timed.elapsed_ns.max(1) as f64);
+        ChildResult {
+            child,
+            cpu,
+            cluster,
+            runs: timed.iterations,
+            elapsed_ns: timed.elapsed_ns,
+            net_ns: timed.net_ns,
+            thread_cpu_ns: detail.thread_cpu_ns,
+            cpu_share_percent,
+            cpu_start: timed.cpu_start,
+            cpu_end: timed.cpu_end,
+            allowed_cpus: detail.allowed_cpus,
+            us_per_run: microseconds_per_run(timed.iterations, timed.net_ns),
+            dhrystones_per_s: dmips * VAX_11_780_DHRYSTONES_PER_SECOND,
             dmips,
             dmips_per_mhz: clock.as_ref().map(|c| dmips_per_mhz(dmips, c.mhz)),
             dmips_per_mhz_is_estimate: clock.as_ref().is_some_and(CoreClock::is_estimate),
             clock,
-            reference_min_time_met: s.elapsed_ns as f64 >= REFERENCE_MIN_SECONDS * 1e9,
+            reference_min_time_met: timed.elapsed_ns as f64 >= REFERENCE_MIN_SECONDS * 1e9,
             verification: Verification {
-                passed: mismatches.is_empty(),
-                mismatches,
+                passed: detail.passed,
+                mismatches: detail.mismatches.clone(),
             },
-            final_values: m.dhrystone.final_values(),
-            build,
+            final_values: detail.final_values.clone(),
         }
+    }
+
+    /// `child 1 (CPU 3)`, as benchmp names children.
+    pub fn who(&self) -> String {
+        who(self.child, self.cpu)
+    }
+}
+
+/// One cluster's figures.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClusterResult {
+    /// Cluster index in benchmp's topology.
+    pub cluster: usize,
+    /// Its CPUs.
+    pub cpus: Vec<usize>,
+    /// Children that ran on it.
+    pub children: usize,
+    /// Mean DMIPS of those children.
+    pub dmips_mean: f64,
+    /// The cluster's DMIPS: the mean × the children.
+    pub dmips_total: f64,
+    /// The same in Dhrystones per second.
+    pub dhrystones_per_s_total: f64,
+}
+
+/// Everything `dhry` adds to benchmp's report (its `extra`), and what the text shows.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    /// Always "dhrystone".
+    pub benchmark: String,
+    /// Dhrystone version reproduced ("2.1").
+    pub version: String,
+    /// The build variant measured.
+    pub variant: Variant,
+    /// Calls to `Proc_*`/`Func_*` per run in that variant (15 as written, 9 with gcc -O2's
+    /// inlining).
+    pub calls_per_run: u32,
+    /// How the two packs were compiled (see README, "Ground rules").
+    pub compilation_model: String,
+    /// How the loop length was chosen.
+    pub plan: RunPlan,
+    /// Runs through Dhrystone in each child's timed loop.
+    pub runs: u64,
+    /// Measurements made to get every child's loop to the target time (`--time` only).
+    pub attempts: u32,
+    /// The parent's timed probes that sized the run count (last attempt).
+    pub probes: Vec<Probe>,
+    /// Each child's result, in child order.
+    pub children: Vec<ChildResult>,
+    /// Per-cluster figures.
+    pub clusters: Vec<ClusterResult>,
+    /// Which system figure `total_dmips` is (`--aggregate`).
+    pub aggregate: AggregateMode,
+    /// System DMIPS by that rule.
+    pub total_dmips: f64,
+    /// The same in Dhrystones per second.
+    pub total_dhrystones_per_s: f64,
+    /// The children's DMIPS added.
+    pub sum_dmips: f64,
+    /// lmbench's figure: the median child sample × the children.
+    pub lmbench_median_dmips: f64,
+    /// Every child's loop lasted at least 2 s.
+    pub reference_min_time_met: bool,
+    /// Every child's final values were as expected.
+    pub verification_passed: bool,
+    /// How the binary was compiled (in the JSON report as its `build`).
+    #[serde(skip)]
+    pub build: Build,
+}
+
+/// What the parent chose and knows besides the measurement.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    /// The build variant measured.
+    pub variant: Variant,
+    /// How the loop length was chosen.
+    pub plan: RunPlan,
+    /// Measurements made so far.
+    pub attempts: u32,
+    /// The probes that sized the run count.
+    pub probes: Vec<Probe>,
+    /// The system figure to show.
+    pub aggregate: AggregateMode,
+    /// How the binary was compiled.
+    pub build: Build,
+}
+
+impl Summary {
+    /// Builds the summary of a measurement whose children ran [`crate::parallel::LoopBench`]:
+    /// `loops` are their timed loops in child order ([`crate::parallel::loop_results`]) and
+    /// `clock_of` gives the core clock of the CPU a loop ended on.
+    pub fn new(
+        m: &benchmp::Measurement,
+        loops: &[(Sample, LoopDetail)],
+        topology: &Topology,
+        setup: Setup,
+        mut clock_of: impl FnMut(Option<usize>) -> Option<CoreClock>,
+    ) -> Summary {
+        let children: Vec<ChildResult> = m
+            .children
+            .iter()
+            .zip(loops)
+            .map(|(c, (timed, detail))| {
+                let figure = m.figures.iter().find(|f| f.index == c.index);
+                let dmips = figure.map_or(0.0, |f| f.value);
+                let cluster = figure.map_or(0, |f| f.cluster);
+                let clock = clock_of(timed.cpu_end.or(c.cpu));
+                ChildResult::new(c.index, c.cpu, cluster, timed, detail, dmips, clock)
+            })
+            .collect();
+        let clusters = m
+            .aggregate
+            .per_cluster
+            .iter()
+            .map(|c| ClusterResult {
+                cluster: c.cluster,
+                cpus: topology
+                    .clusters
+                    .get(c.cluster)
+                    .map(|cl| cl.cpus.clone())
+                    .unwrap_or_default(),
+                children: c.children,
+                dmips_mean: c.mean,
+                dmips_total: c.total,
+                dhrystones_per_s_total: c.total * VAX_11_780_DHRYSTONES_PER_SECOND,
+            })
+            .collect();
+        let total_dmips = m.aggregate.get(setup.aggregate);
+        Summary {
+            benchmark: "dhrystone".to_string(),
+            version: "2.1".to_string(),
+            variant: setup.variant,
+            calls_per_run: setup.variant.calls_per_run(),
+            compilation_model: setup.variant.compilation_model(),
+            plan: setup.plan,
+            runs: loops.first().map_or(0, |(s, _)| s.iterations),
+            attempts: setup.attempts,
+            probes: setup.probes,
+            reference_min_time_met: children.iter().all(|c| c.reference_min_time_met),
+            verification_passed: children.iter().all(|c| c.verification.passed),
+            children,
+            clusters,
+            aggregate: setup.aggregate,
+            total_dmips,
+            total_dhrystones_per_s: total_dmips * VAX_11_780_DHRYSTONES_PER_SECOND,
+            sum_dmips: m.aggregate.sum,
+            lmbench_median_dmips: m.aggregate.median,
+            build: setup.build,
+        }
+    }
+
+    /// One line per differing variable of every child that failed verification, naming the
+    /// child and its CPU.
+    pub fn verification_errors(&self) -> Vec<String> {
+        self.children
+            .iter()
+            .filter(|c| !c.verification.passed)
+            .flat_map(|c| {
+                let who = c.who();
+                let lines: Vec<String> = if c.verification.mismatches.is_empty() {
+                    vec![format!("{who}: its final values did not verify")]
+                } else {
+                    c.verification
+                        .mismatches
+                        .iter()
+                        .map(|m| format!("{who}: {m}"))
+                        .collect()
+                };
+                lines
+            })
+            .collect()
     }
 }
 
 /// Width of the reference's result labels.
 const LABEL: usize = 44;
 
-/// The reference's text (v2.1 layout: final values with "should be" lines, then the result
-/// lines), followed by this port's figures.
-pub fn render_text(r: &Report) -> String {
-    let v = &r.final_values;
-    let mut o = String::new();
+/// The text report: the reference's layout for one child, the per-child table for several.
+pub fn render_text(s: &Summary) -> String {
+    match s.children.as_slice() {
+        [only] => render_one(s, only),
+        _ => render_many(s),
+    }
+}
+
+fn header(o: &mut String, execution_starts: &str) {
+    for l in [
+        "",
+        "Dhrystone Benchmark, Version 2.1 (Language: Rust)",
+        "",
+        "Program compiled without 'register' attribute",
+        "",
+        execution_starts,
+        "Execution ends",
+        "",
+    ] {
+        o.push_str(l);
+        o.push('\n');
+    }
+}
+
+/// The final values with their "should be" lines (v2.1 layout).
+fn final_values_block(o: &mut String, v: &FinalValues) {
     let mut line = |s: &str| {
         o.push_str(s);
         o.push('\n');
     };
-    line("");
-    line("Dhrystone Benchmark, Version 2.1 (Language: Rust)");
-    line("");
-    line("Program compiled without 'register' attribute");
-    line("");
-    line(&format!(
-        "Execution starts, {} runs through Dhrystone",
-        r.runs
-    ));
-    line("Execution ends");
-    line("");
-    line("Final values of the variables used in the benchmark:");
-    line("");
     let pair = |name: &str, value: &dyn std::fmt::Display, should: &dyn std::fmt::Display| {
         format!("{name:<21}{value}\n        should be:   {should}")
     };
@@ -211,58 +376,72 @@ pub fn render_text(r: &Report) -> String {
         &v.str_2_loc,
         &"DHRYSTONE PROGRAM, 2'ND STRING",
     ));
-    line("");
+}
+
+fn field(label: &str, value: String) -> String {
+    format!("{label:<LABEL$}{value}\n")
+}
+
+fn compiled_with(b: &Build) -> String {
+    format!(
+        "{}, {} profile, opt-level {}, {}{}",
+        b.rustc,
+        b.profile,
+        b.opt_level,
+        b.target,
+        if b.rustflags.is_empty() {
+            String::new()
+        } else {
+            format!(", RUSTFLAGS {}", b.rustflags)
+        }
+    )
+}
+
+/// One child: the reference's printout, then this port's figures.
+fn render_one(s: &Summary, r: &ChildResult) -> String {
+    let mut o = String::new();
+    header(
+        &mut o,
+        &format!("Execution starts, {} runs through Dhrystone", r.runs),
+    );
+    o.push_str("Final values of the variables used in the benchmark:\n\n");
+    final_values_block(&mut o, &r.final_values);
+    o.push('\n');
     if r.reference_min_time_met {
-        line(&format!(
+        let _ = writeln!(
+            o,
             "{:<LABEL$}{:6.1} ",
             "Microseconds for one run through Dhrystone: ", r.us_per_run
-        ));
-        line(&format!(
+        );
+        let _ = writeln!(
+            o,
             "{:<LABEL$}{:6.1} ",
             "Dhrystones per Second:", r.dhrystones_per_s
-        ));
+        );
     } else {
-        line("Measured time too small to obtain meaningful results");
-        line("Please increase number of runs");
+        o.push_str("Measured time too small to obtain meaningful results\n");
+        o.push_str("Please increase number of runs\n");
     }
-    line("");
+    o.push('\n');
 
-    line("socbench figures (see dhry/README.md):");
-    let field = |label: &str, value: String| format!("{label:<LABEL$}{value}");
-    line(&field(
+    o.push_str("socbench figures (see dhry/README.md):\n");
+    o.push_str(&field(
         "Microseconds for one run through Dhrystone:",
         format!("{:.4}", r.us_per_run),
     ));
-    line(&field(
+    o.push_str(&field(
         "Dhrystones per Second:",
         format!("{:.0}", r.dhrystones_per_s),
     ));
-    line(&field(
+    o.push_str(&field(
         "DMIPS (Dhrystones per Second / 1757):",
         format!("{:.1}", r.dmips),
     ));
-    line(&field("DMIPS/MHz:", dmips_per_mhz_text(r)));
-    line(&field("Timed loop:", loop_text(r)));
-    line(&field(
-        "Compiled with:",
-        format!(
-            "{}, {} profile, opt-level {}, {}{}",
-            r.build.compiler,
-            r.build.profile,
-            r.build.opt_level,
-            r.build.target,
-            if r.build.rustflags.is_empty() {
-                String::new()
-            } else {
-                format!(", RUSTFLAGS {}", r.build.rustflags)
-            }
-        ),
-    ));
-    line(&field(
-        "Compilation model:",
-        r.build.compilation_model.clone(),
-    ));
-    line(&field(
+    o.push_str(&field("DMIPS/MHz:", dmips_per_mhz_text(r)));
+    o.push_str(&field("Timed loop:", loop_text(r)));
+    o.push_str(&field("Compiled with:", compiled_with(&s.build)));
+    o.push_str(&field("Compilation model:", s.compilation_model.clone()));
+    o.push_str(&field(
         "Verification:",
         if r.verification.passed {
             "passed (every checked variable has its expected value)".to_string()
@@ -276,7 +455,7 @@ pub fn render_text(r: &Report) -> String {
     o
 }
 
-fn dmips_per_mhz_text(r: &Report) -> String {
+fn dmips_per_mhz_text(r: &ChildResult) -> String {
     match (&r.clock, r.dmips_per_mhz) {
         (Some(c), Some(x)) if c.source == ClockSource::CpuinfoEstimate => format!(
             "{x:.3} (estimate: {:.1} MHz from {}; give --mhz for an exact figure)",
@@ -293,14 +472,19 @@ fn dmips_per_mhz_text(r: &Report) -> String {
     }
 }
 
-fn loop_text(r: &Report) -> String {
+fn loop_text(r: &ChildResult) -> String {
     let mut t = format!(
-        "{} runs in {:.3} s monotonic, {:.3} s thread CPU ({:.1} %)",
+        "{} runs in {:.3} s monotonic",
         r.runs,
-        r.elapsed_ns as f64 / 1e9,
-        r.thread_cpu_ns as f64 / 1e9,
-        r.cpu_share_percent
+        r.elapsed_ns as f64 / 1e9
     );
+    if let (Some(cpu_ns), Some(share)) = (r.thread_cpu_ns, r.cpu_share_percent) {
+        let _ = write!(
+            t,
+            ", {:.3} s thread CPU ({share:.1} %)",
+            cpu_ns as f64 / 1e9
+        );
+    }
     match (r.cpu_start, r.cpu_end) {
         (Some(a), Some(b)) if a == b => {
             let _ = write!(t, ", cpu {b}");
@@ -320,107 +504,262 @@ fn loop_text(r: &Report) -> String {
     t
 }
 
-/// The report as pretty-printed JSON.
-pub fn render_json(r: &Report) -> serde_json::Result<String> {
-    serde_json::to_string_pretty(r).map(|mut s| {
-        s.push('\n');
-        s
-    })
+/// `children 0-3 (CPUs 4-7)`, `child 2 (CPU 6)`, `children 0-1 (unpinned)`.
+fn who_all(children: &[&ChildResult]) -> String {
+    let indices: Vec<usize> = children.iter().map(|c| c.child).collect();
+    let cpus: Vec<usize> = children.iter().filter_map(|c| c.cpu).collect();
+    let (noun, cpu_noun) = if children.len() == 1 {
+        ("child", "CPU")
+    } else {
+        ("children", "CPUs")
+    };
+    let place = if cpus.is_empty() {
+        "unpinned".to_string()
+    } else {
+        let mut sorted = cpus.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        format!("{cpu_noun} {}", format_cpu_list(&sorted))
+    };
+    format!("{noun} {} ({place})", format_cpu_list(&indices))
 }
 
-/// One CSV record of the headline fields.
-#[derive(Serialize)]
-struct CsvRow<'a> {
-    benchmark: &'a str,
-    version: &'a str,
-    runs: u64,
-    elapsed_ns: u64,
-    thread_cpu_ns: u64,
-    cpu_share_percent: f64,
-    cpu: Option<usize>,
-    allowed_cpus: Option<usize>,
-    us_per_run: f64,
-    dhrystones_per_s: f64,
-    dmips: f64,
-    mhz: Option<f64>,
-    mhz_source: Option<ClockSource>,
-    dmips_per_mhz: Option<f64>,
-    dmips_per_mhz_is_estimate: bool,
-    reference_min_time_met: bool,
-    verification_passed: bool,
-    mismatches: usize,
-    compiler: &'a str,
-    opt_level: &'a str,
+/// Several children: the printout once per distinct set of final values (addresses aside),
+/// then the per-child table, the clusters and the total.
+fn render_many(s: &Summary) -> String {
+    let mut o = String::new();
+    header(
+        &mut o,
+        &format!(
+            "Execution starts, {} runs through Dhrystone in each of {} children",
+            s.runs,
+            s.children.len()
+        ),
+    );
+    let mut groups: Vec<(FinalValues, Vec<&ChildResult>)> = Vec::new();
+    for c in &s.children {
+        let key = c.final_values.without_addresses();
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, members)) => members.push(c),
+            None => groups.push((key, vec![c])),
+        }
+    }
+    for (_, members) in &groups {
+        let _ = writeln!(
+            o,
+            "Final values of the variables used in the benchmark ({}):\n",
+            who_all(members)
+        );
+        final_values_block(&mut o, &members[0].final_values);
+        o.push('\n');
+    }
+    if !s.reference_min_time_met {
+        o.push_str("Measured time too small to obtain meaningful results\n");
+        o.push_str("Please increase number of runs\n\n");
+    }
+
+    o.push_str("socbench figures (see dhry/README.md):\n");
+    let _ = writeln!(
+        o,
+        "{:>5}  {:>4}  {:>7}  {:>14}  {:>10}  {:>9}  {:>8}  {:>6}  verification",
+        "child", "cpu", "cluster", "Dhrystones/s", "DMIPS", "DMIPS/MHz", "loop s", "CPU %"
+    );
+    for c in &s.children {
+        let per_mhz = match (c.dmips_per_mhz, c.dmips_per_mhz_is_estimate) {
+            (Some(x), false) => format!("{x:.3}"),
+            (Some(x), true) => format!("~{x:.3}"),
+            (None, _) => "-".to_string(),
+        };
+        let _ = writeln!(
+            o,
+            "{:>5}  {:>4}  {:>7}  {:>14.0}  {:>10.1}  {:>9}  {:>8.3}  {:>6}  {}",
+            c.child,
+            c.cpu.map_or("-".to_string(), |x| x.to_string()),
+            c.cluster,
+            c.dhrystones_per_s,
+            c.dmips,
+            per_mhz,
+            c.elapsed_ns as f64 / 1e9,
+            c.cpu_share_percent
+                .map_or("-".to_string(), |x| format!("{x:.1}")),
+            if c.verification.passed {
+                "passed".to_string()
+            } else {
+                format!("FAILED ({})", c.verification.mismatches.len())
+            }
+        );
+    }
+    for c in &s.clusters {
+        o.push_str(&field(
+            &format!("Cluster {} (CPUs {}):", c.cluster, format_cpu_list(&c.cpus)),
+            format!(
+                "{:.1} DMIPS, {:.0} Dhrystones/s ({} children, mean {:.1} DMIPS)",
+                c.dmips_total, c.dhrystones_per_s_total, c.children, c.dmips_mean
+            ),
+        ));
+    }
+    o.push_str(&field(
+        &format!("Total (--aggregate {}):", aggregate_name(s.aggregate)),
+        format!(
+            "{:.1} DMIPS, {:.0} Dhrystones/s (sum {:.1}, lmbench median x children {:.1})",
+            s.total_dmips, s.total_dhrystones_per_s, s.sum_dmips, s.lmbench_median_dmips
+        ),
+    ));
+    o.push_str(&field("Clock for DMIPS/MHz:", clocks_text(&s.children)));
+    o.push_str(&field("Compiled with:", compiled_with(&s.build)));
+    o.push_str(&field("Compilation model:", s.compilation_model.clone()));
+    let failed: Vec<&ChildResult> = s
+        .children
+        .iter()
+        .filter(|c| !c.verification.passed)
+        .collect();
+    o.push_str(&field(
+        "Verification:",
+        if failed.is_empty() {
+            format!(
+                "passed ({} children; every checked variable has its expected value)",
+                s.children.len()
+            )
+        } else {
+            format!(
+                "FAILED in {} of {} children ({})",
+                failed.len(),
+                s.children.len(),
+                who_all(&failed)
+            )
+        },
+    ));
+    o
 }
 
-/// The report as CSV: a header line and one record.
-pub fn render_csv(r: &Report) -> Result<String, csv::Error> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.serialize(CsvRow {
-        benchmark: &r.benchmark,
-        version: &r.version,
-        runs: r.runs,
-        elapsed_ns: r.elapsed_ns,
-        thread_cpu_ns: r.thread_cpu_ns,
-        cpu_share_percent: r.cpu_share_percent,
-        cpu: r.cpu_end,
-        allowed_cpus: r.allowed_cpus,
-        us_per_run: r.us_per_run,
-        dhrystones_per_s: r.dhrystones_per_s,
-        dmips: r.dmips,
-        mhz: r.clock.as_ref().map(|c| c.mhz),
-        mhz_source: r.clock.as_ref().map(|c| c.source),
-        dmips_per_mhz: r.dmips_per_mhz,
-        dmips_per_mhz_is_estimate: r.dmips_per_mhz_is_estimate,
-        reference_min_time_met: r.reference_min_time_met,
-        verification_passed: r.verification.passed,
-        mismatches: r.verification.mismatches.len(),
-        compiler: &r.build.compiler,
-        opt_level: &r.build.opt_level,
-    })?;
-    let bytes = w.into_inner().map_err(|e| e.into_error())?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+fn aggregate_name(mode: AggregateMode) -> &'static str {
+    match mode {
+        AggregateMode::Cluster => "cluster",
+        AggregateMode::Sum => "sum",
+        AggregateMode::Median => "median",
+    }
+}
+
+/// The clock behind the DMIPS/MHz column: one description when every child has the same,
+/// else one per child.
+fn clocks_text(children: &[ChildResult]) -> String {
+    let describe = |c: &CoreClock| {
+        let what = CoreClock {
+            cpu: None,
+            ..c.clone()
+        }
+        .describe();
+        if c.is_estimate() {
+            format!(
+                "~{:.1} MHz (estimate: {what}; give --mhz for an exact figure)",
+                c.mhz
+            )
+        } else {
+            format!("{:.1} MHz ({what})", c.mhz)
+        }
+    };
+    let texts: Vec<String> = children
+        .iter()
+        .map(|c| {
+            c.clock
+                .as_ref()
+                .map_or("unknown (give --mhz)".to_string(), describe)
+        })
+        .collect();
+    if texts.windows(2).all(|w| w[0] == w[1]) {
+        texts.into_iter().next().unwrap_or_default()
+    } else {
+        children
+            .iter()
+            .zip(texts)
+            .map(|(c, t)| format!("child {}: {t}", c.child))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dhrystone;
-    use crate::measure::Sample;
 
-    fn sample_report(clock: Option<CoreClock>) -> Report {
-        let mut d = Dhrystone::new();
-        d.run(20);
-        let m = Measurement {
-            dhrystone: d,
-            sample: Sample {
-                runs: 200_000_000,
-                elapsed_ns: 3_510_000_000,
-                thread_cpu_ns: 3_500_000_000,
-                cpu_start: Some(1),
-                cpu_end: Some(1),
-            },
-            attempts: 1,
-            allowed_cpus: Some(1),
-        };
-        let mut r = Report::new(
-            &m,
-            clock,
-            BuildInfo {
-                compiler: "rustc 1.0.0".to_string(),
-                target: "x86_64-unknown-linux-gnu".to_string(),
-                profile: "release".to_string(),
-                opt_level: "3".to_string(),
-                rustflags: String::new(),
-                compilation_model: "one unit".to_string(),
-            },
-        );
+    fn build() -> Build {
+        Build {
+            rustc: "rustc 1.0.0".to_string(),
+            target: "x86_64-unknown-linux-gnu".to_string(),
+            profile: "release".to_string(),
+            opt_level: "3".to_string(),
+            lto: "fat".to_string(),
+            codegen_units: "1".to_string(),
+            rustflags: String::new(),
+            target_features: String::new(),
+        }
+    }
+
+    /// A child whose state ran 20 times but shows the figures of a 200,000,000-run loop of
+    /// 3.51 s on `cpu`.
+    fn child(index: usize, cpu: usize, clock: Option<CoreClock>) -> ChildResult {
+        let mut b = crate::parallel::LoopBench::new(Variant::Strict, 20);
+        benchmp::Benchmark::run(&mut b, 20);
+        let mut detail = b.detail();
+        detail.thread_cpu_ns = Some(3_500_000_000);
+        detail.allowed_cpus = Some(1);
         // Addresses differ between runs; pin them for the snapshot.
-        r.final_values.ptr_glob.ptr_comp = 1234;
-        r.final_values.next_ptr_glob.ptr_comp = 1234;
-        // The state ran 20 times; show it as the measured loop's 200,000,000.
-        r.final_values.arr_2_glob_8_7 = 200_000_010;
-        r
+        detail.final_values.ptr_glob.ptr_comp = 1234;
+        detail.final_values.next_ptr_glob.ptr_comp = 1234;
+        detail.final_values.arr_2_glob_8_7 = 200_000_010;
+        let timed = Sample {
+            iterations: 200_000_000,
+            elapsed_ns: 3_510_000_000,
+            net_ns: 3_510_000_000,
+            start_ns: 0,
+            accepted: true,
+            cpu_start: Some(cpu),
+            cpu_end: Some(cpu),
+            detail: serde_json::Value::Null,
+        };
+        let dmips = crate::dmips(crate::dhrystones_per_second(200_000_000, 3_510_000_000));
+        ChildResult::new(index, Some(cpu), 0, &timed, &detail, dmips, clock)
+    }
+
+    fn summary(children: Vec<ChildResult>) -> Summary {
+        let total: f64 = children.iter().map(|c| c.dmips).sum();
+        let n = children.len();
+        Summary {
+            benchmark: "dhrystone".to_string(),
+            version: "2.1".to_string(),
+            variant: Variant::Strict,
+            calls_per_run: 15,
+            compilation_model: "one unit".to_string(),
+            plan: RunPlan::AtLeastSeconds(2.0),
+            runs: 200_000_000,
+            attempts: 1,
+            probes: Vec::new(),
+            reference_min_time_met: children.iter().all(|c| c.reference_min_time_met),
+            verification_passed: children.iter().all(|c| c.verification.passed),
+            clusters: vec![ClusterResult {
+                cluster: 0,
+                cpus: (0..n).collect(),
+                children: n,
+                dmips_mean: total / n as f64,
+                dmips_total: total,
+                dhrystones_per_s_total: total * 1757.0,
+            }],
+            children,
+            aggregate: AggregateMode::Cluster,
+            total_dmips: total,
+            total_dhrystones_per_s: total * 1757.0,
+            sum_dmips: total,
+            lmbench_median_dmips: total,
+            build: build(),
+        }
+    }
+
+    fn estimate(cpu: usize) -> Option<CoreClock> {
+        Some(CoreClock {
+            mhz: 2200.0,
+            source: ClockSource::CpuinfoEstimate,
+            cpu: Some(cpu),
+        })
     }
 
     const SNAPSHOT: &str = "
@@ -496,68 +835,107 @@ Verification:                               passed (every checked variable has i
 
     #[test]
     fn text_snapshot() {
-        let r = sample_report(Some(CoreClock {
-            mhz: 2200.0,
-            source: ClockSource::CpuinfoEstimate,
-            cpu: Some(1),
-        }));
-        assert_eq!(render_text(&r), SNAPSHOT);
+        let s = summary(vec![child(0, 1, estimate(1))]);
+        assert_eq!(render_text(&s), SNAPSHOT);
     }
 
     #[test]
     fn text_without_a_clock_or_enough_time() {
-        let mut r = sample_report(None);
-        r.reference_min_time_met = false;
-        let t = render_text(&r);
+        let mut s = summary(vec![child(0, 1, None)]);
+        s.children[0].reference_min_time_met = false;
+        let t = render_text(&s);
         assert!(t.contains("Measured time too small to obtain meaningful results\n"));
         assert!(t.contains("DMIPS/MHz:                                  unavailable"));
     }
 
     #[test]
     fn failed_verification_is_reported() {
-        let mut r = sample_report(None);
-        r.verification = Verification {
+        let mut s = summary(vec![child(0, 1, None)]);
+        s.children[0].verification = Verification {
             passed: false,
             mismatches: vec![Mismatch {
-                name: "Int_Glob",
+                name: "Int_Glob".to_string(),
                 actual: "4".to_string(),
                 expected: "5".to_string(),
             }],
         };
-        assert!(render_text(&r).contains("FAILED (1 checked variable(s) differ)"));
-        let j: serde_json::Value = serde_json::from_str(&render_json(&r).unwrap()).unwrap();
-        assert_eq!(j["verification"]["passed"], false);
-        assert_eq!(j["verification"]["mismatches"][0]["name"], "Int_Glob");
+        s.verification_passed = false;
+        assert!(render_text(&s).contains("FAILED (1 checked variable(s) differ)"));
+        assert_eq!(
+            s.verification_errors(),
+            vec!["child 0 (CPU 1): Int_Glob is 4, should be 5".to_string()]
+        );
+        let j = serde_json::to_value(&s).unwrap();
+        assert_eq!(j["verification_passed"], false);
+        assert_eq!(j["children"][0]["verification"]["passed"], false);
+        assert_eq!(
+            j["children"][0]["verification"]["mismatches"][0]["name"],
+            "Int_Glob"
+        );
     }
 
     #[test]
-    fn json_fields_carry_units() {
-        let r = sample_report(Some(CoreClock {
-            mhz: 1000.0,
-            source: ClockSource::Option,
-            cpu: None,
-        }));
-        let j: serde_json::Value = serde_json::from_str(&render_json(&r).unwrap()).unwrap();
-        assert_eq!(j["runs"], 200_000_000);
-        assert_eq!(j["elapsed_ns"], 3_510_000_000u64);
-        assert_eq!(j["clock"]["source"], "option");
-        assert_eq!(j["dmips_per_mhz_is_estimate"], false);
-        assert_eq!(j["verification"]["passed"], true);
-        assert_eq!(j["final_values"]["arr_2_glob_8_7"], 200_000_010);
-        assert!((j["dmips"].as_f64().unwrap() - 32_430.31).abs() < 0.01);
+    fn several_children_share_one_printout_and_a_table() {
+        let s = summary(vec![child(0, 0, estimate(0)), child(1, 1, estimate(1))]);
+        let t = render_text(&s);
+        assert!(t.contains(
+            "Execution starts, 200000000 runs through Dhrystone in each of 2 children\n"
+        ));
+        assert!(t.contains(
+            "Final values of the variables used in the benchmark (children 0-1 (CPUs 0-1)):\n"
+        ));
+        assert_eq!(t.matches("        should be:   ").count(), 22);
+        assert!(t.contains(
+            "    0     0        0        56980057     32430.3    ~14.741     3.510    99.7  passed\n"
+        ));
+        assert!(t.contains(
+            "Cluster 0 (CPUs 0-1):                       64860.6 DMIPS, 113960114 Dhrystones/s (2 children, mean 32430.3 DMIPS)\n"
+        ), "{t}");
+        assert!(t.contains("Total (--aggregate cluster):                64860.6 DMIPS"));
+        assert!(t.contains(
+            "Clock for DMIPS/MHz:                        ~2200.0 MHz (estimate: /proc/cpuinfo \"cpu MHz\", no cpufreq here; give --mhz for an exact figure)\n"
+        ), "{t}");
+        assert!(t.contains("Verification:                               passed (2 children;"));
+        assert!(!t.contains("Microseconds for one run through Dhrystone:    0.0"));
     }
 
     #[test]
-    fn csv_is_a_header_and_one_record() {
-        let r = sample_report(None);
-        let text = render_csv(&r).unwrap();
-        let mut rd = csv::Reader::from_reader(text.as_bytes());
-        let headers = rd.headers().unwrap().clone();
-        let rows: Vec<csv::StringRecord> = rd.records().map(Result::unwrap).collect();
-        assert_eq!(rows.len(), 1);
-        let get = |k: &str| rows[0][headers.iter().position(|h| h == k).unwrap()].to_string();
-        assert_eq!(get("runs"), "200000000");
-        assert_eq!(get("mhz"), "");
-        assert_eq!(get("verification_passed"), "true");
+    fn children_with_different_values_get_a_printout_each() {
+        let mut s = summary(vec![
+            child(0, 0, None),
+            child(1, 1, None),
+            child(2, 2, None),
+        ]);
+        s.children[1].final_values.int_glob = 4;
+        s.children[1].verification.passed = false;
+        // Different addresses alone do not split the printout.
+        s.children[2].final_values.ptr_glob.ptr_comp = 99;
+        s.children[2].final_values.next_ptr_glob.ptr_comp = 99;
+        let t = render_text(&s);
+        assert!(t.contains("benchmark (children 0,2 (CPUs 0,2)):\n"), "{t}");
+        assert!(t.contains("benchmark (child 1 (CPU 1)):\n"), "{t}");
+        assert_eq!(t.matches("        should be:   ").count(), 44);
+        assert!(t.contains("FAILED in 1 of 3 children (child 1 (CPU 1))"));
+        assert!(t.contains("Clock for DMIPS/MHz:                        unknown (give --mhz)\n"));
+        assert_eq!(
+            s.verification_errors(),
+            vec!["child 1 (CPU 1): its final values did not verify".to_string()]
+        );
+    }
+
+    #[test]
+    fn summary_fields_carry_units() {
+        let s = summary(vec![child(0, 1, None)]);
+        let j = serde_json::to_value(&s).unwrap();
+        assert_eq!(j["benchmark"], "dhrystone");
+        assert_eq!(j["variant"], "strict");
+        assert_eq!(j["plan"]["at_least_seconds"], 2.0);
+        assert_eq!(j["children"][0]["elapsed_ns"], 3_510_000_000u64);
+        assert_eq!(j["children"][0]["runs"], 200_000_000);
+        assert!(j["children"][0].get("final_values").is_none());
+        assert!(j.get("build").is_none());
+        assert!((j["total_dmips"].as_f64().unwrap() - 32_430.31).abs() < 0.01);
+        let dps = j["children"][0]["dhrystones_per_s"].as_f64().unwrap();
+        assert!((dps / 1757.0 - j["children"][0]["dmips"].as_f64().unwrap()).abs() < 1e-9);
     }
 }
