@@ -150,7 +150,7 @@ one_round() {
 
 echo
 echo "one core (cpu $cpu), sizes ${sizes// /m, }m, $rounds rounds taking turns (bw_mem, mbw, sysbench${ref:+, lmbench})"
-echo "bw_mem: $("$ours" --list-ops | awk '$1 == "rdvec" { print "rdvec/wrnt/cpnt run " $3 }'), ENOUGH=$enough us, -N $reps; mbw -n $reps; sysbench ${sysbench_s} s per run"
+echo "bw_mem: $("$ours" --list-ops | awk '$1 == "rdvec" { sub(/,$/, "", $3); print "rdvec/wrnt/cpnt run " $3 }'), ENOUGH=$enough us, -N $reps; mbw -n $reps; sysbench ${sysbench_s} s per run"
 # Each round holds the shared lock, so no other heavy job runs between A and B.
 exec 9>>"$lock_file"
 for ((round = 1; round <= rounds; round++)); do
