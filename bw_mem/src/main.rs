@@ -97,9 +97,11 @@ fn run(cli: Cli) -> Result<i32> {
     let mut s = Session::start("bw_mem", &cli.placement, &cli.timing)?;
     let parallel = s.parallel();
     let largest = plan.sizes.iter().copied().max().unwrap_or(0);
-    limits::check(plan.op, largest, parallel, limits::available())?;
     if cli.pages == Pages::Huge {
+        // Reserved huge pages are not part of MemAvailable: the reservation is the limit.
         benchmp::sys::mem::check_huge_pages(limits::hugetlb_bytes(plan.op, largest, parallel))?;
+    } else {
+        limits::check(plan.op, largest, parallel, limits::available())?;
     }
     let verbose_text = cli.verbose && text_mode(&cli.output);
     if verbose_text && plan.sweep {
@@ -289,9 +291,9 @@ fn stores_text(s: Stores) -> &'static str {
     }
 }
 
-/// Per-child and per-cluster figures (with more than one child) and, with `verbose`, the
-/// implementation, bytes moved, bus figure and pages of every measurement, for stderr after
-/// the lmbench lines.
+/// Per-child and per-cluster figures (with more than one child, or `verbose`) and, with
+/// `verbose`, the implementation, bytes moved, bus figure and pages of every measurement, for
+/// stderr after the lmbench lines.
 fn breakdown(
     r: &Report,
     plan: &Plan,
@@ -315,7 +317,7 @@ fn breakdown(
     }
     for m in &r.measurements {
         let size = size_of(m);
-        if r.placement.cpus.len() > 1 {
+        if r.placement.cpus.len() > 1 || verbose {
             let _ = writeln!(out, "# {} {size} bytes:", plan.op);
             for l in benchmp::session::cluster_lines(r, m, mode) {
                 let _ = writeln!(out, "#{l}");
