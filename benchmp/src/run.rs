@@ -623,6 +623,31 @@ fn size_count<B: Benchmark>(bench: &mut B, start: u64, enough: f64, sink: &mut u
     (count, 64)
 }
 
+/// Sizes keep-busy batches to about a millisecond as they run: a batch shorter than half of it
+/// doubles, one longer than twice of it halves.
+#[derive(Debug)]
+struct BusyBatch {
+    n: u64,
+}
+
+impl BusyBatch {
+    fn new(n: u64) -> BusyBatch {
+        BusyBatch { n: n.max(1) }
+    }
+
+    fn run<B: Benchmark>(&mut self, bench: &mut B) -> u64 {
+        let t0 = now_ns();
+        let ck = bench.keep_busy(self.n);
+        let took = now_ns() - t0;
+        if took < 500_000 {
+            self.n = self.n.saturating_mul(2).min(1 << 40);
+        } else if took > 2_000_000 {
+            self.n = (self.n / 2).max(1);
+        }
+        ck
+    }
+}
+
 /// lmbench's re-sizing step: proportional once an interval is over 150 µs, else ×8.
 fn resize(count: u64, r_ns: f64, enough: f64) -> u64 {
     if r_ns > 150_000.0 {
@@ -689,11 +714,12 @@ where
             (count, intervals, end - t)
         }
     };
-    // Keep-busy batches of about a millisecond while waiting (as lmbench runs count 1).
-    let batch = match cfg.iterations {
+    // Keep-busy work between control-pipe checks: batches of about a millisecond, so the CPU
+    // stays loaded (lmbench runs the benchmark meanwhile) without a system call every few ns.
+    let mut busy = BusyBatch::new(match cfg.iterations {
         Iterations::Fixed(_) => 1,
         Iterations::Calibrate { .. } => (count as f64 * 1e6 / enough.max(1.0)).max(1.0) as u64,
-    };
+    });
 
     send(up, &Up::Ready).map_err(io)?;
     {
@@ -703,7 +729,7 @@ where
             match poll_byte(down) {
                 Some(GO) => break,
                 Some(_) => return Ok(()),
-                None => sink ^= bench.keep_busy(batch),
+                None => sink ^= busy.run(&mut bench),
             }
         }
         phase("warmup", None, t, now_ns());
@@ -787,7 +813,7 @@ where
             match poll_byte(down) {
                 Some(RESULT) => break,
                 Some(_) => return Ok(()),
-                None => sink ^= bench.keep_busy(batch),
+                None => sink ^= busy.run(&mut bench),
             }
         }
         phase("cooldown", None, t, now_ns());

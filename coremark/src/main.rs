@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
+use benchmp::sys::affinity::with_pinned;
 use benchmp::{EXIT_FAILED, Iterations, Session, Spec, Usage};
 use clap::Parser;
 use coremark::parallel::{self, ContextBench};
@@ -84,7 +85,7 @@ fn run(cli: &Cli) -> anyhow::Result<i32> {
     let contexts = session.parallel();
     let progress = std::io::stderr().is_terminal();
     let sizing_cpu = parallel::sizing_cpu(&session.topology, &session.placement.cpus);
-    let (iterations, ns_per_iteration) = parallel::on_cpu(sizing_cpu, || match cli.iterations {
+    let (iterations, ns_per_iteration) = with_pinned(sizing_cpu, || match cli.iterations {
         Some(n) if n > 0 => (n, timing::estimate_ns_per_iteration(&mut ctx, n)),
         _ => {
             if progress {
@@ -97,7 +98,8 @@ fn run(cli: &Cli) -> anyhow::Result<i32> {
             let per = m.elapsed_ns as f64 / f64::from(m.iterations.max(1));
             (auto.iterations, per)
         }
-    })?;
+    })
+    .map_err(|m| anyhow::anyhow!("sizing the iteration count: {m}"))?;
     if progress {
         eprintln!("coremark: timing {iterations} iterations in each of {contexts} context(s)");
     }

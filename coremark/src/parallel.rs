@@ -6,15 +6,13 @@
 //!   one timed interval, and with single iterations to keep the core busy before the common
 //!   start and after the child has finished; those calls run on a spare context so they
 //!   cannot change the data the timed interval starts from.
-//! - [`sizing_cpu`] and [`on_cpu`] let the parent choose the iteration count, as the
+//! - [`sizing_cpu`] (with benchmp's `with_pinned`) lets the parent choose the iteration count, as the
 //!   reference does on its main thread, pinned to the fastest CPU of the run so every
 //!   context lasts at least 10 s.
 //! - [`context_runs`] reads each child's timed interval and CRCs back from the measurement.
 
 use benchmp::Benchmark;
 use benchmp::topology::Topology;
-use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
-use nix::unistd::Pid;
 
 use crate::report::ContextRun;
 use crate::timing::Measurement;
@@ -94,32 +92,6 @@ pub fn sizing_cpu(topology: &Topology, placement: &[Option<usize>]) -> Option<us
         }
     }
     best.map(|(cpu, _)| cpu)
-}
-
-/// The calling process could not be pinned for sizing, or its CPU mask not restored.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct PinError(String);
-
-/// Runs `f` with the calling process pinned to `cpu` (checked), then restores the affinity
-/// mask it had; with `None`, just runs `f`. Call it only while single-threaded.
-pub fn on_cpu<T>(cpu: Option<usize>, f: impl FnOnce() -> T) -> Result<T, PinError> {
-    let Some(cpu) = cpu else {
-        return Ok(f());
-    };
-    let saved = sched_getaffinity(Pid::from_raw(0))
-        .map_err(|e| PinError(format!("sched_getaffinity failed: {e}")))?;
-    let pinned = benchmp::sys::affinity::pin_and_verify(cpu)
-        .map_err(|m| PinError(format!("sizing the iteration count: {m}")));
-    let value = pinned.map(|()| f());
-    let restored = restore(&saved);
-    let value = value?;
-    restored.map(|()| value)
-}
-
-fn restore(saved: &CpuSet) -> Result<(), PinError> {
-    sched_setaffinity(Pid::from_raw(0), saved)
-        .map_err(|e| PinError(format!("restoring the CPU mask failed: {e}")))
 }
 
 /// A child's measurement lacks its timed interval or CRCs.

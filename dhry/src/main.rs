@@ -23,9 +23,6 @@ const MAX_SECONDS: f64 = 86_400.0;
 const MAX_MHZ: f64 = 1_000_000.0;
 /// Timed loops tried for `--time` before settling for one shorter than the target.
 const MAX_ATTEMPTS: u32 = 4;
-/// Interval floor handed to benchmp, µs. A fixed run count does not use it; giving it spares
-/// a machine without benchmp's calibration cache from measuring one (see README).
-const BENCHMP_ENOUGH_US: u64 = 1000;
 
 /// Runs Dhrystone 2.1 and reports Dhrystones per second, DMIPS (Dhrystones per second /
 /// 1757) and DMIPS/MHz, per core, per cluster and in total.
@@ -140,7 +137,6 @@ fn run(cli: &Cli) -> Result<i32> {
     };
     let timing = TimingArgs {
         repetitions: 1,
-        enough: Some(BENCHMP_ENOUGH_US),
         ..TimingArgs::default()
     };
 
@@ -219,7 +215,8 @@ fn probe(variant: Variant, plan: RunPlan, session: &Session) -> Result<Vec<Probe
     parallel::sizing_cpus(&session.topology, &session.placement.cpus)
         .into_iter()
         .map(|cpu| {
-            parallel::on_cpu(cpu, || parallel::probe_here(variant, cpu, time))
+            benchmp::sys::affinity::with_pinned(cpu, || parallel::probe_here(variant, cpu, time))
+                .map_err(anyhow::Error::msg)
                 .context("sizing the run count")?
                 .context("sizing the run count")
         })

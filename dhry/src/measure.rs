@@ -13,9 +13,7 @@
 
 use std::time::{Duration, Instant};
 
-use nix::sched::{CpuSet, sched_getaffinity, sched_getcpu};
 use nix::time::{ClockId, clock_gettime};
-use nix::unistd::Pid;
 use serde::Serialize;
 
 use crate::{Dhrystone, Error, Variant};
@@ -82,30 +80,20 @@ pub fn thread_cpu_ns() -> Result<u64, Error> {
     Ok(t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
 }
 
-/// The CPU the calling thread runs on, if the system says.
-pub fn current_cpu() -> Option<usize> {
-    sched_getcpu().ok()
-}
-
 /// How many CPUs the calling thread may run on, if the system says.
 pub fn allowed_cpu_count() -> Option<usize> {
-    let set = sched_getaffinity(Pid::from_raw(0)).ok()?;
-    Some(
-        (0..CpuSet::count())
-            .filter(|&c| set.is_set(c).unwrap_or(false))
-            .count(),
-    )
+    benchmp::sys::affinity::allowed_cpus().ok().map(|c| c.len())
 }
 
 /// Times `runs` more runs of `d`.
 pub fn time_runs(d: &mut Dhrystone, runs: u64) -> Result<Sample, Error> {
-    let cpu_start = current_cpu();
+    let cpu_start = benchmp::sys::affinity::current_cpu();
     let cpu_0 = thread_cpu_ns()?;
     let t_0 = Instant::now();
     d.run(runs);
     let elapsed = t_0.elapsed();
     let cpu_1 = thread_cpu_ns()?;
-    let cpu_end = current_cpu();
+    let cpu_end = benchmp::sys::affinity::current_cpu();
     Ok(Sample {
         runs,
         elapsed_ns: u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX),

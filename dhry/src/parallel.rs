@@ -5,7 +5,7 @@
 //!   after the child has finished; those calls go to a spare instance, so the timed loop
 //!   starts from `main`'s initial state and its final values are exactly those of the
 //!   reference after that many runs.
-//! - [`sizing_cpus`], [`on_cpu`] and [`size_runs`] let the parent choose the run count before
+//! - [`sizing_cpus`] (with benchmp's `with_pinned`) and [`size_runs`] let the parent choose the run count before
 //!   forking, on the children's own CPUs (one per cluster), as the reference's run count is
 //!   chosen before its loop.
 //! - [`loop_results`] reads each child's timed loop and its [`LoopDetail`] back from the
@@ -16,8 +16,6 @@ use std::time::Duration;
 use benchmp::Benchmark;
 use benchmp::run::Sample;
 use benchmp::topology::Topology;
-use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
-use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 
 use crate::measure::{self, allowed_cpu_count, scale_runs, thread_cpu_ns};
@@ -177,32 +175,6 @@ pub fn sizing_cpus(topology: &Topology, placement: &[Option<usize>]) -> Vec<Opti
         }
     }
     cpus
-}
-
-/// The calling process could not be pinned for sizing, or its CPU mask not restored.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct PinError(String);
-
-/// Runs `f` with the calling process pinned to `cpu` (checked), then restores the affinity
-/// mask it had; with `None`, just runs `f`. Call it only while single-threaded.
-pub fn on_cpu<T>(cpu: Option<usize>, f: impl FnOnce() -> T) -> Result<T, PinError> {
-    let Some(cpu) = cpu else {
-        return Ok(f());
-    };
-    let saved = sched_getaffinity(Pid::from_raw(0))
-        .map_err(|e| PinError(format!("sched_getaffinity failed: {e}")))?;
-    let pinned = benchmp::sys::affinity::pin_and_verify(cpu)
-        .map_err(|m| PinError(format!("sizing the run count: {m}")));
-    let value = pinned.map(|()| f());
-    let restored = restore(&saved);
-    let value = value?;
-    restored.map(|()| value)
-}
-
-fn restore(saved: &CpuSet) -> Result<(), PinError> {
-    sched_setaffinity(Pid::from_raw(0), saved)
-        .map_err(|e| PinError(format!("restoring the CPU mask failed: {e}")))
 }
 
 /// How long the parent's probe should last for `plan`: a tenth of the target, between 1 ms
@@ -397,15 +369,5 @@ mod tests {
             vec![Some(6), Some(3)]
         );
         assert_eq!(sizing_cpus(&t, &[None, None]), vec![None]);
-    }
-
-    #[test]
-    fn pinning_for_sizing_restores_the_mask() {
-        let before = benchmp::sys::affinity::allowed_cpus().unwrap();
-        let cpu = before[before.len() - 1];
-        let seen = on_cpu(Some(cpu), benchmp::sys::affinity::allowed_cpus).unwrap();
-        assert_eq!(seen.unwrap(), vec![cpu]);
-        assert_eq!(benchmp::sys::affinity::allowed_cpus().unwrap(), before);
-        assert_eq!(on_cpu(None, || 5).unwrap(), 5);
     }
 }

@@ -47,3 +47,35 @@ pub fn pin_and_verify(cpu: usize) -> Result<(), String> {
         current_cpu().map_or("?".into(), |c| c.to_string())
     ))
 }
+
+/// Runs `f` with the calling process pinned to `cpu` (verified), then restores the affinity
+/// mask it had; with `None` it just runs `f`. For a parent that sizes a fixed-count run on a
+/// chosen core before forking; call it only while single-threaded.
+pub fn with_pinned<T>(cpu: Option<usize>, f: impl FnOnce() -> T) -> Result<T, String> {
+    let Some(cpu) = cpu else {
+        return Ok(f());
+    };
+    let saved = sched_getaffinity(Pid::from_raw(0))
+        .map_err(|e| format!("sched_getaffinity failed: {e}"))?;
+    let value = pin_and_verify(cpu).map(|()| f());
+    let restored = sched_setaffinity(Pid::from_raw(0), &saved)
+        .map_err(|e| format!("restoring the CPU mask failed: {e}"));
+    let value = value?;
+    restored.map(|()| value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn with_pinned_restores_the_mask() {
+        let before = allowed_cpus().unwrap();
+        let cpu = *before.last().unwrap();
+        let inside = with_pinned(Some(cpu), || (allowed_cpus().unwrap(), current_cpu())).unwrap();
+        assert_eq!(inside.0, vec![cpu]);
+        assert_eq!(inside.1, Some(cpu));
+        assert_eq!(allowed_cpus().unwrap(), before);
+        assert_eq!(with_pinned(None, || 7).unwrap(), 7);
+    }
+}

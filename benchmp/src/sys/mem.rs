@@ -79,6 +79,10 @@ pub struct PagesObtained {
 }
 
 /// An anonymous private mapping, unmapped on drop. Contents start zeroed (not yet faulted in).
+///
+/// Base-page and THP buffers end in one inaccessible guard page: it catches overruns, and it
+/// keeps the kernel from merging two buffers mapped back to back into one mapping, so each
+/// buffer's smaps entry (and [`Buffer::pages_obtained`]) describes that buffer alone.
 #[derive(Debug)]
 pub struct Buffer {
     ptr: NonNull<u8>,
@@ -128,7 +132,8 @@ impl Buffer {
         if pages == Pages::Huge {
             flags |= MapFlags::MAP_HUGETLB;
         }
-        let nz = NonZeroUsize::new(map_len).ok_or(MemError::Empty)?;
+        let guard = if pages == Pages::Huge { 0 } else { 4096 };
+        let nz = NonZeroUsize::new(map_len + guard).ok_or(MemError::Empty)?;
         // SAFETY: a fresh anonymous mapping at a kernel-chosen address aliases nothing.
         let ptr = unsafe {
             mmap_anonymous(
@@ -139,6 +144,13 @@ impl Buffer {
             )
         }
         .map_err(|source| MemError::Map { len, pages, source })?;
+        if guard > 0 {
+            // SAFETY: the guard is the last page of the mapping just created; only its
+            // protection changes and nothing refers to it.
+            let _ = unsafe {
+                nix::sys::mman::mprotect(ptr.byte_add(map_len), guard, ProtFlags::PROT_NONE)
+            };
+        }
         let advice = match pages {
             Pages::Small => Some(MmapAdvise::MADV_NOHUGEPAGE),
             Pages::Thp => Some(MmapAdvise::MADV_HUGEPAGE),
@@ -151,7 +163,7 @@ impl Buffer {
         Ok(Buffer {
             ptr: ptr.cast(),
             len,
-            map_len,
+            map_len: map_len + guard,
             pages,
         })
     }
@@ -315,6 +327,17 @@ Private_Hugetlb:    4096 kB
         let e = Buffer::new(4 << 20, Pages::Huge).unwrap_err();
         assert!(e.is_unsupported());
         assert!(e.to_string().contains("/proc/sys/vm/nr_hugepages"), "{e}");
+    }
+
+    #[test]
+    fn adjacent_buffers_stay_separate_mappings() {
+        let mut a = Buffer::new(1 << 20, Pages::Small).unwrap();
+        let mut b = Buffer::new(1 << 20, Pages::Small).unwrap();
+        a.touch();
+        b.touch();
+        // Each mapping holds exactly its own resident megabyte, whatever their addresses.
+        assert_eq!(a.pages_obtained().rss_bytes, 1 << 20);
+        assert_eq!(b.pages_obtained().rss_bytes, 1 << 20);
     }
 
     #[test]
