@@ -99,33 +99,15 @@ impl Buffers {
     }
 }
 
-/// What backed one child's buffers, as it reports them to the parent.
-///
-/// The figures are those of the kernel mapping holding each buffer (/proc/self/smaps). The
-/// kernel merges adjacent mappings with the same flags, so `buf` and `buf2` usually share one;
-/// then `buf` covers both and `buf2` is absent, rather than counting the pages twice.
+/// What backed one child's buffers, as it reports them to the parent (each buffer is its own
+/// kernel mapping: benchmp's buffers end in a guard page, so they never merge).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChildPages {
     /// The mapping holding the source buffer.
     pub buf: PagesObtained,
-    /// The mapping holding the copy destination, when it is a different one.
+    /// The mapping holding the copy destination, for copies.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub buf2: Option<PagesObtained>,
-    /// True when both buffers lie in the one mapping `buf` describes.
-    #[serde(default)]
-    pub one_mapping: bool,
-}
-
-impl ChildPages {
-    /// From the two buffers' mappings, merging them when they are the same one.
-    pub fn new(buf: PagesObtained, buf2: Option<PagesObtained>) -> ChildPages {
-        let one_mapping = buf2 == Some(buf);
-        ChildPages {
-            buf,
-            buf2: if one_mapping { None } else { buf2 },
-            one_mapping,
-        }
-    }
 }
 
 /// A child's benchmark: `run(n)` makes `n` passes over the buffers.
@@ -174,7 +156,7 @@ impl Benchmark for BwBench {
     /// the report says what was measured rather than what was asked.
     fn child_detail(&mut self) -> serde_json::Value {
         let (buf, buf2) = self.bufs.pages_obtained();
-        serde_json::to_value(ChildPages::new(buf, buf2)).unwrap_or_default()
+        serde_json::to_value(ChildPages { buf, buf2 }).unwrap_or_default()
     }
 }
 
