@@ -201,6 +201,19 @@ impl ChildRun {
             })
     }
 
+    /// The first accepted sample and its detail ([`Benchmark::sample_detail`]) decoded as `T`:
+    /// the timed interval of a fixed-count run. The error says what is missing.
+    pub fn timed_detail<T: serde::de::DeserializeOwned>(&self) -> Result<(&Sample, T), String> {
+        let s = self
+            .samples
+            .iter()
+            .find(|s| s.accepted)
+            .ok_or_else(|| format!("{}: no timed interval", self.who()))?;
+        let detail = serde_json::from_value(s.detail.clone())
+            .map_err(|e| format!("{}: no record of its timed interval ({e})", self.who()))?;
+        Ok((s, detail))
+    }
+
     /// The CPU the child ran on most recently (its pin, else the last one seen).
     pub fn cpu_for_topology(&self) -> Option<usize> {
         self.cpu
@@ -623,6 +636,27 @@ fn size_count<B: Benchmark>(bench: &mut B, start: u64, enough: f64, sink: &mut u
     (count, 64)
 }
 
+/// Keeps the CPU busy inside `span` until the parent sends `wanted` (true) or anything else,
+/// such as EXIT or a closed pipe (false). Returns the phase's start and end, taken inside the
+/// span, and whether `wanted` came.
+fn busy_until<B: Benchmark>(
+    span: tracing::Span,
+    wanted: u8,
+    down: &mut File,
+    bench: &mut B,
+    busy: &mut BusyBatch,
+    sink: &mut u64,
+) -> (u64, u64, bool) {
+    let _s = span.entered();
+    let t = now_ns();
+    loop {
+        match poll_byte(down) {
+            Some(b) => return (t, now_ns(), b == wanted),
+            None => *sink ^= busy.run(bench),
+        }
+    }
+}
+
 /// Sizes keep-busy batches to about a millisecond as they run: a batch shorter than half of it
 /// doubles, one longer than twice of it halves.
 #[derive(Debug)]
@@ -722,17 +756,17 @@ where
     });
 
     send(up, &Up::Ready).map_err(io)?;
-    {
-        let _s = tracing::info_span!("warmup").entered();
-        let t = now_ns();
-        loop {
-            match poll_byte(down) {
-                Some(GO) => break,
-                Some(_) => return Ok(()),
-                None => sink ^= busy.run(&mut bench),
-            }
-        }
-        phase("warmup", None, t, now_ns());
+    let (t, end, go) = busy_until(
+        tracing::info_span!("warmup"),
+        GO,
+        down,
+        &mut bench,
+        &mut busy,
+        &mut sink,
+    );
+    phase("warmup", None, t, end);
+    if !go {
+        return Ok(());
     }
 
     let m0 = migrations.as_mut().and_then(Counter::read);
@@ -806,17 +840,17 @@ where
     }
     send(up, &Up::Done).map_err(io)?;
 
-    {
-        let _s = tracing::info_span!("cooldown").entered();
-        let t = now_ns();
-        loop {
-            match poll_byte(down) {
-                Some(RESULT) => break,
-                Some(_) => return Ok(()),
-                None => sink ^= busy.run(&mut bench),
-            }
-        }
-        phase("cooldown", None, t, now_ns());
+    let (t, end, asked) = busy_until(
+        tracing::info_span!("cooldown"),
+        RESULT,
+        down,
+        &mut bench,
+        &mut busy,
+        &mut sink,
+    );
+    phase("cooldown", None, t, end);
+    if !asked {
+        return Ok(());
     }
     let result = ChildRun {
         index: info.index,

@@ -94,35 +94,16 @@ pub fn sizing_cpu(topology: &Topology, placement: &[Option<usize>]) -> Option<us
     best.map(|(cpu, _)| cpu)
 }
 
-/// A child's measurement lacks its timed interval or CRCs.
-#[derive(Debug, thiserror::Error)]
-#[error("{child}: {what}")]
-pub struct MissingResult {
-    /// `child N (CPU C)`.
-    pub child: String,
-    /// What is missing.
-    pub what: String,
-}
-
 /// Each child's timed interval and CRCs (from [`ContextBench::sample_detail`]), by child
 /// index; the CRCs are validated by [`crate::report::Report::new`].
-pub fn context_runs(m: &benchmp::Measurement) -> Result<Vec<ContextRun>, MissingResult> {
+pub fn context_runs(m: &benchmp::Measurement) -> anyhow::Result<Vec<ContextRun>> {
     m.children
         .iter()
         .map(|c| {
-            let missing = |what: String| MissingResult {
-                child: c.who(),
-                what,
-            };
-            let s = c
-                .samples
-                .iter()
-                .find(|s| s.accepted)
-                .ok_or_else(|| missing("no timed interval".into()))?;
-            let result: IterResult = serde_json::from_value(s.detail.clone())
-                .map_err(|e| missing(format!("no CRCs for its timed interval ({e})")))?;
-            let iterations = u32::try_from(s.iterations)
-                .map_err(|_| missing(format!("{} iterations do not fit", s.iterations)))?;
+            let (s, result) = c.timed_detail::<IterResult>().map_err(anyhow::Error::msg)?;
+            let iterations = u32::try_from(s.iterations).map_err(|_| {
+                anyhow::anyhow!("{}: {} iterations do not fit", c.who(), s.iterations)
+            })?;
             Ok(ContextRun {
                 cpu: c.cpu,
                 run: Measurement {

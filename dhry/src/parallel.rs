@@ -225,32 +225,12 @@ pub fn expected_seconds(runs: u64, probes: &[Probe]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// A child's measurement lacks its timed loop or its detail.
-#[derive(Debug, thiserror::Error)]
-#[error("{child}: {what}")]
-pub struct MissingResult {
-    /// `child N (CPU C)`.
-    pub child: String,
-    /// What is missing.
-    pub what: String,
-}
-
 /// Each child's timed loop (benchmp's sample) and its [`LoopDetail`], in child order.
-pub fn loop_results(m: &benchmp::Measurement) -> Result<Vec<(Sample, LoopDetail)>, MissingResult> {
+pub fn loop_results(m: &benchmp::Measurement) -> anyhow::Result<Vec<(Sample, LoopDetail)>> {
     m.children
         .iter()
         .map(|c| {
-            let missing = |what: String| MissingResult {
-                child: c.who(),
-                what,
-            };
-            let s = c
-                .samples
-                .iter()
-                .find(|s| s.accepted)
-                .ok_or_else(|| missing("no timed loop".into()))?;
-            let detail: LoopDetail = serde_json::from_value(s.detail.clone())
-                .map_err(|e| missing(format!("no record of its timed loop ({e})")))?;
+            let (s, detail) = c.timed_detail::<LoopDetail>().map_err(anyhow::Error::msg)?;
             Ok((s.clone(), detail))
         })
         .collect()
