@@ -109,8 +109,26 @@ def lmbench_lat(lmdir, length_mib, stride, random, reps, enough, cpu):
     for line in err.splitlines():
         parts = line.split()
         if len(parts) == 2 and not line.startswith('"'):
-            points[round(float(parts[0]) * MIB)] = float(parts[1])
+            points[grid_size(float(parts[0]) * MIB)] = float(parts[1])
     return points
+
+
+def grid_size(nbytes):
+    """The size of lmbench's sweep grid nearest to `nbytes` (its output keeps 5 decimals of MiB)."""
+    k, best = 512, 512
+    while k <= 1 << 40:
+        if abs(k - nbytes) < abs(best - nbytes):
+            best = k
+        if k < 1024:
+            k *= 2
+        elif k < 4096:
+            k += 1024
+        else:
+            step = 32768
+            while step <= k:
+                step *= 2
+            k += step // 16
+    return best
 
 
 def abba(a, b, rounds):
@@ -206,13 +224,16 @@ def main():
 
     print(f"| measurement | peer | ours | peer | unit | ours/peer | runs (ABBA x {args.rounds}) |")
     print("| --- | --- | ---: | ---: | --- | ---: | --- |")
+    def num(x):
+        return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
     for what, peer, a, b, unit, key, xs, ys in rows:
         if a is None:
             print(f"| {what} | {peer} | median deviation {xs[0]:.1f} % | worst {ys[0]:.1f} % | | | |")
             continue
         ratio = a / b if b else float("nan")
-        spread = f"ours {min(xs):.4g}..{max(xs):.4g}, peer {min(ys):.4g}..{max(ys):.4g}"
-        print(f"| {what} | {peer} | {a:.4g} | {b:.4g} | {unit} | {ratio:.3f} | {spread} |")
+        spread = f"ours {num(min(xs))}..{num(max(xs))}, peer {num(min(ys))}..{num(max(ys))}"
+        print(f"| {what} | {peer} | {num(a)} | {num(b)} | {unit} | {ratio:.3f} | {spread} |")
     return 0
 
 
