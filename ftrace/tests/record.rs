@@ -538,7 +538,7 @@ fn bw_mem_trace_matches_its_own_json() {
     // clock reads next to them, plus any time the task was switched out meanwhile.
     let agree = |s: &ftrace::convert::Slice, phase_us: f64, what: &str| {
         let extra = s.dur_us() - phase_us;
-        let allowed = 100.0 + off_cpu(s.pid, s.begin_us, s.end_us);
+        let allowed = 250.0 + off_cpu(s.pid, s.begin_us, s.end_us);
         assert!(
             extra >= -5.0 && extra <= allowed,
             "{what}: slice {:.1} us but the JSON says {phase_us:.1} us ({allowed:.1} us allowed)",
