@@ -23,6 +23,8 @@
 #
 # Exit status: 0 ok, 1 a run failed, 2 bad settings, 3 missing tools.
 set -euo pipefail
+# shellcheck source=scripts/lib/bench.sh
+. "$(dirname "$0")/lib/bench.sh"
 cd "$(dirname "$0")/.."
 
 die() {
@@ -54,14 +56,6 @@ if ((${#missing[@]} > 0)); then
         die "cannot install ${missing[*]}" 3
 fi
 
-lock_file=${SOCBENCH_LOCK:-/tmp/socbench-cpu.lock}
-locked() {
-    if command -v flock >/dev/null; then
-        flock "$lock_file" "$@"
-    else
-        "$@"
-    fi
-}
 
 cpu=${BW_CPU:-$(($(nproc) - 1))}
 rounds=${BW_ROUNDS:-3}
@@ -79,11 +73,7 @@ for s in $sizes; do
 done
 taskset -c "$cpu" true 2>/dev/null || die "cannot pin to cpu $cpu" 2
 
-target_dir=${CARGO_TARGET_DIR:-target}
-ours="$target_dir/release/bw_mem"
-echo "building socbench bw_mem (cargo build --release -p bw_mem)"
-locked cargo build --quiet --release -p bw_mem
-[[ -x $ours ]] || die "no binary at $ours"
+ours=$(build_release bw_mem) || die "cannot build bw_mem"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench_bw_mem.XXXXXX")
 trap 'rm -rf "$work"' EXIT

@@ -30,6 +30,8 @@
 #
 # Exit status: 0 ok, 1 a run failed or did not validate, 2 bad settings, 3 missing tools.
 set -euo pipefail
+# shellcheck source=scripts/lib/bench.sh
+. "$(dirname "$0")/lib/bench.sh"
 cd "$(dirname "$0")/.."
 
 die() {
@@ -41,14 +43,6 @@ for tool in cargo taskset python3; do
     command -v "$tool" >/dev/null || die "$tool is required" 3
 done
 
-lock_file=${SOCBENCH_LOCK:-/tmp/socbench-cpu.lock}
-locked() {
-    if command -v flock >/dev/null; then
-        flock "$lock_file" "$@"
-    else
-        "$@"
-    fi
-}
 
 ncpu=$(nproc)
 cpu=${COREMARK_CPU:-$((ncpu - 1))}
@@ -62,11 +56,7 @@ fi
 [[ $iterations =~ ^[0-9]+$ ]] || die "COREMARK_ITERATIONS must be a whole number" 2
 taskset -c "$cpu" true 2>/dev/null || die "cannot pin to cpu $cpu" 2
 
-target_dir=${CARGO_TARGET_DIR:-target}
-ours="$target_dir/release/coremark"
-echo "building socbench coremark (cargo build --release -p coremark)"
-locked cargo build --quiet --release -p coremark
-[[ -x $ours ]] || die "no binary at $ours"
+ours=$(build_release coremark) || die "cannot build coremark"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench_coremark.XXXXXX")
 trap 'rm -rf "$work"' EXIT

@@ -37,6 +37,8 @@
 #
 # Exit status: 0 ok, 1 a run failed or did not verify, 2 bad settings, 3 missing tools.
 set -euo pipefail
+# shellcheck source=scripts/lib/bench.sh
+. "$(dirname "$0")/lib/bench.sh"
 cd "$(dirname "$0")/.."
 
 die() { echo "bench_dhry: $1" >&2; exit "${2:-1}"; }
@@ -45,14 +47,6 @@ for tool in cargo taskset python3; do
     command -v "$tool" >/dev/null || die "$tool is required" 3
 done
 
-lock_file=${SOCBENCH_LOCK:-/tmp/socbench-cpu.lock}
-locked() {
-    if command -v flock >/dev/null; then
-        flock "$lock_file" "$@"
-    else
-        "$@"
-    fi
-}
 
 read -r -a allowed <<<"$(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))')"
 ncpus=${#allowed[@]}
@@ -72,11 +66,7 @@ fi
 taskset -c "$cpu" true 2>/dev/null || die "cannot pin to cpu $cpu" 2
 ((ncpus > 1)) || all=0
 
-target_dir=${CARGO_TARGET_DIR:-target}
-ours="$target_dir/release/dhry"
-echo "building socbench dhry (cargo build --release -p dhry)"
-locked cargo build --quiet --release -p dhry
-[[ -x $ours ]] || die "no binary at $ours"
+ours=$(build_release dhry) || die "cannot build dhry"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench_dhry.XXXXXX")
 trap 'rm -rf "$work"' EXIT

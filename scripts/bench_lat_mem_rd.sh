@@ -24,6 +24,8 @@
 #
 # Exit status: 0 ok, 1 a run failed, 2 bad settings, 3 missing tools.
 set -euo pipefail
+# shellcheck source=scripts/lib/bench.sh
+. "$(dirname "$0")/lib/bench.sh"
 cd "$(dirname "$0")/.."
 
 die() {
@@ -35,9 +37,6 @@ for tool in cargo python3 flock; do
     command -v "$tool" >/dev/null || die "$tool is required" 3
 done
 
-lock_file=${SOCBENCH_LOCK:-/tmp/socbench-cpu.lock}
-locked() { flock "$lock_file" "$@"; }
-
 cpu=${LMR_CPU:-$(($(nproc) - 1))}
 reps_list=${LMR_REPS-11 1}
 for n in $reps_list; do
@@ -47,11 +46,7 @@ done
 # Calibration is part of what is compared: nothing may skip it.
 unset ENOUGH TIMING_O LOOP_O BENCHMP_CALIBRATION LMBENCH_SCHED
 
-target_dir=${CARGO_TARGET_DIR:-target}
-bin="$target_dir/release/lat_mem_rd"
-echo "building lat_mem_rd (cargo build --release -p lat_mem_rd)"
-locked cargo build --quiet --release -p lat_mem_rd
-[[ -x $bin ]] || die "no binary at $bin"
+bin=$(build_release lat_mem_rd) || die "cannot build lat_mem_rd"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench_lat_mem_rd.XXXXXX")
 hp_file=/proc/sys/vm/nr_hugepages

@@ -21,6 +21,8 @@
 #
 # Exit status: 0 goal met, 1 goal missed or a run failed, 2 bad settings, 3 missing tools.
 set -euo pipefail
+# shellcheck source=scripts/lib/bench.sh
+. "$(dirname "$0")/lib/bench.sh"
 cd "$(dirname "$0")/.."
 
 die() { echo "dto_power: $1" >&2; exit "${2:-1}"; }
@@ -36,16 +38,7 @@ slow=${DTO_POWER_SLOW_PCT:-10}
 [[ $runs =~ ^[1-9][0-9]*$ ]] || die "DTO_POWER_RUNS must be a whole number of at least 1" 2
 [[ $slow =~ ^[0-9]+$ ]] || die "DTO_POWER_SLOW_PCT must be a whole percentage" 2
 
-lock_file=${SOCBENCH_LOCK:-/tmp/socbench-cpu.lock}
-locked() {
-    if command -v flock >/dev/null; then flock "$lock_file" "$@"; else "$@"; fi
-}
-
-echo "building dto (cargo build --release -p dto)"
-locked cargo build --quiet --release -p dto
-target_dir=${CARGO_TARGET_DIR:-target}
-dto="$target_dir/release/dto"
-[[ -x $dto ]] || die "no binary at $dto"
+dto=$(build_release dto) || die "cannot build dto"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/dto_power.XXXXXX")
 trap 'rm -rf "$work"' EXIT

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Shared by the benchmark scripts: the machine-wide lock every timed run (and every build)
+# holds, so no two benchmarks or heavy jobs run at once, and the release build of one tool.
+
+lock_file=${SOCBENCH_LOCK:-/tmp/socbench-cpu.lock}
+
+# Runs a command holding the lock (or plainly where flock is missing).
+locked() {
+  if command -v flock >/dev/null; then
+    flock "$lock_file" "$@"
+  else
+    "$@"
+  fi
+}
+
+# Builds the release binary of package $1 under the lock and prints its path.
+build_release() {
+  local bin="${CARGO_TARGET_DIR:-target}/release/$1"
+  echo "building socbench $1 (cargo build --release -p $1)" >&2
+  locked cargo build --quiet --release -p "$1" || return 1
+  [[ -x $bin ]] || { echo "no binary at $bin" >&2; return 1; }
+  printf '%s\n' "$bin"
+}
