@@ -3,7 +3,7 @@
 #
 # Runs `dto ab` repeatedly on one benchmark (default memcpy_64k, 4 KiB pages, the guide's
 # default settings: 3 forked rounds of 10 000 iterations, cold cache, 2 % minimum effect):
-#   A/A   libc against itself: every run should PASS (false-alarm rate);
+#   A/A   libc against itself: every run should PASS (false-alarm rate; an alarm shows NOISY);
 #   slow  libc against a fixture library whose memcpy forwards to libc's and then spins for
 #         DTO_POWER_SLOW_PCT percent (default 10) of the time its own copy took: every run
 #         should FAIL (detection rate).

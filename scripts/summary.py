@@ -69,7 +69,8 @@ def other_row(tool, data):
     cells = data.get("cells")
     if isinstance(cells, list):
         # dto: A/B cells, regressions and the speedup table against libc.
-        note = f"{len(cells)} cells, {data.get('regressions', 0)} regressions, {data.get('result', '?')}"
+        note = (f"{len(cells)} cells, {data.get('regressions', 0)} regressions, "
+                f"{data.get('noisy', 0)} A/A noisy, {data.get('result', '?')}")
         speed = [x for x in data.get("speedup", []) if isinstance(x.get("speedup"), (int, float))]
         if speed:
             best = max(speed, key=lambda x: x["speedup"])

@@ -162,6 +162,13 @@ pub struct Config {
     pub env: Vec<(String, String)>,
 }
 
+impl Config {
+    /// True when both sides are the same implementation: its change is noise, not a regression.
+    pub fn is_a_a(&self) -> bool {
+        self.baseline == self.current
+    }
+}
+
 fn display<S: serde::Serializer>(v: &ImplSpec, s: S) -> Result<S::Ok, S::Error> {
     s.collect_str(v)
 }

@@ -20,8 +20,9 @@ use dto::run::{self, RunPlan};
 ///
 /// Implementations: `cpu` (libc's functions via dlopen/dlsym), `lib:PATH` (memcpy, memmove,
 /// memset and memcmp from a shared library, e.g. Intel's libdto) and the built-in kernels
-/// listed by `dto list`. Exit status: 0 ok, 1 a check failed or a judged cell regressed,
-/// 2 bad usage or input, 3 unsupported here (CPU feature, huge pages).
+/// listed by `dto list`. Exit status: 0 ok, 1 a check failed or an A/B cell regressed,
+/// 2 bad usage or input, 3 unsupported here (CPU feature, huge pages). An A/A cell (one
+/// implementation against itself, as every `speedup` row is) that moves is NOISY, not a failure.
 #[derive(Debug, Parser)]
 #[command(name = "dto", version)]
 struct Cli {
@@ -212,6 +213,12 @@ fn perf(mode: &str, configs: Vec<Config>, common: Common) -> Result<i32> {
     }
     if let Some(dest) = &common.csv {
         emit(dest, &report::render_csv(&r)?)?;
+    }
+    if r.noisy > 0 {
+        eprintln!(
+            "dto: {} A/A cell(s) moved by more than {:.1}%: this run's noise (not a regression)",
+            r.noisy, r.setup.min_effect_pct
+        );
     }
     if r.regressions > 0 {
         eprintln!(

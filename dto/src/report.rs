@@ -33,7 +33,9 @@ pub struct Report {
     pub speedup: Vec<Speedup>,
     /// Judged cells whose trimmed mean grew by more than the minimum effect.
     pub regressions: usize,
-    /// "PASS" or "FAIL".
+    /// A/A cells (an implementation against itself) that moved by more than the minimum effect.
+    pub noisy: usize,
+    /// "PASS" or "FAIL" (from the A/B cells only).
     pub result: &'static str,
 }
 
@@ -229,6 +231,7 @@ pub fn render_text(r: &Report) -> String {
                 Verdict::Pass => "PASS",
                 Verdict::Fail => "FAIL",
                 Verdict::Ref => "REF",
+                Verdict::Noisy => "NOISY",
             };
             let _ = writeln!(
                 o,
@@ -291,14 +294,41 @@ pub fn render_text(r: &Report) -> String {
             }
         }
     }
-    let judged = r.cells.iter().filter(|c| c.verdict != Verdict::Ref).count();
-    let _ = writeln!(
-        o,
-        "\nResult: {} ({} of {} judged cells regressed by more than {:.1}%)",
-        r.result, r.regressions, judged, s.min_effect_pct
-    );
+    let _ = writeln!(o, "\n{}", result_line(r));
     let _ = writeln!(o, "Samples: {}", s.distributions_csv);
     o
+}
+
+/// The closing verdict: A/B cells decide PASS or FAIL; A/A cells that moved are counted as noise.
+fn result_line(r: &Report) -> String {
+    let judged = |aa: bool| {
+        r.cells
+            .iter()
+            .filter(|c| c.verdict != Verdict::Ref)
+            .filter(|c| {
+                r.configs
+                    .iter()
+                    .any(|k| k.label == c.config && k.is_a_a() == aa)
+            })
+            .count()
+    };
+    let (ab, aa) = (judged(false), judged(true));
+    let effect = r.setup.min_effect_pct;
+    let mut line = if ab > 0 {
+        format!(
+            "Result: {} ({} of {} judged A/B cells regressed by more than {:.1}%)",
+            r.result, r.regressions, ab, effect
+        )
+    } else {
+        format!("Result: {} (no A/B cell judged)", r.result)
+    };
+    if aa > 0 {
+        line.push_str(&format!(
+            "; A/A noise: {} of {} cells of an implementation against itself moved by more than {:.1}%",
+            r.noisy, aa, effect
+        ));
+    }
+    line
 }
 
 /// One CSV row per cell.
@@ -335,6 +365,7 @@ pub fn render_csv(r: &Report) -> anyhow::Result<String> {
             Verdict::Pass => "PASS",
             Verdict::Fail => "FAIL",
             Verdict::Ref => "REF",
+            Verdict::Noisy => "NOISY",
         };
         w.write_record([
             c.test.to_string(),
@@ -406,6 +437,8 @@ mod tests {
         let cells = vec![
             cell("memcpy_16k", "cpu", 4033.0, 4036.0, Verdict::Pass),
             cell("memcpy_16k", "avx2", 1520.0, 1600.0, Verdict::Fail),
+            cell("memcpy_32k", "cpu", 8000.0, 8400.0, Verdict::Noisy),
+            cell("memcpy_32k", "avx2", 3000.0, 3010.0, Verdict::Pass),
         ];
         let speedup = speedups(&cells);
         Report {
@@ -430,12 +463,20 @@ mod tests {
                 short: false,
                 distributions_csv: "perf_results/distributions.csv".into(),
             },
-            configs: vec![Config {
-                label: "avx2".into(),
-                baseline: ImplSpec::Cpu,
-                current: ImplSpec::Cpu,
-                env: vec![],
-            }],
+            configs: vec![
+                Config {
+                    label: "cpu".into(),
+                    baseline: ImplSpec::Cpu,
+                    current: ImplSpec::Cpu,
+                    env: vec![],
+                },
+                Config {
+                    label: "avx2".into(),
+                    baseline: ImplSpec::Cpu,
+                    current: ImplSpec::Kernel(crate::kernels::Kernel::Avx2),
+                    env: vec![],
+                },
+            ],
             page_sizes: vec![
                 PageStatus {
                     pages: "4k",
@@ -451,6 +492,7 @@ mod tests {
             cells,
             speedup,
             regressions: 1,
+            noisy: 1,
             result: "FAIL",
         }
     }
@@ -471,17 +513,40 @@ mod tests {
         assert!(t.contains("  skipped: no huge pages\n"));
         assert!(t.contains("  Speedup vs CPU (current library)\n"));
         assert!(t.contains("  memcpy_16k          2.52x\n"), "{t}");
-        assert!(t.contains("Result: FAIL (1 of 2 judged cells regressed by more than 2.0%)"));
+        assert!(t.contains(
+            "  memcpy_32k      cpu          8000 ns    8400 ns   +5.0%  0.026   NOISY     bl=5 cur=3\n"
+        ));
+        assert!(t.contains(
+            "Result: FAIL (1 of 2 judged A/B cells regressed by more than 2.0%); A/A noise: 1 of 2 \
+             cells of an implementation against itself moved by more than 2.0%"
+        ));
+    }
+
+    #[test]
+    fn a_run_without_a_b_cells_says_so() {
+        let mut r = sample();
+        r.configs.truncate(1);
+        r.cells.retain(|c| c.config == "cpu");
+        r.regressions = 0;
+        r.result = "PASS";
+        let t = render_text(&r);
+        assert!(
+            t.contains("Result: PASS (no A/B cell judged); A/A noise: 1 of 2 cells"),
+            "{t}"
+        );
     }
 
     #[test]
     fn csv_has_one_row_per_cell_and_json_round_trips() {
         let r = sample();
         let csv = render_csv(&r).unwrap();
-        assert_eq!(csv.lines().count(), 3);
+        assert_eq!(csv.lines().count(), 5);
         assert!(csv.lines().nth(2).unwrap().ends_with(",FAIL"));
+        assert!(csv.lines().nth(3).unwrap().ends_with(",NOISY"));
         let j: serde_json::Value = serde_json::to_value(&r).unwrap();
         assert_eq!(j["cells"][1]["verdict"], "FAIL");
+        assert_eq!(j["cells"][2]["verdict"], "NOISY");
+        assert_eq!(j["noisy"], 1);
         assert_eq!(j["speedup"][0]["config"], "avx2");
     }
 }

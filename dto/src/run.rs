@@ -141,7 +141,10 @@ pub fn run(plan: &RunPlan) -> Result<Report> {
                 if bl.is_empty() || cu.is_empty() {
                     return Err(anyhow!("{} {}: no samples", b.name, pages.short()));
                 }
-                let cmp = stats::compare(&bl, &cu, st.min_effect_pct, b.reference_only);
+                let mut cmp = stats::compare(&bl, &cu, st.min_effect_pct, b.reference_only);
+                if cmp.verdict == Verdict::Fail && config.is_a_a() {
+                    cmp.verdict = Verdict::Noisy;
+                }
                 cells.push(Cell {
                     test: b.name,
                     op: b.op.name(),
@@ -172,6 +175,7 @@ pub fn run(plan: &RunPlan) -> Result<Report> {
     }
     dist.finish()?;
     let regressions = cells.iter().filter(|c| c.verdict == Verdict::Fail).count();
+    let noisy = cells.iter().filter(|c| c.verdict == Verdict::Noisy).count();
     let speedup = report::speedups(&cells);
     let setup = Setup {
         pinned_cpu: cpu,
@@ -209,6 +213,7 @@ pub fn run(plan: &RunPlan) -> Result<Report> {
         cells,
         speedup,
         regressions,
+        noisy,
         result: if regressions == 0 { "PASS" } else { "FAIL" },
     })
 }

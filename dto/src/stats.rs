@@ -227,6 +227,9 @@ pub enum Verdict {
     Fail,
     /// A reference-only row: shown, never judged.
     Ref,
+    /// An A/A cell (one implementation against itself) that moved by more than the minimum
+    /// effect: a measure of this run's noise, not a regression.
+    Noisy,
 }
 
 /// Everything the analysis says about one A/B cell.
@@ -242,7 +245,7 @@ pub struct Comparison {
     pub ks: Ks,
     /// Shared-threshold outlier counts over the untrimmed samples.
     pub outliers: Outliers,
-    /// PASS, FAIL, or REF for reference-only rows.
+    /// PASS, FAIL, or REF for reference-only rows (NOISY is set by the caller for A/A cells).
     pub verdict: Verdict,
 }
 

@@ -8,7 +8,13 @@ out=$(mktemp -d "${TMPDIR:-/tmp}/socbench-suite.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-summary=$("$top/scripts/suite.sh" --quick --out "$out") || fail "the suite reported failures: $(cat "$out/status.tsv")"
+if ! summary=$("$top/scripts/suite.sh" --quick --out "$out"); then
+  echo "$summary" >&2
+  for f in "$out"/*.err; do
+    [ -s "$f" ] && { echo "--- $(basename "$f")" >&2; tail -n 20 "$f" >&2; }
+  done
+  fail "the suite reported failures: $(cat "$out/status.tsv")"
+fi
 echo "$summary" | tail -n 20
 
 # shellcheck source=scripts/lib/plan.sh
