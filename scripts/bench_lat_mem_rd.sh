@@ -12,14 +12,16 @@
 #      the hugetlb pages itself (echo N > /proc/sys/vm/nr_hugepages) and puts the old value
 #      back right after (and on any exit); otherwise the huge rows are skipped with a note.
 #   3. Time to result: 'lat_mem_rd -t 256m 64' (123 sizes) with predicted counts, then the
-#      same with --recalibrate-each-size, back to back, for each -N in LMR_REPS; the ratio
-#      of their wall times (goal: at most 0.2). Both measure the framework calibration
-#      (--recalibrate, no ENOUGH/TIMING_O/LOOP_O): once for the first, at every size for the
-#      second.
+#      same with --recalibrate-each-size, back to back, for each -N in LMR_REPS and each
+#      interval floor in LMR_FLOORS; the ratio of their wall times (goal: at most 0.2). Both
+#      measure the framework calibration (--recalibrate, no ENOUGH/TIMING_O/LOOP_O): once for
+#      the first, at every size for the second.
 #
 # Environment:
 #   LMR_CPU       CPU list for the child (default: the last online CPU)
-#   LMR_REPS      -N values of the sweep comparison (default "11 1"; "" skips it)
+#   LMR_REPS      -N values of the sweep comparison (default "11", lmbench's; "" skips it)
+#   LMR_FLOORS    --enough-floor values in µs (default "100000 0": lmbench's 100 ms floor,
+#                 then the calibrated ENOUGH alone)
 #   SOCBENCH_LOCK lock file held around the build and each run (default /tmp/socbench-cpu.lock)
 #
 # Exit status: 0 ok, 1 a run failed, 2 bad settings, 3 missing tools.
@@ -38,9 +40,13 @@ for tool in cargo python3 flock; do
 done
 
 cpu=${LMR_CPU:-$(($(nproc) - 1))}
-reps_list=${LMR_REPS-11 1}
+reps_list=${LMR_REPS-11}
 for n in $reps_list; do
     [[ $n =~ ^[1-9][0-9]*$ ]] || die "LMR_REPS must hold whole numbers, not '$n'" 2
+done
+floors_list=${LMR_FLOORS-100000 0}
+for f in $floors_list; do
+    [[ $f =~ ^(0|[1-9][0-9]{0,7})$ ]] || die "LMR_FLOORS must hold whole numbers of µs, not '$f'" 2
 done
 
 # Calibration is part of what is compared: nothing may skip it.
@@ -155,29 +161,36 @@ fi
 
 # 3. Time to result.
 for n in $reps_list; do
-    run "sweep_predicted_N$n" -t -N "$n" --recalibrate 256m 64
-    run "sweep_recal_N$n" -t -N "$n" --recalibrate-each-size 256m 64
+    for floor in $floors_list; do
+        run "sweep_predicted_N${n}_F$floor" -t -N "$n" --enough-floor "$floor" --recalibrate 256m 64
+        run "sweep_recal_N${n}_F$floor" -t -N "$n" --enough-floor "$floor" --recalibrate-each-size 256m 64
+    done
 done
-if [[ -n $reps_list ]]; then
-    # shellcheck disable=SC2086 # the -N values are one word each
-    py $reps_list <<'EOF'
+if [[ -n $reps_list && -n $floors_list ]]; then
+    # shellcheck disable=SC2086 # the values are one word each
+    py "$reps_list" $floors_list <<'EOF'
 import json, sys
-work, reps = sys.argv[1], sys.argv[2:]
-print("time to result, 'lat_mem_rd -t 256m 64' (123 sizes, each accepted interval >= 0.95 x 100 ms):")
+work, reps, floors = sys.argv[1], sys.argv[2].split(), sys.argv[3:]
+print("time to result, 'lat_mem_rd -t 256m 64' (123 sizes; an interval counts when >= 0.95 x ENOUGH,")
+print("ENOUGH = max(calibrated, --enough-floor)):")
 for n in reps:
-    a = json.load(open(f"{work}/sweep_predicted_N{n}.json"))
-    b = json.load(open(f"{work}/sweep_recal_N{n}.json"))
-    def line(r, label):
-        t = r["extra"]["timing"]
-        return (f"    {label:<28} {r['wall_ns'] / 1e9:7.1f} s  (framework calibration "
-                f"{t['framework_calibration_ns'] / 1e9:6.1f} s, count sizing {t['count_sizing_ns'] / 1e9:5.1f} s, "
-                f"{t['sizes_whose_prediction_was_confirmed']}/{t['sizes']} predictions confirmed by the first interval, "
-                f"shortest accepted {t['shortest_accepted_interval_ns'] / 1e6:.1f} ms)")
-    print(f"  -N {n}:")
-    print(line(a, "predicted counts:"))
-    print(line(b, "recalibrated at every size:"))
-    ratio = a["wall_ns"] / b["wall_ns"]
-    verdict = "goal met" if ratio <= 0.2 else "goal not met"
-    print(f"    ratio predicted / recalibrated: {ratio:.3f} (goal <= 0.2: {verdict})")
+    for f in floors:
+        a = json.load(open(f"{work}/sweep_predicted_N{n}_F{f}.json"))
+        b = json.load(open(f"{work}/sweep_recal_N{n}_F{f}.json"))
+        def line(r, label):
+            t = r["extra"]["timing"]
+            enough = sorted({m["enough_us"] for m in r["measurements"]})
+            en = "/".join(f"{e / 1000:g}" for e in enough)
+            return (f"    {label:<28} {r['wall_ns'] / 1e9:7.1f} s  (ENOUGH {en} ms; framework calibration "
+                    f"{t['framework_calibration_ns'] / 1e9:6.1f} s, count sizing {t['count_sizing_ns'] / 1e9:5.1f} s, "
+                    f"{t['sizes_whose_prediction_was_confirmed']}/{t['sizes']} predictions confirmed by the first interval, "
+                    f"shortest accepted {t['shortest_accepted_interval_ns'] / 1e6:.2f} ms)")
+        floor = "lmbench's 100 ms" if f == "100000" else ("none, calibrated ENOUGH only" if f == "0" else f"{int(f) / 1000:g} ms")
+        print(f"  -N {n}, --enough-floor {f} ({floor}):")
+        print(line(a, "predicted counts:"))
+        print(line(b, "recalibrated at every size:"))
+        ratio = a["wall_ns"] / b["wall_ns"]
+        verdict = "goal met" if ratio <= 0.2 else "goal not met"
+        print(f"    ratio predicted / recalibrated: {ratio:.3f} (goal <= 0.2: {verdict})")
 EOF
 fi

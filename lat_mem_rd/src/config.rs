@@ -48,6 +48,8 @@ pub struct Sweep {
     pub strategy: Strategy,
     /// Fixed shuffle seed (default: from the process id and the clock, as lmbench's pid).
     pub seed: Option<u64>,
+    /// Shortest interval allowed whatever the calibration says, µs (lmbench: 100 ms).
+    pub enough_floor_us: u64,
 }
 
 /// Parses `len`: a whole number of MiB, or a size with a k, m or g suffix.
@@ -103,6 +105,8 @@ pub struct Request {
     pub recalibrate_each_size: bool,
     /// `--seed`.
     pub seed: Option<u64>,
+    /// `--enough-floor` (`None`: lmbench's 100 ms).
+    pub enough_floor_us: Option<u64>,
 }
 
 /// Checks a request against the page size; every refusal is one line for exit status 2.
@@ -189,6 +193,9 @@ pub fn check(req: &Request, page_size: u64) -> Result<Sweep, Usage> {
             Strategy::Predicted
         },
         seed: req.seed,
+        enough_floor_us: req
+            .enough_floor_us
+            .unwrap_or(crate::measure::ENOUGH_FLOOR_US),
     })
 }
 

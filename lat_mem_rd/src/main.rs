@@ -71,6 +71,12 @@ struct Cli {
     #[arg(long)]
     recalibrate_each_size: bool,
 
+    /// Shortest timed interval in µs whatever the calibration says. Default 100000, the 100 ms
+    /// lmbench's lat_mem_rd imposes; 0 keeps the calibrated ENOUGH alone (a much faster sweep
+    /// with nanosecond clocks, at the price of comparability with lmbench's intervals).
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=60_000_000))]
+    enough_floor: Option<u64>,
+
     /// Seed for the page shuffle of random chains. Default: from the process id and the
     /// clock, as lmbench seeds from its pid.
     #[arg(long, value_name = "N")]
@@ -149,6 +155,7 @@ fn run(cli: Cli) -> Result<i32> {
             pages: Some(cli.pages),
             recalibrate_each_size: cli.recalibrate_each_size,
             seed: cli.seed,
+            enough_floor_us: cli.enough_floor,
         },
         config::system_page_size(),
     )?;

@@ -39,7 +39,7 @@ use crate::sweep::sizes_for_stride;
 
 /// Tool name in reports.
 pub const TOOL: &str = "lat_mem_rd";
-/// lmbench's interval floor for lat_mem_rd, µs.
+/// lmbench's interval floor for lat_mem_rd, µs (the default of `--enough-floor`).
 pub const ENOUGH_FLOOR_US: u64 = 100_000;
 /// Interval length the prediction aims at, in units of ENOUGH (lmbench's re-sizing target).
 pub const TARGET: f64 = 1.1;
@@ -365,7 +365,7 @@ pub fn run(
             };
             let predicted = match sweep.strategy {
                 Strategy::Predicted => {
-                    let enough_us = session.calibration()?.enough_us.max(ENOUGH_FLOOR_US);
+                    let enough_us = session.calibration()?.enough_us.max(sweep.enough_floor_us);
                     prediction_source(&points, &curves, size)
                         .and_then(|ns| predict_passes(ns, enough_us as f64 * 1000.0))
                 }
@@ -378,7 +378,7 @@ pub fn run(
                 "pages": sweep.pages,
                 "maxlen_bytes": sweep.len_bytes,
             }));
-            spec.enough_floor_us = ENOUGH_FLOOR_US;
+            spec.enough_floor_us = sweep.enough_floor_us;
             spec.iterations = Iterations::Calibrate { hint: predicted };
             let make = |child: &ChildInfo| build_child(&g, sweep.pages, sweep.seed, child);
             let (m, framework_ns) = match sweep.strategy {
@@ -421,7 +421,7 @@ pub fn run(
     let extra = json!({
         "sweep": sweep,
         "loads_per_iteration": LOADS_PER_PASS,
-        "enough_floor_us": ENOUGH_FLOOR_US,
+        "enough_floor_us": sweep.enough_floor_us,
         "timing": {
             "strategy": sweep.strategy,
             "sweep_wall_ns": sweep_wall_ns,

@@ -56,6 +56,7 @@ fn help_describes_every_option() {
         "--summary",
         "--mhz",
         "--recalibrate-each-size",
+        "--enough-floor",
         "--seed",
         "--json",
         "--stderr",
@@ -89,6 +90,9 @@ fn bad_input_is_one_line_and_exit_status_2() {
         &["--pages", "gigantic", "1"],
         &["-P", "0", "1"],
         &["--bogus", "1"],
+        &["--enough-floor", "-1", "1"],
+        &["--enough-floor", "1ms", "1"],
+        &["--enough-floor", "60000001", "1"],
         &[],
     ] {
         let o = lat_mem_rd(args);
@@ -240,6 +244,53 @@ fn json_has_curves_rings_and_timing() {
     assert_eq!(curve["points"].as_array().unwrap().len(), 3);
     assert_eq!(e["summary"][0]["stride_bytes"], 64);
     assert!(e["summary"][0]["shape"]["plateaus"].is_array());
+}
+
+#[test]
+fn enough_floor_zero_keeps_the_calibrated_interval() {
+    // ENOUGH is 1 ms here: with the floor removed the intervals target 1.1 ms, far below
+    // lmbench's 100 ms, and each accepted one is still above 0.95 × ENOUGH.
+    let o = lat_mem_rd(&[
+        "-N",
+        "3",
+        "--enough-floor",
+        "0",
+        "--min",
+        "4k",
+        "--max",
+        "8k",
+        "--json",
+        "1",
+        "64",
+    ]);
+    let j = json(&o);
+    assert_eq!(j["extra"]["enough_floor_us"], 0);
+    for m in j["measurements"].as_array().unwrap() {
+        assert_eq!(m["enough_us"], 1000);
+    }
+    for p in j["extra"]["curves"][0]["points"].as_array().unwrap() {
+        let shortest = p["shortest_accepted_ns"].as_u64().unwrap();
+        assert!((950_000..50_000_000).contains(&shortest), "{shortest}");
+        assert_eq!(p["enough_us"], 1000);
+    }
+    // A floor above ENOUGH wins over it.
+    let o = lat_mem_rd(&[
+        "-N",
+        "1",
+        "--enough-floor",
+        "20000",
+        "--min",
+        "4k",
+        "--max",
+        "4k",
+        "--json",
+        "1",
+        "64",
+    ]);
+    let j = json(&o);
+    assert_eq!(j["measurements"][0]["enough_us"], 20_000);
+    let p = &j["extra"]["curves"][0]["points"][0];
+    assert!(p["shortest_accepted_ns"].as_u64().unwrap() >= 19_000_000);
 }
 
 #[test]
