@@ -192,5 +192,21 @@ for n in reps:
         ratio = a["wall_ns"] / b["wall_ns"]
         verdict = "goal met" if ratio <= 0.2 else "goal not met"
         print(f"    ratio predicted / recalibrated: {ratio:.3f} (goal <= 0.2: {verdict})")
+    # Do shorter intervals move the figures? The two predicted sweeps, size by size.
+    if "100000" in floors and "0" in floors:
+        def curve(f):
+            r = json.load(open(f"{work}/sweep_predicted_N{n}_F{f}.json"))
+            return {p["size_bytes"]: p["ns"] for p in r["extra"]["curves"][0]["points"]}
+        lm, fast = curve("100000"), curve("0")
+        def spread(lo, hi):
+            q = sorted(fast[s] / lm[s] for s in lm if s in fast and lo <= s < hi)
+            if not q:
+                return "no sizes"
+            return (f"median {q[len(q) // 2]:.3f}, 10th {q[len(q) // 10]:.3f}, "
+                    f"90th {q[(9 * len(q)) // 10]:.3f} over {len(q)} sizes")
+        print(f"  -N {n}, latency with the calibrated ENOUGH / with the 100 ms floor (predicted sweeps):")
+        print(f"    below 32K:  {spread(0, 32 << 10)}")
+        print(f"    32K..32M:   {spread(32 << 10, 32 << 20)}")
+        print(f"    32M and up: {spread(32 << 20, 1 << 40)}")
 EOF
 fi
