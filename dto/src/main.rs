@@ -57,8 +57,8 @@ enum Cmd {
     ///
     /// The cpu configuration (libc against itself) is measured too, for the speedup summary,
     /// unless --no-cpu is given or both sides are cpu. Settings come from PERF_* variables
-    /// (see README.md). Exit status 1 when a judged cell's trimmed mean grew by more than
-    /// PERF_MIN_EFFECT percent.
+    /// (see README.md). Exit status 1 when an A/B cell's trimmed mean grew by more than
+    /// PERF_MIN_EFFECT percent; the cpu row is A/A and shows NOISY instead of FAIL.
     Ab {
         /// The baseline implementation (A).
         #[arg(long, value_name = "IMPL", value_parser = ImplSpec::parse)]
@@ -222,7 +222,7 @@ fn perf(mode: &str, configs: Vec<Config>, common: Common) -> Result<i32> {
     }
     if r.regressions > 0 {
         eprintln!(
-            "dto: {} judged cell(s) regressed by more than {:.1}%",
+            "dto: {} A/B cell(s) regressed by more than {:.1}%",
             r.regressions, r.setup.min_effect_pct
         );
         return Ok(benchmp::EXIT_FAILED);
