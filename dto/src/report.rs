@@ -227,12 +227,7 @@ pub fn render_text(r: &Report) -> String {
         for c in r.cells.iter().filter(|c| c.pages == ps.pages) {
             let name = if c.test == last { "" } else { c.test };
             last = c.test;
-            let verdict = match c.verdict {
-                Verdict::Pass => "PASS",
-                Verdict::Fail => "FAIL",
-                Verdict::Ref => "REF",
-                Verdict::Noisy => "NOISY",
-            };
+            let verdict = c.verdict.label();
             let _ = writeln!(
                 o,
                 "  {:<15} {:<9} {:>7.0} ns {:>7.0} ns {:>+6.1}%  {:>5.3}   {:<7}   bl={} cur={}",
@@ -361,12 +356,7 @@ pub fn render_csv(r: &Report) -> anyhow::Result<String> {
             KsMethod::Exact => "exact",
             KsMethod::Asymp => "asymp",
         };
-        let verdict = match c.verdict {
-            Verdict::Pass => "PASS",
-            Verdict::Fail => "FAIL",
-            Verdict::Ref => "REF",
-            Verdict::Noisy => "NOISY",
-        };
+        let verdict = c.verdict.label();
         w.write_record([
             c.test.to_string(),
             c.op.to_string(),

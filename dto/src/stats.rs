@@ -232,6 +232,18 @@ pub enum Verdict {
     Noisy,
 }
 
+impl Verdict {
+    /// The word the tables, the CSV and the JSON use.
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+            Verdict::Ref => "REF",
+            Verdict::Noisy => "NOISY",
+        }
+    }
+}
+
 /// Everything the analysis says about one A/B cell.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
@@ -350,6 +362,13 @@ mod tests {
         let o = iqr_outliers(&b, &c);
         assert!(o.threshold > 8.0 && o.threshold < 50.0, "{o:?}");
         assert_eq!((o.baseline, o.current), (1, 2));
+    }
+
+    #[test]
+    fn verdict_labels_match_the_json() {
+        for v in [Verdict::Pass, Verdict::Fail, Verdict::Ref, Verdict::Noisy] {
+            assert_eq!(serde_json::to_value(v).unwrap(), v.label());
+        }
     }
 
     #[test]
