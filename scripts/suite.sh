@@ -23,6 +23,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 # shellcheck source=scripts/lib/plan.sh
 . "$here/lib/plan.sh"
+# shellcheck source=scripts/lib/setup.sh
+. "$here/lib/setup.sh"
 
 mode=default only=() out="" build=1 bin_dir="" plots=1
 while [ $# -gt 0 ]; do
@@ -90,12 +92,10 @@ while IFS='|' read -r label envs tool args; do
 done < <(suite_plan "$mode" "$ncpus" "$llc")
 
 if [ "$plots" = 1 ]; then
-  if ! python3 -c 'import matplotlib' 2>/dev/null; then
-    python3 -m pip install --quiet --disable-pip-version-check -r "$here/requirements.txt" >/dev/null 2>&1 \
-      || echo "suite.sh: matplotlib could not be installed; skipping plots" >&2
-  fi
-  if python3 -c 'import matplotlib' 2>/dev/null; then
+  if setup_python_packages; then
     python3 "$here/plot.py" "$out" || echo "suite.sh: plotting failed" >&2
+  else
+    echo "suite.sh: skipping plots (see the set-up line above)" >&2
   fi
 fi
 python3 "$here/summary.py" "$out"

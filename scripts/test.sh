@@ -6,6 +6,23 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Set-up on a fresh machine: everything below needs these; each missing piece is installed,
+# or the line that says why it cannot be ends the run (scripts/lib/setup.sh).
+# shellcheck source=scripts/lib/setup.sh
+. scripts/lib/setup.sh
+ok=1
+# Packages: shellcheck (script lint), qemu-user-static (aarch64 tests and the stand-in adb), util-linux
+# (taskset, setpriv and flock for the placement, permission and lock tests).
+setup_apt shellcheck shellcheck qemu-aarch64-static qemu-user-static taskset util-linux setpriv util-linux || ok=0
+setup_rustup_component rustfmt clippy || ok=0
+setup_rust_target aarch64-unknown-linux-musl || ok=0
+setup_python_packages || ok=0
+setup_tracefs || true
+if [ "$ok" = 0 ]; then
+  echo "test.sh: the set-up above is incomplete; nothing was tested" >&2
+  exit 1
+fi
+
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace
@@ -15,13 +32,9 @@ cargo test --workspace
 cargo test --release -p bw_mem --test not_optimised_away
 
 # NEON kernels and the portable fallbacks, built for aarch64 and run under qemu-user.
-if command -v qemu-aarch64-static >/dev/null && rustup target list --installed | grep -qx aarch64-unknown-linux-musl; then
-  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=rust-lld \
-  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUNNER=qemu-aarch64-static \
-    cargo test -p bw_mem --target aarch64-unknown-linux-musl --lib --test kernels
-else
-  echo "SKIPPED aarch64 kernel tests: needs qemu-user-static and the aarch64-unknown-linux-musl target"
-fi
+CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=rust-lld \
+CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUNNER=qemu-aarch64-static \
+  cargo test -p bw_mem --target aarch64-unknown-linux-musl --lib --test kernels
 
 shellcheck -x scripts/*.sh scripts/lib/*.sh scripts/tests/*.sh scripts/tests/fake-adb .ci/run
 python3 -m py_compile scripts/*.py

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Set-up shared by the README's two commands (scripts/test.sh, scripts/suite.sh): each installs
+# what it needs on a fresh Linux machine with a Rust toolchain, or says exactly why it cannot.
+# SOCBENCH_NO_INSTALL=1 only checks and names what is missing.
+#
+# Every function returns 0 when the thing is present (or was installed) and 1 otherwise,
+# after printing one line that starts with "setup:" and says why.
+
+# Runs a command as root: directly when we are root, through sudo -n when that works.
+setup_as_root() {
+  if [ "$(id -u)" -eq 0 ]; then
+    "$@"
+  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+    sudo -n "$@"
+  else
+    return 126
+  fi
+}
+
+# setup_apt CMD PACKAGE [CMD PACKAGE ...]: installs each PACKAGE whose CMD is not on PATH.
+setup_apt() {
+  local missing=() cmds=()
+  while [ $# -ge 2 ]; do
+    command -v "$1" >/dev/null || { missing+=("$2"); cmds+=("$1"); }
+    shift 2
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "${SOCBENCH_NO_INSTALL:-0}" = 1 ]; then
+    echo "setup: missing ${cmds[*]} (Debian packages: ${missing[*]}); SOCBENCH_NO_INSTALL=1 forbids installing" >&2
+    return 1
+  fi
+  if ! command -v apt-get >/dev/null; then
+    echo "setup: missing ${cmds[*]} and no apt-get here: install ${missing[*]} with this system's package manager" >&2
+    return 1
+  fi
+  echo "setup: installing ${missing[*]} (apt-get)" >&2
+  local log
+  log=$(mktemp "${TMPDIR:-/tmp}/socbench-apt.XXXXXX")
+  local rc=0
+  { setup_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+    setup_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1 || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    if [ "$rc" -eq 126 ]; then
+      echo "setup: missing ${cmds[*]}: installing ${missing[*]} needs root or password-less sudo" >&2
+    else
+      echo "setup: apt-get could not install ${missing[*]}: $(tail -n 1 "$log")" >&2
+    fi
+    rm -f "$log"
+    return 1
+  fi
+  rm -f "$log"
+  local c
+  for c in "${cmds[@]}"; do
+    command -v "$c" >/dev/null || { echo "setup: $c is still missing after installing its package" >&2; return 1; }
+  done
+}
+
+# setup_rustup_component NAME...: rustfmt, clippy.
+setup_rustup_component() {
+  local c
+  for c in "$@"; do
+    rustup component list --installed 2>/dev/null | grep -q "^$c" && continue
+    if [ "${SOCBENCH_NO_INSTALL:-0}" = 1 ]; then
+      echo "setup: missing rustup component $c; SOCBENCH_NO_INSTALL=1 forbids installing" >&2
+      return 1
+    fi
+    rustup component add "$c" >/dev/null 2>&1 || { echo "setup: rustup could not add the component $c" >&2; return 1; }
+  done
+}
+
+# setup_rust_target TRIPLE: a Rust standard library for cross-building.
+setup_rust_target() {
+  rustup target list --installed 2>/dev/null | grep -qx "$1" && return 0
+  if [ "${SOCBENCH_NO_INSTALL:-0}" = 1 ]; then
+    echo "setup: missing Rust target $1; SOCBENCH_NO_INSTALL=1 forbids installing" >&2
+    return 1
+  fi
+  command -v rustup >/dev/null || { echo "setup: missing Rust target $1 and no rustup to add it" >&2; return 1; }
+  echo "setup: adding Rust target $1 (rustup)" >&2
+  rustup target add "$1" >/dev/null 2>&1 || { echo "setup: rustup could not add the target $1" >&2; return 1; }
+}
+
+# setup_python_packages: the pinned packages of scripts/requirements.txt (plots, statistics).
+setup_python_packages() {
+  local req
+  req="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/requirements.txt"
+  command -v python3 >/dev/null || { echo "setup: python3 is missing (needed by the plot and summary scripts)" >&2; return 1; }
+  python3 -c 'import matplotlib, numpy, pandas, scipy' 2>/dev/null && return 0
+  if [ "${SOCBENCH_NO_INSTALL:-0}" = 1 ]; then
+    echo "setup: missing Python packages of $req; SOCBENCH_NO_INSTALL=1 forbids installing" >&2
+    return 1
+  fi
+  echo "setup: installing the Python packages of scripts/requirements.txt (pip)" >&2
+  local log
+  log=$(mktemp "${TMPDIR:-/tmp}/socbench-pip.XXXXXX")
+  if ! python3 -m pip install --quiet --disable-pip-version-check -r "$req" >"$log" 2>&1; then
+    echo "setup: pip could not install $req: $(grep -v '^\s*$' "$log" | tail -n 1)" >&2
+    rm -f "$log"
+    return 1
+  fi
+  rm -f "$log"
+}
+
+# setup_tracefs: mounts tracefs when it is not there (the trace tests need trace_marker).
+# Not fatal: without it those tests say they are skipped.
+setup_tracefs() {
+  [ -e /sys/kernel/tracing/trace_marker ] && return 0
+  setup_as_root mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null && return 0
+  echo "setup: tracefs is not mounted and cannot be (needs root); the trace tests will be skipped" >&2
+  return 1
+}
