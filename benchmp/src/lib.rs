@@ -37,6 +37,8 @@ pub mod session;
 pub mod size;
 pub mod stats;
 pub mod sys;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod timing;
 pub mod topology;
 

@@ -3,72 +3,29 @@
 //! and CSV, and one-line errors with the documented exit codes.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
+use benchmp::testing::{Tool, stderr, stdout};
 use bw_mem::ops::Op;
 use bw_mem::text::is_lmbench_line;
 
-/// A command with lmbench's calibration variables fixed (no calibration, no cache).
-fn bw_mem() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_bw_mem"));
-    c.env("ENOUGH", "2000")
-        .env("TIMING_O", "0")
-        .env("LOOP_O", "0")
-        .env("BENCHMP_CALIBRATION", "off")
-        .env_remove("LMBENCH_SCHED")
-        .env_remove("BENCHMP_SYSFS_ROOT")
-        .env_remove("RUST_LOG");
-    c
-}
-
-fn run(args: &[&str]) -> Output {
-    bw_mem().args(args).output().expect("bw_mem runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+/// The binary with lmbench's calibration variables fixed (no calibration, no cache).
+fn bw_mem() -> Tool {
+    Tool::new("bw_mem", env!("CARGO_BIN_EXE_bw_mem"))
 }
 
 fn ok(args: &[&str]) -> Output {
-    let o = run(args);
-    assert!(
-        o.status.success(),
-        "bw_mem {args:?}: {:?}\nstdout: {}\nstderr: {}",
-        o.status,
-        stdout(&o),
-        stderr(&o)
-    );
-    o
+    bw_mem().ok(args)
 }
 
 fn json(args: &[&str]) -> serde_json::Value {
-    let mut a = vec!["--json"];
-    a.extend_from_slice(args);
-    serde_json::from_slice(&ok(&a).stdout).expect("valid JSON")
+    bw_mem().json(args)
 }
 
-/// Asserts a usage-type failure: the given status and exactly one line on stderr naming the
-/// tool, nothing on stdout.
+/// Asserts the error contract: the given status, one line on stderr naming the tool, nothing
+/// on stdout, no measurement started.
 fn fails(args: &[&str], code: i32) -> String {
-    let o = run(args);
-    let err = stderr(&o);
-    assert_eq!(
-        o.status.code(),
-        Some(code),
-        "bw_mem {args:?} should exit {code}; stderr: {err}"
-    );
-    assert_eq!(
-        err.lines().count(),
-        1,
-        "bw_mem {args:?}: one line, got: {err}"
-    );
-    assert!(err.starts_with("bw_mem: "), "{err}");
-    assert!(o.stdout.is_empty(), "bw_mem {args:?} wrote to stdout");
-    err
+    bw_mem().fails(args, code)
 }
 
 fn tmp(name: &str) -> PathBuf {
@@ -331,8 +288,12 @@ fn missing_instruction_sets_are_unsupported() {
 
 #[test]
 fn huge_pages_without_a_reservation_fail_early_with_exit_3() {
-    if benchmp::sys::mem::huge_pages_free() > 0 {
-        eprintln!("skipped: huge pages are reserved on this machine");
+    if benchmp::sys::mem::huge_pages_free() > 0
+        && benchmp::testing::skip(
+            "huge_pages_without_a_reservation_fail_early_with_exit_3",
+            "huge pages are reserved on this machine",
+        )
+    {
         return;
     }
     let e = fails(&["--pages", "huge", "-N", "1", "4m", "rd"], 3);

@@ -1,0 +1,279 @@
+//! Test support shared by every tool's `tests/cli.rs` (feature `testing`, a dev-dependency):
+//! run a tool's binary with the calibration fixed, read its JSON, and check the error
+//! contract (exit status, one line on stderr with the tool's prefix, no panic, nothing
+//! measured). Tests that cannot run here say why through [`skip`], which the runner counts.
+//!
+//! Every tool runs as its own process, so forks never happen inside the multi-threaded test
+//! runner.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Environment every run starts from: lmbench's calibration variables fixed (nothing is
+/// calibrated, no cache is read or written) and no placement or trace settings inherited.
+pub const FIXED_CALIBRATION: [(&str, &str); 4] = [
+    ("ENOUGH", "2000"),
+    ("TIMING_O", "0"),
+    ("LOOP_O", "0"),
+    ("BENCHMP_CALIBRATION", "off"),
+];
+
+/// Variables removed from every run so the caller's shell cannot change a test.
+pub const CLEARED: [&str; 5] = [
+    "LMBENCH_SCHED",
+    "BENCHMP_SYSFS_ROOT",
+    "BENCHMP_TRACE",
+    "RUST_LOG",
+    "RUST_BACKTRACE",
+];
+
+/// A tool binary under test (`Tool::new("bw_mem", env!("CARGO_BIN_EXE_bw_mem"))`).
+#[derive(Debug, Clone)]
+pub struct Tool {
+    /// The prefix of its error lines (`bw_mem`).
+    pub name: String,
+    /// Path of the binary.
+    pub bin: PathBuf,
+    env: Vec<(String, Option<String>)>,
+}
+
+impl Tool {
+    /// The binary with [`FIXED_CALIBRATION`] set and [`CLEARED`] removed.
+    pub fn new(name: &str, bin: impl AsRef<Path>) -> Tool {
+        let mut env: Vec<(String, Option<String>)> =
+            CLEARED.iter().map(|k| (k.to_string(), None)).collect();
+        env.extend(
+            FIXED_CALIBRATION
+                .iter()
+                .map(|(k, v)| (k.to_string(), Some(v.to_string()))),
+        );
+        Tool {
+            name: name.to_string(),
+            bin: bin.as_ref().to_path_buf(),
+            env,
+        }
+    }
+
+    /// The same tool with one more variable set (`None`: removed) in every run.
+    pub fn with_env(mut self, key: &str, value: Option<&str>) -> Tool {
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.to_string(), value.map(str::to_string)));
+        self
+    }
+
+    /// A command for the binary with the tool's environment.
+    pub fn command<S: AsRef<OsStr>>(&self, args: &[S]) -> Command {
+        let mut c = Command::new(&self.bin);
+        c.args(args);
+        for (k, v) in &self.env {
+            match v {
+                Some(v) => c.env(k, v),
+                None => c.env_remove(k),
+            };
+        }
+        c
+    }
+
+    /// Runs the binary to completion.
+    pub fn run<S: AsRef<OsStr>>(&self, args: &[S]) -> Output {
+        self.command(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.bin.display()))
+    }
+
+    /// Runs the binary and asserts it succeeded.
+    pub fn ok<S: AsRef<OsStr>>(&self, args: &[S]) -> Output {
+        let o = self.run(args);
+        assert!(
+            o.status.success(),
+            "{} {:?}: {:?}\nstdout: {}\nstderr: {}",
+            self.name,
+            strs(args),
+            o.status,
+            stdout(&o),
+            stderr(&o)
+        );
+        o
+    }
+
+    /// Runs the binary with `--json` first and parses what it printed.
+    pub fn json<S: AsRef<OsStr>>(&self, args: &[S]) -> serde_json::Value {
+        let mut all: Vec<&OsStr> = vec![OsStr::new("--json")];
+        all.extend(args.iter().map(AsRef::as_ref));
+        parse_json(&self.ok(&all))
+    }
+
+    /// Asserts the error contract for a run: exit status `code`, exactly one line on stderr
+    /// starting with `name: `, no panic, nothing on stdout, and an end before any measurement
+    /// could have finished ([`Tool::run_bounded`] with the calibrated interval set to a
+    /// minute). Returns the line.
+    pub fn fails<S: AsRef<OsStr>>(&self, args: &[S], code: i32) -> String {
+        let o = self
+            .clone()
+            .with_env("ENOUGH", Some("60000000"))
+            .run_bounded(args, Duration::from_secs(30));
+        let err = stderr(&o);
+        let what = format!("{} {:?}", self.name, strs(args));
+        assert_eq!(o.status.code(), Some(code), "{what}: stderr: {err}");
+        assert!(!err.contains("panicked"), "{what} panicked: {err}");
+        assert_eq!(err.lines().count(), 1, "{what}: one line, got: {err:?}");
+        assert!(
+            err.starts_with(&format!("{}: ", self.name)),
+            "{what}: no '{}:' prefix: {err:?}",
+            self.name
+        );
+        assert!(
+            o.stdout.is_empty(),
+            "{what} wrote to stdout: {}",
+            stdout(&o)
+        );
+        err.trim_end().to_string()
+    }
+
+    /// Runs the binary, killing it (and failing the test) when it has not ended after
+    /// `limit`: a guard against hangs, not a timing assertion.
+    pub fn run_bounded<S: AsRef<OsStr>>(&self, args: &[S], limit: Duration) -> Output {
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.bin.display()));
+        let start = Instant::now();
+        loop {
+            match child.try_wait() {
+                Ok(Some(_)) => break,
+                Ok(None) if start.elapsed() > limit => {
+                    let _ = child.kill();
+                    let o = child.wait_with_output().expect("reaped");
+                    panic!(
+                        "{} {:?} was still running after {limit:?} (a measurement started?); stderr: {}",
+                        self.name,
+                        strs(args),
+                        stderr(&o)
+                    );
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+                Err(e) => panic!("waiting for {}: {e}", self.name),
+            }
+        }
+        child.wait_with_output().expect("output collected")
+    }
+}
+
+/// One row of a bad-input table: arguments, extra environment, and the exit status wanted.
+#[derive(Debug, Clone)]
+pub struct Bad<'a> {
+    /// Arguments.
+    pub args: &'a [&'a str],
+    /// Environment set for this case only.
+    pub env: &'a [(&'a str, &'a str)],
+    /// Wanted exit status (2 for usage errors).
+    pub code: i32,
+    /// A word the one-line message must contain.
+    pub says: &'a str,
+}
+
+impl<'a> Bad<'a> {
+    /// Usage error (exit 2) for these arguments, whose message contains `says`.
+    pub const fn args(args: &'a [&'a str], says: &'a str) -> Bad<'a> {
+        Bad {
+            args,
+            env: &[],
+            code: 2,
+            says,
+        }
+    }
+
+    /// Usage error (exit 2) for these arguments under this environment.
+    pub const fn env(args: &'a [&'a str], env: &'a [(&'a str, &'a str)], says: &'a str) -> Bad<'a> {
+        Bad {
+            args,
+            env,
+            code: 2,
+            says,
+        }
+    }
+}
+
+/// Checks every row of a bad-input table with [`Tool::fails`]; reports all rows that broke
+/// the contract at once.
+pub fn check_bad_inputs(tool: &Tool, table: &[Bad<'_>]) {
+    let mut broken = Vec::new();
+    for case in table {
+        let mut t = tool.clone();
+        for (k, v) in case.env {
+            t = t.with_env(k, Some(v));
+        }
+        let r = std::panic::catch_unwind(|| t.fails(case.args, case.code));
+        match r {
+            Ok(line) if line.contains(case.says) => {}
+            Ok(line) => broken.push(format!(
+                "{:?} {:?}: message lacks {:?}: {line}",
+                case.env, case.args, case.says
+            )),
+            Err(p) => broken.push(format!(
+                "{:?} {:?}: {}",
+                case.env,
+                case.args,
+                p.downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default()
+            )),
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "{} of {} bad inputs broke the contract:\n{}",
+        broken.len(),
+        table.len(),
+        broken.join("\n")
+    );
+}
+
+/// Standard output as text (lossy).
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Standard error as text (lossy).
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Parses a run's standard output as one JSON document.
+pub fn parse_json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", stdout(o)))
+}
+
+/// A fresh, empty temporary folder for one test (`<tmp>/<prefix>-<pid>-<name>`).
+pub fn temp_dir(prefix: &str, name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("{prefix}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temporary folder");
+    d
+}
+
+/// Skips the rest of a test that cannot run on this machine, saying why, in a way the test
+/// runner counts: with `SOCBENCH_REQUIRE_ALL=1` (set by scripts/test.sh after its set-up) a
+/// skip is a failure; otherwise it prints `SKIPPED <test>: <why>` and returns true, and the
+/// caller returns. Use `#[ignore = "..."]` instead when the reason is known at compile time.
+pub fn skip(test: &str, why: &str) -> bool {
+    if std::env::var("SOCBENCH_REQUIRE_ALL").is_ok_and(|v| v == "1") {
+        panic!("{test} cannot run here: {why} (SOCBENCH_REQUIRE_ALL=1 forbids skipping)");
+    }
+    eprintln!("SKIPPED {test}: {why}");
+    true
+}
+
+fn strs<S: AsRef<OsStr>>(args: &[S]) -> Vec<String> {
+    args.iter()
+        .map(|a| a.as_ref().to_string_lossy().into_owned())
+        .collect()
+}
