@@ -113,7 +113,7 @@ import json, sys
 r = json.loads(sys.argv[1])
 x = r["extra"]
 ips = x["iterations_per_s"]
-total = r["measurements"][0]["aggregate"]["sum"]
+total = r["measurements"][0]["aggregate"]["cluster"]
 print("%.3f %s %.3f" % (ips if ips is not None else 0.0, x["verdict"], total))
 ' "$json" || {
         cat "$work/ours.err" >&2

@@ -3,8 +3,15 @@
 //!
 //! lmbench reports the median of all children's samples times the number of children, which on
 //! a phone with big and little cores describes no core at all. socbench's default (`cluster`)
-//! averages the children of each cluster, multiplies by the number of children in it, and adds
-//! the clusters: the sum of per-core throughput, robust to one odd child.
+//! takes each child's own figure; for a throughput a cluster's figure is the sum of its
+//! children's (its mean × its children) and the system's the sum of the clusters', that is of
+//! every child: what the cores moved together. For a latency a cluster's figure is the mean of
+//! its children and the system's the mean of the clusters', each cluster weighted once.
+//! `median` is lmbench's figure, kept for comparison: one odd child cannot move it, but on
+//! mixed cores it describes none of them.
+//!
+//! When the children ran one after another (`--sequential`) nothing ran together, so nothing
+//! is added: every figure is a mean (one core's figure), and lmbench's median is not scaled.
 
 use serde::{Deserialize, Serialize};
 
@@ -80,11 +87,12 @@ impl Rule {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum AggregateMode {
-    /// Per cluster: mean of its children × their number; clusters added (default).
+    /// Each child's own figure, per cluster and for the system: throughputs added, latencies
+    /// averaged (default). `sum`, its earlier second name, is still accepted.
     #[default]
+    #[value(alias = "sum")]
+    #[serde(alias = "sum")]
     Cluster,
-    /// Children's figures added directly.
-    Sum,
     /// lmbench's figure: its rule over all children's samples (× children for throughputs).
     Median,
 }
@@ -124,10 +132,8 @@ pub struct ClusterFigure {
 pub struct Aggregate {
     /// Per-cluster figures, by cluster index.
     pub per_cluster: Vec<ClusterFigure>,
-    /// Throughputs: Σ cluster totals. Latencies: mean of the cluster means.
+    /// Throughputs: Σ cluster totals (= Σ children). Latencies: mean of the cluster means.
     pub cluster: f64,
-    /// Throughputs: Σ children. Latencies: mean of the children.
-    pub sum: f64,
     /// lmbench's figure: its rule over the merged samples, × children for throughputs.
     pub median: f64,
     /// The merged representative (n, u) lmbench would keep.
@@ -139,7 +145,6 @@ impl Aggregate {
     pub fn get(&self, mode: AggregateMode) -> f64 {
         match mode {
             AggregateMode::Cluster => self.cluster,
-            AggregateMode::Sum => self.sum,
             AggregateMode::Median => self.median,
         }
     }
@@ -169,13 +174,16 @@ pub fn child_figures(
         .collect()
 }
 
-/// System figures from per-child figures and the merged samples.
+/// System figures from per-child figures and the merged samples; `solo` when the children
+/// ran one after another (nothing is added then).
 pub fn aggregate(
     figures: &[ChildFigure],
     all_pairs: &[Pair],
     metric: &Metric,
     rule: Rule,
+    solo: bool,
 ) -> Aggregate {
+    let additive = metric.is_rate() && !solo;
     let mut clusters: Vec<usize> = figures.iter().map(|f| f.cluster).collect();
     clusters.sort_unstable();
     clusters.dedup();
@@ -192,7 +200,7 @@ pub fn aggregate(
                 cluster: c,
                 children: vals.len(),
                 mean,
-                total: if metric.is_rate() {
+                total: if additive {
                     mean * vals.len() as f64
                 } else {
                     mean
@@ -200,22 +208,15 @@ pub fn aggregate(
             }
         })
         .collect();
-    let n = figures.len().max(1) as f64;
-    let (cluster, sum) = if metric.is_rate() {
-        (
-            per_cluster.iter().map(|c| c.total).sum(),
-            figures.iter().map(|f| f.value).sum(),
-        )
+    let cluster = if additive {
+        per_cluster.iter().map(|c| c.total).sum()
     } else {
-        (
-            per_cluster.iter().map(|c| c.mean).sum::<f64>() / per_cluster.len().max(1) as f64,
-            figures.iter().map(|f| f.value).sum::<f64>() / n,
-        )
+        per_cluster.iter().map(|c| c.mean).sum::<f64>() / per_cluster.len().max(1) as f64
     };
     let merged = sorted_pairs(all_pairs.iter().copied());
     let lmbench_pair = rule.pick(&merged);
     let one = metric.value(lmbench_pair);
-    let median = if metric.is_rate() {
+    let median = if additive {
         one * figures.len() as f64
     } else {
         one
@@ -223,7 +224,6 @@ pub fn aggregate(
     Aggregate {
         per_cluster,
         cluster,
-        sum,
         median,
         lmbench_pair,
     }
@@ -285,9 +285,15 @@ mod tests {
         ]);
         let figs = child_figures(&k, &rate(), Rule::Median, &t);
         let all: Vec<Pair> = k.iter().flat_map(|(_, _, p)| p.clone()).collect();
-        let a = aggregate(&figs, &all, &rate(), Rule::Median);
+        let a = aggregate(&figs, &all, &rate(), Rule::Median, false);
         assert_eq!(a.cluster, 180.0);
-        assert_eq!(a.sum, 180.0);
+        // The same children timed one by one: per-core figures, nothing added.
+        let solo = aggregate(&figs, &all, &rate(), Rule::Median, true);
+        assert_eq!(
+            solo.cluster, 25.0,
+            "mean of the cluster means 10, 20, 30, 40"
+        );
+        assert_eq!(solo.median, 20.0);
         let totals: Vec<f64> = a.per_cluster.iter().map(|c| c.total).collect();
         assert_eq!(totals, vec![20.0, 60.0, 60.0, 40.0]);
         // lmbench: median of 24 samples (middle two are 20s) × 8 children = 160.
@@ -302,7 +308,7 @@ mod tests {
         let k = kids(&[(0, 8.0), (1, 12.0), (7, 40.0)]);
         let figs = child_figures(&k, &rate(), Rule::Median, &t);
         let all: Vec<Pair> = k.iter().flat_map(|(_, _, p)| p.clone()).collect();
-        let a = aggregate(&figs, &all, &rate(), Rule::Median);
+        let a = aggregate(&figs, &all, &rate(), Rule::Median, false);
         assert_eq!(a.cluster, 60.0);
         assert_eq!(a.per_cluster.len(), 2);
         assert_eq!(a.per_cluster[0].mean, 10.0);
@@ -331,8 +337,7 @@ mod tests {
         assert_eq!(figs[0].value, 4.0);
         assert_eq!(figs[1].value, 2.0);
         let all: Vec<Pair> = k.iter().flat_map(|(_, _, p)| p.clone()).collect();
-        let a = aggregate(&figs, &all, &lat, Rule::Minimum);
-        assert_eq!(a.sum, 3.0);
+        let a = aggregate(&figs, &all, &lat, Rule::Minimum, false);
         assert_eq!(a.cluster, 3.0);
         assert_eq!(a.median, 2.0, "lmbench keeps the fastest sample of all");
     }

@@ -3,10 +3,10 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser};
+use clap::{Args, FromArgMatches, Parser};
 
 use crate::aggregate::AggregateMode;
-use crate::cpulist::parse_cpu_list;
+use crate::cpulist::parse_cpu_list_once;
 use crate::error::{EXIT_OK, EXIT_USAGE};
 
 /// A CPU list argument (`0-3,7`).
@@ -14,27 +14,55 @@ use crate::error::{EXIT_OK, EXIT_USAGE};
 pub struct CpuList(pub Vec<usize>);
 
 fn cpu_list(s: &str) -> Result<CpuList, String> {
-    parse_cpu_list(s).map(CpuList).map_err(|e| e.to_string())
+    parse_cpu_list_once(s)
+        .map(CpuList)
+        .map_err(|e| e.to_string())
 }
 
-fn positive(s: &str) -> Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(n) if n >= 1 => Ok(n),
-        _ => Err(format!("'{s}' is not a whole number of at least 1")),
+/// Most children one run may fork.
+pub const MAX_PARALLEL: usize = 4096;
+/// Most accepted intervals per child.
+pub const MAX_REPETITIONS: usize = 1_000_000;
+/// Longest interval, warmup or timed, in µs (an hour).
+pub const MAX_MICROS: u64 = 3_600_000_000;
+
+fn whole_in(s: &str, lo: usize, hi: usize) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+        _ => Err(format!("'{s}' is not a whole number from {lo} to {hi}")),
     }
 }
 
+fn children(s: &str) -> Result<usize, String> {
+    whole_in(s, 1, MAX_PARALLEL)
+}
+
+fn repetitions(s: &str) -> Result<usize, String> {
+    whole_in(s, 1, MAX_REPETITIONS)
+}
+
 fn micros(s: &str) -> Result<u64, String> {
-    s.parse::<u64>()
-        .map_err(|_| format!("'{s}' is not a whole number of microseconds"))
+    match s.trim().parse::<u64>() {
+        Ok(n) if n <= MAX_MICROS => Ok(n),
+        _ => Err(format!(
+            "'{s}' is not a whole number of microseconds up to {MAX_MICROS}"
+        )),
+    }
+}
+
+fn interval(s: &str) -> Result<u64, String> {
+    match micros(s)? {
+        0 => Err("an interval of 0 µs cannot be timed: give at least 1".into()),
+        n => Ok(n),
+    }
 }
 
 /// Where children run and how many there are.
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct PlacementArgs {
     /// Number of child processes, each pinned to its own CPU (lmbench -P). Default: 1, or one
     /// per CPU given with --cpus.
-    #[arg(short = 'P', long = "parallel", value_name = "N", value_parser = positive)]
+    #[arg(short = 'P', long = "parallel", value_name = "N", value_parser = children)]
     pub parallel: Option<usize>,
     /// CPUs to run the children on, e.g. 0-3,7 (child i on the i-th CPU, wrapping). Every CPU
     /// must be online and allowed for this process. Overrides LMBENCH_SCHED.
@@ -46,21 +74,55 @@ pub struct PlacementArgs {
     #[arg(long, value_name = "POLICY")]
     pub sched: Option<String>,
     /// Seconds a child may stay silent before it is called hung, killed and named.
-    #[arg(long, value_name = "S", default_value_t = 120)]
+    #[arg(long, value_name = "S", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
+    /// Time the children one after another instead of together: each child's figure is then
+    /// its CPU's alone (per-core figures, nothing added). Without it, children whose timed
+    /// windows did not overlap fail the run.
+    #[arg(long)]
+    pub sequential: bool,
+}
+
+/// The values a clap argument struct takes when no option is given: the one source of the
+/// defaults, so a library user's `Default::default()` matches the command line's.
+fn clap_defaults<T: Args + FromArgMatches>() -> T {
+    let cmd = T::augment_args(clap::Command::new("defaults"));
+    let matches = cmd
+        .try_get_matches_from(["defaults"])
+        .expect("every option has a default");
+    T::from_arg_matches(&matches).expect("defaults are valid")
+}
+
+impl Default for PlacementArgs {
+    fn default() -> Self {
+        clap_defaults()
+    }
+}
+
+impl Default for TimingArgs {
+    fn default() -> Self {
+        clap_defaults()
+    }
+}
+
+impl Default for OutputArgs {
+    fn default() -> Self {
+        clap_defaults()
+    }
 }
 
 /// Interval calibration, warmup and repetitions.
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct TimingArgs {
     /// Microseconds the children run before timing starts, after all are ready (lmbench -W).
     #[arg(short = 'W', long = "warmup", value_name = "US", default_value_t = 0, value_parser = micros)]
     pub warmup_us: u64,
     /// Accepted timed intervals per child (lmbench -N); the median of them is reported.
-    #[arg(short = 'N', long = "repetitions", value_name = "N", default_value_t = 11, value_parser = positive)]
+    #[arg(short = 'N', long = "repetitions", value_name = "N", default_value_t = 11, value_parser = repetitions)]
     pub repetitions: usize,
-    /// Minimum length of a timed interval in microseconds (overrides $ENOUGH and the cache).
-    #[arg(long, value_name = "US", value_parser = micros)]
+    /// Minimum length of a timed interval in microseconds, at least 1 (overrides $ENOUGH and
+    /// the cache).
+    #[arg(long, value_name = "US", value_parser = interval)]
     pub enough: Option<u64>,
     /// Calibration cache file, or "off" (default: $BENCHMP_CALIBRATION, else
     /// ~/.cache/socbench/calibration.json or /data/local/tmp/socbench/calibration.json).
@@ -72,22 +134,25 @@ pub struct TimingArgs {
 }
 
 impl TimingArgs {
-    /// The calibration cache file to use, `None` when caching is off.
-    pub fn cache_file(&self) -> Option<PathBuf> {
-        let v = self
-            .calibration
-            .clone()
-            .or_else(|| std::env::var("BENCHMP_CALIBRATION").ok());
-        match v.as_deref() {
-            Some("off") | Some("") => None,
-            Some(p) => Some(PathBuf::from(p)),
-            None => Some(crate::timing::default_cache_file()),
+    /// The calibration cache file to use, `None` when caching is off. A file given with
+    /// --calibration or $BENCHMP_CALIBRATION must be one the cache may write: not a folder,
+    /// not a file of something else (it would be overwritten), in a folder that exists or can
+    /// be made.
+    pub fn cache_file(&self) -> Result<Option<PathBuf>, crate::timing::CalibrationError> {
+        let (v, from) = match (&self.calibration, std::env::var("BENCHMP_CALIBRATION")) {
+            (Some(v), _) => (v.clone(), "--calibration"),
+            (None, Ok(v)) => (v, "BENCHMP_CALIBRATION"),
+            (None, Err(_)) => return Ok(Some(crate::timing::default_cache_file())),
+        };
+        match v.as_str() {
+            "off" | "" => Ok(None),
+            p => crate::timing::check_cache_file(std::path::Path::new(p), from).map(Some),
         }
     }
 }
 
 /// Output formats and run-quality policy.
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct OutputArgs {
     /// System figure on the text line: cluster (mean per cluster × its children, clusters
     /// added), sum (children added) or median (lmbench's own figure).
@@ -116,14 +181,67 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
-    /// Refuses output requests that cannot all be honoured, before anything is measured.
+    /// Refuses output requests that cannot all be honoured, before anything is measured: JSON
+    /// and CSV both on stdout, and report files that cannot be written (see
+    /// [`check_output_file`]).
     pub fn check(&self) -> Result<(), crate::error::Usage> {
-        if self.json.as_deref() == Some("-") && self.csv.as_deref() == Some("-") {
-            return Err(crate::error::Usage(
-                "--json and --csv cannot both write to stdout; give one a file (--csv=FILE)".into(),
-            ));
+        check_outputs(self.json.as_deref(), self.csv.as_deref())
+    }
+
+    /// True when the text (not JSON or CSV) goes to the terminal streams.
+    pub fn text_mode(&self) -> bool {
+        self.json.as_deref() != Some("-") && self.csv.as_deref() != Some("-")
+    }
+}
+
+/// The rules of [`OutputArgs::check`] for tools whose `--json[=FILE]` and `--csv[=FILE]`
+/// options are their own: at most one on stdout (`-`), every file writable.
+pub fn check_outputs(json: Option<&str>, csv: Option<&str>) -> Result<(), crate::error::Usage> {
+    if json == Some("-") && csv == Some("-") {
+        return Err(crate::error::Usage(
+            "--json and --csv cannot both write to stdout; give one a file (--csv=FILE)".into(),
+        ));
+    }
+    for (option, path) in [("--json", json), ("--csv", csv)] {
+        if let Some(p) = path.filter(|p| *p != "-") {
+            check_output_file(option, p)?;
         }
-        Ok(())
+    }
+    Ok(())
+}
+
+/// Checks that a report file can be written, before any time is spent measuring: a name is
+/// given, it is not a folder, and it can be opened for writing (an existing file is left as it
+/// is; one this check creates is removed again).
+pub fn check_output_file(option: &str, path: &str) -> Result<(), crate::error::Usage> {
+    use std::io::ErrorKind;
+    let bad = |why: String| crate::error::Usage(format!("{option}={path}: {why}"));
+    if path.is_empty() {
+        return Err(crate::error::Usage(format!(
+            "{option}= needs a file name (or {option} alone for stdout)"
+        )));
+    }
+    let p = std::path::Path::new(path);
+    if p.is_dir() {
+        return Err(bad("is a folder; give a file name".into()));
+    }
+    let existed = p.exists();
+    match std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(p)
+    {
+        Ok(_) => {
+            if !existed {
+                let _ = std::fs::remove_file(p);
+            }
+            Ok(())
+        }
+        Err(e) => Err(bad(match e.kind() {
+            ErrorKind::NotFound => "its folder does not exist".into(),
+            ErrorKind::PermissionDenied => "permission denied".into(),
+            _ => format!("cannot be written: {e}"),
+        })),
     }
 }
 
@@ -245,6 +363,21 @@ mod tests {
         assert_eq!(t.rest, vec!["8m", "rd"]);
         let t = T::try_parse_from(["t", "--json=out.json", "8m"]).unwrap();
         assert_eq!(t.o.json.as_deref(), Some("out.json"));
+    }
+
+    #[test]
+    fn defaults_are_the_command_line_defaults() {
+        let t = T::try_parse_from(["t"]).unwrap();
+        let p = PlacementArgs::default();
+        assert_eq!((p.timeout, p.parallel, p.sequential), (120, None, false));
+        assert_eq!(p.timeout, t.p.timeout);
+        let timing = TimingArgs::default();
+        assert_eq!((timing.repetitions, timing.warmup_us), (11, 0));
+        assert_eq!(timing.repetitions, t.t.repetitions);
+        let o = OutputArgs::default();
+        assert_eq!(o.noise_lost, 2.0);
+        assert_eq!(o.aggregate, AggregateMode::Cluster);
+        assert_eq!((o.json, o.csv), (None, None));
     }
 
     #[test]

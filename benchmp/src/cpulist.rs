@@ -55,6 +55,31 @@ pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, CpuListError> {
     Ok(cpus)
 }
 
+/// As [`parse_cpu_list`] for a list a user gave, where a CPU named twice is a mistake
+/// (`--cpus 0,0` would otherwise be one child, not two).
+pub fn parse_cpu_list_once(text: &str) -> Result<Vec<usize>, CpuListError> {
+    let mut seen = Vec::new();
+    for part in text.split(',') {
+        let cpus = parse_cpu_list(part).map_err(|e| CpuListError {
+            text: text.to_string(),
+            reason: e.reason,
+        })?;
+        for cpu in cpus {
+            if seen.contains(&cpu) {
+                return Err(CpuListError {
+                    text: text.to_string(),
+                    reason: format!(
+                        "CPU {cpu} is named twice (for several children on one CPU give -P N with --cpus)"
+                    ),
+                });
+            }
+            seen.push(cpu);
+        }
+    }
+    seen.sort_unstable();
+    Ok(seen)
+}
+
 fn parse_cpu(s: &str) -> Option<usize> {
     let s = s.trim();
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) || s.len() > 5 {

@@ -2,6 +2,9 @@
 
 use nix::sys::signal::Signal;
 
+use crate::run::Who;
+use crate::sys::process::{Exit, ForkError};
+
 /// Exit status: success.
 pub const EXIT_OK: i32 = 0;
 /// Exit status: the measurement failed, a check failed, or a regression was found.
@@ -21,28 +24,73 @@ pub struct Unsupported(pub String);
 #[error("{0}")]
 pub struct Usage(pub String);
 
-/// Why a run failed.
+/// Where a child was when it failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Pinning, building its benchmark or sizing its count.
+    Setup,
+    /// Between the common start and its result.
+    Measuring,
+    /// After its result reached the parent.
+    AfterReporting,
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Stage::Setup => "before it was ready",
+            Stage::Measuring => "while measuring",
+            Stage::AfterReporting => "after reporting",
+        })
+    }
+}
+
+/// Why a run failed. Messages never repeat their source: the one-line rendering
+/// (`{:#}`, see [`crate::cli::report_error`]) appends each source after a colon.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// fork(2) failed or was refused.
-    #[error("{0}")]
-    Fork(String),
-    /// A pipe or poll call failed.
-    #[error("pipe to a child failed: {0}")]
-    Pipe(nix::Error),
-    /// A child died or ended early.
-    #[error("{child} {how}")]
-    ChildFailed {
-        /// `child N (CPU C)`.
-        child: String,
-        /// What happened.
-        how: String,
+    #[error("cannot start {child}")]
+    Fork {
+        /// The child that could not be started.
+        child: Who,
+        /// Why.
+        #[source]
+        source: ForkError,
     },
-    /// A child reported an error (its own exit code).
+    /// A pipe, poll or affinity call of the parent failed.
+    #[error("the parent's {what} call failed")]
+    Sys {
+        /// The call.
+        what: &'static str,
+        /// The system error.
+        #[source]
+        source: nix::Error,
+    },
+    /// A child died, or ended without reporting.
+    #[error("{child} {exit} {stage}")]
+    ChildDied {
+        /// Which child.
+        child: Who,
+        /// How it ended.
+        exit: Exit,
+        /// When.
+        stage: Stage,
+    },
+    /// A child's control pipe closed under the parent.
+    #[error("{child} closed its control pipe {stage}")]
+    ChildGone {
+        /// Which child.
+        child: Who,
+        /// When.
+        stage: Stage,
+    },
+    /// A child reported an error (its own exit code and its rendered error chain: the chain
+    /// crosses the pipe as text).
     #[error("{child}: {message}")]
     ChildError {
-        /// `child N (CPU C)`.
-        child: String,
+        /// Which child.
+        child: Who,
         /// Exit code the child chose.
         code: i32,
         /// Its message.
@@ -51,20 +99,33 @@ pub enum Error {
     /// A child stopped talking.
     #[error("{child} hung: no word from it for {secs} s; killed")]
     ChildHung {
-        /// `child N (CPU C)`.
-        child: String,
+        /// Which child.
+        child: Who,
         /// Seconds of silence.
         secs: u64,
     },
     /// A child sent something that is not a message.
-    #[error("{child} sent garbage: {what}")]
+    #[error("{child} sent garbage")]
     Protocol {
-        /// `child N (CPU C)`.
-        child: String,
-        /// Decoder message.
-        what: String,
+        /// Which child.
+        child: Who,
+        /// Decoder error.
+        #[source]
+        source: serde_json::Error,
     },
-    /// SIGINT or SIGTERM arrived; every child was killed and reaped.
+    /// The children of a parallel run did not time their intervals together.
+    #[error(
+        "{measurement}: the children did not run together: their timed windows overlapped for {:.0} % of the longest ({}); a parallel figure needs them to overlap (use --sequential to time the children one by one)",
+        .overlap.fraction * 100.0,
+        .overlap.apart()
+    )]
+    NotTogether {
+        /// Which measurement.
+        measurement: String,
+        /// The windows.
+        overlap: crate::quality::Overlap,
+    },
+    /// SIGINT, SIGTERM or SIGHUP arrived; every child was killed and reaped.
     #[error("interrupted by {}; all children killed and reaped", .0.as_str())]
     Interrupted(Signal),
     /// Bad placement request.
@@ -114,11 +175,7 @@ pub fn exit_code_of(e: &anyhow::Error) -> i32 {
             return EXIT_UNSUPPORTED;
         }
         if let Some(m) = cause.downcast_ref::<crate::sys::mem::MemError>() {
-            return if m.is_unsupported() {
-                EXIT_UNSUPPORTED
-            } else {
-                EXIT_FAILED
-            };
+            return m.exit_code();
         }
     }
     EXIT_FAILED
@@ -137,7 +194,10 @@ mod tests {
         );
         assert_eq!(exit_code_of(&anyhow::anyhow!("plain")), 1);
         let e = Error::ChildError {
-            child: "child 0 (CPU 0)".into(),
+            child: Who {
+                index: 0,
+                cpu: Some(0),
+            },
             code: 3,
             message: "m".into(),
         };

@@ -134,7 +134,7 @@ fn run(cli: Cli) -> Result<i32> {
             timing.recalibrate = true;
             let req = benchmp::timing::CalibrationRequest {
                 enough_us: timing.enough,
-                cache: timing.cache_file(),
+                cache: timing.cache_file()?,
                 recalibrate: true,
             };
             let c = benchmp::timing::calibrate(&req)?;

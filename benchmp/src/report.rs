@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::aggregate::{Aggregate, AggregateMode, ChildFigure, Metric, Rule};
 use crate::host::{Build, Host};
-use crate::quality::{MachineState, Verdict};
+use crate::quality::{MachineState, Overlap, Verdict};
 use crate::run::ChildRun;
 use crate::sched::Placement;
 use crate::timing::Calibration;
@@ -38,6 +38,9 @@ pub struct Measurement {
     pub wall_ns: u64,
     /// Time the children spent sizing their counts (longest child), ns.
     pub calibration_ns: u64,
+    /// How the children's timed windows overlapped (absent in reports before it was kept).
+    #[serde(default = "Overlap::unknown")]
+    pub overlap: Overlap,
 }
 
 /// Run quality: machine state around the run and the noise verdict.

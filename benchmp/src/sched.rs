@@ -83,6 +83,18 @@ pub enum PlacementError {
         /// Allowed set.
         allowed: String,
     },
+    /// More children than CPUs to put them on, without asking to share CPUs.
+    #[error(
+        "-P {parallel} asks for more children than the {count} CPUs this process may use ({allowed}); to share CPUs on purpose give them with --cpus (child i on the i-th, wrapping)"
+    )]
+    TooManyChildren {
+        /// Children asked.
+        parallel: usize,
+        /// The allowed set.
+        allowed: String,
+        /// Its size.
+        count: usize,
+    },
     /// The process may not run anywhere (should not happen).
     #[error("the process's allowed CPU set is empty")]
     NoCpus,

@@ -8,11 +8,12 @@ use crate::aggregate::{AggregateMode, Metric, Rule, aggregate, child_figures};
 use crate::cli::{OutputArgs, PlacementArgs, TimingArgs};
 use crate::error::{EXIT_FAILED, EXIT_OK, Error};
 use crate::host::{Build, Host};
-use crate::quality::{MachineState, NoisePolicy, judge};
+use crate::quality::{MachineState, NoisePolicy, Overlap, judge};
 use crate::report::{Measurement, Quality, Report, write_csv, write_json};
 use crate::run::{Benchmark, ChildInfo, Iterations, RunConfig, run};
 use crate::sched::{
-    LMBENCH_SCHED_ENV, Placement, Policy, parse_policy, place_by_policy, place_on_list,
+    LMBENCH_SCHED_ENV, Placement, PlacementError, Policy, parse_policy, place_by_policy,
+    place_on_list,
 };
 use crate::stats::Pair;
 use crate::sys::clock::now_ns;
@@ -91,6 +92,7 @@ pub struct Session {
     warmup_us: u64,
     repetitions: usize,
     timeout: Duration,
+    sequential: bool,
     before: MachineState,
     started_ns: u64,
     measurements: Vec<Measurement>,
@@ -106,9 +108,15 @@ impl Session {
         timing: &TimingArgs,
     ) -> Result<Session, Error> {
         let started_ns = now_ns();
+        // ENOUGH, TIMING_O and LOOP_O are read when the calibration is first needed; refuse a
+        // bad value now, before a tool has printed or measured anything.
+        crate::timing::check_env()?;
         let topology = Topology::detect()?;
         let online = topology.online();
-        let allowed = crate::sys::affinity::allowed_cpus().map_err(Error::Pipe)?;
+        let allowed = crate::sys::affinity::allowed_cpus().map_err(|source| Error::Sys {
+            what: "sched_getaffinity",
+            source,
+        })?;
         let (cpus, policy, source) = if let Some(list) = &placement.cpus {
             let p = placement.parallel.unwrap_or(list.0.len());
             (
@@ -123,19 +131,26 @@ impl Session {
                 (None, Err(_)) => (Policy::Unique, "default"),
             };
             let p = placement.parallel.unwrap_or(1);
+            // More children than CPUs time each other's work; only a policy that names its
+            // CPUs (SINGLE, CUSTOM) shares them on purpose.
+            let shares = matches!(
+                policy,
+                Policy::Single | Policy::Custom(_) | Policy::CustomUnique(_)
+            );
+            if p > allowed.len() && !shares {
+                return Err(PlacementError::TooManyChildren {
+                    parallel: p,
+                    allowed: crate::cpulist::format_cpu_list(&allowed),
+                    count: allowed.len(),
+                }
+                .into());
+            }
             (
                 place_by_policy(&policy, p, &online, &allowed)?,
                 policy.to_string(),
                 source.to_string(),
             )
         };
-        if cpus.iter().flatten().count() > allowed.len() {
-            tracing::warn!(
-                "{} children share {} allowed CPUs: some CPUs run two children",
-                cpus.len(),
-                allowed.len()
-            );
-        }
         let before = MachineState::capture(&topology.root, &online);
         Ok(Session {
             tool: tool.to_string(),
@@ -151,12 +166,13 @@ impl Session {
             timing_only: None,
             calibration_request: CalibrationRequest {
                 enough_us: timing.enough,
-                cache: timing.cache_file(),
+                cache: timing.cache_file()?,
                 recalibrate: timing.recalibrate,
             },
             warmup_us: timing.warmup_us,
             repetitions: timing.repetitions,
             timeout: Duration::from_secs(placement.timeout),
+            sequential: placement.sequential,
             before,
             started_ns,
             measurements: Vec::new(),
@@ -248,6 +264,7 @@ impl Session {
             loop_overhead_ns,
             iterations: spec.iterations,
             child_timeout: self.timeout,
+            sequential: self.sequential,
         };
         let crate::run::Ran {
             children,
@@ -265,12 +282,19 @@ impl Session {
             .iter()
             .map(|c| (c.index, c.cpu_for_topology(), c.pairs().collect()))
             .collect();
+        let overlap = Overlap::of(&children, self.sequential);
+        if !overlap.together {
+            return Err(Error::NotTogether {
+                measurement: spec.name,
+                overlap,
+            });
+        }
         let figures = child_figures(&per_child, &spec.metric, spec.rule, &self.topology);
         let all: Vec<Pair> = per_child
             .iter()
             .flat_map(|(_, _, p)| p.iter().copied())
             .collect();
-        let agg = aggregate(&figures, &all, &spec.metric, spec.rule);
+        let agg = aggregate(&figures, &all, &spec.metric, spec.rule, self.sequential);
         self.measurements.push(Measurement {
             name: spec.name,
             params: spec.params,
@@ -282,6 +306,7 @@ impl Session {
             calibration_ns: children.iter().map(|c| c.calibration_ns).max().unwrap_or(0),
             children,
             wall_ns,
+            overlap,
         });
         Ok(self.measurements.last().expect("pushed above"))
     }
@@ -350,53 +375,57 @@ impl Session {
 }
 
 /// Writes the report as asked (text, JSON, CSV; stdout, stderr or files), warns about noise,
-/// and returns the exit status (1 for a noisy run under --fail-on-noise).
+/// and returns the exit status (1 for a noisy run under --fail-on-noise). The terminal output
+/// comes first, so a report file that fails to write at the end (a full disk, /dev/full)
+/// loses only that file, never the result on the screen.
 pub fn emit(
     report: &Report,
     output: &OutputArgs,
     text: impl FnOnce(&Report) -> String,
 ) -> anyhow::Result<i32> {
     use anyhow::Context;
-    output.check()?;
-    let json_stdout = output.json.as_deref() == Some("-");
-    let csv_stdout = output.csv.as_deref() == Some("-");
-    if let Some(path) = output.json.as_deref().filter(|p| *p != "-") {
-        let f = std::fs::File::create(path).with_context(|| format!("cannot write {path}"))?;
-        write_json(report, std::io::BufWriter::new(f))
-            .with_context(|| format!("cannot write {path}"))?;
-    }
-    if let Some(path) = output.csv.as_deref().filter(|p| *p != "-") {
-        let f = std::fs::File::create(path).with_context(|| format!("cannot write {path}"))?;
-        write_csv(report, std::io::BufWriter::new(f))
-            .with_context(|| format!("cannot write {path}"))?;
-    }
     let stdout = std::io::stdout();
-    if json_stdout {
+    if output.json.as_deref() == Some("-") {
         write_json(report, stdout.lock()).context("cannot write to stdout")?;
-    } else if csv_stdout {
+    } else if output.csv.as_deref() == Some("-") {
         write_csv(report, stdout.lock()).context("cannot write to stdout")?;
     } else {
         let t = text(report);
-        if output.stderr {
-            std::io::stderr()
-                .lock()
-                .write_all(t.as_bytes())
-                .context("cannot write to stderr")?;
+        let written = if output.stderr {
+            std::io::stderr().lock().write_all(t.as_bytes())
         } else {
-            stdout
-                .lock()
-                .write_all(t.as_bytes())
-                .context("cannot write to stdout")?;
-        }
+            let mut out = stdout.lock();
+            out.write_all(t.as_bytes()).and_then(|()| out.flush())
+        };
+        written.context("cannot write the result")?;
     }
     for r in &report.quality.verdict.reasons {
         eprintln!("{}: noisy: {r}", report.tool);
+    }
+    if let Some(path) = output.json.as_deref().filter(|p| *p != "-") {
+        write_file(path, |w| write_json(report, w))?;
+    }
+    if let Some(path) = output.csv.as_deref().filter(|p| *p != "-") {
+        write_file(path, |w| write_csv(report, w))?;
     }
     Ok(if report.quality.verdict.noisy && output.fail_on_noise {
         EXIT_FAILED
     } else {
         EXIT_OK
     })
+}
+
+/// Writes one report file through a buffer, flushing it so a full disk is an error here.
+pub fn write_file(
+    path: &str,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let f = std::fs::File::create(path).with_context(|| format!("cannot write {path}"))?;
+    let mut w = std::io::BufWriter::new(f);
+    write(&mut w)
+        .and_then(|()| w.flush())
+        .with_context(|| format!("cannot write {path}"))
 }
 
 /// Shown by tools that print a per-cluster breakdown: `cluster 0 (CPUs 0-3): 2 children ...`.
@@ -425,8 +454,15 @@ pub fn cluster_lines(report: &Report, m: &Measurement, mode: AggregateMode) -> V
         ));
     }
     lines.push(format!(
-        "  system: cluster {:.2}, sum {:.2}, lmbench median {:.2} {unit} (shown: {mode:?})",
-        m.aggregate.cluster, m.aggregate.sum, m.aggregate.median
+        "  system: cluster {:.2}, lmbench median {:.2} {unit} (shown: {mode:?})",
+        m.aggregate.cluster, m.aggregate.median
     ));
+    if m.children.len() > 1 {
+        lines.push(format!(
+            "  timed windows: {:.0} % common ({})",
+            m.overlap.fraction * 100.0,
+            m.overlap.apart()
+        ));
+    }
     lines
 }

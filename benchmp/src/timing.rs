@@ -64,6 +64,16 @@ pub struct Calibration {
 /// A calibration value that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CalibrationError {
+    /// The cache file given cannot serve as one.
+    #[error("{from} {}: {reason}", .path.display())]
+    BadCache {
+        /// Where the path came from (`--calibration`, `BENCHMP_CALIBRATION`).
+        from: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// Why it cannot be the cache.
+        reason: String,
+    },
     /// An environment variable does not hold a number.
     #[error("{name}='{value}' is not {what}")]
     BadEnv {
@@ -107,33 +117,81 @@ pub fn timing_overhead_only() -> Result<(f64, Source), CalibrationError> {
     })
 }
 
-/// Reads ENOUGH (positive integer µs).
+/// Reads ENOUGH (a whole number of µs from 1 to an hour).
 pub fn env_enough() -> Result<Option<u64>, CalibrationError> {
     match std::env::var("ENOUGH") {
         Err(_) => Ok(None),
         Ok(v) => match v.trim().parse::<u64>() {
-            Ok(n) if n > 0 => Ok(Some(n)),
+            Ok(n) if n > 0 && n <= crate::cli::MAX_MICROS => Ok(Some(n)),
             _ => Err(CalibrationError::BadEnv {
                 name: "ENOUGH",
                 value: v,
-                what: "a positive whole number of microseconds",
+                what: "a whole number of microseconds from 1 to 3600000000",
             }),
         },
     }
 }
 
+/// Checks ENOUGH, TIMING_O and LOOP_O without using them.
+pub fn check_env() -> Result<(), CalibrationError> {
+    env_enough()?;
+    env_micros("TIMING_O")?;
+    env_micros("LOOP_O")?;
+    Ok(())
+}
+
+/// Reads TIMING_O or LOOP_O (µs, from 0 to a second).
 fn env_micros(name: &'static str) -> Result<Option<f64>, CalibrationError> {
     match std::env::var(name) {
         Err(_) => Ok(None),
         Ok(v) => match v.trim().parse::<f64>() {
-            Ok(x) if x.is_finite() && x >= 0.0 => Ok(Some(x)),
+            Ok(x) if x.is_finite() && (0.0..=1e6).contains(&x) => Ok(Some(x)),
             _ => Err(CalibrationError::BadEnv {
                 name,
                 value: v,
-                what: "a non-negative number of microseconds",
+                what: "a number of microseconds from 0 to 1000000",
             }),
         },
     }
+}
+
+/// Checks that `path` can be the calibration cache: not a folder, not a file holding anything
+/// but a cache (it would be overwritten), in a folder that exists or can be made.
+pub fn check_cache_file(path: &Path, from: &'static str) -> Result<PathBuf, CalibrationError> {
+    let bad = |reason: String| CalibrationError::BadCache {
+        from,
+        path: path.to_path_buf(),
+        reason,
+    };
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => {
+            return Err(bad(
+                "is a folder; give a file path for the calibration cache, or off".into(),
+            ));
+        }
+        Ok(m) if !m.is_file() => {
+            return Err(bad(
+                "is not a regular file; give a file path for the calibration cache, or off".into(),
+            ));
+        }
+        Ok(m) => {
+            let text = std::fs::read(path).map_err(|e| bad(format!("cannot be read: {e}")))?;
+            if m.len() > 0 && serde_json::from_slice::<CacheEntry>(&text).is_err() {
+                return Err(bad(
+                    "holds something other than a socbench calibration cache; refusing to overwrite it (remove it, or give another path, or off)".into(),
+                ));
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+            if let Some(dir) = dir {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| bad(format!("its folder cannot be made: {e}")))?;
+            }
+        }
+        Err(e) => return Err(bad(format!("cannot be checked: {e}"))),
+    }
+    Ok(path.to_path_buf())
 }
 
 /// A string that changes when the machine does: host, kernel, CPU model and online CPUs.
@@ -465,16 +523,25 @@ fn calibrated(iters: &mut u64, enough: u64, body: fn(u64) -> usize) -> (u64, f64
         black_box(body(black_box(*iters)));
         result = (now_ns() - t0) as f64;
         if result < 0.99 * e || result > 1.2 * e {
-            if result > 150_000.0 {
-                *iters = (*iters as f64 / result * 1.1 * e) as u64 + 1;
-            } else if *iters > 1 << 40 {
+            if result <= 150_000.0 && *iters > 1 << 40 {
                 return (*iters, 0.0);
-            } else {
-                *iters *= 8;
             }
+            *iters = resize_count(*iters, result, e);
         }
     }
     (*iters, result)
+}
+
+/// lmbench's re-sizing step for an interval that took `r_ns` against a target of `enough`
+/// ns: proportional to 1.1 × enough once an interval is over 150 µs, else ×8 (capped).
+pub(crate) fn resize_count(count: u64, r_ns: f64, enough: f64) -> u64 {
+    if r_ns > 150_000.0 {
+        ((count as f64 / r_ns * 1.1 * enough) as u64)
+            .saturating_add(1)
+            .max(1)
+    } else {
+        count.saturating_mul(8).min(1 << 48)
+    }
 }
 
 /// lmbench's l_overhead: per-iteration cost of the loop machinery, from loops with one and two
@@ -501,6 +568,15 @@ pub fn loop_overhead(enough_ns: u64, timing_ns: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn resize_follows_lmbench() {
+        // Short intervals grow ×8; long ones scale to 1.1 × enough.
+        assert_eq!(resize_count(10, 100_000.0, 5e6), 80);
+        assert_eq!(resize_count(1000, 1e6, 5e6), 5501);
+        assert_eq!(resize_count(1000, 1e7, 5e6), 551);
+        assert!(resize_count(u64::MAX / 2, 1.0, 5e6) <= 1 << 48);
+    }
 
     #[test]
     fn chase_work_grows_with_n() {

@@ -286,31 +286,154 @@ fn a_setup_error_is_reported_with_its_child() {
 }
 
 #[test]
-fn sigint_to_the_parent_kills_and_reaps_every_child() {
+fn stop_signals_to_the_parent_kill_and_reap_every_child() {
+    use nix::sys::signal::Signal;
     let _serial = serial();
-    let tag = "sigint";
-    let child = probe(tag)
-        .args(["-P", "2", "-N", "100000"])
-        .stdout(Stdio::null())
+    for (sig, code) in [
+        (Signal::SIGINT, 130),
+        (Signal::SIGHUP, 129),
+        (Signal::SIGTERM, 143),
+    ] {
+        let tag = format!("signal-{}", sig.as_str());
+        let child = probe(&tag)
+            .args(["-P", "2", "-N", "100000"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Wait until the children exist and are timing.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while leftovers(&tag).len() < 3 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), sig).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{sig}: {err}");
+        assert!(
+            err.contains(&format!("interrupted by {}", sig.as_str())),
+            "{sig}: {err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{sig}: {err}");
+        assert_no_leftovers(&tag);
+    }
+}
+
+/// The children of a running probe (processes with the tag whose parent is `parent`).
+fn children_of(tag: &str, parent: u32) -> Vec<i32> {
+    leftovers(tag)
+        .iter()
+        .filter_map(|p| p.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| {
+                    let after = s.rsplit_once(") ")?.1.to_string();
+                    after.split_whitespace().nth(1).map(|p| p.to_string())
+                })
+                .is_some_and(|ppid| ppid == parent.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn a_child_stopped_while_the_others_ran_is_not_a_parallel_figure() {
+    let _serial = serial();
+    if online_cpus() < 2 {
+        benchmp::testing::skip(
+            "a_child_stopped_while_the_others_ran_is_not_a_parallel_figure",
+            "needs 2 CPUs",
+        );
+        return;
+    }
+    let tag = "sigstop";
+    // About a second of timed intervals per child (500 × 2 ms).
+    let probe = probe(tag)
+        .args(["-P", "2", "-N", "500", "--json"])
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the children exist and are timing.
     let deadline = Instant::now() + Duration::from_secs(20);
-    while leftovers(tag).len() < 3 && Instant::now() < deadline {
+    let mut kids = Vec::new();
+    while kids.len() < 2 && Instant::now() < deadline {
+        kids = children_of(tag, probe.id());
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(200));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
+    assert_eq!(kids.len(), 2, "children of the probe: {kids:?}");
+    kids.sort_unstable();
+    // Into the timed phase, then freeze one child for five seconds, as a debugger or a
+    // phone's freezer would.
+    std::thread::sleep(Duration::from_millis(300));
+    let stopped = nix::unistd::Pid::from_raw(kids[1]);
+    nix::sys::signal::kill(stopped, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    std::thread::sleep(Duration::from_secs(5));
+    nix::sys::signal::kill(stopped, nix::sys::signal::Signal::SIGCONT).unwrap();
+    let out = probe.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{err}");
-    assert!(err.contains("interrupted by SIGINT"), "{err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("did not run together"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(out.stdout.is_empty(), "no figure is printed");
     assert_no_leftovers(tag);
+}
+
+#[test]
+fn sequential_children_are_timed_one_by_one_and_not_added() {
+    let _serial = serial();
+    let out = probe("sequential")
+        .args([
+            "-P",
+            "2",
+            "--cpus",
+            "0",
+            "-N",
+            "3",
+            "--sequential",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let v = json(&out);
+    let m = &v["measurements"][0];
+    let w = m["overlap"]["windows"].as_array().unwrap();
+    assert_eq!(w.len(), 2);
+    assert!(
+        w[0]["end_ns"].as_u64() <= w[1]["start_ns"].as_u64(),
+        "child 1 starts after child 0 ends: {w:?}"
+    );
+    assert_eq!(m["overlap"]["sequential"], true);
+    assert_eq!(m["overlap"]["together"], true);
+    // Nothing ran together, so nothing is added: the figure is the children's mean.
+    let kids: Vec<f64> = m["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["value"].as_f64().unwrap())
+        .collect();
+    let mean = kids.iter().sum::<f64>() / 2.0;
+    let shown = m["aggregate"]["cluster"].as_f64().unwrap();
+    assert!((shown - mean).abs() <= 1e-6 * mean, "{shown} vs {mean}");
+}
+
+#[test]
+fn parallel_runs_record_their_overlap() {
+    let _serial = serial();
+    let v = json(
+        &probe("overlap")
+            .args(["-P", "2", "-N", "5", "--json"])
+            .output()
+            .unwrap(),
+    );
+    let o = &v["measurements"][0]["overlap"];
+    assert_eq!(o["windows"].as_array().unwrap().len(), 2);
+    assert_eq!(o["sequential"], false);
+    // A busy machine can leave even a parallel run's short windows apart; the fraction is
+    // recorded whatever it is.
+    let f = o["fraction"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&f), "{o}");
+    assert!(o["common_ns"].as_u64().unwrap() <= o["longest_ns"].as_u64().unwrap());
 }
 
 #[test]

@@ -97,12 +97,8 @@ fn run(cli: Cli) -> Result<i32> {
     let mut s = Session::start("bw_mem", &cli.placement, &cli.timing)?;
     let parallel = s.parallel();
     let largest = plan.sizes.iter().copied().max().unwrap_or(0);
-    if cli.pages == Pages::Huge {
-        // Reserved huge pages are not part of MemAvailable: the reservation is the limit.
-        benchmp::sys::mem::check_huge_pages(limits::hugetlb_bytes(plan.op, largest, parallel))?;
-    } else {
-        limits::check(plan.op, largest, parallel, limits::available())?;
-    }
+    // Reserved huge pages are not part of MemAvailable: for `huge` the reservation is the limit.
+    limits::need(plan.op, largest, parallel, cli.pages).check()?;
     let verbose_text = cli.verbose && text_mode(&cli.output);
     if verbose_text && plan.sweep {
         eprintln!("{}", cache_header(&s));
@@ -178,7 +174,7 @@ fn pages_obtained(ms: &[benchmp::Measurement]) -> Vec<PagesRow> {
 
 /// True when the text (not JSON or CSV) goes to the terminal stream.
 fn text_mode(o: &OutputArgs) -> bool {
-    o.json.as_deref() != Some("-") && o.csv.as_deref() != Some("-")
+    o.text_mode()
 }
 
 /// The size argument a measurement was made at.
@@ -234,7 +230,6 @@ fn extra(
                 "stores": t.stores,
                 "bus_mb_per_s": {
                     "cluster": m.aggregate.cluster * f,
-                    "sum": m.aggregate.sum * f,
                     "median": m.aggregate.median * f,
                     "shown": m.figure(mode) * f,
                 },

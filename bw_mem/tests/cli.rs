@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::Output;
 
-use benchmp::testing::{Tool, stderr, stdout};
+use benchmp::testing::{Bad, Tool, check_bad_inputs, stderr, stdout};
 use bw_mem::ops::Op;
 use bw_mem::text::is_lmbench_line;
 
@@ -169,7 +169,7 @@ fn csv_has_a_row_per_child_per_interval() {
 fn json_file_and_text_together_agree_on_the_figure() {
     let path = tmp("agg.json");
     let p = path.to_str().unwrap();
-    for mode in ["cluster", "sum", "median"] {
+    for mode in ["cluster", "median"] {
         let o = ok(&[
             &format!("--json={p}"),
             "--aggregate",
@@ -266,9 +266,91 @@ fn bad_input_is_one_line_and_exit_2() {
     assert!(e.contains("4095"), "{e}");
 }
 
+/// The error contract over bad arguments, environment values and output paths shared by every
+/// benchmp-based tool: exit 2, one `bw_mem:` line, no panic, nothing measured.
+#[test]
+fn every_mistake_is_one_line_before_any_measurement() {
+    let dir = benchmp::testing::temp_dir("bw_mem", "mistakes");
+    let folder = dir.to_str().unwrap().to_string();
+    let text_file = dir.join("notes.txt");
+    std::fs::write(&text_file, "my notes, not a calibration cache\n").unwrap();
+    let notes = text_file.to_str().unwrap().to_string();
+    let cal_dir = format!("--calibration={folder}");
+    let cal_notes = format!("--calibration={notes}");
+    let json_dir = format!("--json={folder}");
+    let csv_dir = format!("--csv={folder}");
+    let table = [
+        Bad::args(&["--enough", "0", "8m", "rd"], "0 µs"),
+        Bad::args(&["--enough", "99999999999999", "8m", "rd"], "--enough"),
+        Bad::args(&["-W", "99999999999999", "8m", "rd"], "--warmup"),
+        Bad::args(&["-N", "99999999999", "8m", "rd"], "--repetitions"),
+        Bad::args(&["-P", "1000", "8m", "rd"], "more children than"),
+        Bad::args(&["-P", "99999", "8m", "rd"], "--parallel"),
+        Bad::args(&["--cpus", "0,0", "8m", "rd"], "named twice"),
+        Bad::args(&["--cpus", "", "8m", "rd"], "--cpus"),
+        Bad::args(&["--timeout", "0", "8m", "rd"], "--timeout"),
+        Bad::args(&[&cal_dir, "8m", "rd"], "is a folder"),
+        Bad::args(&[&cal_notes, "8m", "rd"], "refusing to overwrite"),
+        Bad::env(
+            &["8m", "rd"],
+            &[("BENCHMP_CALIBRATION", &folder)],
+            "is a folder",
+        ),
+        Bad::env(&["8m", "rd"], &[("ENOUGH", "0")], "ENOUGH"),
+        Bad::env(&["8m", "rd"], &[("ENOUGH", "abc")], "ENOUGH"),
+        Bad::env(&["8m", "rd"], &[("TIMING_O", "-1")], "TIMING_O"),
+        Bad::env(&["8m", "rd"], &[("LOOP_O", "nan")], "LOOP_O"),
+        Bad::env(
+            &["8m", "rd"],
+            &[("LMBENCH_SCHED", "FASTEST")],
+            "not a policy",
+        ),
+        Bad::env(
+            &["8m", "rd"],
+            &[("LMBENCH_SCHED", "CUSTOM")],
+            "empty CPU list",
+        ),
+        Bad::args(
+            &["--json=/nonexistent/dir/x.json", "8m", "rd"],
+            "folder does not exist",
+        ),
+        Bad::args(&["--csv=/proc/x", "8m", "rd"], "--csv=/proc/x"),
+        Bad::args(&["--json=", "8m", "rd"], "needs a file name"),
+        Bad::args(&[&json_dir, "8m", "rd"], "is a folder"),
+        Bad::args(&[&csv_dir, "8m", "rd"], "is a folder"),
+        Bad::args(&["--json", "--csv", "8m", "rd"], "cannot both"),
+        Bad::args(&["100g", "rd"], "MemAvailable"),
+    ];
+    check_bad_inputs(&bw_mem(), &table);
+    assert_eq!(
+        std::fs::read_to_string(&text_file).unwrap(),
+        "my notes, not a calibration cache\n",
+        "the file given as a cache is untouched"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_report_file_that_fails_at_the_end_keeps_the_result_on_screen() {
+    let o = bw_mem().run(&[
+        "--json=/dev/full",
+        "--noise-lost",
+        "100",
+        "-N",
+        "1",
+        "8k",
+        "rd",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(is_lmbench_line(&stdout(&o)), "{:?}", stdout(&o));
+    let err = stderr(&o);
+    assert!(err.starts_with("bw_mem: cannot write /dev/full"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
 #[test]
 fn memory_check_counts_children_and_second_buffers() {
-    let avail = bw_mem::limits::available().expect("/proc/meminfo");
+    let avail = benchmp::sys::mem::available().expect("/proc/meminfo");
     // A size that fits once but not with a second buffer, nor twice.
     let size = (avail / 2 + (avail / 8)).to_string();
     fails(&["-P", "2", &size, "rd"], 2);

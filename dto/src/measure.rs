@@ -67,7 +67,13 @@ pub fn run_cell(plan: &CellPlan<'_>) -> Result<CellTicks> {
         shared.words()[..HEADER].fill(0);
         let env = EnvGuard::set(&plan.config.env);
         let parent = nix::unistd::getpid();
-        let pid = match process::fork_process().map_err(benchmp::Error::Fork)? {
+        let who = benchmp::run::Who {
+            index: round as usize,
+            cpu: Some(plan.cpu),
+        };
+        let pid = match process::fork_process()
+            .map_err(|source| benchmp::Error::Fork { child: who, source })?
+        {
             Forked::Child => {
                 process::child_setup(parent);
                 child_main(plan, &mut shared)
@@ -173,7 +179,10 @@ fn wait(pid: nix::unistd::Pid, timeout: Duration, round: u32, cpu: usize) -> Res
             process::kill(pid, nix::sys::signal::Signal::SIGKILL);
             process::reap(pid, Duration::from_secs(5));
             return Err(benchmp::Error::ChildHung {
-                child: format!("round {} child (CPU {cpu})", round + 1),
+                child: benchmp::run::Who {
+                    index: round as usize,
+                    cpu: Some(cpu),
+                },
                 secs: timeout.as_secs(),
             }
             .into());
@@ -277,7 +286,8 @@ fn child_measure(
     bl: &mut [u64],
     cur: &mut [u64],
 ) -> Result<(), (i32, String)> {
-    benchmp::sys::affinity::pin_and_verify(plan.cpu).map_err(|e| (benchmp::EXIT_FAILED, e))?;
+    benchmp::sys::affinity::pin_and_verify(plan.cpu)
+        .map_err(|e| (benchmp::EXIT_FAILED, format!("{:#}", anyhow::Error::new(e))))?;
     let load = |s| impls::load(s).map_err(|e| (e.exit_code(), e.to_string()));
     let a = load(&plan.config.baseline)?;
     let b = if plan.config.current == plan.config.baseline {

@@ -3,8 +3,8 @@
 use std::io::{IsTerminal, Write};
 
 use anyhow::Result;
+use benchmp::Pages;
 use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
-use benchmp::{Pages, sys::mem::check_huge_pages};
 use clap::Parser;
 use lat_mem_rd::config::{self, Request};
 use lat_mem_rd::measure::{self, Event, TOOL};
@@ -144,6 +144,7 @@ impl Printer {
 }
 
 fn run(cli: Cli) -> Result<i32> {
+    cli.output.check()?;
     let sweep = config::check(
         &Request {
             len_bytes: cli.len,
@@ -159,17 +160,7 @@ fn run(cli: Cli) -> Result<i32> {
         },
         config::system_page_size(),
     )?;
-    if sweep.pages == Pages::Huge {
-        // Every child maps len + 2 pages in 2 MiB pages at each size: refuse now, not per child.
-        let per_child = (sweep.len_bytes + 2 * sweep.page_size).div_ceil(2 << 20) * (2 << 20);
-        let children = cli
-            .placement
-            .parallel
-            .or(cli.placement.cpus.as_ref().map(|c| c.0.len()))
-            .unwrap_or(1) as u64;
-        check_huge_pages(per_child * children)?;
-    }
-    let text_on = cli.output.json.as_deref() != Some("-") && cli.output.csv.as_deref() != Some("-");
+    let text_on = cli.output.text_mode();
     let printer = Printer {
         on: text_on,
         to_stderr: cli.output.stderr,

@@ -25,6 +25,7 @@ use benchmp::quality::{NoisePolicy, judge};
 use benchmp::run::Iterations;
 use benchmp::size::HumanSize;
 use benchmp::sys::clock::now_ns;
+use benchmp::sys::mem::MemoryNeed;
 use benchmp::{
     AggregateMode, Benchmark, Buffer, ChildInfo, Measurement, Pages, Report, Session, Spec,
 };
@@ -340,6 +341,14 @@ pub fn run(
 ) -> anyhow::Result<Finished> {
     let t0 = now_ns();
     let mut session = Session::start(TOOL, placement, timing)?;
+    // Every child maps LEN plus two pages at every size: refuse what cannot fit, now.
+    MemoryNeed {
+        size_bytes: sweep.len_bytes,
+        buffers: vec![sweep.len_bytes.saturating_add(2 * sweep.page_size)],
+        children: session.parallel(),
+        pages: sweep.pages,
+    }
+    .check()?;
     let total: usize = sweep
         .strides
         .iter()

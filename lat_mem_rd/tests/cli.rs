@@ -4,18 +4,16 @@
 //! run measures it; lmbench's 100 ms floor still makes every size last at least two intervals
 //! (one confirming the count, one timed with -N 1), so sweeps are kept to a few sizes.
 
-use std::process::{Command, Output};
+use std::process::Output;
+
+use benchmp::testing::{Bad, Tool, check_bad_inputs};
+
+fn tool() -> Tool {
+    Tool::new("lat_mem_rd", env!("CARGO_BIN_EXE_lat_mem_rd")).with_env("ENOUGH", Some("1000"))
+}
 
 fn lat_mem_rd(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lat_mem_rd"))
-        .args(args)
-        .env("ENOUGH", "1000")
-        .env("TIMING_O", "0")
-        .env("LOOP_O", "0")
-        .env("BENCHMP_CALIBRATION", "off")
-        .env_remove("LMBENCH_SCHED")
-        .output()
-        .expect("lat_mem_rd runs")
+    tool().run(args)
 }
 
 fn stdout(o: &Output) -> String {
@@ -73,7 +71,7 @@ fn help_describes_every_option() {
 
 #[test]
 fn bad_input_is_one_line_and_exit_status_2() {
-    for args in [
+    let mut table: Vec<Bad> = [
         &["1", "0"][..],
         &["1", "2m"],
         &["0"],
@@ -94,36 +92,43 @@ fn bad_input_is_one_line_and_exit_status_2() {
         &["--enough-floor", "1ms", "1"],
         &["--enough-floor", "60000001", "1"],
         &[],
-    ] {
-        let o = lat_mem_rd(args);
-        let err = stderr(&o);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-        assert!(err.starts_with("lat_mem_rd: "), "{args:?}: {err}");
-        assert!(stdout(&o).is_empty(), "{args:?}");
-    }
+    ]
+    .iter()
+    .map(|a| Bad::args(a, ""))
+    .collect();
+    // The memory check and the options shared with every benchmp tool.
+    table.extend([
+        Bad::args(&["-N", "1", "100g"], "MemAvailable"),
+        Bad::args(&["-P", "2", "--cpus", "0", "-N", "1", "100g"], "2 children"),
+        Bad::args(&["--enough", "0", "1"], "0 µs"),
+        Bad::args(&["-P", "1000", "1"], "more children than"),
+        Bad::args(&["--cpus", "0,0", "1"], "named twice"),
+        Bad::args(
+            &["--json=/nonexistent/dir/x.json", "1"],
+            "folder does not exist",
+        ),
+        Bad::args(&["--json=", "1"], "needs a file name"),
+        Bad::args(&["--csv=/tmp", "1"], "is a folder"),
+        Bad::env(&["1"], &[("ENOUGH", "0")], "ENOUGH"),
+        Bad::env(&["1"], &[("LMBENCH_SCHED", "bogus")], "not a policy"),
+        Bad::env(&["1"], &[("BENCHMP_CALIBRATION", "/tmp")], "is a folder"),
+    ]);
+    check_bad_inputs(&tool(), &table);
 }
 
 #[test]
 fn huge_pages_missing_is_exit_status_3() {
-    let free = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| {
-            m.lines()
-                .find_map(|l| l.strip_prefix("HugePages_Free:"))
-                .and_then(|v| v.trim().parse::<u64>().ok())
-        })
-        .unwrap_or(0);
-    if free > 0 {
-        eprintln!("skipped: {free} huge pages are reserved on this machine");
+    let free = benchmp::sys::mem::huge_pages_free();
+    if free > 0
+        && benchmp::testing::skip(
+            "huge_pages_missing_is_exit_status_3",
+            &format!("{free} huge pages are reserved on this machine"),
+        )
+    {
         return;
     }
-    let o = lat_mem_rd(&["--pages", "huge", "-N", "1", "1"]);
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(3), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("/proc/sys/vm/nr_hugepages"), "{err}");
-    assert!(stdout(&o).is_empty());
+    let e = tool().fails(&["--pages", "huge", "-N", "1", "1"], 3);
+    assert!(e.contains("/proc/sys/vm/nr_hugepages"), "{e}");
 }
 
 #[test]

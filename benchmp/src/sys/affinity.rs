@@ -19,20 +19,59 @@ pub fn current_cpu() -> Option<usize> {
     sched_getcpu().ok()
 }
 
+/// Why a pin failed or could not be checked.
+#[derive(Debug, thiserror::Error)]
+pub enum AffinityError {
+    /// The CPU number does not fit in a CPU set.
+    #[error("CPU {cpu} cannot be put in a CPU set")]
+    NoSuchCpu {
+        /// The CPU.
+        cpu: usize,
+        /// The system error.
+        #[source]
+        source: nix::Error,
+    },
+    /// sched_setaffinity refused.
+    #[error("sched_setaffinity to CPU {cpu} failed")]
+    Set {
+        /// The CPU.
+        cpu: usize,
+        /// The system error.
+        #[source]
+        source: nix::Error,
+    },
+    /// sched_getaffinity failed.
+    #[error("sched_getaffinity failed")]
+    Get(#[source] nix::Error),
+    /// The mask read back is not the one set (a cpuset narrowed it, or another process moved us).
+    #[error("pinned to CPU {cpu} but the affinity mask reads {}", crate::cpulist::format_cpu_list(.got))]
+    Mask {
+        /// The CPU asked for.
+        cpu: usize,
+        /// The mask read back.
+        got: Vec<usize>,
+    },
+    /// The kernel kept running the process elsewhere.
+    #[error("pinned to CPU {cpu} but still running on CPU {}", .on.map_or("?".into(), |c| c.to_string()))]
+    NotMoved {
+        /// The CPU asked for.
+        cpu: usize,
+        /// Where it still runs.
+        on: Option<usize>,
+    },
+}
+
 /// Pins the calling process to `cpu` and checks that the mask is exactly `{cpu}` and that the
-/// process now runs there. Returns a readable reason on failure.
-pub fn pin_and_verify(cpu: usize) -> Result<(), String> {
+/// process now runs there.
+pub fn pin_and_verify(cpu: usize) -> Result<(), AffinityError> {
     let mut set = CpuSet::new();
     set.set(cpu)
-        .map_err(|e| format!("CPU {cpu} cannot be put in a CPU set: {e}"))?;
+        .map_err(|source| AffinityError::NoSuchCpu { cpu, source })?;
     sched_setaffinity(Pid::from_raw(0), &set)
-        .map_err(|e| format!("sched_setaffinity to CPU {cpu} failed: {e}"))?;
-    let got = allowed_cpus().map_err(|e| format!("sched_getaffinity failed: {e}"))?;
+        .map_err(|source| AffinityError::Set { cpu, source })?;
+    let got = allowed_cpus().map_err(AffinityError::Get)?;
     if got != [cpu] {
-        return Err(format!(
-            "pinned to CPU {cpu} but the affinity mask reads {}",
-            crate::cpulist::format_cpu_list(&got)
-        ));
+        return Err(AffinityError::Mask { cpu, got });
     }
     // The kernel migrates a task off a CPU it is no longer allowed on before returning to user
     // space; give it a few chances to settle before calling the pin broken.
@@ -42,24 +81,23 @@ pub fn pin_and_verify(cpu: usize) -> Result<(), String> {
         }
         std::thread::yield_now();
     }
-    Err(format!(
-        "pinned to CPU {cpu} but still running on CPU {}",
-        current_cpu().map_or("?".into(), |c| c.to_string())
-    ))
+    Err(AffinityError::NotMoved {
+        cpu,
+        on: current_cpu(),
+    })
 }
 
 /// Runs `f` with the calling process pinned to `cpu` (verified), then restores the affinity
 /// mask it had; with `None` it just runs `f`. For a parent that sizes a fixed-count run on a
 /// chosen core before forking; call it only while single-threaded.
-pub fn with_pinned<T>(cpu: Option<usize>, f: impl FnOnce() -> T) -> Result<T, String> {
+pub fn with_pinned<T>(cpu: Option<usize>, f: impl FnOnce() -> T) -> Result<T, AffinityError> {
     let Some(cpu) = cpu else {
         return Ok(f());
     };
-    let saved = sched_getaffinity(Pid::from_raw(0))
-        .map_err(|e| format!("sched_getaffinity failed: {e}"))?;
+    let saved = sched_getaffinity(Pid::from_raw(0)).map_err(AffinityError::Get)?;
     let value = pin_and_verify(cpu).map(|()| f());
     let restored = sched_setaffinity(Pid::from_raw(0), &saved)
-        .map_err(|e| format!("restoring the CPU mask failed: {e}"));
+        .map_err(|source| AffinityError::Set { cpu, source });
     let value = value?;
     restored.map(|()| value)
 }

@@ -43,8 +43,26 @@ pub enum MemError {
         /// Pages free now.
         free: u64,
     },
+    /// The buffers of every child do not fit in the memory the system can give.
+    #[error(
+        "size {size_bytes} bytes needs {need_bytes} bytes of memory for {children} {}{} but only {have_bytes} bytes are available (MemAvailable in /proc/meminfo)",
+        if *.children == 1 { "child" } else { "children" },
+        if *.buffers > 1 { " (source and destination buffers)" } else { "" }
+    )]
+    TooBig {
+        /// The size asked for.
+        size_bytes: u64,
+        /// Bytes all children would map.
+        need_bytes: u128,
+        /// Children.
+        children: usize,
+        /// Buffers per child.
+        buffers: usize,
+        /// MemAvailable.
+        have_bytes: u64,
+    },
     /// mmap itself failed.
-    #[error("cannot map {len} bytes ({pages:?} pages): {source}")]
+    #[error("cannot map {len} bytes ({} pages)", pages.name())]
     Map {
         /// Bytes asked.
         len: usize,
@@ -62,6 +80,94 @@ impl MemError {
     /// True when the machine cannot provide what was asked (exit status 3 rather than 1).
     pub fn is_unsupported(&self) -> bool {
         matches!(self, MemError::NoHugePages { .. })
+    }
+
+    /// The exit status: 3 for missing huge pages, 2 for a size the machine cannot hold (bad
+    /// input, found before anything ran), 1 for a mapping that failed anyway.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            MemError::NoHugePages { .. } => crate::error::EXIT_UNSUPPORTED,
+            MemError::TooBig { .. } | MemError::Empty => crate::error::EXIT_USAGE,
+            MemError::Map { .. } => crate::error::EXIT_FAILED,
+        }
+    }
+}
+
+impl Pages {
+    /// The option value (`4k`, `thp`, `huge`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Pages::Small => "4k",
+            Pages::Thp => "thp",
+            Pages::Huge => "huge",
+        }
+    }
+}
+
+/// Memory the system can give without swapping: `MemAvailable` (else `MemTotal`) of a
+/// /proc/meminfo text, in bytes.
+pub fn available_from(meminfo: &str) -> Option<u64> {
+    let field = |name: &str| {
+        meminfo.lines().find_map(|l| {
+            let rest = l.strip_prefix(name)?.strip_prefix(':')?;
+            let kb: u64 = rest.trim().trim_end_matches("kB").trim().parse().ok()?;
+            Some(kb * 1024)
+        })
+    };
+    field("MemAvailable").or_else(|| field("MemTotal"))
+}
+
+/// Available memory of this machine, if /proc/meminfo can be read.
+pub fn available() -> Option<u64> {
+    available_from(&std::fs::read_to_string("/proc/meminfo").ok()?)
+}
+
+/// What a run will map: each child maps `buffers` (bytes each) with `pages`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryNeed {
+    /// The size the user asked for (named in the message).
+    pub size_bytes: u64,
+    /// Bytes of each buffer one child maps.
+    pub buffers: Vec<u64>,
+    /// Children, each with its own buffers.
+    pub children: usize,
+    /// Page policy.
+    pub pages: Pages,
+}
+
+impl MemoryNeed {
+    /// Refuses, before anything is forked, a run whose buffers cannot all be mapped: reserved
+    /// huge pages for `huge` (exit 3), else MemAvailable (exit 2). Every tool checks its sizes
+    /// this way, so the message is the same everywhere.
+    pub fn check(&self) -> Result<(), MemError> {
+        self.check_against(available())
+    }
+
+    /// [`MemoryNeed::check`] against a given MemAvailable (`None`: unknown, not checked).
+    pub fn check_against(&self, have: Option<u64>) -> Result<(), MemError> {
+        if self.pages == Pages::Huge {
+            let per_child: u64 = self
+                .buffers
+                .iter()
+                .map(|b| {
+                    b.div_ceil(HUGE_PAGE as u64)
+                        .saturating_mul(HUGE_PAGE as u64)
+                })
+                .fold(0, u64::saturating_add);
+            return check_huge_pages(per_child.saturating_mul(self.children as u64));
+        }
+        let need: u128 =
+            self.buffers.iter().map(|&b| u128::from(b)).sum::<u128>() * self.children as u128;
+        match have {
+            Some(have_bytes) if need > u128::from(have_bytes) => Err(MemError::TooBig {
+                size_bytes: self.size_bytes,
+                need_bytes: need,
+                children: self.children,
+                buffers: self.buffers.len(),
+                have_bytes,
+            }),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -278,6 +384,40 @@ pub fn parse_smaps(text: &str, addr: usize) -> Option<PagesObtained> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn meminfo_fields() {
+        let t = "MemTotal:       24683604 kB\nMemFree:        21553044 kB\nMemAvailable:   24105000 kB\n";
+        assert_eq!(available_from(t), Some(24_105_000 * 1024));
+        assert_eq!(available_from("MemTotal: 1024 kB\n"), Some(1024 * 1024));
+        assert_eq!(available_from("nothing"), None);
+    }
+
+    #[test]
+    fn memory_need_counts_children_and_buffers() {
+        let need = MemoryNeed {
+            size_bytes: 600,
+            buffers: vec![600, 700],
+            children: 2,
+            pages: Pages::Small,
+        };
+        assert!(need.check_against(Some(2600)).is_ok());
+        let e = need.check_against(Some(2599)).unwrap_err();
+        assert_eq!(e.exit_code(), crate::error::EXIT_USAGE);
+        let text = e.to_string();
+        assert!(
+            text.contains("needs 2600 bytes") && text.contains("2 children"),
+            "{text}"
+        );
+        assert!(text.contains("source and destination"), "{text}");
+        assert!(
+            need.check_against(None).is_ok(),
+            "unknown memory is not checked"
+        );
+        // The message names the error once, however it is rendered.
+        let chain = format!("{:#}", anyhow::Error::new(e));
+        assert_eq!(chain.matches("MemAvailable").count(), 1, "{chain}");
+    }
 
     const SMAPS: &str = "\
 7f0000000000-7f0000200000 rw-p 00000000 00:00 0

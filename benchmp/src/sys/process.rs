@@ -40,18 +40,32 @@ pub enum Forked {
     Child,
 }
 
+/// Why a fork did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum ForkError {
+    /// The process has more threads than when it started.
+    #[error(
+        "refusing to fork: the process has {threads} threads (fork is only safe single-threaded)"
+    )]
+    Threads {
+        /// Threads counted in /proc/self/task.
+        threads: usize,
+    },
+    /// fork(2) failed.
+    #[error("fork failed")]
+    Fork(#[source] nix::Error),
+}
+
 /// Forks the calling process. Refuses when more threads exist than when the tool started
 /// (normally one; see [`note_baseline_threads`]), because a forked copy
 /// of a multi-threaded process may deadlock on locks held by threads that did not come along.
-pub fn fork_process() -> Result<Forked, String> {
+pub fn fork_process() -> Result<Forked, ForkError> {
     let threads = thread_count();
     let allowed = BASELINE_THREADS
         .load(std::sync::atomic::Ordering::SeqCst)
         .max(1);
     if threads > allowed {
-        return Err(format!(
-            "refusing to fork: the process has {threads} threads (fork is only safe single-threaded)"
-        ));
+        return Err(ForkError::Threads { threads });
     }
     // Buffered output would otherwise be written twice, once by each process.
     let _ = std::io::stdout().flush();
@@ -61,14 +75,17 @@ pub fn fork_process() -> Result<Forked, String> {
     match unsafe { nix::unistd::fork() } {
         Ok(ForkResult::Parent { child }) => Ok(Forked::Parent(child)),
         Ok(ForkResult::Child) => Ok(Forked::Child),
-        Err(e) => Err(format!("fork failed: {e}")),
+        Err(e) => Err(ForkError::Fork(e)),
     }
 }
 
-/// In a child: get SIGKILL when the parent dies, and take default SIGINT/SIGTERM handling.
+/// The signals that end a run cleanly: the parent kills and reaps its children first.
+pub const STOP_SIGNALS: [Signal; 3] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP];
+
+/// In a child: get SIGKILL when the parent dies, and take default handling of the stop signals.
 pub fn child_setup(parent: Pid) {
     let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL);
-    for sig in [Signal::SIGINT, Signal::SIGTERM] {
+    for sig in STOP_SIGNALS {
         // SAFETY: restoring the default disposition installs no Rust code as a handler.
         let _ = unsafe { signal::signal(sig, SigHandler::SigDfl) };
     }
@@ -143,7 +160,7 @@ extern "C" fn on_signal(sig: libc::c_int) {
     INTERRUPT.store(sig, Ordering::SeqCst);
 }
 
-/// The signal (SIGINT or SIGTERM) received since the guard was installed, if any.
+/// The stop signal (SIGINT, SIGTERM or SIGHUP) received since the guard was installed, if any.
 pub fn interrupted() -> Option<Signal> {
     match INTERRUPT.load(Ordering::SeqCst) {
         0 => None,
@@ -151,7 +168,7 @@ pub fn interrupted() -> Option<Signal> {
     }
 }
 
-/// While alive, SIGINT and SIGTERM set a flag (and interrupt blocking calls) instead of killing
+/// While alive, the stop signals set a flag (and interrupt blocking calls) instead of killing
 /// the parent, so it can kill and reap its children first. Restores the old handlers on drop.
 #[derive(Debug)]
 pub struct InterruptGuard {
@@ -169,7 +186,7 @@ impl InterruptGuard {
             SigSet::empty(),
         );
         let mut old = Vec::new();
-        for sig in [Signal::SIGINT, Signal::SIGTERM] {
+        for sig in STOP_SIGNALS {
             // SAFETY: the handler only stores into an atomic, which is async-signal-safe.
             if let Ok(prev) = unsafe { signal::sigaction(sig, &action) } {
                 old.push((sig, prev));

@@ -1,0 +1,434 @@
+//! A child's life between fork and `_exit`: pin, build the benchmark, size the count, wait for
+//! the common start while keeping the CPU busy, run the timed intervals, keep busy until every
+//! child is done, report.
+
+use std::fs::File;
+use std::hint::black_box;
+
+use super::protocol::{self, GO, RESULT, Up};
+use super::{Benchmark, ChildInfo, ChildRun, Iterations, Phase, RunConfig, Sample};
+use crate::error::exit_code_of;
+use crate::sys::affinity::{current_cpu, pin_and_verify};
+use crate::sys::clock::now_ns;
+use crate::sys::perf::{Counter, SoftwareEvent};
+use crate::sys::process;
+use crate::sys::usage::Usage;
+use crate::timing::resize_count;
+
+/// Why a child gave up: the exit status it chose and a one-line reason. It crosses the pipe
+/// to the parent as text, so this is where a child's error chain is rendered.
+#[derive(Debug)]
+struct Failure {
+    code: i32,
+    message: String,
+}
+
+impl Failure {
+    fn from_anyhow(e: &anyhow::Error) -> Failure {
+        Failure {
+            code: exit_code_of(e),
+            message: format!("{e:#}"),
+        }
+    }
+
+    fn talking(e: std::io::Error) -> Failure {
+        Failure {
+            code: crate::error::EXIT_FAILED,
+            message: format!("cannot talk to the parent: {e}"),
+        }
+    }
+}
+
+/// The child's entry point: runs everything, reports a failure or a panic up the pipe, and
+/// `_exit`s with the status it chose (never returns, never runs the parent's destructors).
+pub(super) fn main<B, F>(
+    cfg: &RunConfig,
+    info: ChildInfo,
+    mut up: File,
+    mut down: File,
+    make: &mut F,
+) -> !
+where
+    B: Benchmark,
+    F: FnMut(&ChildInfo) -> anyhow::Result<B>,
+{
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        life(cfg, info, &mut up, &mut down, make)
+    }));
+    let failure = match outcome {
+        Ok(Ok(())) => None,
+        Ok(Err(f)) => Some(f),
+        Err(p) => Some(Failure {
+            code: crate::error::EXIT_FAILED,
+            message: format!(
+                "panicked: {}",
+                p.downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default()
+            ),
+        }),
+    };
+    let code = match failure {
+        None => 0,
+        Some(Failure { code, message }) => {
+            let _ = protocol::send(&mut up, &Up::Failed { code, message });
+            code
+        }
+    };
+    process::exit_now(code)
+}
+
+/// Phases of the child's life, recorded as they end (each also a trace slice).
+#[derive(Debug, Default)]
+struct Phases(Vec<Phase>);
+
+impl Phases {
+    fn push(&mut self, name: &str, rep: Option<usize>, start_ns: u64, end_ns: u64) {
+        self.0.push(Phase {
+            name: name.to_string(),
+            rep,
+            start_ns,
+            end_ns,
+        });
+    }
+}
+
+fn life<B, F>(
+    cfg: &RunConfig,
+    info: ChildInfo,
+    up: &mut File,
+    down: &mut File,
+    make: &mut F,
+) -> Result<(), Failure>
+where
+    B: Benchmark,
+    F: FnMut(&ChildInfo) -> anyhow::Result<B>,
+{
+    let cpu_field = info.cpu.map_or(-1, |c| c as i64);
+    let _child = tracing::info_span!("child", child = info.index, cpu = cpu_field).entered();
+    if let Some(cpu) = info.cpu {
+        pin_and_verify(cpu).map_err(|e| Failure::from_anyhow(&e.into()))?;
+    }
+    let mut phases = Phases::default();
+    // perf_event_open can take milliseconds (it waits for RCU): open before the common start.
+    let mut migrations = Counter::open(SoftwareEvent::CpuMigrations);
+    // Each phase's timestamps are taken inside its span, so the trace slice encloses the
+    // phase with only the marker writes between their edges.
+    let mut bench = {
+        let _s = tracing::info_span!("init").entered();
+        let t = now_ns();
+        let b = make(&info).map_err(|e| Failure::from_anyhow(&e))?;
+        phases.push("init", None, t, now_ns());
+        b
+    };
+    let mut sink = 0u64;
+    let sized = size(cfg, &mut bench, &mut sink, &mut phases);
+    // Keep-busy work between control-pipe checks: batches of about a millisecond, so the CPU
+    // stays loaded (lmbench runs the benchmark meanwhile) without a system call every few ns.
+    let mut busy = BusyBatch::new(match cfg.iterations {
+        Iterations::Fixed(_) => 1,
+        Iterations::Calibrate { .. } => {
+            (sized.count as f64 * 1e6 / (cfg.enough_ns as f64).max(1.0)).max(1.0) as u64
+        }
+    });
+
+    protocol::send(up, &Up::Ready).map_err(Failure::talking)?;
+    let go = wait_for(
+        cfg,
+        "warmup",
+        GO,
+        down,
+        &mut bench,
+        &mut busy,
+        &mut sink,
+        &mut phases,
+    );
+    if !go {
+        return Ok(());
+    }
+    let counts_before = migrations.as_mut().and_then(Counter::read);
+    let timed = timed_intervals(cfg, &mut bench, sized.count, up, &mut phases, &mut sink)?;
+    let migrations_counted = match (counts_before, migrations.as_mut().and_then(Counter::read)) {
+        (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+        _ => None,
+    };
+    protocol::send(up, &Up::Done).map_err(Failure::talking)?;
+
+    let asked = wait_for(
+        cfg,
+        "cooldown",
+        RESULT,
+        down,
+        &mut bench,
+        &mut busy,
+        &mut sink,
+        &mut phases,
+    );
+    if !asked {
+        return Ok(());
+    }
+    let cpus_seen = cpus_seen(&timed.samples);
+    let result = ChildRun {
+        index: info.index,
+        pid: std::process::id() as i32,
+        cpu: info.cpu,
+        migrated: cpus_seen.len() > 1,
+        cpus_seen,
+        migrations: migrations_counted,
+        usage: timed.usage,
+        cpu_share: timed.cpu_share,
+        iterations: timed.count,
+        calibration_intervals: sized.intervals,
+        calibration_ns: sized.ns,
+        gave_up: timed.gave_up,
+        timed_ns: timed.samples.iter().map(|s| s.elapsed_ns).sum(),
+        samples: timed.samples,
+        phases: phases.0,
+        checksum: black_box(sink),
+        detail: bench.child_detail(),
+    };
+    protocol::send(up, &Up::Result(Box::new(result))).map_err(Failure::talking)?;
+    let _ = protocol::wait_byte(down);
+    drop(bench);
+    Ok(())
+}
+
+/// The count each timed interval starts with, and what sizing it cost.
+#[derive(Debug)]
+struct Sized {
+    count: u64,
+    intervals: u32,
+    ns: u64,
+}
+
+/// Chooses the first count: fixed, the hint, or grown from 1 until an interval lasts about
+/// `enough` (lmbench's rule, before the common start).
+fn size<B: Benchmark>(
+    cfg: &RunConfig,
+    bench: &mut B,
+    sink: &mut u64,
+    phases: &mut Phases,
+) -> Sized {
+    let enough = cfg.enough_ns as f64;
+    match cfg.iterations {
+        Iterations::Fixed(n) => Sized {
+            count: n.max(1),
+            intervals: 0,
+            ns: 0,
+        },
+        Iterations::Calibrate { hint: Some(h) } => Sized {
+            count: h.max(1),
+            intervals: 0,
+            ns: 0,
+        },
+        Iterations::Calibrate { hint: None } => {
+            let _s = tracing::info_span!("calibrate").entered();
+            let t = now_ns();
+            let mut count = 1u64;
+            let mut intervals = 64;
+            for round in 1..=64u32 {
+                let t0 = now_ns();
+                *sink ^= bench.run(count);
+                let r = (now_ns() - t0) as f64;
+                // A single iteration longer than the interval cannot be shortened: take it.
+                if r >= 0.99 * enough && (r <= 1.2 * enough || count == 1) {
+                    intervals = round;
+                    break;
+                }
+                count = resize_count(count, r, enough);
+            }
+            let end = now_ns();
+            phases.push("calibrate", None, t, end);
+            Sized {
+                count,
+                intervals,
+                ns: end - t,
+            }
+        }
+    }
+}
+
+/// Waits inside a `name` span for the parent's `wanted` byte (true) or anything else such as
+/// EXIT or a closed pipe (false). Parallel children keep the CPU busy meanwhile, as lmbench
+/// runs the benchmark while it waits; sequential children sleep, so the child being timed
+/// runs alone.
+#[allow(clippy::too_many_arguments)]
+fn wait_for<B: Benchmark>(
+    cfg: &RunConfig,
+    name: &'static str,
+    wanted: u8,
+    down: &mut File,
+    bench: &mut B,
+    busy: &mut BusyBatch,
+    sink: &mut u64,
+    phases: &mut Phases,
+) -> bool {
+    // Span names are static: one per phase, so the trace slices carry the phase's name.
+    let _s = match name {
+        "warmup" => tracing::info_span!("warmup"),
+        _ => tracing::info_span!("cooldown"),
+    }
+    .entered();
+    let t = now_ns();
+    let got = if cfg.sequential {
+        protocol::wait_byte(down)
+    } else {
+        loop {
+            match protocol::poll_byte(down) {
+                Some(b) => break b,
+                None => *sink ^= busy.run(bench),
+            }
+        }
+    };
+    phases.push(name, None, t, now_ns());
+    got == wanted
+}
+
+/// What the timed intervals gave.
+#[derive(Debug)]
+struct Timed {
+    samples: Vec<Sample>,
+    count: u64,
+    gave_up: bool,
+    usage: Usage,
+    cpu_share: f64,
+}
+
+/// lmbench's timing loop: run `count` iterations per interval until `repetitions` intervals
+/// are accepted (at least 0.95 × enough, or any fixed-count interval), re-sizing the count
+/// when an interval falls outside 0.99–1.2 × enough; gives up after 4 × N + 20 attempts.
+fn timed_intervals<B: Benchmark>(
+    cfg: &RunConfig,
+    bench: &mut B,
+    mut count: u64,
+    up: &mut File,
+    phases: &mut Phases,
+    sink: &mut u64,
+) -> Result<Timed, Failure> {
+    let enough = cfg.enough_ns as f64;
+    let u0 = Usage::now();
+    let (wall0, cpu0) = (now_ns(), crate::sys::clock::thread_cpu_ns());
+    let mut samples: Vec<Sample> = Vec::new();
+    let mut accepted = 0usize;
+    let wanted = cfg.repetitions.max(1);
+    let max_attempts = wanted * 4 + 20;
+    let fixed = matches!(cfg.iterations, Iterations::Fixed(_));
+    while accepted < wanted && samples.len() < max_attempts {
+        let rep = samples.len();
+        let (cpu_start, start, end, cpu_end, ck);
+        {
+            let _s = tracing::info_span!("rep", n = rep).entered();
+            cpu_start = current_cpu();
+            start = now_ns();
+            ck = bench.run(count);
+            end = now_ns();
+            cpu_end = current_cpu();
+        }
+        *sink ^= black_box(ck);
+        let detail = bench.sample_detail();
+        let elapsed = end - start;
+        let net = elapsed as f64 - cfg.timing_overhead_ns - count as f64 * cfg.loop_overhead_ns;
+        let net_ns = if net > 0.0 { net as u64 } else { 0 };
+        let ok = fixed || net_ns as f64 > 0.95 * enough;
+        accepted += usize::from(ok);
+        samples.push(Sample {
+            iterations: count,
+            elapsed_ns: elapsed,
+            net_ns,
+            start_ns: start,
+            accepted: ok,
+            cpu_start,
+            cpu_end,
+            detail,
+        });
+        phases.push("rep", Some(rep), start, end);
+        protocol::send(
+            up,
+            &Up::Progress {
+                elapsed_ns: elapsed,
+            },
+        )
+        .map_err(Failure::talking)?;
+        if !fixed && (net < 0.99 * enough || net > 1.2 * enough) {
+            count = resize_count(count, net.max(0.0), enough);
+        }
+    }
+    let usage = Usage::now().since(&u0);
+    let (wall1, cpu1) = (now_ns(), crate::sys::clock::thread_cpu_ns());
+    Ok(Timed {
+        samples,
+        count,
+        gave_up: accepted < wanted,
+        usage,
+        cpu_share: (cpu1 - cpu0) as f64 / (wall1 - wall0).max(1) as f64,
+    })
+}
+
+/// Distinct CPUs seen at interval boundaries, in order of first sight.
+fn cpus_seen(samples: &[Sample]) -> Vec<usize> {
+    let mut seen: Vec<usize> = Vec::new();
+    for c in samples
+        .iter()
+        .flat_map(|s| [s.cpu_start, s.cpu_end])
+        .flatten()
+    {
+        if !seen.contains(&c) {
+            seen.push(c);
+        }
+    }
+    seen
+}
+
+/// Sizes keep-busy batches to about a millisecond as they run: a batch shorter than half of it
+/// doubles, one longer than twice of it halves.
+#[derive(Debug)]
+struct BusyBatch {
+    n: u64,
+}
+
+impl BusyBatch {
+    fn new(n: u64) -> BusyBatch {
+        BusyBatch { n: n.max(1) }
+    }
+
+    fn run<B: Benchmark>(&mut self, bench: &mut B) -> u64 {
+        let t0 = now_ns();
+        let ck = bench.keep_busy(self.n);
+        let took = now_ns() - t0;
+        if took < 500_000 {
+            self.n = self.n.saturating_mul(2).min(1 << 40);
+        } else if took > 2_000_000 {
+            self.n = (self.n / 2).max(1);
+        }
+        ck
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(cpu_start: Option<usize>, cpu_end: Option<usize>) -> Sample {
+        Sample {
+            iterations: 1,
+            elapsed_ns: 1,
+            net_ns: 1,
+            start_ns: 0,
+            accepted: true,
+            cpu_start,
+            cpu_end,
+            detail: serde_json::Value::Null,
+        }
+    }
+
+    #[test]
+    fn cpus_are_listed_once_in_order_of_first_sight() {
+        let s = [
+            sample(Some(3), Some(3)),
+            sample(Some(3), Some(1)),
+            sample(None, Some(3)),
+        ];
+        assert_eq!(cpus_seen(&s), vec![3, 1]);
+    }
+}

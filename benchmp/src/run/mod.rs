@@ -1,0 +1,256 @@
+//! The harness: one forked, pinned process per parallel copy, lmbench's ready/go/done/result/exit
+//! protocol over pipes, and lmbench's interval loop (calibrated count, acceptance, re-sizing).
+//!
+//! Differences from lmbench's benchmp, on purpose:
+//! - Each child sizes its own iteration count on its own CPU (under the same load as the run),
+//!   instead of one baseline run whose count makes every child's interval last a second. On a
+//!   phone the little cores would otherwise run far longer intervals than the big ones, and the
+//!   baseline run doubles the cost of every parallel measurement.
+//! - Every sample keeps its child's identity (pid, CPU), so per-core and per-cluster figures can
+//!   be computed; lmbench merges the arrays and loses it.
+//! - Failures are named: a child that crashes, exits early, hangs, or cannot be pinned makes the
+//!   run fail with its index and CPU, and every other child is killed and reaped.
+//!
+//! `protocol` holds the pipes' messages, `parent` forks and drives the children, `child` is a
+//! child's life from pin to report.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::sys::usage::Usage;
+
+mod child;
+mod parent;
+mod protocol;
+
+pub use parent::run;
+
+/// A benchmark body. lmbench's `benchmark(iterations, cookie)`, with the per-child state in
+/// `self` (built after pinning) and a checksum returned so the optimiser must do the work.
+pub trait Benchmark {
+    /// Performs the operation `iterations` times. Must be callable any number of times.
+    fn run(&mut self, iterations: u64) -> u64;
+
+    /// Called right after each timed interval (outside the timing): a tool-specific record of
+    /// that interval kept with its sample, e.g. the CRCs or checked values to validate.
+    /// The default records nothing.
+    fn sample_detail(&mut self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+
+    /// Called once when the child is done: tool-specific facts about the child (e.g. the
+    /// pages its buffers obtained), kept in its result. The default records nothing.
+    fn child_detail(&mut self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+
+    /// Untimed work that keeps the CPU loaded while the child waits for the common start and
+    /// after its own timed intervals, until every child is done (lmbench runs the benchmark
+    /// meanwhile). Defaults to `run`; a benchmark whose state must not change between timed
+    /// intervals can do the work on a spare copy instead.
+    fn keep_busy(&mut self, iterations: u64) -> u64 {
+        self.run(iterations)
+    }
+}
+
+/// What a child knows about itself when it builds its benchmark state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildInfo {
+    /// Child number, 0-based.
+    pub index: usize,
+    /// CPU it is pinned to (`None`: not pinned).
+    pub cpu: Option<usize>,
+    /// Number of children in the run.
+    pub parallel: usize,
+}
+
+/// How many iterations each timed interval runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Iterations {
+    /// Size the count so an interval lasts about `enough` (lmbench). Without a hint the count
+    /// grows from 1 before the common start; with one (e.g. predicted from the previous size of
+    /// a sweep) the first timed interval runs the hint and, as in lmbench's timing loop, counts
+    /// as a sample when it is long enough and re-sizes the count when it is not.
+    Calibrate {
+        /// First count to time.
+        hint: Option<u64>,
+    },
+    /// Run exactly this count per interval and accept every interval (fixed-work benchmarks).
+    Fixed(u64),
+}
+
+/// Settings of one measurement.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// Name of the measurement (for markers and messages).
+    pub label: String,
+    /// CPU of each child (`None`: unpinned); its length is the parallelism.
+    pub placement: Vec<Option<usize>>,
+    /// Time the parent waits after all children are ready before starting, µs (lmbench -W).
+    pub warmup_us: u64,
+    /// Accepted samples wanted per child (lmbench -N).
+    pub repetitions: usize,
+    /// Minimum interval, ns; samples shorter than 0.95 of it are not accepted.
+    pub enough_ns: u64,
+    /// Clock-read cost subtracted from each interval, ns.
+    pub timing_overhead_ns: f64,
+    /// Per-iteration loop cost subtracted from each interval, ns (0 to not subtract).
+    pub loop_overhead_ns: f64,
+    /// How the count is chosen.
+    pub iterations: Iterations,
+    /// A child silent for this long (plus four times its longest interval) is called hung.
+    pub child_timeout: Duration,
+    /// Give each child its start only after the one before it is done, instead of all at
+    /// once; waiting children sleep instead of keeping their CPUs busy.
+    pub sequential: bool,
+}
+
+/// One timed interval of one child.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sample {
+    /// Iterations run.
+    pub iterations: u64,
+    /// Clock difference, ns.
+    pub elapsed_ns: u64,
+    /// After subtracting timing and loop overheads (lmbench's u), ns.
+    pub net_ns: u64,
+    /// Start of the interval, CLOCK_MONOTONIC ns.
+    pub start_ns: u64,
+    /// Whether it counts (at least 0.95 × enough, or a fixed-count run).
+    pub accepted: bool,
+    /// CPU at the start of the interval.
+    pub cpu_start: Option<usize>,
+    /// CPU at the end of the interval.
+    pub cpu_end: Option<usize>,
+    /// What the benchmark recorded about this interval ([`Benchmark::sample_detail`]).
+    #[serde(skip_serializing_if = "serde_json::Value::is_null", default)]
+    pub detail: serde_json::Value,
+}
+
+/// A phase of a child's life, mirrored by a trace_marker slice of the same name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Phase {
+    /// `init`, `calibrate`, `warmup`, `rep` or `cooldown`.
+    pub name: String,
+    /// Repetition number for `rep` phases.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub rep: Option<usize>,
+    /// Start, CLOCK_MONOTONIC ns.
+    pub start_ns: u64,
+    /// End, CLOCK_MONOTONIC ns.
+    pub end_ns: u64,
+}
+
+/// Everything one child measured and observed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChildRun {
+    /// Child number.
+    pub index: usize,
+    /// Process id.
+    pub pid: i32,
+    /// CPU it was pinned to (`None`: not pinned).
+    pub cpu: Option<usize>,
+    /// Distinct CPUs seen at interval boundaries, in order of first sight.
+    pub cpus_seen: Vec<usize>,
+    /// True when it was seen on more than one CPU during timing.
+    pub migrated: bool,
+    /// CPU migrations counted by the kernel during timing (software perf counter), if available.
+    pub migrations: Option<u64>,
+    /// Context switches and faults during timing.
+    pub usage: Usage,
+    /// CPU time the child got divided by wall time, over the timed phase (1.0 = never
+    /// displaced; lower means other tasks or the hypervisor took its CPU).
+    pub cpu_share: f64,
+    /// Iterations per interval after calibration.
+    pub iterations: u64,
+    /// Intervals spent sizing the count.
+    pub calibration_intervals: u32,
+    /// Time spent sizing the count, ns.
+    pub calibration_ns: u64,
+    /// Every timed interval, accepted or not, in order.
+    pub samples: Vec<Sample>,
+    /// Phases, in order (the child's trace slices).
+    pub phases: Vec<Phase>,
+    /// XOR of all benchmark return values (keeps the work observable).
+    pub checksum: u64,
+    /// True when the child stopped before collecting `repetitions` accepted samples.
+    pub gave_up: bool,
+    /// Sum of elapsed time of the timed intervals, ns.
+    pub timed_ns: u64,
+    /// What the benchmark recorded about this child ([`Benchmark::child_detail`]).
+    #[serde(skip_serializing_if = "serde_json::Value::is_null", default)]
+    pub detail: serde_json::Value,
+}
+
+impl ChildRun {
+    /// `child 1 (CPU 3)` or `child 0 (unpinned)`.
+    pub fn who(&self) -> String {
+        who(self.index, self.cpu)
+    }
+
+    /// Accepted samples as lmbench pairs (n, net ns).
+    pub fn pairs(&self) -> impl Iterator<Item = crate::stats::Pair> + '_ {
+        self.samples
+            .iter()
+            .filter(|s| s.accepted)
+            .map(|s| crate::stats::Pair {
+                n: s.iterations,
+                u: s.net_ns,
+            })
+    }
+
+    /// The first accepted sample and its detail ([`Benchmark::sample_detail`]) decoded as `T`:
+    /// the timed interval of a fixed-count run. The error says what is missing.
+    pub fn timed_detail<T: serde::de::DeserializeOwned>(&self) -> Result<(&Sample, T), String> {
+        let s = self
+            .samples
+            .iter()
+            .find(|s| s.accepted)
+            .ok_or_else(|| format!("{}: no timed interval", self.who()))?;
+        let detail = serde_json::from_value(s.detail.clone())
+            .map_err(|e| format!("{}: no record of its timed interval ({e})", self.who()))?;
+        Ok((s, detail))
+    }
+
+    /// The CPU the child ran on most recently (its pin, else the last one seen).
+    pub fn cpu_for_topology(&self) -> Option<usize> {
+        self.cpu
+            .or_else(|| self.samples.last().and_then(|s| s.cpu_end))
+    }
+}
+
+/// `child 1 (CPU 3)` / `child 0 (unpinned)`.
+pub fn who(index: usize, cpu: Option<usize>) -> String {
+    Who { index, cpu }.to_string()
+}
+
+/// A child's identity in messages: its index and the CPU it was pinned to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Who {
+    /// Child number, 0-based.
+    pub index: usize,
+    /// CPU it was pinned to (`None`: not pinned).
+    pub cpu: Option<usize>,
+}
+
+impl std::fmt::Display for Who {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.cpu {
+            Some(c) => write!(f, "child {} (CPU {c})", self.index),
+            None => write!(f, "child {} (unpinned)", self.index),
+        }
+    }
+}
+
+/// What [`run`] returns: the children's results in index order, and when the parent's `run`
+/// phase began and ended (CLOCK_MONOTONIC ns, inside its trace span).
+#[derive(Debug)]
+pub struct Ran {
+    /// Results by child index.
+    pub children: Vec<ChildRun>,
+    /// Start of the run phase.
+    pub start_ns: u64,
+    /// End of the run phase.
+    pub end_ns: u64,
+}

@@ -1,0 +1,123 @@
+//! The pipes between the parent and a child: lmbench's ready/go/done/result/exit signals.
+//!
+//! A child talks up with length-prefixed JSON frames ([`Up`]); the parent talks down with
+//! single bytes ([`GO`], [`RESULT`], [`EXIT`]), and a closed pipe counts as EXIT so a child
+//! never outlives a parent that stopped caring.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+
+use nix::fcntl::{FcntlArg, OFlag, fcntl};
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use serde::{Deserialize, Serialize};
+
+use super::ChildRun;
+
+/// Messages from a child to the parent.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) enum Up {
+    /// Built, pinned and sized; waiting for GO.
+    Ready,
+    /// One timed interval ended after this many ns (the parent's hang deadline grows with it).
+    Progress { elapsed_ns: u64 },
+    /// Every timed interval is done; keeping busy until RESULT.
+    Done,
+    /// The child's measurements.
+    Result(Box<ChildRun>),
+    /// The child failed; its exit status and the one-line reason.
+    Failed { code: i32, message: String },
+}
+
+/// Parent to child: start the timed intervals.
+pub(super) const GO: u8 = b'G';
+/// Parent to child: send the result now.
+pub(super) const RESULT: u8 = b'R';
+/// Parent to child: leave.
+pub(super) const EXIT: u8 = b'X';
+
+/// Writes one frame: a little-endian u32 length, then the JSON body.
+pub(super) fn send(up: &mut File, msg: &Up) -> std::io::Result<()> {
+    let body = serde_json::to_vec(msg).map_err(std::io::Error::other)?;
+    let mut frame = Vec::with_capacity(body.len() + 4);
+    frame.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    frame.extend_from_slice(&body);
+    up.write_all(&frame)
+}
+
+/// Takes every complete frame off the front of `buf`, leaving a partial one in place.
+pub(super) fn decode(buf: &mut Vec<u8>) -> Result<Vec<Up>, serde_json::Error> {
+    let mut out = Vec::new();
+    while buf.len() >= 4 {
+        let len = u32::from_le_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
+        if buf.len() < 4 + len {
+            break;
+        }
+        let msg: Up = serde_json::from_slice(&buf[4..4 + len])?;
+        buf.drain(..4 + len);
+        out.push(msg);
+    }
+    Ok(out)
+}
+
+/// Makes reads on `fd` return at once when nothing is waiting.
+pub(super) fn set_nonblocking(fd: &OwnedFd) {
+    if let Ok(flags) = fcntl(fd.as_fd(), FcntlArg::F_GETFL) {
+        let _ = fcntl(
+            fd.as_fd(),
+            FcntlArg::F_SETFL(OFlag::from_bits_truncate(flags) | OFlag::O_NONBLOCK),
+        );
+    }
+}
+
+/// A byte waiting on the (non-blocking) control pipe, if any; a closed pipe reads as EXIT.
+pub(super) fn poll_byte(down: &mut File) -> Option<u8> {
+    let mut b = [0u8; 1];
+    match down.read(&mut b) {
+        Ok(1) => Some(b[0]),
+        Ok(_) => Some(EXIT),
+        Err(_) => None,
+    }
+}
+
+/// Blocks until a byte arrives on the control pipe (EOF counts as EXIT).
+pub(super) fn wait_byte(down: &mut File) -> u8 {
+    loop {
+        if let Some(b) = poll_byte(down) {
+            return b;
+        }
+        let mut fds = [PollFd::new(down.as_fd(), PollFlags::POLLIN)];
+        let _ = poll(&mut fds, PollTimeout::from(1000u16));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_round_trip_across_partial_reads() {
+        let (r, w) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
+        let mut wf = File::from(w);
+        send(&mut wf, &Up::Ready).unwrap();
+        send(&mut wf, &Up::Progress { elapsed_ns: 42 }).unwrap();
+        drop(wf);
+        let mut buf = Vec::new();
+        File::from(r).read_to_end(&mut buf).unwrap();
+        // Feed the frames in two pieces to check partial frames are kept.
+        let tail = buf.split_off(5);
+        assert!(decode(&mut buf).unwrap().is_empty());
+        buf.extend_from_slice(&tail);
+        let msgs = decode(&mut buf).unwrap();
+        assert_eq!(msgs.len(), 2);
+        assert!(matches!(msgs[0], Up::Ready));
+        assert!(matches!(msgs[1], Up::Progress { elapsed_ns: 42 }));
+        assert!(buf.is_empty());
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        let mut buf = vec![3, 0, 0, 0, b'x', b'y', b'z'];
+        assert!(decode(&mut buf).is_err());
+    }
+}
