@@ -21,7 +21,7 @@ for i in $(seq 1 "$rounds"); do
   for mode in plain traced; do
     extra=()
     [ "$mode" = traced ] && extra=(--trace)
-    v=$(flock "$lock" "$bin/ftrace" record -o /dev/null -- "$bin/bw_mem" "${extra[@]}" 64m rd 2>/dev/null | awk '{print $2}')
+    v=$(flock "$lock" "$bin/ftrace" record -o /dev/null -- "$bin/bw_mem" --stdout "${extra[@]}" 64m rd 2>/dev/null | awk '{print $2}')
     printf '  round %d %-7s %s MB/s\n' "$i" "$mode" "$v"
     if [ "$mode" = plain ]; then plain+=("$v"); else traced+=("$v"); fi
   done

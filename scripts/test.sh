@@ -39,4 +39,5 @@ CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUNNER=qemu-aarch64-static \
 shellcheck -x scripts/*.sh scripts/lib/*.sh scripts/tests/*.sh scripts/tests/fake-adb .ci/run
 python3 -m py_compile scripts/*.py
 scripts/tests/test_android.sh
+scripts/tests/test_lmbench_harness.sh
 scripts/tests/test_suite.sh

@@ -166,9 +166,17 @@ pub struct OutputArgs {
     /// a file besides the text (--csv=FILE).
     #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
     pub csv: Option<String>,
-    /// Write the lmbench-compatible text to stderr, as lmbench does (default: stdout).
-    #[arg(long)]
+    /// Write the text result to stderr, as lmbench's tools do (the default of bw_mem and
+    /// lat_mem_rd, so lmbench's harness, which keeps only stderr, finds every line).
+    #[arg(long, conflicts_with = "stdout")]
     pub stderr: bool,
+    /// Write the text result to stdout (the default of the tools that are not lmbench's).
+    #[arg(long)]
+    pub stdout: bool,
+    /// The stream the text result goes to when neither --stdout nor --stderr is given: the
+    /// tool's choice ([`OutputArgs::results_on`]), stdout unless it says otherwise.
+    #[arg(skip)]
+    pub default_stream: Stream,
     /// Exit with status 1 when the run is flagged noisy.
     #[arg(long)]
     pub fail_on_noise: bool,
@@ -180,7 +188,74 @@ pub struct OutputArgs {
     pub trace: bool,
 }
 
+/// One of the two output streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Stream {
+    /// Standard output.
+    #[default]
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+impl Stream {
+    /// The other stream.
+    pub fn other(self) -> Stream {
+        match self {
+            Stream::Stdout => Stream::Stderr,
+            Stream::Stderr => Stream::Stdout,
+        }
+    }
+
+    /// Writes `text` and flushes.
+    pub fn write(self, text: &str) -> std::io::Result<()> {
+        use std::io::Write;
+        match self {
+            Stream::Stdout => {
+                let mut o = std::io::stdout().lock();
+                o.write_all(text.as_bytes()).and_then(|()| o.flush())
+            }
+            Stream::Stderr => std::io::stderr().lock().write_all(text.as_bytes()),
+        }
+    }
+
+    /// True when the stream is a terminal.
+    pub fn is_terminal(self) -> bool {
+        use std::io::IsTerminal;
+        match self {
+            Stream::Stdout => std::io::stdout().is_terminal(),
+            Stream::Stderr => std::io::stderr().is_terminal(),
+        }
+    }
+}
+
 impl OutputArgs {
+    /// The same options with the tool's own default stream for the text result (lmbench's
+    /// tools: stderr).
+    pub fn results_on(mut self, default: Stream) -> OutputArgs {
+        self.default_stream = default;
+        self
+    }
+
+    /// Where the text result goes: --stdout, --stderr, else the tool's default.
+    pub fn result_stream(&self) -> Stream {
+        match (self.stdout, self.stderr) {
+            (true, _) => Stream::Stdout,
+            (_, true) => Stream::Stderr,
+            _ => self.default_stream,
+        }
+    }
+
+    /// Where warnings and notes go: the stream the results do not use, so nothing but data
+    /// ever lands inside a data block (JSON or CSV on stdout: stderr).
+    pub fn note_stream(&self) -> Stream {
+        if self.text_mode() {
+            self.result_stream().other()
+        } else {
+            Stream::Stderr
+        }
+    }
+
     /// Refuses output requests that cannot all be honoured, before anything is measured: JSON
     /// and CSV both on stdout, and report files that cannot be written (see
     /// [`check_output_file`]).

@@ -374,8 +374,8 @@ impl Session {
     }
 }
 
-/// Writes the report as asked (text, JSON, CSV; stdout, stderr or files), warns about noise,
-/// and returns the exit status (1 for a noisy run under --fail-on-noise). The terminal output
+/// Writes the report as asked (text, JSON, CSV; stdout, stderr or files), warns about noise on
+/// the stream the results do not use, and returns the exit status (1 for a noisy run under --fail-on-noise). The terminal output
 /// comes first, so a report file that fails to write at the end (a full disk, /dev/full)
 /// loses only that file, never the result on the screen.
 pub fn emit(
@@ -390,18 +390,19 @@ pub fn emit(
     } else if output.csv.as_deref() == Some("-") {
         write_csv(report, stdout.lock()).context("cannot write to stdout")?;
     } else {
-        let t = text(report);
-        let written = if output.stderr {
-            std::io::stderr().lock().write_all(t.as_bytes())
-        } else {
-            let mut out = stdout.lock();
-            out.write_all(t.as_bytes()).and_then(|()| out.flush())
-        };
-        written.context("cannot write the result")?;
+        output
+            .result_stream()
+            .write(&text(report))
+            .context("cannot write the result")?;
     }
-    for r in &report.quality.verdict.reasons {
-        eprintln!("{}: noisy: {r}", report.tool);
-    }
+    let notes: String = report
+        .quality
+        .verdict
+        .reasons
+        .iter()
+        .map(|r| format!("{}: noisy: {r}\n", report.tool))
+        .collect();
+    let _ = output.note_stream().write(&notes);
     if let Some(path) = output.json.as_deref().filter(|p| *p != "-") {
         write_file(path, |w| write_json(report, w))?;
     }

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use anyhow::{Context, Result};
-use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
+use benchmp::cli::{OutputArgs, PlacementArgs, Stream, TimingArgs};
 use benchmp::progress::Progress;
 use benchmp::report::Report;
 use benchmp::{ChildInfo, EXIT_FAILED, Iterations, Pages, Session, Spec};
@@ -16,7 +16,8 @@ use clap::Parser;
 use serde_json::json;
 
 /// Memory bandwidth, lmbench-compatible: prints `<size in MB> <MB/s>` (MB = 10^6 bytes; the
-/// size suffixes k, m, g are powers of 1024).
+/// size suffixes k, m, g are powers of 1024) on stderr, lmbench's stream (--stdout for
+/// stdout); notes and warnings go to the other stream, never between the result lines.
 ///
 /// WHAT is one of lmbench's rd wr rdwr cp fwr frd fcp bzero bcopy (same access pattern,
 /// unrolling and byte counting), or rdvec (widest vector loads), wrnt (non-temporal stores),
@@ -64,8 +65,8 @@ struct Cli {
     #[arg(long)]
     list_ops: bool,
 
-    /// Also print (on stderr) the per-child and per-cluster figures, the implementation, the
-    /// pages obtained and the bus-traffic figure.
+    /// Also print (on the stream the results do not use) the per-child and per-cluster
+    /// figures, the implementation, the pages obtained and the bus-traffic figure.
     #[arg(short = 'v', long)]
     verbose: bool,
 
@@ -75,7 +76,9 @@ struct Cli {
 }
 
 fn main() {
-    let cli: Cli = benchmp::cli::parse();
+    let mut cli: Cli = benchmp::cli::parse();
+    // lmbench's stream, so lmbench's own harness (which keeps only stderr) finds every line.
+    cli.output = cli.output.results_on(Stream::Stderr);
     benchmp::cli::init_logging(cli.output.trace);
     match run(cli) {
         Ok(code) => std::process::exit(code),
@@ -99,9 +102,10 @@ fn run(cli: Cli) -> Result<i32> {
     let largest = plan.sizes.iter().copied().max().unwrap_or(0);
     // Reserved huge pages are not part of MemAvailable: for `huge` the reservation is the limit.
     limits::need(plan.op, largest, parallel, cli.pages).check()?;
+    let notes = cli.output.note_stream();
     let verbose_text = cli.verbose && text_mode(&cli.output);
     if verbose_text && plan.sweep {
-        eprintln!("{}", cache_header(&s));
+        let _ = notes.write(&format!("{}\n", cache_header(&s)));
     }
 
     let mut progress = Progress::new("bw_mem", plan.sizes.len());
@@ -131,16 +135,20 @@ fn run(cli: Cli) -> Result<i32> {
             .collect()
     })?;
     if text_mode(&cli.output) && (parallel > 1 || cli.verbose) {
-        eprint!(
-            "{}",
-            breakdown(&report, &plan, kernel, &pages, cli.verbose, mode)
-        );
+        let _ = notes.write(&breakdown(
+            &report,
+            &plan,
+            kernel,
+            &pages,
+            cli.verbose,
+            mode,
+        ));
     }
     if let Some(m) = report.measurements.iter().find(|m| m.figure(mode) <= 0.0) {
-        eprintln!(
-            "bw_mem: nothing was measured at {} bytes (every interval took 0 ns)",
+        let _ = notes.write(&format!(
+            "bw_mem: nothing was measured at {} bytes (every interval took 0 ns)\n",
             size_of(m)
-        );
+        ));
         return Ok(EXIT_FAILED);
     }
     Ok(code)
@@ -288,7 +296,7 @@ fn stores_text(s: Stores) -> &'static str {
 
 /// Per-child and per-cluster figures (with more than one child, or `verbose`) and, with
 /// `verbose`, the implementation, bytes moved, bus figure and pages of every measurement, for
-/// stderr after the lmbench lines.
+/// the note stream after the lmbench lines.
 fn breakdown(
     r: &Report,
     plan: &Plan,

@@ -64,7 +64,7 @@ fn list_ops_names_every_operation_and_its_support() {
 fn every_op_prints_one_lmbench_line() {
     for op in Op::ALL {
         let o = ok(&["-N", "1", "4k", op.name()]);
-        let out = stdout(&o);
+        let out = stderr(&o);
         assert!(is_lmbench_line(&out), "{op}: {out:?}");
         assert!(
             out.starts_with("0.004096 "),
@@ -75,18 +75,30 @@ fn every_op_prints_one_lmbench_line() {
 
 #[test]
 fn size_column_is_decimal_megabytes_of_binary_suffixes() {
-    let out = stdout(&ok(&["-N", "1", "1m", "rd"]));
+    let out = stderr(&ok(&["-N", "1", "1m", "rd"]));
     assert!(out.starts_with("1.05 "), "{out}");
-    let out = stdout(&ok(&["-N", "1", "1000", "frd"]));
+    let out = stderr(&ok(&["-N", "1", "1000", "frd"]));
     assert!(out.starts_with("0.001000 "), "{out}");
 }
 
 #[test]
-fn stderr_flag_moves_the_line_like_lmbench() {
-    let o = ok(&["--stderr", "-N", "1", "8k", "rd"]);
-    assert!(o.stdout.is_empty());
-    let first = stderr(&o).lines().next().map(|l| format!("{l}\n")).unwrap();
-    assert!(is_lmbench_line(&first), "{first:?}");
+fn the_line_goes_to_lmbench_stream_unless_stdout_is_asked() {
+    for args in [
+        &["-N", "1", "8k", "rd"][..],
+        &["--stderr", "-N", "1", "8k", "rd"],
+    ] {
+        let o = ok(args);
+        assert!(is_lmbench_line(&stderr(&o)), "{args:?}: {:?}", stderr(&o));
+        assert!(!stdout(&o).contains("8.19 "), "{args:?}");
+    }
+    let o = ok(&["--stdout", "-N", "1", "8k", "rd"]);
+    assert!(is_lmbench_line(&stdout(&o)), "{:?}", stdout(&o));
+    assert!(
+        stderr(&o).lines().all(|l| l.starts_with("bw_mem: ")),
+        "only notes on the other stream: {:?}",
+        stderr(&o)
+    );
+    bw_mem().fails(&["--stdout", "--stderr", "8k", "rd"], 2);
 }
 
 #[test]
@@ -181,7 +193,7 @@ fn json_file_and_text_together_agree_on_the_figure() {
             "16k",
             "frd",
         ]);
-        let out = stdout(&o);
+        let out = stderr(&o);
         assert!(is_lmbench_line(&out), "{out:?}");
         let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         let want = v["measurements"][0]["aggregate"][mode].as_f64().unwrap();
@@ -190,17 +202,17 @@ fn json_file_and_text_together_agree_on_the_figure() {
             (shown - want).abs() <= 0.006,
             "{mode}: printed {shown}, report {want}"
         );
-        // The breakdown of -P 2 goes to stderr, never between the lmbench lines.
-        assert!(stderr(&o).contains("child 1"), "{}", stderr(&o));
+        // The breakdown of -P 2 goes to the other stream, never between the lmbench lines.
+        assert!(stdout(&o).contains("child 1"), "{}", stdout(&o));
     }
     let _ = std::fs::remove_file(&path);
 }
 
 #[test]
-fn verbose_explains_the_figure_on_stderr() {
+fn verbose_explains_the_figure_on_the_other_stream() {
     let o = ok(&["-v", "-N", "1", "8k", "cp"]);
-    assert!(is_lmbench_line(&stdout(&o)));
-    let e = stderr(&o);
+    assert!(is_lmbench_line(&stderr(&o)));
+    let e = stdout(&o);
     for needle in [
         "implementation",
         "bus (model",
@@ -215,7 +227,7 @@ fn verbose_explains_the_figure_on_stderr() {
 #[test]
 fn sweep_prints_one_line_per_size() {
     let o = ok(&["--sweep", "4k..32k", "-N", "1", "rd"]);
-    let out = stdout(&o);
+    let out = stderr(&o);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 4, "{out}");
     for (l, size) in lines
@@ -229,9 +241,9 @@ fn sweep_prints_one_line_per_size() {
     assert_eq!(v["measurements"].as_array().unwrap().len(), 2);
     let o = ok(&["-v", "--sweep", "4k..8k", "-N", "1", "rd"]);
     assert!(
-        stderr(&o).contains("# caches seen by CPU"),
+        stdout(&o).contains("# caches seen by CPU"),
         "{}",
-        stderr(&o)
+        stdout(&o)
     );
 }
 
@@ -342,10 +354,20 @@ fn a_report_file_that_fails_at_the_end_keeps_the_result_on_screen() {
         "rd",
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(is_lmbench_line(&stdout(&o)), "{:?}", stdout(&o));
     let err = stderr(&o);
-    assert!(err.starts_with("bw_mem: cannot write /dev/full"), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let mut lines = err.lines();
+    assert!(
+        is_lmbench_line(&format!("{}\n", lines.next().unwrap())),
+        "{err:?}"
+    );
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("bw_mem: cannot write /dev/full"),
+        "{err}"
+    );
+    assert_eq!(lines.next(), None, "{err}");
 }
 
 #[test]

@@ -1,10 +1,10 @@
 //! socbench `lat_mem_rd`: arguments and output around [`lat_mem_rd::measure::run`].
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 
 use anyhow::Result;
 use benchmp::Pages;
-use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
+use benchmp::cli::{OutputArgs, PlacementArgs, Stream, TimingArgs};
 use clap::Parser;
 use lat_mem_rd::config::{self, Request};
 use lat_mem_rd::measure::{self, Event, TOOL};
@@ -14,10 +14,10 @@ use lat_mem_rd::text;
 /// from 512 bytes up to LEN (lmbench's grid), nanoseconds per dependent load.
 ///
 /// Output is lmbench's: a `"stride=N` header per stride and one `MiB ns` line per size, on
-/// stdout (--stderr for lmbench's stream), an empty line after each block when strides are
-/// given. A summary of the plateaus (L1, L2, L3, DRAM) and steps follows on stderr when it is
-/// a terminal, or on stdout with --summary; --json has everything, including each child's
-/// curve. Exit status: 0 ok, 1 measurement failed (or noisy with --fail-on-noise), 2 bad
+/// stderr as lmbench writes them (--stdout for stdout), an empty line after each block when
+/// strides are given. A summary of the plateaus (L1, L2, L3, DRAM) and steps follows on the
+/// other stream when it is a terminal, or always with --summary, so nothing but data is ever
+/// inside a block; --json has everything, including each child's curve. Exit status: 0 ok, 1 measurement failed (or noisy with --fail-on-noise), 2 bad
 /// usage or input, 3 not supported here (e.g. no huge pages reserved).
 #[derive(Debug, Parser)]
 #[command(name = "lat_mem_rd", version)]
@@ -56,8 +56,8 @@ struct Cli {
     #[arg(long, value_enum, value_name = "PAGES", default_value = "4k")]
     pages: Pages,
 
-    /// Print the curve summary on stdout after the data (default: on stderr, only when stderr
-    /// is a terminal).
+    /// Print the curve summary on the stream the results do not use (stdout by default)
+    /// even when it is not a terminal.
     #[arg(long)]
     summary: bool,
 
@@ -101,7 +101,9 @@ fn parse_mhz(s: &str) -> Result<f64, String> {
 }
 
 fn main() {
-    let cli: Cli = benchmp::cli::parse();
+    let mut cli: Cli = benchmp::cli::parse();
+    // lmbench's stream, so lmbench's own harness (which keeps only stderr) finds every line.
+    cli.output = cli.output.results_on(Stream::Stderr);
     benchmp::cli::init_logging(cli.output.trace);
     match run(cli) {
         Ok(code) => std::process::exit(code),
@@ -112,7 +114,7 @@ fn main() {
 /// Writes the lmbench text as the sweep goes, clearing the progress line first.
 struct Printer {
     on: bool,
-    to_stderr: bool,
+    to: Stream,
     explicit: bool,
     progress_on_tty: bool,
 }
@@ -125,13 +127,7 @@ impl Printer {
         if self.progress_on_tty {
             eprint!("\r\x1b[2K");
         }
-        if self.to_stderr {
-            let _ = std::io::stderr().lock().write_all(s.as_bytes());
-        } else {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(s.as_bytes());
-            let _ = out.flush();
-        }
+        let _ = self.to.write(s);
     }
 
     fn event(&self, e: Event) {
@@ -163,7 +159,7 @@ fn run(cli: Cli) -> Result<i32> {
     let text_on = cli.output.text_mode();
     let printer = Printer {
         on: text_on,
-        to_stderr: cli.output.stderr,
+        to: cli.output.result_stream(),
         explicit: sweep.explicit_strides,
         progress_on_tty: std::io::stderr().is_terminal(),
     };
@@ -176,11 +172,9 @@ fn run(cli: Cli) -> Result<i32> {
         |e| printer.event(e),
     )?;
     let code = benchmp::emit(&finished.report, &cli.output, |_| String::new())?;
-    let summary = text::summary_text(&finished.summaries);
-    if cli.summary && text_on {
-        print!("{summary}");
-    } else if cli.summary || std::io::stderr().is_terminal() {
-        eprint!("{summary}");
+    let notes = cli.output.note_stream();
+    if cli.summary || notes.is_terminal() {
+        let _ = notes.write(&text::summary_text(&finished.summaries));
     }
     Ok(code)
 }

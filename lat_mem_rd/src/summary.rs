@@ -89,13 +89,7 @@ mod tests {
     fn caches_from_the_phone_fixture() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../benchmp/tests/fixtures/phone8/sys");
-        let Ok(topo) = Topology::from_root(&root) else {
-            eprintln!(
-                "skipped: benchmp's phone fixture is not at {}",
-                root.display()
-            );
-            return;
-        };
+        let topo = Topology::from_root(&root).expect("benchmp's phone fixture");
         let little = caches_of(&topo, Some(0));
         let names: Vec<&str> = little.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names[0], "L1 Data 64K");

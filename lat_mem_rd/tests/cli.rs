@@ -137,7 +137,7 @@ fn text_output_is_lmbench_format() {
     // empty line after each block.
     let o = lat_mem_rd(&["-N", "1", "--max", "1k", "1", "64", "1k"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let out = stdout(&o);
+    let out = stderr(&o);
     let lines: Vec<&str> = out.split('\n').collect();
     assert_eq!(lines.len(), 8, "{out:?}");
     assert_eq!(lines[0], "\"stride=64");
@@ -154,22 +154,40 @@ fn text_output_is_lmbench_format() {
 }
 
 #[test]
-fn default_stride_has_no_trailing_blank_line_and_stderr_is_lmbench_stream() {
-    let o = lat_mem_rd(&["-N", "1", "--max", "512", "--stderr", "1"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(stdout(&o).is_empty());
-    let err = stderr(&o);
-    let mut lines = err.lines();
-    assert_eq!(lines.next(), Some("\"stride=64"));
-    assert_eq!(data_line(lines.next().unwrap()).0, 0.00049);
-    assert!(
-        lines.all(|l| l.starts_with("lat_mem_rd: ")),
-        "only warnings may follow: {err:?}"
-    );
+fn data_goes_to_lmbench_stream_and_notes_to_the_other() {
+    for (args, data, notes) in [
+        (&["-N", "1", "--max", "512", "1"][..], "stderr", "stdout"),
+        (
+            &["-N", "1", "--max", "512", "--stderr", "1"],
+            "stderr",
+            "stdout",
+        ),
+        (
+            &["-N", "1", "--max", "512", "--stdout", "1"],
+            "stdout",
+            "stderr",
+        ),
+    ] {
+        let o = lat_mem_rd(args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let (d, n) = match data {
+            "stderr" => (stderr(&o), stdout(&o)),
+            _ => (stdout(&o), stderr(&o)),
+        };
+        // The default stride: a header and the lines, no trailing blank line, nothing else.
+        let lines: Vec<&str> = d.lines().collect();
+        assert_eq!(lines.len(), 2, "{args:?}: only data on {data}: {d:?}");
+        assert_eq!(lines[0], "\"stride=64");
+        assert_eq!(data_line(lines[1]).0, 0.00049);
+        assert!(
+            n.lines().all(|l| l.starts_with("lat_mem_rd: ")),
+            "{args:?}: only notes on {notes}: {n:?}"
+        );
+    }
 }
 
 #[test]
-fn summary_follows_the_data_on_stdout() {
+fn summary_goes_to_the_other_stream() {
     let o = lat_mem_rd(&[
         "-N",
         "1",
@@ -183,20 +201,29 @@ fn summary_follows_the_data_on_stdout() {
         "1",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let out = stdout(&o);
-    let lines: Vec<&str> = out.lines().collect();
+    let data = stderr(&o);
+    let lines: Vec<&str> = data.lines().collect();
+    assert_eq!(lines.len(), 6, "header and five sizes only: {data}");
     assert_eq!(lines[0], "\"stride=64");
     for l in &lines[1..6] {
         data_line(l);
     }
+    let out = stdout(&o);
+    let lines: Vec<&str> = out
+        .lines()
+        .filter(|l| !l.starts_with("lat_mem_rd: noisy"))
+        .collect();
     assert!(
-        lines[6].starts_with("summary: stride 64, sequential, cluster 0"),
+        lines[0].starts_with("summary: stride 64, sequential, cluster 0"),
         "{out}"
     );
-    assert!(lines[6].contains("2000 MHz (given with --mhz)"), "{out}");
-    // Five sizes inside any L1 make one plateau, shown in ns and cycles.
+    assert!(lines[0].contains("2000 MHz (given with --mhz)"), "{out}");
+    // Five sizes inside any L1 normally make one plateau, shown in ns and cycles; a machine
+    // busy enough to scatter them gets the summary's note instead (the curve is data, not a
+    // test's choice).
     assert!(
-        lines[7].contains(" ns ") && lines[7].contains("cycles"),
+        (lines[1].contains(" ns ") && lines[1].contains("cycles"))
+            || lines[1].contains("no plateau found"),
         "{out}"
     );
 }

@@ -6,7 +6,8 @@
 # LABEL names the result files, ENV holds space-separated VAR=VALUE assignments, ARGS the
 # tool's arguments separated by single spaces (plan arguments never contain spaces). In ARGS,
 # {json} and {csv} stand for the result files of the entry and {dir} for a folder of its own.
-# MODE is quick, default or full.
+# MODE is quick, default or full. bw_mem and lat_mem_rd write their lmbench lines to stderr by
+# default, as lmbench does; the plan asks for stdout so LABEL.txt holds the text.
 
 # shellcheck disable=SC2034  # variables are used by the scripts that source this file
 SUITE_TOOLS="bw_mem lat_mem_rd dhry coremark dto"
@@ -26,13 +27,13 @@ suite_plan() {
   local op p
   for p in 1 "$ncpus"; do
     for op in $ops; do
-      echo "bw_mem-$op-P$p||bw_mem|-P $p -N $n $size $op --json={json} --csv={csv}"
+      echo "bw_mem-$op-P$p||bw_mem|-P $p -N $n $size $op --stdout --json={json} --csv={csv}"
     done
     [ "$ncpus" -eq 1 ] && break
   done
-  echo "lat_mem_rd-t||lat_mem_rd|-N $lat_n -t $lat_len $lat_strides --json={json} --csv={csv}"
+  echo "lat_mem_rd-t||lat_mem_rd|-N $lat_n -t $lat_len $lat_strides --stdout --json={json} --csv={csv}"
   if [ "$mode" = full ]; then
-    echo "lat_mem_rd-seq||lat_mem_rd|-N $lat_n $lat_len $lat_strides --json={json} --csv={csv}"
+    echo "lat_mem_rd-seq||lat_mem_rd|-N $lat_n $lat_len $lat_strides --stdout --json={json} --csv={csv}"
   fi
   # CoreMark-compatible runs need at least 10 s each to validate; quick mode runs one core only.
   for p in 1 "$all"; do
