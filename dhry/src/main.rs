@@ -9,7 +9,6 @@ use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
 use benchmp::run::Iterations;
 use benchmp::{ChildInfo, EXIT_FAILED, Session, Spec, Usage};
 use clap::Parser;
-use dhry::freq::{self, ClockSource, CoreClock};
 use dhry::measure::scale_runs;
 use dhry::parallel::{self, LoopBench, Probe, RunPlan};
 use dhry::report::{self, Setup, Summary};
@@ -19,8 +18,6 @@ use dhry::{VAX_11_780_DHRYSTONES_PER_SECOND, Variant};
 const MAX_RUNS: u64 = 1_000_000_000_000_000;
 /// Longest accepted `--time` and `--duration`, in seconds.
 const MAX_SECONDS: f64 = 86_400.0;
-/// Largest accepted `--mhz`.
-const MAX_MHZ: f64 = 1_000_000.0;
 /// Timed loops tried for `--time` before settling for one shorter than the target.
 const MAX_ATTEMPTS: u32 = 4;
 
@@ -69,7 +66,7 @@ struct Cli {
     /// Core clock in MHz for DMIPS/MHz, the same for every child. Default: cpufreq's
     /// cpuinfo_max_freq of the CPU each loop ran on; without cpufreq, the "cpu MHz" of
     /// /proc/cpuinfo labelled as an estimate.
-    #[arg(long, value_name = "MHZ", value_parser = parse_mhz, allow_negative_numbers = true)]
+    #[arg(long, value_name = "MHZ", value_parser = benchmp::freq::parse_mhz, allow_negative_numbers = true)]
     mhz: Option<f64>,
 
     /// Build variant to run: strict keeps every procedure a call, as the Dhrystone rules
@@ -102,14 +99,6 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
             "must be more than 0 and at most {MAX_SECONDS} seconds"
         )),
         Err(_) => Err("not a number of seconds".to_string()),
-    }
-}
-
-fn parse_mhz(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 && x <= MAX_MHZ => Ok(x),
-        Ok(_) => Err(format!("must be more than 0 and at most {MAX_MHZ} MHz")),
-        Err(_) => Err("not a number of MHz".to_string()),
     }
 }
 
@@ -175,14 +164,7 @@ fn run(cli: &Cli) -> Result<i32> {
         aggregate: cli.output.aggregate,
         build: benchmp::host::Build::current(),
     };
-    let clock_of = |cpu: Option<usize>| match cli.mhz {
-        Some(mhz) => Some(CoreClock {
-            mhz,
-            source: ClockSource::Option,
-            cpu: None,
-        }),
-        None => cpu.and_then(freq::detect),
-    };
+    let clock_of = |cpu: Option<usize>| benchmp::freq::detect(&session.topology, cpu, cli.mhz);
     let m = &session.measurements()[0];
     let summary = Summary::new(m, &loops, &session.topology, setup, clock_of);
     let extra = serde_json::to_value(&summary).context("recording the summary")?;

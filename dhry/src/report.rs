@@ -15,12 +15,12 @@ use benchmp::run::{Sample, who};
 use benchmp::topology::Topology;
 use serde::Serialize;
 
-use crate::freq::{ClockSource, CoreClock};
 use crate::parallel::{LoopDetail, Probe, RunPlan};
 use crate::{
     FinalValues, Mismatch, REFERENCE_MIN_SECONDS, VAX_11_780_DHRYSTONES_PER_SECOND, Variant,
     dmips_per_mhz, microseconds_per_run,
 };
+use benchmp::freq::{ClockSource, CoreClock};
 
 /// Outcome of the section-5 check.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -460,9 +460,9 @@ fn dmips_per_mhz_text(r: &ChildResult) -> String {
         (Some(c), Some(x)) if c.source == ClockSource::CpuinfoEstimate => format!(
             "{x:.3} (estimate: {:.1} MHz from {}; give --mhz for an exact figure)",
             c.mhz,
-            c.describe()
+            c.source_text()
         ),
-        (Some(c), Some(x)) => format!("{x:.3} ({:.1} MHz, {})", c.mhz, c.describe()),
+        (Some(c), Some(x)) => format!("{x:.3} ({:.1} MHz, {})", c.mhz, c.source_text()),
         _ => match r.cpu_end {
             Some(cpu) => format!(
                 "unavailable (no clock known for cpu {cpu}: no cpufreq, no \"cpu MHz\"; give --mhz)"
@@ -644,11 +644,7 @@ fn aggregate_name(mode: AggregateMode) -> &'static str {
 /// else one per child.
 fn clocks_text(children: &[ChildResult]) -> String {
     let describe = |c: &CoreClock| {
-        let what = CoreClock {
-            cpu: None,
-            ..c.clone()
-        }
-        .describe();
+        let what = CoreClock { cpu: None, ..*c }.source_text();
         if c.is_estimate() {
             format!(
                 "~{:.1} MHz (estimate: {what}; give --mhz for an exact figure)",
@@ -826,7 +822,7 @@ socbench figures (see dhry/README.md):
 Microseconds for one run through Dhrystone: 0.0175
 Dhrystones per Second:                      56980057
 DMIPS (Dhrystones per Second / 1757):       32430.3
-DMIPS/MHz:                                  14.741 (estimate: 2200.0 MHz from /proc/cpuinfo \"cpu MHz\" of cpu 1, no cpufreq here; give --mhz for an exact figure)
+DMIPS/MHz:                                  14.741 (estimate: 2200.0 MHz from /proc/cpuinfo \"cpu MHz\" of CPU 1; no cpufreq; give --mhz for an exact figure)
 Timed loop:                                 200000000 runs in 3.510 s monotonic, 3.500 s thread CPU (99.7 %), cpu 1, pinned
 Compiled with:                              rustc 1.0.0, release profile, opt-level 3, x86_64-unknown-linux-gnu
 Compilation model:                          one unit
@@ -893,7 +889,7 @@ Verification:                               passed (every checked variable has i
         ), "{t}");
         assert!(t.contains("Total (--aggregate cluster):                64860.6 DMIPS"));
         assert!(t.contains(
-            "Clock for DMIPS/MHz:                        ~2200.0 MHz (estimate: /proc/cpuinfo \"cpu MHz\", no cpufreq here; give --mhz for an exact figure)\n"
+            "Clock for DMIPS/MHz:                        ~2200.0 MHz (estimate: /proc/cpuinfo \"cpu MHz\"; no cpufreq; give --mhz for an exact figure)\n"
         ), "{t}");
         assert!(t.contains("Verification:                               passed (2 children;"));
         assert!(!t.contains("Microseconds for one run through Dhrystone:    0.0"));
