@@ -69,12 +69,7 @@ const MAX_TIMEOUT: Duration = Duration::from_secs(30 * 24 * 3600);
 
 fn run(cli: &Cli) -> anyhow::Result<i32> {
     let out = &cli.output;
-    if out.json.as_deref() == Some("-") && out.csv.as_deref() == Some("-") {
-        return Err(Usage(
-            "--json and --csv cannot both write to stdout; give one a file (--csv=FILE)".into(),
-        )
-        .into());
-    }
+    out.check()?;
     // Checks the size now, and sizes the iteration count in this (single-threaded) process.
     let mut ctx = Context::new(cli.seeds, cli.size).map_err(|e| Usage(e.to_string()))?;
     let timing = TimingArgs {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
 use benchmp::run::Iterations;
-use benchmp::{ChildInfo, EXIT_FAILED, Session, Spec, Usage};
+use benchmp::{ChildInfo, EXIT_FAILED, Session, Spec};
 use clap::Parser;
 use dhry::measure::scale_runs;
 use dhry::parallel::{self, LoopBench, Probe, RunPlan};
@@ -113,12 +113,7 @@ fn main() {
 }
 
 fn run(cli: &Cli) -> Result<i32> {
-    if cli.output.json.as_deref() == Some("-") && cli.output.csv.as_deref() == Some("-") {
-        return Err(Usage(
-            "--json and --csv cannot both go to stdout; give one a file (--csv=FILE)".into(),
-        )
-        .into());
-    }
+    cli.output.check()?;
     let plan = match (cli.duration, cli.runs) {
         (Some(seconds), _) => RunPlan::AboutSeconds(seconds),
         (None, Some(runs)) => RunPlan::Runs(runs),
