@@ -17,7 +17,8 @@ pub const SCORE_LABEL: &str = "CoreMark-compatible 1.0";
 /// The reference's name for contexts run as forked processes (its `PARALLEL_METHOD`).
 pub const PARALLEL_METHOD: &str = "Fork";
 
-/// How this binary was compiled, captured by the build script.
+/// How this binary was compiled, as the reference's "Compiler version" and "Compiler flags"
+/// lines show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BuildInfo {
     /// Compiler name and version, e.g. "rustc 1.95.0".
@@ -27,11 +28,18 @@ pub struct BuildInfo {
 }
 
 impl BuildInfo {
-    /// The settings this crate was built with.
+    /// The settings this binary was built with, as benchmp's build script recorded them.
     pub fn current() -> BuildInfo {
+        BuildInfo::from_build(&benchmp::host::Build::current())
+    }
+
+    /// The two lines' values for a build: rustc's name and version without its commit, and
+    /// benchmp's flags line.
+    pub fn from_build(build: &benchmp::host::Build) -> BuildInfo {
+        let version: Vec<&str> = build.rustc.split_whitespace().take(2).collect();
         BuildInfo {
-            compiler_version: env!("COREMARK_RUSTC_VERSION").to_owned(),
-            compiler_flags: env!("COREMARK_BUILD_FLAGS").to_owned(),
+            compiler_version: version.join(" "),
+            compiler_flags: build.flags_line(),
         }
     }
 }
@@ -425,6 +433,29 @@ mod tests {
             compiler_version: "rustc 1.95.0".into(),
             compiler_flags: "profile=release opt-level=3".into(),
         }
+    }
+
+    #[test]
+    fn build_lines_come_from_benchmp() {
+        let b = benchmp::host::Build {
+            rustc: "rustc 1.95.0 (59807616e 2026-04-14)".into(),
+            target: "x86_64-unknown-linux-gnu".into(),
+            profile: "release".into(),
+            opt_level: "3".into(),
+            lto: "fat".into(),
+            codegen_units: "1".into(),
+            rustflags: "-C target-cpu=native".into(),
+            target_features: String::new(),
+            cargo_profile: "release".into(),
+            debug_assertions: false,
+        };
+        let info = BuildInfo::from_build(&b);
+        assert_eq!(info.compiler_version, "rustc 1.95.0");
+        assert_eq!(
+            info.compiler_flags,
+            "profile=release opt-level=3 lto=fat codegen-units=1 target-cpu=native \
+             RUSTFLAGS=\"-C target-cpu=native\""
+        );
     }
 
     fn perf_result() -> IterResult {

@@ -20,6 +20,8 @@ pub(super) fn build() -> Build {
         codegen_units: "1".to_string(),
         rustflags: String::new(),
         target_features: String::new(),
+        cargo_profile: "release".to_string(),
+        debug_assertions: false,
     }
 }
 
