@@ -16,6 +16,9 @@ use dhry::{VAX_11_780_DHRYSTONES_PER_SECOND, Variant};
 
 /// Largest accepted `--runs` (about a day at 10^10 runs per second).
 const MAX_RUNS: u64 = 1_000_000_000_000_000;
+/// Shortest accepted `--time` and `--duration`, in seconds: the probe that sizes the run
+/// count lasts at least this long, so a shorter target cannot be sized.
+const MIN_SECONDS: f64 = 0.001;
 /// Longest accepted `--time` and `--duration`, in seconds.
 const MAX_SECONDS: f64 = 86_400.0;
 /// Timed loops tried for `--time` before settling for one shorter than the target.
@@ -33,9 +36,9 @@ const MAX_ATTEMPTS: u32 = 4;
 #[derive(Debug, Parser)]
 #[command(name = "dhry", version)]
 struct Cli {
-    /// Make every child's timed loop last at least this many seconds; the run count is
-    /// calibrated to it on the fastest CPU of the run. The reference requires at least 2
-    /// seconds.
+    /// Make every child's timed loop last at least this many seconds (0.001 to 86400); the
+    /// run count is calibrated to it on the fastest CPU of the run. The reference requires at
+    /// least 2 seconds.
     #[arg(
         long,
         value_name = "SECONDS",
@@ -50,8 +53,8 @@ struct Cli {
     #[arg(long, value_name = "N", value_parser = parse_runs, allow_negative_numbers = true)]
     runs: Option<u64>,
 
-    /// Load every child's core for about this many seconds, all starting together (power and
-    /// temperature tests): the run count is sized on the slowest CPU of the run, and children
+    /// Load every child's core for about this many seconds (0.001 to 86400), all starting
+    /// together (power and temperature tests): the run count is sized on the slowest CPU of the run, and children
     /// that finish first keep running untimed until the last one ends. Not with --time or
     /// --runs.
     #[arg(
@@ -94,9 +97,9 @@ fn parse_runs(s: &str) -> Result<u64, String> {
 
 fn parse_seconds(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 && x <= MAX_SECONDS => Ok(x),
+        Ok(x) if (MIN_SECONDS..=MAX_SECONDS).contains(&x) => Ok(x),
         Ok(_) => Err(format!(
-            "must be more than 0 and at most {MAX_SECONDS} seconds"
+            "must be at least {MIN_SECONDS} and at most {MAX_SECONDS} seconds"
         )),
         Err(_) => Err("not a number of seconds".to_string()),
     }
