@@ -195,7 +195,8 @@ fn bad_input_waiting_for_benchmp_is_one_line_and_exit_status_2() {
             Bad::args(&["--json=", "--time", "86400"], "--json"),
             // needs the benchmp output-path check (a directory)
             Bad::args(&[&into_dir, "--time", "86400"], &dir_name),
-            // needs the benchmp output-path check (a file that takes no byte)
+            // needs the benchmp output-path check (a file that takes no byte), and emit to
+            // flush the JSON file's buffer: a report under 8 KiB is lost without an error
             Bad::args(&["--json=/dev/full", "--time", "86400"], "/dev/full"),
             // needs the benchmp output-path check
             Bad::args(&["--csv=/dev/full", "--time", "86400"], "/dev/full"),
