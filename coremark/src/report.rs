@@ -197,40 +197,7 @@ impl Report {
         };
         let seedcrc = ctx.seedcrc();
         let run_type = KnownRun::from_seedcrc(seedcrc);
-        let mut mismatches = Vec::new();
-        let mut results = Vec::with_capacity(runs.len());
-        for (i, r) in runs.iter().enumerate() {
-            let crcs = r.run.result;
-            let validation = match validate(seedcrc, &crcs) {
-                Validation::UnknownSeeds => ContextValidation::UnknownSeeds,
-                Validation::Checked { mismatches: m, .. } if m.is_empty() => {
-                    ContextValidation::Passed
-                }
-                Validation::Checked { mismatches: m, .. } => {
-                    mismatches.extend(m.into_iter().map(|m| CrcMismatch {
-                        context: i as u32,
-                        workload: m.workload,
-                        got: m.got,
-                        expected: m.expected,
-                    }));
-                    ContextValidation::Failed
-                }
-            };
-            results.push(ContextResult {
-                context: i as u32,
-                cpu: r.cpu,
-                elapsed_ns: r.run.elapsed_ns,
-                ticks_ms: r.run.ticks_ms(),
-                seconds: r.run.seconds(),
-                iterations_per_s: r.run.iterations_per_s(),
-                short_run: !r.run.long_enough(),
-                crclist: crcs.crclist,
-                crcmatrix: crcs.crcmatrix,
-                crcstate: crcs.crcstate,
-                crcfinal: crcs.crc,
-                validation,
-            });
-        }
+        let (results, mismatches) = check_contexts(seedcrc, runs);
         let short_run = results.is_empty() || results.iter().any(|r| r.short_run);
         let verdict = if short_run || !mismatches.is_empty() {
             Verdict::ErrorsDetected
@@ -421,6 +388,44 @@ impl Report {
         }
         out
     }
+}
+
+/// Each context's CRCs, time and validation, and the CRCs that differ from the known-good
+/// values of the run `seedcrc` identifies.
+fn check_contexts(seedcrc: u16, runs: &[ContextRun]) -> (Vec<ContextResult>, Vec<CrcMismatch>) {
+    let mut mismatches = Vec::new();
+    let mut results = Vec::with_capacity(runs.len());
+    for (i, r) in runs.iter().enumerate() {
+        let crcs = r.run.result;
+        let validation = match validate(seedcrc, &crcs) {
+            Validation::UnknownSeeds => ContextValidation::UnknownSeeds,
+            Validation::Checked { mismatches: m, .. } if m.is_empty() => ContextValidation::Passed,
+            Validation::Checked { mismatches: m, .. } => {
+                mismatches.extend(m.into_iter().map(|m| CrcMismatch {
+                    context: i as u32,
+                    workload: m.workload,
+                    got: m.got,
+                    expected: m.expected,
+                }));
+                ContextValidation::Failed
+            }
+        };
+        results.push(ContextResult {
+            context: i as u32,
+            cpu: r.cpu,
+            elapsed_ns: r.run.elapsed_ns,
+            ticks_ms: r.run.ticks_ms(),
+            seconds: r.run.seconds(),
+            iterations_per_s: r.run.iterations_per_s(),
+            short_run: !r.run.long_enough(),
+            crclist: crcs.crclist,
+            crcmatrix: crcs.crcmatrix,
+            crcstate: crcs.crcstate,
+            crcfinal: crcs.crc,
+            validation,
+        });
+    }
+    (results, mismatches)
 }
 
 #[cfg(test)]
