@@ -50,6 +50,13 @@ fn micros(s: &str) -> Result<u64, String> {
     }
 }
 
+fn percent(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if (0.0..=100.0).contains(&p) => Ok(p),
+        _ => Err(format!("'{s}' is not a percentage from 0 to 100")),
+    }
+}
+
 fn interval(s: &str) -> Result<u64, String> {
     match micros(s)? {
         0 => Err("an interval of 0 µs cannot be timed: give at least 1".into()),
@@ -181,7 +188,7 @@ pub struct OutputArgs {
     #[arg(long)]
     pub fail_on_noise: bool,
     /// Percentage of its timed run a child may lose to other tasks before the run is noisy.
-    #[arg(long, value_name = "PCT", default_value_t = 2.0)]
+    #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = percent)]
     pub noise_lost: f64,
     /// Write trace_marker begin/end markers for every phase (also BENCHMP_TRACE=1).
     #[arg(long)]

@@ -145,7 +145,9 @@ impl Error {
         match self {
             Error::ChildError { code, .. } if *code != 0 => *code,
             Error::Interrupted(sig) => 128 + *sig as i32,
-            Error::Placement(_) | Error::Calibration(_) => EXIT_USAGE,
+            Error::Placement(_)
+            | Error::Calibration(_)
+            | Error::Topology(crate::topology::TopologyError::GivenRoot { .. }) => EXIT_USAGE,
             _ => EXIT_FAILED,
         }
     }

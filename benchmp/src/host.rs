@@ -17,25 +17,33 @@ pub struct Host {
     pub machine_model: Option<String>,
 }
 
-/// How this binary was built (recorded by benchmp's build script).
+/// How this binary was built (recorded by benchmp's build script, built with the same
+/// profile as the tool).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Build {
     /// `rustc -V` of the compiler.
     pub rustc: String,
     /// Target triple.
     pub target: String,
-    /// Cargo profile (release, debug).
+    /// Cargo's PROFILE: "release" or "debug".
     pub profile: String,
     /// Optimisation level.
     pub opt_level: String,
-    /// LTO setting of the workspace release profile.
+    /// LTO setting of the profile built with ("false", "thin", "fat", ...).
     pub lto: String,
-    /// codegen-units of the workspace release profile.
+    /// codegen-units of the profile built with.
     pub codegen_units: String,
     /// RUSTFLAGS used (e.g. -C target-cpu=native).
     pub rustflags: String,
     /// Target features enabled at compile time.
     pub target_features: String,
+    /// The cargo profile by name: dev, release, bench or a custom one (empty in reports
+    /// written before it was recorded).
+    #[serde(default)]
+    pub cargo_profile: String,
+    /// Whether debug assertions were compiled in.
+    #[serde(default)]
+    pub debug_assertions: bool,
 }
 
 impl Build {
@@ -46,34 +54,52 @@ impl Build {
             target: env!("BENCHMP_TARGET").to_string(),
             profile: env!("BENCHMP_PROFILE").to_string(),
             opt_level: env!("BENCHMP_OPT_LEVEL").to_string(),
-            lto: LTO.to_string(),
-            codegen_units: CODEGEN_UNITS.to_string(),
+            lto: env!("BENCHMP_LTO").to_string(),
+            codegen_units: env!("BENCHMP_CODEGEN_UNITS").to_string(),
             rustflags: env!("BENCHMP_RUSTFLAGS").to_string(),
             target_features: env!("BENCHMP_TARGET_FEATURES").to_string(),
+            cargo_profile: env!("BENCHMP_CARGO_PROFILE").to_string(),
+            debug_assertions: env!("BENCHMP_DEBUG_ASSERTIONS") == "true",
         }
     }
 
-    /// Compiler and flags in one line, as CoreMark-style reports print them.
+    /// The `-C target-cpu` of the RUSTFLAGS (the last one given), else "default".
+    pub fn target_cpu(&self) -> String {
+        let mut flags = self.rustflags.split_whitespace();
+        let mut cpu = None;
+        while let Some(f) = flags.next() {
+            let codegen = match f {
+                "-C" | "--codegen" => flags.next().unwrap_or(""),
+                _ => f.strip_prefix("-C").unwrap_or(f),
+            };
+            if let Some(c) = codegen.strip_prefix("target-cpu=") {
+                cpu = Some(c);
+            }
+        }
+        cpu.unwrap_or("default").to_string()
+    }
+
+    /// Profile and code-generation settings in one line, as CoreMark-style reports print
+    /// their compiler flags: `profile=release opt-level=3 lto=fat codegen-units=1
+    /// target-cpu=default`, then `debug-assertions=on` and the RUSTFLAGS when there are any.
     pub fn flags_line(&self) -> String {
         let mut s = format!(
-            "opt-level={} lto={} codegen-units={}",
-            self.opt_level, self.lto, self.codegen_units
+            "profile={} opt-level={} lto={} codegen-units={} target-cpu={}",
+            self.cargo_profile,
+            self.opt_level,
+            self.lto,
+            self.codegen_units,
+            self.target_cpu()
         );
-        if self.profile != "release" {
-            s.push_str(&format!(" profile={}", self.profile));
+        if self.debug_assertions {
+            s.push_str(" debug-assertions=on");
         }
         if !self.rustflags.is_empty() {
-            s.push(' ');
-            s.push_str(&self.rustflags);
+            s.push_str(&format!(" RUSTFLAGS=\"{}\"", self.rustflags));
         }
         s
     }
 }
-
-/// LTO of `[profile.release]` in the workspace manifest (checked by a test).
-pub const LTO: &str = "fat";
-/// codegen-units of `[profile.release]` in the workspace manifest (checked by a test).
-pub const CODEGEN_UNITS: &str = "1";
 
 /// The CPU model name: x86 `model name`, else ARM `Hardware`/`Processor`/`CPU part`.
 pub fn cpu_model() -> String {
@@ -155,16 +181,56 @@ mod tests {
         assert_eq!(cpu_model_from(""), "unknown");
     }
 
+    fn build(profile: &str, rustflags: &str, debug_assertions: bool) -> Build {
+        Build {
+            rustc: "rustc 1.0.0 (abc 2026-01-01)".into(),
+            target: "aarch64-linux-android".into(),
+            profile: "release".into(),
+            opt_level: "3".into(),
+            lto: "fat".into(),
+            codegen_units: "1".into(),
+            rustflags: rustflags.into(),
+            target_features: String::new(),
+            cargo_profile: profile.into(),
+            debug_assertions,
+        }
+    }
+
     #[test]
-    fn build_constants_match_the_workspace_manifest() {
-        let manifest = std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml"),
-        )
-        .unwrap();
-        let release = manifest.split("[profile.release]").nth(1).unwrap();
-        assert!(release.contains(&format!("lto = \"{LTO}\"")));
-        assert!(release.contains(&format!("codegen-units = {CODEGEN_UNITS}")));
-        assert!(release.contains("opt-level = 3"));
+    fn flags_line_names_every_setting() {
+        assert_eq!(
+            build("release", "", false).flags_line(),
+            "profile=release opt-level=3 lto=fat codegen-units=1 target-cpu=default"
+        );
+        assert_eq!(
+            build(
+                "profiling",
+                "-C target-cpu=cortex-a76 -Ctarget-cpu=native",
+                true
+            )
+            .flags_line(),
+            "profile=profiling opt-level=3 lto=fat codegen-units=1 target-cpu=native \
+             debug-assertions=on RUSTFLAGS=\"-C target-cpu=cortex-a76 -Ctarget-cpu=native\""
+        );
+        assert_eq!(
+            build("release", "--codegen target-cpu=x86-64-v3", false).target_cpu(),
+            "x86-64-v3"
+        );
+        assert_eq!(
+            build("release", "-C opt-level=2", false).target_cpu(),
+            "default"
+        );
+    }
+
+    #[test]
+    fn older_reports_still_read() {
+        let mut j = serde_json::to_value(build("release", "", false)).unwrap();
+        let o = j.as_object_mut().unwrap();
+        o.remove("cargo_profile");
+        o.remove("debug_assertions");
+        let b: Build = serde_json::from_value(j).unwrap();
+        assert_eq!(b.cargo_profile, "");
+        assert!(!b.debug_assertions);
     }
 
     #[test]
@@ -172,6 +238,18 @@ mod tests {
         let b = Build::current();
         assert!(b.rustc.starts_with("rustc "), "{}", b.rustc);
         assert!(!b.target.is_empty());
-        assert!(b.flags_line().contains("opt-level="));
+        assert_eq!(b.debug_assertions, cfg!(debug_assertions));
+        // Tests build with the dev profile, which the workspace leaves at Cargo's defaults
+        // (change these with the workspace's [profile.dev]).
+        if b.cargo_profile == "dev" {
+            assert_eq!(b.profile, "debug");
+            assert_eq!(b.opt_level, "0");
+            assert_eq!((b.lto.as_str(), b.codegen_units.as_str()), ("false", "256"));
+        } else if b.cargo_profile == "release" {
+            // The workspace's [profile.release].
+            assert_eq!((b.lto.as_str(), b.codegen_units.as_str()), ("fat", "1"));
+        } else {
+            assert!(!b.cargo_profile.is_empty());
+        }
     }
 }

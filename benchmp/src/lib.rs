@@ -27,6 +27,7 @@ pub mod aggregate;
 pub mod cli;
 pub mod cpulist;
 pub mod error;
+pub mod freq;
 pub mod host;
 pub mod progress;
 pub mod quality;

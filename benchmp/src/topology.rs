@@ -116,6 +116,15 @@ pub enum TopologyError {
     /// No online CPU could be found under the root.
     #[error("no online CPUs found under {0} (is it a sysfs tree?)")]
     NoCpus(PathBuf),
+    /// The tree given with BENCHMP_SYSFS_ROOT cannot be read (bad input, exit status 2).
+    #[error("BENCHMP_SYSFS_ROOT={}: not a sysfs tree this tool can read", .root.display())]
+    GivenRoot {
+        /// The root given.
+        root: PathBuf,
+        /// What went wrong under it.
+        #[source]
+        source: Box<TopologyError>,
+    },
     /// The online list exists but cannot be parsed.
     #[error("{path}: {reason}")]
     BadFile {
@@ -137,10 +146,16 @@ fn read_num<T: std::str::FromStr>(path: &Path) -> Option<T> {
 impl Topology {
     /// Reads the topology of this machine (sysfs at `/sys`, or `$BENCHMP_SYSFS_ROOT`).
     pub fn detect() -> Result<Topology, TopologyError> {
-        let root = std::env::var_os(SYSFS_ROOT_ENV)
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("/sys"));
-        Topology::from_root(&root)
+        match std::env::var_os(SYSFS_ROOT_ENV) {
+            Some(root) => {
+                let root = PathBuf::from(root);
+                Topology::from_root(&root).map_err(|e| TopologyError::GivenRoot {
+                    root,
+                    source: Box::new(e),
+                })
+            }
+            None => Topology::from_root(Path::new("/sys")),
+        }
     }
 
     /// Reads the topology from a sysfs tree rooted at `root` (the folder holding `devices/`).

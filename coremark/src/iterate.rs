@@ -225,6 +225,7 @@ pub(crate) mod tests_support {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::KnownRun;
 
     #[test]
     fn sizes_are_checked() {
@@ -252,27 +253,65 @@ mod tests {
     }
 
     #[test]
-    fn smallest_and_odd_sizes_run_without_panicking() {
+    fn totals_are_split_as_the_reference_splits_them() {
+        // Each workload gets total / 3 bytes, so totals that round down to a standard
+        // block size are that standard run, with its seedcrc and known CRCs.
+        for (total, run) in [
+            (1998, KnownRun::Performance2k),
+            (1999, KnownRun::Performance2k),
+            (1201, KnownRun::ProfileGeneration),
+            (1202, KnownRun::ProfileGeneration),
+            (6002, KnownRun::Performance6k),
+        ] {
+            let seeds = match run {
+                KnownRun::ProfileGeneration => Seeds::PROFILE,
+                _ => Seeds::PERFORMANCE,
+            };
+            let mut ctx = Context::new(seeds, total).unwrap();
+            assert_eq!(ctx.seedcrc(), run.seedcrc(), "total {total}");
+            let r = ctx.iterate(1);
+            let want = run.expected();
+            assert_eq!(
+                (r.crclist, r.crcmatrix, r.crcstate),
+                (want.list, want.matrix, want.state),
+                "total {total}"
+            );
+            assert!(crate::validate(ctx.seedcrc(), &r).passed());
+        }
+    }
+
+    #[test]
+    fn smallest_and_odd_sizes_keep_the_crc_bookkeeping() {
         for total in [360u32, 361, 400, 777, 1000, 1201, 4096] {
             for seeds in [
                 Seeds::PERFORMANCE,
                 Seeds::VALIDATION,
                 Seeds::new(-7, 99, 33),
             ] {
+                let what = format!("total {total}, {seeds:?}");
+                let one = Context::new(seeds, total).unwrap().iterate(1);
                 let mut ctx = Context::new(seeds, total).unwrap();
-                ctx.iterate(2);
+                let two = ctx.iterate(2);
+                // crclist is the running CRC after the first iteration, and a one-iteration
+                // run ends there.
+                assert_eq!(one.crc, one.crclist, "{what}");
+                assert_eq!(two.crclist, one.crc, "{what}");
+                // The matrix and state CRCs are the first results seen, whatever follows.
+                assert_eq!((two.crcmatrix, two.crcstate), (one.crcmatrix, one.crcstate));
+                if seeds.seed1 == seeds.seed2 {
+                    // Equal seeds restore every block: the context repeats itself.
+                    assert_eq!(ctx.iterate(2), two, "{what}");
+                }
             }
         }
     }
 
     #[test]
     fn negative_and_zero_seed3_skip_the_find_loop() {
-        for s3 in [0i16, -5] {
-            let mut ctx = Context::new(Seeds::new(3, 3, s3), 2000).unwrap();
-            let a = ctx.iterate(1);
-            let b = ctx.iterate(1);
-            assert_eq!(a, b);
-        }
+        let run = |s3| Context::new(Seeds::new(3, 3, s3), 2000).unwrap().iterate(1);
+        // No find at all either way, so the same CRCs; one find changes the list CRC.
+        assert_eq!(run(0), run(-5));
+        assert_ne!(run(0).crclist, run(1).crclist);
     }
 
     #[test]

@@ -75,6 +75,12 @@ pub enum Error {
         /// The text given.
         text: String,
     },
+    /// An iteration count that is negative or does not fit in 32 bits.
+    #[error("invalid iteration count {text:?}: expected a whole number from 0 to 4294967295")]
+    InvalidIterations {
+        /// The text given.
+        text: String,
+    },
     /// A size that is negative or does not fit in 32 bits.
     #[error("invalid data size {text:?}: expected a byte count from 0 to 4294967295")]
     InvalidSize {

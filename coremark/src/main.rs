@@ -23,20 +23,32 @@ struct Cli {
     /// Three seeds separated by commas (decimal or 0x-hex). 0,0,0 selects the performance
     /// run (0,0,0x66), 1,0,0 the validation run (0x3415,0x3415,0x66), and 8,8,8 with
     /// --size 1200 the profile run; other seeds run but cannot be validated.
-    #[arg(long, value_name = "A,B,C", default_value = "0,0,0", value_parser = seeds_arg)]
+    #[arg(
+        long,
+        value_name = "A,B,C",
+        default_value = "0,0,0",
+        value_parser = seeds_arg,
+        allow_hyphen_values = true
+    )]
     seeds: Seeds,
 
     /// Total data size in bytes per context, split evenly between the three workloads (K
     /// and M suffixes allowed). The default 2000 is the standard "2K" run; 6000 gives the
     /// "6k" runs.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_TOTAL_SIZE, value_parser = size_arg)]
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value_t = DEFAULT_TOTAL_SIZE,
+        value_parser = size_arg,
+        allow_hyphen_values = true
+    )]
     size: u32,
 
-    /// Iterations each context times. By default (or with 0) the count is chosen once, as
-    /// the reference does, on the fastest CPU of the run: ×10 until a run takes at least
-    /// 1 s, then scaled so the timed run lasts at least 10 s. A context that runs under
-    /// 10 s makes the result invalid.
-    #[arg(long, value_name = "N")]
+    /// Iterations each context times (up to 4294967295; K and M suffixes allowed). By
+    /// default (or with 0) the count is chosen once, as the reference does, on the fastest
+    /// CPU of the run: ×10 until a run takes at least 1 s, then scaled so the timed run
+    /// lasts at least 10 s. A context that runs under 10 s makes the result invalid.
+    #[arg(long, value_name = "N", value_parser = iterations_arg, allow_hyphen_values = true)]
     iterations: Option<u32>,
 
     #[command(flatten)]
@@ -54,6 +66,10 @@ fn size_arg(text: &str) -> Result<u32, String> {
     parse::size(text).map_err(|e| e.to_string())
 }
 
+fn iterations_arg(text: &str) -> Result<u32, String> {
+    parse::iterations(text).map_err(|e| e.to_string())
+}
+
 fn main() {
     let cli: Cli = benchmp::cli::parse();
     benchmp::cli::init_logging(cli.output.trace);
@@ -69,12 +85,7 @@ const MAX_TIMEOUT: Duration = Duration::from_secs(30 * 24 * 3600);
 
 fn run(cli: &Cli) -> anyhow::Result<i32> {
     let out = &cli.output;
-    if out.json.as_deref() == Some("-") && out.csv.as_deref() == Some("-") {
-        return Err(Usage(
-            "--json and --csv cannot both write to stdout; give one a file (--csv=FILE)".into(),
-        )
-        .into());
-    }
+    out.check()?;
     // Checks the size now, and sizes the iteration count in this (single-threaded) process.
     let mut ctx = Context::new(cli.seeds, cli.size).map_err(|e| Usage(e.to_string()))?;
     let timing = TimingArgs {

@@ -69,6 +69,14 @@ pub fn size(text: &str) -> Result<u32, Error> {
     })
 }
 
+/// Parses an iteration count (K and M suffixes allowed, as the reference reads it).
+pub fn iterations(text: &str) -> Result<u32, Error> {
+    let value = number(text)?;
+    u32::try_from(value).map_err(|_| Error::InvalidIterations {
+        text: text.to_owned(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,6 +125,25 @@ mod tests {
         assert!(matches!(
             seeds("70000,0,0"),
             Err(Error::SeedOutOfRange { .. })
+        ));
+    }
+
+    #[test]
+    fn iteration_counts() {
+        assert_eq!(iterations("0").unwrap(), 0);
+        assert_eq!(iterations("10K").unwrap(), 10 * 1024);
+        assert_eq!(iterations("0xffffffff").unwrap(), u32::MAX);
+        assert!(matches!(
+            iterations("4294967296"),
+            Err(Error::InvalidIterations { .. })
+        ));
+        assert!(matches!(
+            iterations("-3"),
+            Err(Error::InvalidIterations { .. })
+        ));
+        assert!(matches!(
+            iterations("ten"),
+            Err(Error::InvalidNumber { .. })
         ));
     }
 

@@ -17,7 +17,8 @@ pub const SCORE_LABEL: &str = "CoreMark-compatible 1.0";
 /// The reference's name for contexts run as forked processes (its `PARALLEL_METHOD`).
 pub const PARALLEL_METHOD: &str = "Fork";
 
-/// How this binary was compiled, captured by the build script.
+/// How this binary was compiled, as the reference's "Compiler version" and "Compiler flags"
+/// lines show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BuildInfo {
     /// Compiler name and version, e.g. "rustc 1.95.0".
@@ -27,11 +28,18 @@ pub struct BuildInfo {
 }
 
 impl BuildInfo {
-    /// The settings this crate was built with.
+    /// The settings this binary was built with, as benchmp's build script recorded them.
     pub fn current() -> BuildInfo {
+        BuildInfo::from_build(&benchmp::host::Build::current())
+    }
+
+    /// The two lines' values for a build: rustc's name and version without its commit, and
+    /// benchmp's flags line.
+    pub fn from_build(build: &benchmp::host::Build) -> BuildInfo {
+        let version: Vec<&str> = build.rustc.split_whitespace().take(2).collect();
         BuildInfo {
-            compiler_version: env!("COREMARK_RUSTC_VERSION").to_owned(),
-            compiler_flags: env!("COREMARK_BUILD_FLAGS").to_owned(),
+            compiler_version: version.join(" "),
+            compiler_flags: build.flags_line(),
         }
     }
 }
@@ -189,40 +197,7 @@ impl Report {
         };
         let seedcrc = ctx.seedcrc();
         let run_type = KnownRun::from_seedcrc(seedcrc);
-        let mut mismatches = Vec::new();
-        let mut results = Vec::with_capacity(runs.len());
-        for (i, r) in runs.iter().enumerate() {
-            let crcs = r.run.result;
-            let validation = match validate(seedcrc, &crcs) {
-                Validation::UnknownSeeds => ContextValidation::UnknownSeeds,
-                Validation::Checked { mismatches: m, .. } if m.is_empty() => {
-                    ContextValidation::Passed
-                }
-                Validation::Checked { mismatches: m, .. } => {
-                    mismatches.extend(m.into_iter().map(|m| CrcMismatch {
-                        context: i as u32,
-                        workload: m.workload,
-                        got: m.got,
-                        expected: m.expected,
-                    }));
-                    ContextValidation::Failed
-                }
-            };
-            results.push(ContextResult {
-                context: i as u32,
-                cpu: r.cpu,
-                elapsed_ns: r.run.elapsed_ns,
-                ticks_ms: r.run.ticks_ms(),
-                seconds: r.run.seconds(),
-                iterations_per_s: r.run.iterations_per_s(),
-                short_run: !r.run.long_enough(),
-                crclist: crcs.crclist,
-                crcmatrix: crcs.crcmatrix,
-                crcstate: crcs.crcstate,
-                crcfinal: crcs.crc,
-                validation,
-            });
-        }
+        let (results, mismatches) = check_contexts(seedcrc, runs);
         let short_run = results.is_empty() || results.iter().any(|r| r.short_run);
         let verdict = if short_run || !mismatches.is_empty() {
             Verdict::ErrorsDetected
@@ -415,6 +390,44 @@ impl Report {
     }
 }
 
+/// Each context's CRCs, time and validation, and the CRCs that differ from the known-good
+/// values of the run `seedcrc` identifies.
+fn check_contexts(seedcrc: u16, runs: &[ContextRun]) -> (Vec<ContextResult>, Vec<CrcMismatch>) {
+    let mut mismatches = Vec::new();
+    let mut results = Vec::with_capacity(runs.len());
+    for (i, r) in runs.iter().enumerate() {
+        let crcs = r.run.result;
+        let validation = match validate(seedcrc, &crcs) {
+            Validation::UnknownSeeds => ContextValidation::UnknownSeeds,
+            Validation::Checked { mismatches: m, .. } if m.is_empty() => ContextValidation::Passed,
+            Validation::Checked { mismatches: m, .. } => {
+                mismatches.extend(m.into_iter().map(|m| CrcMismatch {
+                    context: i as u32,
+                    workload: m.workload,
+                    got: m.got,
+                    expected: m.expected,
+                }));
+                ContextValidation::Failed
+            }
+        };
+        results.push(ContextResult {
+            context: i as u32,
+            cpu: r.cpu,
+            elapsed_ns: r.run.elapsed_ns,
+            ticks_ms: r.run.ticks_ms(),
+            seconds: r.run.seconds(),
+            iterations_per_s: r.run.iterations_per_s(),
+            short_run: !r.run.long_enough(),
+            crclist: crcs.crclist,
+            crcmatrix: crcs.crcmatrix,
+            crcstate: crcs.crcstate,
+            crcfinal: crcs.crc,
+            validation,
+        });
+    }
+    (results, mismatches)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -425,6 +438,29 @@ mod tests {
             compiler_version: "rustc 1.95.0".into(),
             compiler_flags: "profile=release opt-level=3".into(),
         }
+    }
+
+    #[test]
+    fn build_lines_come_from_benchmp() {
+        let b = benchmp::host::Build {
+            rustc: "rustc 1.95.0 (59807616e 2026-04-14)".into(),
+            target: "x86_64-unknown-linux-gnu".into(),
+            profile: "release".into(),
+            opt_level: "3".into(),
+            lto: "fat".into(),
+            codegen_units: "1".into(),
+            rustflags: "-C target-cpu=native".into(),
+            target_features: String::new(),
+            cargo_profile: "release".into(),
+            debug_assertions: false,
+        };
+        let info = BuildInfo::from_build(&b);
+        assert_eq!(info.compiler_version, "rustc 1.95.0");
+        assert_eq!(
+            info.compiler_flags,
+            "profile=release opt-level=3 lto=fat codegen-units=1 target-cpu=native \
+             RUSTFLAGS=\"-C target-cpu=native\""
+        );
     }
 
     fn perf_result() -> IterResult {

@@ -438,11 +438,68 @@ mod tests {
         assert_eq!(bench(&mut buf, 0x3415, 0x3415, 0x22, 0), a);
     }
 
+    /// `core_bench_state` as the reference writes it: scan, corrupt every `step`-th byte that
+    /// is not a comma with seed1, scan again, xor the same bytes with seed2, then fold each
+    /// state's final and transition counts into the CRC.
+    fn model_bench(buf: &mut [u8], seed1: i16, seed2: i16, step: usize, crc: u16) -> u16 {
+        let mut finals = [0u32; NUM_STATES];
+        let mut transitions = [0u32; NUM_STATES];
+        let mut scan = |buf: &[u8]| {
+            let mut rest = buf.iter();
+            while rest.as_slice().first().is_some_and(|&c| c != 0) {
+                let state = model_transition(&mut rest, &mut transitions);
+                finals[state as usize] += 1;
+            }
+        };
+        scan(buf);
+        let mut i = 0;
+        while i < buf.len() {
+            if buf[i] != b',' {
+                buf[i] ^= seed1 as u8;
+            }
+            i += step;
+        }
+        scan(buf);
+        let mut i = 0;
+        while i < buf.len() {
+            if buf[i] != b',' {
+                buf[i] ^= seed2 as u8;
+            }
+            i += step;
+        }
+        (0..NUM_STATES).fold(crc, |crc, s| crcu32(transitions[s], crcu32(finals[s], crc)))
+    }
+
     #[test]
-    fn tiny_buffers_do_not_panic() {
-        for size in 0..40 {
-            let mut buf = init(size, 5);
-            bench(&mut buf, 0x7f, 0x01, 0x22, 0);
+    fn tiny_buffers_match_the_model() {
+        // Buffers too small for a token, or whose corrupted first byte is the only text
+        // before the end (the scan then stops at the buffer's end, not at a NUL byte).
+        for size in 0..40u32 {
+            let buf = init(size, 5);
+            assert_eq!(buf.len(), size as usize);
+            let text = buf.iter().position(|&c| c == 0).unwrap_or(buf.len());
+            assert!(buf[text..].iter().all(|&c| c == 0), "size {size}");
+            assert!(text == 0 || buf[text - 1] == b',', "size {size}: {buf:?}");
+            for (seed1, seed2, step) in [(0x7f, 0x01, 0x22), (0x15, 0x15, 0x22), (-1, 3, 1)] {
+                let (mut fast, mut model) = (buf.clone(), buf.clone());
+                let got = bench(&mut fast, seed1, seed2, step, 0x1234);
+                let want = model_bench(&mut model, seed1, seed2, step as usize, 0x1234);
+                assert_eq!(got, want, "size {size}, seeds {seed1} {seed2}, step {step}");
+                assert_eq!(fast, model, "size {size}: the buffer after the call");
+            }
+        }
+    }
+
+    #[test]
+    fn a_standard_block_matches_the_model() {
+        for seed in [0i16, 0x3415, 8] {
+            let buf = init(666, seed);
+            for step in [0x22i16, 0x55, 0x7f] {
+                let (mut fast, mut model) = (buf.clone(), buf.clone());
+                let got = bench(&mut fast, seed, seed, step, 0);
+                assert_eq!(got, model_bench(&mut model, seed, seed, step as usize, 0));
+                assert_eq!(fast, buf, "equal seeds restore the buffer");
+            }
         }
     }
 }

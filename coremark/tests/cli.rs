@@ -1,77 +1,164 @@
 //! Command-line behaviour of the `coremark` binary: help, bad input (exit 2 with one line),
 //! short runs (exit 1 with the reference's error line) and the CRCs in each output format.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn coremark(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_coremark"))
-        .args(args)
-        .output()
-        .expect("run the coremark binary")
+use benchmp::testing::{Bad, Tool, check_bad_inputs, parse_json, stderr, stdout, temp_dir};
+
+/// The binary with the calibration fixed and no placement inherited from the shell.
+fn coremark() -> Tool {
+    Tool::new("coremark", env!("CARGO_BIN_EXE_coremark"))
 }
 
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).expect("utf-8 stdout")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8(out.stderr.clone()).expect("utf-8 stderr")
-}
-
-/// Bad input: exit status 2, nothing on stdout, exactly one line on stderr.
-fn assert_usage_error(args: &[&str], needle: &str) {
-    let out = coremark(args);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "args {args:?}: {}",
-        stderr(&out)
-    );
-    assert!(out.stdout.is_empty(), "args {args:?}");
-    let err = stderr(&out);
-    assert_eq!(err.lines().count(), 1, "args {args:?}: {err:?}");
-    assert!(err.starts_with("coremark: "), "{err:?}");
+/// Runs a measurement too short to be a valid result: the report is complete but the exit
+/// status is 1, with the reason on stderr.
+fn short_run(args: &[&str]) -> Output {
+    let o = coremark().run(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
     assert!(
-        err.contains(needle),
-        "args {args:?}: {err:?} lacks {needle:?}"
+        err.contains("coremark: result not valid: "),
+        "{args:?}: {err}"
     );
+    o
+}
+
+/// [`short_run`] with `--json` first, and the report it printed.
+fn short_json(args: &[&str]) -> (serde_json::Value, String) {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let o = short_run(&all);
+    (parse_json(&o), stderr(&o))
 }
 
 #[test]
 fn help_exits_zero_and_documents_the_options() {
-    let out = coremark(&["--help"]);
-    assert_eq!(out.status.code(), Some(0));
-    let text = stdout(&out);
+    let text = stdout(&coremark().ok(&["--help"]));
     for option in ["--seeds", "--size", "--iterations", "--json", "--csv"] {
         assert!(text.contains(option), "help lacks {option}");
     }
     assert!(text.contains("not CoreMark scores"));
 }
 
+// Environment and placement rows end in `--iterations 4000000000`, a run of days: an error
+// that only comes once children run then shows as a hang ([`Tool::fails`] gives up after
+// 30 s) instead of passing after the fact.
+
+/// The reliability contract: every bad argument or environment value coremark reads is one
+/// line `coremark: ...` on stderr, exit status 2, nothing on stdout, before anything is
+/// measured. coremark times a fixed iteration count, so it reads neither ENOUGH, LOOP_O nor
+/// the calibration cache (BENCHMP_CALIBRATION): those are not bad input here.
 #[test]
 fn bad_input_exits_two_with_one_line() {
-    assert_usage_error(&["--seeds", "1,2,x"], "invalid number \"x\"");
-    assert_usage_error(&["--seeds", "1,2"], "three numbers");
-    assert_usage_error(&["--seeds", "70000,0,0"], "16 bits");
-    assert_usage_error(&["--size", "0"], "too small");
-    assert_usage_error(&["--size", "12q"], "invalid number");
-    assert_usage_error(&["--size", "1G"], "invalid number");
-    assert_usage_error(&["--size", "64M"], "too large");
-    assert_usage_error(&["--iterations", "-3"], "-3");
-    assert_usage_error(&["--iterations", "ten"], "--iterations");
-    assert_usage_error(&["--no-such-option"], "--no-such-option");
-    assert_usage_error(&["--json", "--csv"], "--csv");
-    assert_usage_error(&["-P", "0"], "--parallel");
+    let offline = benchmp::topology::Topology::detect()
+        .expect("the machine's topology")
+        .online()
+        .last()
+        .map_or(4095, |c| c + 1)
+        .to_string();
+    let on_offline = ["--cpus", offline.as_str(), "--iterations", "4000000000"];
+    let long: &[&str] = &["--iterations", "4000000000"];
+    check_bad_inputs(
+        &coremark(),
+        &[
+            // Seeds, size and iterations.
+            Bad::args(&["--seeds", "1,2,x"], "invalid number \"x\""),
+            Bad::args(&["--seeds", "1,2"], "three numbers"),
+            Bad::args(&["--seeds", "1,2,3,4"], "three numbers"),
+            Bad::args(&["--seeds", ""], "three numbers"),
+            Bad::args(&["--seeds", "0x,0,0"], "invalid number \"0x\""),
+            Bad::args(&["--seeds", "70000,0,0"], "16 bits"),
+            Bad::args(&["--seeds", "-32769,0,0"], "16 bits"),
+            Bad::args(&["--size", "0"], "too small"),
+            Bad::args(&["--size", "359"], "too small"),
+            Bad::args(&["--size", "12q"], "invalid number"),
+            Bad::args(&["--size", "1G"], "invalid number"),
+            Bad::args(&["--size", ""], "invalid number"),
+            Bad::args(&["--size", "64M"], "too large"),
+            Bad::args(&["--size", "-1"], "invalid data size \"-1\""),
+            Bad::args(&["--iterations", "-3"], "invalid iteration count \"-3\""),
+            Bad::args(&["--iterations", "ten"], "invalid number \"ten\""),
+            Bad::args(&["--iterations", "4294967296"], "invalid iteration count"),
+            Bad::args(&["--iterations", "5000M"], "invalid iteration count"),
+            // Outputs and stray words.
+            Bad::args(&["--json", "--csv"], "cannot both write to stdout"),
+            Bad::args(&["--json", "r.json"], "'r.json'"),
+            Bad::args(&["--aggregate", "mean"], "--aggregate"),
+            Bad::args(&["--no-such-option"], "--no-such-option"),
+            Bad::args(&["extra"], "'extra'"),
+            // Placement.
+            Bad::args(&["-P", "0"], "--parallel"),
+            Bad::args(&["--cpus", "3-1"], "runs backwards"),
+            Bad::args(&["--timeout", "-1"], "'-1'"),
+            Bad::args(&on_offline, "not online"),
+            Bad::args(
+                &["--sched", "FASTEST_FIRST", "--iterations", "4000000000"],
+                "FASTEST_FIRST",
+            ),
+            Bad::args(
+                &["--sched", "CUSTOM", "--iterations", "4000000000"],
+                "empty CPU list",
+            ),
+            // Environment.
+            Bad::env(long, &[("LMBENCH_SCHED", "FASTEST_FIRST")], "FASTEST_FIRST"),
+            Bad::env(long, &[("LMBENCH_SCHED", "CUSTOM")], "LMBENCH_SCHED"),
+            Bad::env(long, &[("TIMING_O", "-1")], "TIMING_O"),
+            Bad::env(long, &[("TIMING_O", "abc")], "TIMING_O"),
+        ],
+    );
+}
+
+/// Report paths, placement, the sysfs root and the noise threshold: refused before the
+/// run (each row asks for a run of a day, so a check made only after measuring would show
+/// as the 30 s hang guard).
+#[test]
+fn outputs_placement_and_environment_are_refused_before_the_run() {
+    let dir = temp_dir("coremark-cli", "out-dir");
+    let dir_name = dir.display().to_string();
+    let into_dir = format!("--json={dir_name}");
+    let allowed = benchmp::sys::affinity::allowed_cpus().expect("allowed CPUs");
+    let too_many = (allowed.len() + 1).to_string();
+    let long: &[&str] = &["--iterations", "4000000000"];
+    check_bad_inputs(
+        &coremark(),
+        &[
+            Bad::args(
+                &[
+                    "--json=/nonexistent/dir/x.json",
+                    "--iterations",
+                    "4000000000",
+                ],
+                "/nonexistent/dir/x.json",
+            ),
+            Bad::args(&["--csv=/proc/x", "--iterations", "4000000000"], "/proc/x"),
+            Bad::args(&["--json=", "--iterations", "4000000000"], "--json"),
+            Bad::args(&[&into_dir, "--iterations", "4000000000"], &dir_name),
+            Bad::args(&["-P", &too_many, "--iterations", "4000000000"], "CPU"),
+            Bad::args(&["--cpus", "0,0", "--iterations", "4000000000"], "0,0"),
+            Bad::env(
+                long,
+                &[("BENCHMP_SYSFS_ROOT", "/nonexistent")],
+                "/nonexistent",
+            ),
+            Bad::args(
+                &["--noise-lost=-5", "--iterations", "4000000000"],
+                "--noise-lost",
+            ),
+            Bad::args(
+                &["--noise-lost", "nan", "--iterations", "4000000000"],
+                "--noise-lost",
+            ),
+        ],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn short_json_run_shows_correct_crcs_and_fails() {
-    let out = coremark(&["--iterations", "10", "--json"]);
     // A 10-iteration run cannot last 10 s: the result is reported but not valid.
-    assert_eq!(out.status.code(), Some(1));
-    let err = stderr(&out);
+    let (doc, err) = short_json(&["--iterations", "10"]);
     assert!(err.contains("at least 10 s"), "{err:?}");
-    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON report");
     assert_eq!(doc["tool"], "coremark");
     let v = &doc["extra"];
     assert_eq!(v["run_type"], "performance_2k");
@@ -106,15 +193,9 @@ fn short_json_run_shows_correct_crcs_and_fails() {
 
 #[test]
 fn two_contexts_each_validated_from_their_own_child() {
-    let out = coremark(&["-P", "2", "--iterations", "100", "--json"]);
     // 100 iterations take milliseconds: valid CRCs, but too short, so exit status 1.
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("timed runs under 10 s"),
-        "{}",
-        stderr(&out)
-    );
-    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON report");
+    let (doc, err) = short_json(&["-P", "2", "--iterations", "100"]);
+    assert!(err.contains("timed runs under 10 s"), "{err}");
     let m = &doc["measurements"][0];
     assert_eq!(m["name"], "coremark");
     assert_eq!(m["params"]["iterations_per_context"], 100);
@@ -152,9 +233,14 @@ fn two_contexts_each_validated_from_their_own_child() {
 
 #[test]
 fn two_contexts_text_keeps_the_reference_lines() {
-    let out = coremark(&["-P", "2", "--seeds", "1,0,0", "--iterations", "3"]);
-    assert_eq!(out.status.code(), Some(1));
-    let text = stdout(&out);
+    let text = stdout(&short_run(&[
+        "-P",
+        "2",
+        "--seeds",
+        "1,0,0",
+        "--iterations",
+        "3",
+    ]));
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "2K validation run parameters for coremark.");
     assert!(lines.contains(&"Iterations       : 6"));
@@ -187,51 +273,26 @@ fn two_contexts_text_keeps_the_reference_lines() {
             .count(),
         2
     );
-    assert!(lines.last().unwrap().starts_with("  system: "));
-}
-
-#[test]
-fn offline_cpu_is_bad_input() {
-    assert_usage_error(&["--cpus", "8000", "--iterations", "1"], "not online");
-}
-
-#[test]
-fn unknown_lmbench_sched_is_bad_input() {
-    let out = Command::new(env!("CARGO_BIN_EXE_coremark"))
-        .args(["--iterations", "1"])
-        .env("LMBENCH_SCHED", "FASTEST_FIRST")
-        .output()
-        .expect("run the coremark binary");
-    assert_eq!(out.status.code(), Some(2));
-    assert!(out.stdout.is_empty());
-    let err = stderr(&out);
-    assert_eq!(err.lines().count(), 1, "{err:?}");
-    assert!(err.starts_with("coremark: "), "{err:?}");
-    assert!(err.contains("FASTEST_FIRST"), "{err:?}");
-    assert_usage_error(
-        &["--sched", "CUSTOM", "--iterations", "1"],
-        "empty CPU list",
-    );
+    assert!(lines[end + 2..].iter().any(|l| l.starts_with("  system: ")));
+    assert!(lines.last().unwrap().starts_with("  timed windows: "));
 }
 
 #[test]
 fn json_to_a_file_keeps_the_text() {
-    let path = std::env::temp_dir().join(format!("coremark-cli-{}.json", std::process::id()));
+    let dir = temp_dir("coremark-cli", "json-file");
+    let path = dir.join("r.json");
     let arg = format!("--json={}", path.display());
-    let out = coremark(&["--iterations", "2", &arg]);
-    assert_eq!(out.status.code(), Some(1));
+    let out = short_run(&["--iterations", "2", &arg]);
     assert!(stdout(&out).contains("[0]crcfinal      : 0x72be"));
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(doc["extra"]["results"][0]["crcfinal"], "0x72be");
 }
 
 #[test]
 fn short_text_run_prints_the_reference_error_lines() {
-    let out = coremark(&["--seeds", "1,0,0", "--iterations", "3"]);
-    assert_eq!(out.status.code(), Some(1));
-    let text = stdout(&out);
+    let text = stdout(&short_run(&["--seeds", "1,0,0", "--iterations", "3"]));
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "2K validation run parameters for coremark.");
     assert_eq!(lines[1], "CoreMark Size    : 666");
@@ -250,9 +311,7 @@ fn short_text_run_prints_the_reference_error_lines() {
 
 #[test]
 fn unknown_seeds_cannot_be_validated() {
-    let out = coremark(&["--seeds", "1,1,1", "--iterations", "1"]);
-    assert_eq!(out.status.code(), Some(1));
-    let text = stdout(&out);
+    let text = stdout(&short_run(&["--seeds", "1,1,1", "--iterations", "1"]));
     assert!(!text.contains("run parameters for coremark"));
     assert!(text.contains("seedcrc          : 0x802a"));
     assert!(text.contains("[0]crclist       : 0x48be"));
@@ -262,7 +321,7 @@ fn unknown_seeds_cannot_be_validated() {
 
 #[test]
 fn csv_profile_run_is_one_row_per_child() {
-    let out = coremark(&[
+    let text = stdout(&short_run(&[
         "--seeds",
         "8,8,8",
         "--size",
@@ -270,9 +329,7 @@ fn csv_profile_run_is_one_row_per_child() {
         "--iterations",
         "3",
         "--csv",
-    ]);
-    assert_eq!(out.status.code(), Some(1));
-    let text = stdout(&out);
+    ]));
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 2, "{text}");
     let header: Vec<&str> = lines[0].split(',').collect();
@@ -289,18 +346,31 @@ fn csv_profile_run_is_one_row_per_child() {
 #[test]
 fn six_k_validation_run_matches_known_crcs() {
     // A 6k validation run of one iteration: the CRCs must match the known values.
-    let out = coremark(&[
+    let text = stdout(&short_run(&[
         "--seeds",
         "0x3415,0x3415,0x66",
         "--size",
         "6000",
         "--iterations",
         "1",
-    ]);
-    let text = stdout(&out);
+    ]));
     assert!(text.starts_with("6k validation run parameters for coremark.\n"));
     assert!(!text.contains("ERROR! list crc"), "{text}");
     assert!(text.contains("[0]crclist       : 0x3340"));
     assert!(text.contains("[0]crcmatrix     : 0x1199"));
     assert!(text.contains("[0]crcstate      : 0x39bf"));
+}
+
+#[test]
+fn negative_seeds_and_reference_numbers_are_read() {
+    // Seeds as the reference takes them, negative and hexadecimal; an iteration count in
+    // its number syntax.
+    let (doc, _) = short_json(&["--seeds", "-1,-1,-1", "--iterations", "0x3"]);
+    let v = &doc["extra"];
+    assert_eq!(v["seeds"]["seed1"], -1);
+    assert_eq!(v["seeds"]["seed3"], -1);
+    assert_eq!(v["iterations_per_context"], 3);
+    assert!(v["run_type"].is_null());
+    let (doc, _) = short_json(&["--seeds", "65535,0xffff,102", "--iterations", "1"]);
+    assert_eq!(doc["extra"]["seeds"]["seed2"], -1, "65535 is the 16-bit -1");
 }

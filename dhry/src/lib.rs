@@ -5,15 +5,14 @@
 //! declarations of `dhry.h` in [`types`]. [`Dhrystone`] owns one copy of the benchmark's state
 //! and is what a harness drives: [`Dhrystone::new`], [`Dhrystone::run`] (repeatable),
 //! [`Dhrystone::verify`]. Both build [`Variant`]s are in every binary. Timing ([`measure`]),
-//! the core clock ([`freq`]), the all-core harness glue ([`parallel`]) and output ([`report`])
-//! are separate so a multi-process harness can reuse the kernel alone.
+//! the all-core harness glue ([`parallel`]) and output ([`report`]) are separate so a
+//! multi-process harness can reuse the kernel alone; the core clock is `benchmp::freq`.
 //!
 //! Behaviour follows the reference's `v2.1/dhry_1.c` and `dhry_2.c`; the figures follow the
 //! usual conventions (DMIPS = Dhrystones per second / 1757, the VAX 11/780's score).
 
 #![deny(unsafe_code)]
 
-pub mod freq;
 pub mod measure;
 pub mod pack1;
 pub mod pack2;

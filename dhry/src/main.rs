@@ -7,9 +7,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
 use benchmp::run::Iterations;
-use benchmp::{ChildInfo, EXIT_FAILED, Session, Spec, Usage};
+use benchmp::{ChildInfo, EXIT_FAILED, Session, Spec};
 use clap::Parser;
-use dhry::freq::{self, ClockSource, CoreClock};
 use dhry::measure::scale_runs;
 use dhry::parallel::{self, LoopBench, Probe, RunPlan};
 use dhry::report::{self, Setup, Summary};
@@ -17,10 +16,11 @@ use dhry::{VAX_11_780_DHRYSTONES_PER_SECOND, Variant};
 
 /// Largest accepted `--runs` (about a day at 10^10 runs per second).
 const MAX_RUNS: u64 = 1_000_000_000_000_000;
+/// Shortest accepted `--time` and `--duration`, in seconds: the probe that sizes the run
+/// count lasts at least this long, so a shorter target cannot be sized.
+const MIN_SECONDS: f64 = 0.001;
 /// Longest accepted `--time` and `--duration`, in seconds.
 const MAX_SECONDS: f64 = 86_400.0;
-/// Largest accepted `--mhz`.
-const MAX_MHZ: f64 = 1_000_000.0;
 /// Timed loops tried for `--time` before settling for one shorter than the target.
 const MAX_ATTEMPTS: u32 = 4;
 
@@ -36,9 +36,9 @@ const MAX_ATTEMPTS: u32 = 4;
 #[derive(Debug, Parser)]
 #[command(name = "dhry", version)]
 struct Cli {
-    /// Make every child's timed loop last at least this many seconds; the run count is
-    /// calibrated to it on the fastest CPU of the run. The reference requires at least 2
-    /// seconds.
+    /// Make every child's timed loop last at least this many seconds (0.001 to 86400); the
+    /// run count is calibrated to it on the fastest CPU of the run. The reference requires at
+    /// least 2 seconds.
     #[arg(
         long,
         value_name = "SECONDS",
@@ -53,8 +53,8 @@ struct Cli {
     #[arg(long, value_name = "N", value_parser = parse_runs, allow_negative_numbers = true)]
     runs: Option<u64>,
 
-    /// Load every child's core for about this many seconds, all starting together (power and
-    /// temperature tests): the run count is sized on the slowest CPU of the run, and children
+    /// Load every child's core for about this many seconds (0.001 to 86400), all starting
+    /// together (power and temperature tests): the run count is sized on the slowest CPU of the run, and children
     /// that finish first keep running untimed until the last one ends. Not with --time or
     /// --runs.
     #[arg(
@@ -69,7 +69,7 @@ struct Cli {
     /// Core clock in MHz for DMIPS/MHz, the same for every child. Default: cpufreq's
     /// cpuinfo_max_freq of the CPU each loop ran on; without cpufreq, the "cpu MHz" of
     /// /proc/cpuinfo labelled as an estimate.
-    #[arg(long, value_name = "MHZ", value_parser = parse_mhz, allow_negative_numbers = true)]
+    #[arg(long, value_name = "MHZ", value_parser = benchmp::freq::parse_mhz, allow_negative_numbers = true)]
     mhz: Option<f64>,
 
     /// Build variant to run: strict keeps every procedure a call, as the Dhrystone rules
@@ -97,19 +97,11 @@ fn parse_runs(s: &str) -> Result<u64, String> {
 
 fn parse_seconds(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 && x <= MAX_SECONDS => Ok(x),
+        Ok(x) if (MIN_SECONDS..=MAX_SECONDS).contains(&x) => Ok(x),
         Ok(_) => Err(format!(
-            "must be more than 0 and at most {MAX_SECONDS} seconds"
+            "must be at least {MIN_SECONDS} and at most {MAX_SECONDS} seconds"
         )),
         Err(_) => Err("not a number of seconds".to_string()),
-    }
-}
-
-fn parse_mhz(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 && x <= MAX_MHZ => Ok(x),
-        Ok(_) => Err(format!("must be more than 0 and at most {MAX_MHZ} MHz")),
-        Err(_) => Err("not a number of MHz".to_string()),
     }
 }
 
@@ -124,12 +116,7 @@ fn main() {
 }
 
 fn run(cli: &Cli) -> Result<i32> {
-    if cli.output.json.as_deref() == Some("-") && cli.output.csv.as_deref() == Some("-") {
-        return Err(Usage(
-            "--json and --csv cannot both go to stdout; give one a file (--csv=FILE)".into(),
-        )
-        .into());
-    }
+    cli.output.check()?;
     let plan = match (cli.duration, cli.runs) {
         (Some(seconds), _) => RunPlan::AboutSeconds(seconds),
         (None, Some(runs)) => RunPlan::Runs(runs),
@@ -175,14 +162,7 @@ fn run(cli: &Cli) -> Result<i32> {
         aggregate: cli.output.aggregate,
         build: benchmp::host::Build::current(),
     };
-    let clock_of = |cpu: Option<usize>| match cli.mhz {
-        Some(mhz) => Some(CoreClock {
-            mhz,
-            source: ClockSource::Option,
-            cpu: None,
-        }),
-        None => cpu.and_then(freq::detect),
-    };
+    let clock_of = |cpu: Option<usize>| benchmp::freq::detect(&session.topology, cpu, cli.mhz);
     let m = &session.measurements()[0];
     let summary = Summary::new(m, &loops, &session.topology, setup, clock_of);
     let extra = serde_json::to_value(&summary).context("recording the summary")?;

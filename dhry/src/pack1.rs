@@ -98,7 +98,9 @@ pub mod pack_inline {
 }
 
 /// The measured loop; `PACK_INLINE` selects the variant (a compile-time constant, so each
-/// variant is its own code with no test at run time).
+/// variant is its own code with no test at run time). It stays one long function because it
+/// is `dhry_1.c`'s loop statement for statement; splitting it would add calls the reference
+/// does not make.
 #[inline(always)]
 fn main_loop_body<const PACK_INLINE: bool>(
     g: &mut Globals,

@@ -63,7 +63,7 @@ struct Cli {
 
     /// Core clock in MHz for cycles in the summary. Default: cpufreq's cpuinfo_max_freq, else
     /// the "cpu MHz" of /proc/cpuinfo labelled as an estimate.
-    #[arg(long, value_name = "MHZ", value_parser = parse_mhz)]
+    #[arg(long, value_name = "MHZ", value_parser = benchmp::freq::parse_mhz)]
     mhz: Option<f64>,
 
     /// Calibrate from scratch at every size (new framework calibration, counts from 1), as a
@@ -91,13 +91,6 @@ struct Cli {
     /// size, lmbench's).
     #[arg(value_name = "STRIDE", value_parser = config::parse_nonzero_size)]
     strides: Vec<u64>,
-}
-
-fn parse_mhz(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(m) if m.is_finite() && m > 0.0 && m <= 1e6 => Ok(m),
-        _ => Err(format!("'{s}' is not a clock in MHz (a positive number)")),
-    }
 }
 
 fn main() {

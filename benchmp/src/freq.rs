@@ -1,0 +1,276 @@
+//! The core clock that per-MHz and per-cycle figures divide by (dhry's DMIPS/MHz,
+//! lat_mem_rd's cycles), with where it came from.
+//!
+//! Without counters the best figure is cpufreq's `cpuinfo_max_freq` of the CPU (what vendors
+//! quote); the user can give one instead (`--mhz`). Without cpufreq (many VMs), x86
+//! `/proc/cpuinfo` still shows a "cpu MHz" line, often the host's nominal clock or a momentary
+//! sample, so it is only an estimate and is labelled as one. Without any, there is no clock.
+
+use serde::{Deserialize, Serialize};
+
+use crate::topology::Topology;
+
+/// Where the x86 "cpu MHz" estimate comes from.
+pub const PROC_CPUINFO: &str = "/proc/cpuinfo";
+
+/// Largest clock `--mhz` accepts (a terahertz: anything above is a typo).
+pub const MAX_MHZ: f64 = 1_000_000.0;
+
+/// Where a clock figure came from (JSON: `option`, `cpufreq_max`, `cpuinfo_estimate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClockSource {
+    /// Given on the command line (`--mhz`).
+    Option,
+    /// cpufreq's `cpuinfo_max_freq`.
+    CpufreqMax,
+    /// `/proc/cpuinfo` "cpu MHz": an estimate.
+    CpuinfoEstimate,
+}
+
+/// A core clock and its provenance (JSON: `mhz`, `source`, `cpu`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CoreClock {
+    /// Clock in MHz.
+    pub mhz: f64,
+    /// Where it came from.
+    pub source: ClockSource,
+    /// The CPU it describes (`None` for `--mhz`, which holds for every CPU).
+    pub cpu: Option<usize>,
+}
+
+impl CoreClock {
+    /// A clock given with `--mhz`.
+    pub fn given(mhz: f64) -> CoreClock {
+        CoreClock {
+            mhz,
+            source: ClockSource::Option,
+            cpu: None,
+        }
+    }
+
+    /// True when the figure is only an estimate of the clock.
+    pub fn is_estimate(&self) -> bool {
+        self.source == ClockSource::CpuinfoEstimate
+    }
+
+    /// Cycles for a latency in ns.
+    pub fn cycles(&self, ns: f64) -> f64 {
+        ns * self.mhz / 1000.0
+    }
+
+    /// Where the figure came from, e.g. `cpufreq cpuinfo_max_freq of CPU 3` or
+    /// `/proc/cpuinfo "cpu MHz" of CPU 0; no cpufreq`.
+    pub fn source_text(&self) -> String {
+        let of = self.cpu.map(|c| format!(" of CPU {c}")).unwrap_or_default();
+        match self.source {
+            ClockSource::Option => "given with --mhz".to_string(),
+            ClockSource::CpufreqMax => format!("cpufreq cpuinfo_max_freq{of}"),
+            ClockSource::CpuinfoEstimate => format!("/proc/cpuinfo \"cpu MHz\"{of}; no cpufreq"),
+        }
+    }
+
+    /// The clock and its source, e.g. `2596 MHz (estimate from /proc/cpuinfo "cpu MHz" of
+    /// CPU 0; no cpufreq)`.
+    pub fn describe(&self) -> String {
+        let estimate = if self.is_estimate() {
+            "estimate from "
+        } else {
+            ""
+        };
+        format!("{:.0} MHz ({estimate}{})", self.mhz, self.source_text())
+    }
+}
+
+/// The "cpu MHz" of processor `cpu` in the text of `/proc/cpuinfo`, when it is a positive
+/// number.
+pub fn cpuinfo_mhz(cpuinfo: &str, cpu: usize) -> Option<f64> {
+    let mut current = None;
+    for line in cpuinfo.lines() {
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        match key.trim() {
+            "processor" => current = value.trim().parse::<usize>().ok(),
+            "cpu MHz" if current == Some(cpu) => {
+                return value
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|m| m.is_finite() && *m > 0.0);
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The clock for `cpu`: `given_mhz` (`--mhz`), else cpufreq's maximum in kHz, else the
+/// estimate in `cpuinfo` (the text of `/proc/cpuinfo`), else none.
+pub fn clock_for(
+    cpu: usize,
+    given_mhz: Option<f64>,
+    cpufreq_max_khz: Option<u64>,
+    cpuinfo: Option<&str>,
+) -> Option<CoreClock> {
+    if let Some(mhz) = given_mhz {
+        return Some(CoreClock::given(mhz));
+    }
+    if let Some(khz) = cpufreq_max_khz.filter(|k| *k > 0) {
+        return Some(CoreClock {
+            mhz: khz as f64 / 1000.0,
+            source: ClockSource::CpufreqMax,
+            cpu: Some(cpu),
+        });
+    }
+    cpuinfo
+        .and_then(|text| cpuinfo_mhz(text, cpu))
+        .map(|mhz| CoreClock {
+            mhz,
+            source: ClockSource::CpuinfoEstimate,
+            cpu: Some(cpu),
+        })
+}
+
+/// [`clock_for`] on this machine: cpufreq from the topology, the estimate read from
+/// [`PROC_CPUINFO`] only when needed. `None` for an unknown CPU without `given_mhz`.
+pub fn detect(
+    topology: &Topology,
+    cpu: Option<usize>,
+    given_mhz: Option<f64>,
+) -> Option<CoreClock> {
+    if let Some(mhz) = given_mhz {
+        return Some(CoreClock::given(mhz));
+    }
+    let cpu = cpu?;
+    let max_khz = topology.cpu(cpu).and_then(|c| c.max_freq_khz);
+    let cpuinfo = match max_khz {
+        Some(_) => None,
+        None => std::fs::read_to_string(PROC_CPUINFO).ok(),
+    };
+    clock_for(cpu, None, max_khz, cpuinfo.as_deref())
+}
+
+/// Value parser for `--mhz`: a clock above 0 and at most [`MAX_MHZ`].
+pub fn parse_mhz(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(m) if m.is_finite() && m > 0.0 && m <= MAX_MHZ => Ok(m),
+        _ => Err(format!(
+            "'{s}' is not a clock in MHz (a number above 0 and at most {MAX_MHZ})"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CPUINFO: &str = "processor\t: 0\nmodel name\t: X\ncpu MHz\t\t: 2596.122\n\n\
+                           processor\t: 1\ncpu MHz\t\t: 2400.000\n\n\
+                           processor\t: 2\ncpu MHz\t\t: nan\n\n\
+                           processor\t: 3\ncpu MHz\t\t: 0.000\n";
+
+    #[test]
+    fn cpuinfo_mhz_reads_the_right_processor() {
+        assert_eq!(cpuinfo_mhz(CPUINFO, 0), Some(2596.122));
+        assert_eq!(cpuinfo_mhz(CPUINFO, 1), Some(2400.0));
+        assert_eq!(cpuinfo_mhz(CPUINFO, 2), None, "not a number");
+        assert_eq!(cpuinfo_mhz(CPUINFO, 3), None, "not a clock");
+        assert_eq!(cpuinfo_mhz(CPUINFO, 4), None, "no such processor");
+        // arm64 /proc/cpuinfo has no clock.
+        assert_eq!(cpuinfo_mhz("processor\t: 0\nBogoMIPS\t: 38.40\n", 0), None);
+    }
+
+    #[test]
+    fn order_of_evidence() {
+        let c = clock_for(1, Some(3000.0), Some(2_000_000), Some(CPUINFO)).unwrap();
+        assert_eq!(c, CoreClock::given(3000.0));
+        let c = clock_for(1, None, Some(3_302_400), Some(CPUINFO)).unwrap();
+        assert_eq!(
+            (c.mhz, c.source, c.cpu),
+            (3302.4, ClockSource::CpufreqMax, Some(1))
+        );
+        assert!(!c.is_estimate());
+        let c = clock_for(1, None, Some(0), Some(CPUINFO)).unwrap();
+        assert_eq!((c.mhz, c.source), (2400.0, ClockSource::CpuinfoEstimate));
+        assert!(c.is_estimate());
+        assert_eq!(clock_for(5, None, None, Some(CPUINFO)), None);
+        assert_eq!(clock_for(0, None, None, None), None);
+    }
+
+    #[test]
+    fn cpufreq_comes_from_the_topology() {
+        // benchmp's captured tree of an 8-core phone: CPU 7 tops out at 3.3 GHz.
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/phone8/sys");
+        let t = Topology::from_root(&root).unwrap();
+        let c = detect(&t, Some(7), None).unwrap();
+        assert_eq!(c.source, ClockSource::CpufreqMax);
+        assert_eq!(c.mhz, 3302.4);
+        assert_eq!(c.cpu, Some(7));
+        assert_eq!(detect(&t, None, None), None);
+        assert_eq!(
+            detect(&t, None, Some(1000.0)),
+            Some(CoreClock::given(1000.0))
+        );
+    }
+
+    #[test]
+    fn sources_are_described() {
+        let c = CoreClock {
+            mhz: 2596.1,
+            source: ClockSource::CpuinfoEstimate,
+            cpu: Some(0),
+        };
+        assert_eq!(
+            c.describe(),
+            "2596 MHz (estimate from /proc/cpuinfo \"cpu MHz\" of CPU 0; no cpufreq)"
+        );
+        let c = CoreClock {
+            source: ClockSource::CpufreqMax,
+            cpu: Some(3),
+            ..c
+        };
+        assert_eq!(c.source_text(), "cpufreq cpuinfo_max_freq of CPU 3");
+        assert_eq!(
+            CoreClock::given(2000.0).describe(),
+            "2000 MHz (given with --mhz)"
+        );
+    }
+
+    #[test]
+    fn json_field_names_are_kept() {
+        let c = CoreClock {
+            mhz: 2200.0,
+            source: ClockSource::CpuinfoEstimate,
+            cpu: Some(1),
+        };
+        let j = serde_json::to_value(c).unwrap();
+        assert_eq!(
+            j,
+            serde_json::json!({"mhz": 2200.0, "source": "cpuinfo_estimate", "cpu": 1})
+        );
+        assert_eq!(serde_json::from_value::<CoreClock>(j).unwrap(), c);
+        let j = serde_json::to_value(CoreClock::given(1.5)).unwrap();
+        assert_eq!(j["source"], "option");
+        assert!(j["cpu"].is_null());
+        let j = serde_json::to_value(ClockSource::CpufreqMax).unwrap();
+        assert_eq!(j, "cpufreq_max");
+    }
+
+    #[test]
+    fn cycles() {
+        assert!((CoreClock::given(2000.0).cycles(1.5) - 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn mhz_values() {
+        assert_eq!(parse_mhz("2400"), Ok(2400.0));
+        assert_eq!(parse_mhz(" 1.5 "), Ok(1.5));
+        assert_eq!(parse_mhz("1000000"), Ok(MAX_MHZ));
+        for bad in ["", "abc", "0", "-1", "nan", "inf", "1000001", "2GHz"] {
+            let e = parse_mhz(bad).unwrap_err();
+            assert!(e.contains("not a clock in MHz"), "{bad:?}: {e}");
+        }
+    }
+}
