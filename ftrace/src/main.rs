@@ -12,8 +12,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use clap::{Args, Parser, Subcommand};
+use clap::builder::Styles;
+use clap::error::ErrorKind;
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
+use ftrace::error::printable;
 use ftrace::exit_code;
 use ftrace::record::RecordOptions;
 
@@ -107,11 +110,26 @@ struct BenchArgs {
 struct Usage(String);
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match parse_args() {
+        Ok(cli) => cli,
+        Err(err)
+            if matches!(
+                err.kind(),
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+            ) =>
+        {
+            let _ = err.print();
+            return ExitCode::from(exit_code::OK as u8);
+        }
+        Err(err) => {
+            eprintln!("ftrace: {}", usage_line(&err));
+            return ExitCode::from(exit_code::USAGE as u8);
+        }
+    };
     let code = match run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("ftrace: {}", message(&err));
+            eprintln!("ftrace: {}", printable(&message(&err)));
             if let Some(e) = err.downcast_ref::<ftrace::Error>() {
                 e.exit_code()
             } else if err.downcast_ref::<Usage>().is_some() {
@@ -122,6 +140,50 @@ fn main() -> ExitCode {
         }
     };
     ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+/// The command line, parsed without styles: a usage message is then clap's text exactly,
+/// with any escape character of the user's arguments still there to be shown escaped.
+fn parse_args() -> Result<Cli, clap::Error> {
+    let matches = Cli::command().styles(Styles::plain()).try_get_matches()?;
+    Cli::from_arg_matches(&matches)
+}
+
+/// Longest usage message printed, in characters; arguments can be long.
+const USAGE_LINE_MAX: usize = 300;
+
+/// clap's complaint as one line ending in "(see --help)", as the other socbench tools print
+/// it: the first paragraph of clap's text (usage and tips follow a blank line), its lines
+/// joined, control characters escaped and the length capped.
+fn usage_line(err: &clap::Error) -> String {
+    if err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        let names: Vec<String> = Cli::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect();
+        return format!(
+            "a subcommand is missing, one of: {} (see --help)",
+            names.join(", ")
+        );
+    }
+    let text = err.render().ansi().to_string();
+    let text = text.strip_prefix("error: ").unwrap_or(&text);
+    let first = text.split("\n\n").next().unwrap_or_default();
+    let joined = first
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut line: String = printable(&joined).chars().take(USAGE_LINE_MAX).collect();
+    if line.len() < printable(&joined).len() {
+        line.push_str("...");
+    }
+    if line.is_empty() {
+        line.push_str("invalid arguments");
+    }
+    line.push_str(" (see --help)");
+    line
 }
 
 /// The error and its causes on one line; ftrace errors already name their cause.
