@@ -49,15 +49,15 @@ struct RecordArgs {
     /// File the trace is written to.
     #[arg(short, long, value_name = "FILE", default_value = "trace.txt")]
     output: PathBuf,
-    /// Ring buffer size per CPU in KiB; the current size is kept when not given.
-    #[arg(long, value_name = "N")]
+    /// Ring buffer size per CPU in KiB, at least 1; the current size is kept when not given.
+    #[arg(long, value_name = "N", value_parser = buffer_kb)]
     buffer_kb: Option<u64>,
     /// Kernel event to record as GROUP/NAME, e.g. sched/sched_switch or power/cpu_frequency.
     /// Repeat for several.
-    #[arg(long = "event", value_name = "GROUP/NAME")]
+    #[arg(long = "event", value_name = "GROUP/NAME", value_parser = event_name)]
     events: Vec<String>,
     /// Trace clock to use (one of tracefs trace_clock); the current clock is kept when not given.
-    #[arg(long, value_name = "CLOCK")]
+    #[arg(long, value_name = "CLOCK", value_parser = clock_name)]
     clock: Option<String>,
     /// Mount tracefs on /sys/kernel/tracing when it is not mounted (root only).
     #[arg(long)]
@@ -90,18 +90,75 @@ struct MarkArgs {
     #[arg(long)]
     json: bool,
     /// Operations, e.g. `begin phase counter n 4 end`.
-    #[arg(value_name = "OP", trailing_var_arg = true, allow_hyphen_values = true)]
+    #[arg(
+        value_name = "OP",
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
     ops: Vec<String>,
 }
 
 #[derive(Debug, Args)]
 struct BenchArgs {
-    /// Calls per round.
-    #[arg(long, default_value_t = 2000)]
+    /// Calls per round, at least 1.
+    #[arg(long, default_value_t = 2000, value_parser = at_least_one)]
     calls: usize,
-    /// Rounds; the median round is reported.
-    #[arg(long, default_value_t = 21)]
+    /// Rounds, at least 1; the median round is reported.
+    #[arg(long, default_value_t = 21, value_parser = at_least_one)]
     rounds: usize,
+}
+
+/// `--buffer-kb`: at least 1 KiB, and few enough that the size in bytes fits the kernel's
+/// `unsigned long` (the kernel multiplies by 1024 and would wrap to a small buffer).
+fn buffer_kb(text: &str) -> Result<u64, String> {
+    let kb: u64 = text
+        .parse()
+        .map_err(|_| "not a whole number of KiB".to_string())?;
+    let max = (usize::MAX >> 10) as u64;
+    if kb == 0 {
+        return Err("a ring buffer of 0 KiB holds no events: give at least 1 KiB per CPU, or leave --buffer-kb out to keep the current size".into());
+    }
+    if kb > max {
+        return Err(format!(
+            "more KiB than this machine can address (at most {max})"
+        ));
+    }
+    Ok(kb)
+}
+
+/// `--event`: GROUP/NAME as tracefs names events; whether this kernel has it is checked later.
+fn event_name(text: &str) -> Result<String, String> {
+    if ftrace::record::well_formed_event(text) {
+        Ok(text.to_string())
+    } else {
+        Err(
+            "expected GROUP/NAME as tracefs available_events lists them, e.g. sched/sched_switch"
+                .into(),
+        )
+    }
+}
+
+/// `--clock`: one word; whether this kernel has it is checked later.
+fn clock_name(text: &str) -> Result<String, String> {
+    let word = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if word {
+        Ok(text.to_string())
+    } else {
+        Err("expected a clock name as tracefs trace_clock lists them, e.g. global or mono".into())
+    }
+}
+
+/// A count that must be at least 1.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("not a whole number".into()),
+    }
 }
 
 /// Bad arguments found after parsing (exit 2).
@@ -153,8 +210,8 @@ fn parse_args() -> Result<Cli, clap::Error> {
 const USAGE_LINE_MAX: usize = 300;
 
 /// clap's complaint as one line ending in "(see --help)", as the other socbench tools print
-/// it: the first paragraph of clap's text (usage and tips follow a blank line), its lines
-/// joined, control characters escaped and the length capped.
+/// it: the message before clap's tip, usage and help hint, its indented list lines joined,
+/// control characters (from the arguments quoted) escaped and the length capped.
 fn usage_line(err: &clap::Error) -> String {
     if err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
         let names: Vec<String> = Cli::command()
@@ -168,15 +225,16 @@ fn usage_line(err: &clap::Error) -> String {
     }
     let text = err.render().ansi().to_string();
     let text = text.strip_prefix("error: ").unwrap_or(&text);
-    let first = text.split("\n\n").next().unwrap_or_default();
-    let joined = first
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ");
-    let mut line: String = printable(&joined).chars().take(USAGE_LINE_MAX).collect();
-    if line.len() < printable(&joined).len() {
+    let end = ["\n\n  tip:", "\n\nUsage:", "\n\nFor more information"]
+        .iter()
+        .filter_map(|tail| text.find(tail))
+        .min()
+        .unwrap_or(text.len());
+    // clap indents the lines of a list ("the following required arguments were not provided:").
+    let message = text[..end].trim().replace("\n  ", " ");
+    let message = printable(&message);
+    let mut line: String = message.chars().take(USAGE_LINE_MAX).collect();
+    if line.len() < message.len() {
         line.push_str("...");
     }
     if line.is_empty() {

@@ -156,14 +156,23 @@ pub fn check_writable(fs: &Tracefs) -> Result<()> {
     })
 }
 
+/// Whether `event` has the shape of a tracefs event, `GROUP/NAME`, each a plain name.
+pub fn well_formed_event(event: &str) -> bool {
+    let plain = |part: &str| {
+        !part.is_empty()
+            && part != "."
+            && part != ".."
+            && !part.contains(|c: char| c == '/' || c.is_whitespace() || c.is_control())
+    };
+    event
+        .split_once('/')
+        .is_some_and(|(g, n)| plain(g) && plain(n))
+}
+
 /// Checks that `GROUP/NAME` names an event of this kernel.
 pub fn check_event(fs: &Tracefs, event: &str) -> Result<Setting> {
     let setting = Setting::Event(event.to_string());
-    let well_formed = event
-        .split_once('/')
-        .is_some_and(|(g, n)| !g.is_empty() && !n.is_empty() && !n.contains('/'))
-        && !event.contains("..");
-    if !well_formed || !fs.has(&setting) {
+    if !well_formed_event(event) || !fs.has(&setting) {
         return Err(Error::NoSuchEvent {
             event: event.to_string(),
             path: fs.path(&setting.file()),
@@ -352,6 +361,19 @@ mod tests {
             let err = check_event(&fs, event).unwrap_err();
             assert!(matches!(err, Error::NoSuchEvent { .. }), "{event}: {err}");
             assert_eq!(err.exit_code(), 2);
+        }
+    }
+
+    #[test]
+    fn event_names_have_two_plain_parts() {
+        for good in ["sched/sched_switch", "power/cpu_frequency", "a/b"] {
+            assert!(well_formed_event(good), "{good}");
+        }
+        for bad in [
+            "", "sched", "sched/", "/x", "a/b/c", "../x", "x/..", "./x", "a b/c", "a/b\n",
+            "a/\u{1b}",
+        ] {
+            assert!(!well_formed_event(bad), "{bad:?}");
         }
     }
 

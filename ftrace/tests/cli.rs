@@ -221,7 +221,7 @@ fn usage_errors_are_one_line_and_status_2() {
             2,
             "invalid value 'lots'",
         ),
-        case(&["bogus\u{1b}[2J\nx"], 2, "'bogus\\u{1b}[2J x'"),
+        case(&["bogus\u{1b}[2J\nx"], 2, "'bogus\\u{1b}[2J\\nx'"),
         Case::raw(
             vec![
                 "record".into(),
@@ -234,6 +234,51 @@ fn usage_errors_are_one_line_and_status_2() {
     ];
     for case in &cases {
         check(case);
+    }
+}
+
+#[test]
+fn nonsensical_option_values_are_refused_while_parsing() {
+    let run = ["--", "true"];
+    let record = |opts: &[&str]| -> Vec<String> {
+        let mut args = vec!["record".to_string(), "-o".into(), "/dev/null".into()];
+        args.extend(opts.iter().chain(&run).map(|s| s.to_string()));
+        args
+    };
+    let cases = [
+        (
+            record(&["--buffer-kb", "0"]),
+            "'0' for '--buffer-kb <N>': a ring buffer of 0 KiB holds no events",
+        ),
+        (record(&["--buffer-kb", "-5"]), "unexpected argument '-5'"),
+        (record(&["--buffer-kb", "1.5"]), "not a whole number of KiB"),
+        (
+            record(&["--buffer-kb", "99999999999999999999"]),
+            "not a whole number of KiB",
+        ),
+        (
+            record(&["--buffer-kb", "18014398509481984"]),
+            "more KiB than this machine can address",
+        ),
+        (record(&["--event", "sched"]), "expected GROUP/NAME"),
+        (record(&["--event", "../../x"]), "expected GROUP/NAME"),
+        (record(&["--event", "sched/a b"]), "expected GROUP/NAME"),
+        (record(&["--clock", ""]), "expected a clock name"),
+        (record(&["--clock", "x\ny"]), "'x\\ny'"),
+        (
+            vec!["bench-marker".into(), "--calls".into(), "0".into()],
+            "must be at least 1",
+        ),
+        (
+            vec!["bench-marker".into(), "--rounds".into(), "0".into()],
+            "must be at least 1",
+        ),
+        (vec!["mark".into()], "not provided: <OP>"),
+        (vec!["mark".into(), "--json".into()], "not provided: <OP>"),
+    ];
+    for (args, says) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        check(&case(&args, 2, says));
     }
 }
 
