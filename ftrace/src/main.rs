@@ -8,7 +8,8 @@
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
@@ -16,7 +17,7 @@ use clap::builder::Styles;
 use clap::error::ErrorKind;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use ftrace::error::printable;
+use ftrace::error::{excerpt, printable, shown};
 use ftrace::exit_code;
 use ftrace::record::RecordOptions;
 
@@ -307,31 +308,45 @@ fn convert(args: ConvertArgs) -> Result<i32> {
             "choose the output format: ftrace convert --json IN OUT".into()
         ));
     }
-    let text = std::fs::read(&args.input)
-        .map_err(|e| Usage(format!("{}: cannot read: {e}", args.input.display())))?;
-    let text = String::from_utf8_lossy(&text);
+    check_input(&args.input)?;
+    refuse_same_file(&args.input, &args.output)?;
+    let bytes = std::fs::read(&args.input)
+        .map_err(|e| Usage(format!("{}: cannot read: {e}", shown(&args.input))))?;
+    let text = String::from_utf8_lossy(&bytes);
     let conv = ftrace::convert::convert(&text);
-    if conv.lines == 0
-        && let Some((line, content)) = conv.unreadable.first()
-    {
-        bail!(Usage(format!(
-            "{}:{line}: not an ftrace text trace line: {:.80}",
-            args.input.display(),
-            content
-        )));
+    if conv.lines == 0 {
+        if let Some((line, _)) = conv.unreadable.first() {
+            // The raw line, so that invalid UTF-8 shows as the bytes it is.
+            let raw = bytes
+                .split(|&b| b == b'\n')
+                .nth(line - 1)
+                .unwrap_or_default();
+            bail!(Usage(format!(
+                "{}:{line}: not an ftrace text trace line: {}",
+                shown(&args.input),
+                excerpt(raw, EXCERPT_CHARS)
+            )));
+        }
+        bail!(
+            "{}: the trace has no events (an empty capture, or only its header); no JSON written",
+            shown(&args.input)
+        );
     }
-    let file = File::create(&args.output)
-        .map_err(|e| Usage(format!("{}: cannot write: {e}", args.output.display())))?;
+    let output_error = |source| ftrace::Error::Output {
+        path: args.output.clone(),
+        source,
+    };
+    let file = File::create(&args.output).map_err(output_error)?;
     let mut out = BufWriter::new(file);
     serde_json::to_writer(&mut out, &conv.trace)
-        .map_err(anyhow::Error::from)
-        .and_then(|()| out.flush().map_err(anyhow::Error::from))
-        .with_context(|| format!("{}: cannot write", args.output.display()))?;
+        .map_err(std::io::Error::from)
+        .and_then(|()| out.flush())
+        .map_err(output_error)?;
 
     let check = ftrace::convert::validate(&conv.trace);
     eprintln!(
         "ftrace: wrote {}: {} events, {} slices and {} counter events on {} tracks ({} lines, {} markers, {} unreadable lines)",
-        args.output.display(),
+        shown(&args.output),
         conv.trace.trace_events.len(),
         check.slices.len(),
         check.counters,
@@ -350,13 +365,53 @@ fn convert(args: ConvertArgs) -> Result<i32> {
     Ok(exit_code::FAILED)
 }
 
+/// Characters of a bad input line quoted in a message.
+const EXCERPT_CHARS: usize = 80;
+
+/// Refuses an input that cannot be a text trace before reading it: a folder, or a device that
+/// may never end (`/dev/zero`); a regular file or a pipe is read.
+fn check_input(input: &Path) -> Result<()> {
+    let meta = std::fs::metadata(input)
+        .map_err(|e| Usage(format!("{}: cannot read: {e}", shown(input))))?;
+    let kind = meta.file_type();
+    let what = if kind.is_file() || kind.is_fifo() {
+        return Ok(());
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    };
+    bail!(Usage(format!(
+        "{}: is {what}; give a text trace file (or a pipe)",
+        shown(input)
+    )))
+}
+
+/// Refuses an output that is the input under another name (`./in`, a link): creating it
+/// would empty the trace before it is read.
+fn refuse_same_file(input: &Path, output: &Path) -> Result<()> {
+    let (Ok(a), Ok(b)) = (std::fs::metadata(input), std::fs::metadata(output)) else {
+        return Ok(());
+    };
+    if (a.dev(), a.ino()) == (b.dev(), b.ino()) {
+        bail!(Usage(format!(
+            "{}: is the input {}; choose another output file",
+            shown(output),
+            shown(input)
+        )));
+    }
+    Ok(())
+}
+
 fn mark(args: MarkArgs) -> Result<i32> {
     let ops = ftrace::script::parse_ops(&args.ops).map_err(Usage)?;
     let owned;
     let marker = match &args.marker {
         Some(path) => {
             owned = ftrace::Marker::open(path)
-                .map_err(|e| Usage(format!("{}: cannot open for writing: {e}", path.display())))?;
+                .map_err(|e| Usage(format!("{}: cannot open for writing: {e}", shown(path))))?;
             &owned
         }
         None => ftrace::Marker::global(),

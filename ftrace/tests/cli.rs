@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::fs::File;
 use std::io::Read;
 use std::os::unix::ffi::OsStringExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -280,6 +280,109 @@ fn nonsensical_option_values_are_refused_while_parsing() {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         check(&case(&args, 2, says));
     }
+}
+
+/// A scratch folder of this test process, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = temp(name);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.0.join(name).to_str().unwrap().to_string()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn convert_refuses_bad_input_and_outputs() {
+    let dir = Scratch::new("convert");
+    let trace = dir.path("trace.txt");
+    let original = std::fs::read(fixture("tgid.txt")).unwrap();
+    std::fs::write(&trace, &original).unwrap();
+    std::os::unix::fs::symlink(&trace, dir.path("link.txt")).unwrap();
+    std::fs::hard_link(&trace, dir.path("hard.txt")).unwrap();
+    let garbage = dir.path("garbage");
+    std::fs::write(&garbage, b"\x1b[31mred\x07\xff\xfe\r more\n").unwrap();
+    let long = dir.path("long");
+    std::fs::write(&long, "x".repeat(100_000)).unwrap();
+    let empty = dir.path("empty.txt");
+    std::fs::write(&empty, "").unwrap();
+    let header = dir.path("header.txt");
+    std::fs::write(
+        &header,
+        "# tracer: nop\n#\n# entries-in-buffer/entries-written: 0/0   #P:2\n",
+    )
+    .unwrap();
+    let out = dir.path("out.json");
+    let folder = dir.path("folder");
+    std::fs::create_dir(&folder).unwrap();
+    let spelled = format!("{}/./trace.txt", dir.0.display());
+
+    let json = |input: &str, output: &str| {
+        vec!["convert", "--json"]
+            .into_iter()
+            .chain([input, output])
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let cases = [
+        (
+            json(&garbage, &out),
+            2,
+            r#"not an ftrace text trace line: "\u{1b}[31mred\u{7}\xff\xfe\r more""#,
+        ),
+        (json(&long, &out), 2, &format!("\"{}\"...", "x".repeat(80))),
+        (json(&trace, &trace), 2, "is the input"),
+        (json(&trace, &spelled), 2, "is the input"),
+        (json(&trace, &dir.path("link.txt")), 2, "is the input"),
+        (json(&trace, &dir.path("hard.txt")), 2, "is the input"),
+        (json(&dir.path("link.txt"), &trace), 2, "is the input"),
+        (json(&empty, &out), 1, "the trace has no events"),
+        (json(&header, &out), 1, "the trace has no events"),
+        (json(&folder, &out), 2, "is a directory"),
+        (json("/dev/zero", &out), 2, "is a device"),
+        (json(&trace, &folder), 2, "cannot write: Is a directory"),
+        (
+            json(&trace, "/nonexistent/dir/out.json"),
+            2,
+            "cannot write: No such file",
+        ),
+        (
+            json(&trace, "/dev/full"),
+            2,
+            "/dev/full: cannot write: No space left on device",
+        ),
+    ];
+    for (args, code, says) in &cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        check(&case(&args, *code, says));
+        assert_eq!(
+            std::fs::read(&trace).unwrap(),
+            original,
+            "{args:?} changed the input"
+        );
+        assert!(!Path::new(&out).exists(), "{args:?} wrote an output");
+    }
+    let long_message = run_guarded(&case(
+        &json(&long, &out)
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+        2,
+        "",
+    ));
+    assert!(long_message.stderr.len() < 300, "{}", stderr(&long_message));
 }
 
 #[test]
