@@ -1,9 +1,11 @@
 //! `ftrace`: capture a systrace-format trace around a command, convert it for Perfetto and
 //! chrome://tracing, write markers from scripts, and time a marker write.
 //!
-//! Exit status: 0 ok; 1 failed (trace invalid, a setting not restored); 2 usage or setup
-//! error (not root, tracefs not mounted, unknown event, buffer refused); 3 the kernel has no
-//! tracefs. `record` otherwise ends with its command's status (128 + N after signal N).
+//! Exit status: 0 ok; 1 failed (trace invalid or empty, a setting not restored); 2 usage or
+//! setup error (bad arguments, not root, tracefs not mounted, unknown event, buffer refused, a
+//! command that cannot run, an output that cannot be written); 3 the kernel has no tracefs.
+//! `record` otherwise ends with its command's status (128 + N after signal N). Every error is
+//! one line on stderr starting `ftrace: `.
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -264,10 +266,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Mark(args) => mark(args),
         Command::BenchMarker(args) => {
             let report = ftrace::bench::measure(args.calls, args.rounds)?;
-            print!(
-                "{}",
-                ftrace::bench::render(&report, args.calls, args.rounds)
-            );
+            print_stdout(&ftrace::bench::render(&report, args.calls, args.rounds))?;
             Ok(exit_code::OK)
         }
     }
@@ -285,7 +284,7 @@ fn record(args: RecordArgs) -> Result<i32> {
     let rec = ftrace::record::record(&opts)?;
     eprintln!(
         "ftrace: wrote {} ({} bytes); tracefs settings restored",
-        rec.output.display(),
+        shown(&rec.output),
         rec.bytes
     );
     if let Some((kept, written)) = rec.entries.filter(|_| rec.overflowed()) {
@@ -407,25 +406,41 @@ fn refuse_same_file(input: &Path, output: &Path) -> Result<()> {
 
 fn mark(args: MarkArgs) -> Result<i32> {
     let ops = ftrace::script::parse_ops(&args.ops).map_err(Usage)?;
-    let owned;
-    let marker = match &args.marker {
+    let (marker, path) = match args.marker {
         Some(path) => {
-            owned = ftrace::Marker::open(path)
-                .map_err(|e| Usage(format!("{}: cannot open for writing: {e}", shown(path))))?;
-            &owned
+            let marker = ftrace::Marker::open(&path)
+                .map_err(|e| Usage(format!("{}: cannot open for writing: {e}", shown(&path))))?;
+            (marker, path)
         }
-        None => ftrace::Marker::global(),
+        // Markers are this command's whole point: no tracefs is an error, not a warning.
+        None => ftrace::Marker::open_tracefs()?,
     };
-    ftrace::script::run_ops(marker, &ops);
+    ftrace::script::run_ops(&marker, &ops).map_err(|errno| ftrace::Error::Output {
+        path: path.clone(),
+        source: errno.into(),
+    })?;
     let children = if args.children > 0 {
-        ftrace::script::run_in_children(marker, &ops, args.children)
+        ftrace::script::run_in_children(&marker, &ops, args.children)
             .context("forked marker children failed")?
     } else {
         Vec::new()
     };
     if args.json {
         let value = serde_json::json!({ "pid": std::process::id(), "children": children });
-        println!("{value}");
+        print_stdout(&format!("{value}\n"))?;
     }
     Ok(exit_code::OK)
+}
+
+/// Prints on stdout; a stdout that cannot be written (a closed pipe, `/dev/full`) is an
+/// output error rather than a panic.
+fn print_stdout(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|source| ftrace::Error::Output {
+            path: PathBuf::from("(stdout)"),
+            source,
+        })?;
+    Ok(())
 }

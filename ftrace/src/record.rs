@@ -6,11 +6,12 @@
 //! restore. Concurrent captures on one machine share the single top-level ring buffer and would
 //! undo each other's settings: run one at a time.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Read, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 
 use nix::unistd::AccessFlags;
@@ -182,7 +183,90 @@ pub fn check_event(fs: &Tracefs, event: &str) -> Result<Setting> {
     Ok(setting)
 }
 
+/// Checks that `program` can be started, found as exec finds it (in PATH, or `/bin:/usr/bin`
+/// without one, unless it names a path), so that a typo fails before tracefs is touched.
+pub fn check_program(program: &OsStr) -> Result<()> {
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/bin:/usr/bin".into());
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    which::which_in(program, Some(path), cwd)
+        .map(drop)
+        .map_err(|_| {
+            let why = if program.as_bytes().contains(&b'/') {
+                "no executable file there"
+            } else {
+                "no executable file of that name in PATH"
+            };
+            Error::Spawn {
+                command: program.to_string_lossy().into_owned(),
+                source: io::Error::new(io::ErrorKind::NotFound, why),
+            }
+        })
+}
+
+/// The trace file, opened before the capture so that a path that cannot be written fails
+/// first; an existing file keeps its content until the trace replaces it.
+#[derive(Debug)]
+struct TraceFile {
+    file: File,
+    path: PathBuf,
+    /// Whether this capture created it and has not saved a trace in it yet: it is removed
+    /// when the capture fails.
+    created: bool,
+}
+
+impl TraceFile {
+    fn open(path: &Path) -> Result<TraceFile> {
+        let error = |source| Error::Output {
+            path: path.to_path_buf(),
+            source,
+        };
+        let (file, created) = match File::create_new(path) {
+            Ok(file) => (file, true),
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => (
+                File::options().write(true).open(path).map_err(error)?,
+                false,
+            ),
+            Err(err) => return Err(error(err)),
+        };
+        Ok(TraceFile {
+            file,
+            path: path.to_path_buf(),
+            created,
+        })
+    }
+
+    /// Replaces the content with `bytes` (a device such as /dev/null is written as is); the
+    /// file is kept from then on.
+    fn save(&mut self, bytes: &[u8]) -> Result<()> {
+        let regular = self.file.metadata().is_ok_and(|m| m.is_file());
+        let result = if regular {
+            self.file.set_len(0)
+        } else {
+            Ok(())
+        };
+        result
+            .and_then(|()| self.file.write_all(bytes))
+            .and_then(|()| self.file.flush())
+            .map_err(|source| Error::Output {
+                path: self.path.clone(),
+                source,
+            })?;
+        self.created = false;
+        Ok(())
+    }
+
+    /// Removes the file when this capture created it and saved nothing.
+    fn discard(self) {
+        if self.created {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
 /// Sets up tracefs, runs the command, saves the trace and restores every setting.
+///
+/// The command and the output are checked first, so that a usage mistake is reported as such
+/// on any machine, before tracefs is looked for.
 pub fn record(opts: &RecordOptions) -> Result<Recorded> {
     let Some((program, args)) = opts.command.split_first() else {
         return Err(Error::Spawn {
@@ -190,19 +274,26 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded> {
             source: io::Error::new(io::ErrorKind::InvalidInput, "no command given"),
         });
     };
-    sys::install_forwarding_handlers().map_err(|e| Error::Io {
-        path: PathBuf::from("(signal handlers)"),
-        action: "install".into(),
-        source: e.into(),
-    })?;
-    let result = record_with_handlers(opts, program, args);
+    check_program(program)?;
+    let mut out = TraceFile::open(&opts.output)?;
+    let result = sys::install_forwarding_handlers()
+        .map_err(|e| Error::Io {
+            path: PathBuf::from("(signal handlers)"),
+            action: "install".into(),
+            source: e.into(),
+        })
+        .and_then(|()| record_with_handlers(opts, &mut out, program, args));
     sys::set_forward_target(0);
     sys::restore_default_handlers();
+    if result.is_err() {
+        out.discard();
+    }
     result
 }
 
 fn record_with_handlers(
     opts: &RecordOptions,
+    out: &mut TraceFile,
     program: &OsString,
     args: &[OsString],
 ) -> Result<Recorded> {
@@ -225,12 +316,6 @@ fn record_with_handlers(
             });
         }
     }
-    // Fail before the (possibly long) run when the trace could not be saved.
-    let mut out = File::create(&opts.output).map_err(|source| Error::Output {
-        path: opts.output.clone(),
-        source,
-    })?;
-
     let mut restore = Restore::new(fs.clone());
     restore.change(&Setting::TracingOn, "0")?;
     if fs.get(&Setting::CurrentTracer)? != "nop" {
@@ -291,12 +376,7 @@ fn record_with_handlers(
             action: "read".into(),
             source,
         })?;
-    out.write_all(&trace)
-        .and_then(|()| out.flush())
-        .map_err(|source| Error::Output {
-            path: opts.output.clone(),
-            source,
-        })?;
+    out.save(&trace)?;
     restore.restore()?;
     Ok(Recorded {
         status,

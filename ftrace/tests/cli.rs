@@ -108,6 +108,12 @@ impl Case {
         self.env.push((key, value.map(OsString::from)));
         self
     }
+
+    /// Runs with stdout on `path`.
+    fn stdout(mut self, path: &str) -> Case {
+        self.stdout = Some(PathBuf::from(path));
+        self
+    }
 }
 
 /// Longest a bad invocation may take before it counts as hung (a guard, not a timing check).
@@ -383,6 +389,98 @@ fn convert_refuses_bad_input_and_outputs() {
         "",
     ));
     assert!(long_message.stderr.len() < 300, "{}", stderr(&long_message));
+}
+
+/// `record` checks its command and output before looking for tracefs, so these fail the same
+/// way on any machine and touch nothing; `mark` fails on an output it cannot write.
+#[test]
+fn record_and_mark_refuse_bad_commands_outputs_and_environments() {
+    let dir = Scratch::new("record");
+    let created = dir.path("created.txt");
+    let marker = dir.path("marker.txt");
+    std::fs::write(&marker, "").unwrap();
+    let folder = dir.path("folder");
+    std::fs::create_dir(&folder).unwrap();
+    let cases = [
+        case(
+            &["record", "-o", &created, "--", "/nonexistent/program"],
+            2,
+            "cannot run /nonexistent/program: no executable file there",
+        ),
+        case(
+            &[
+                "record",
+                "-o",
+                &created,
+                "--",
+                "no-such-program-of-socbench",
+            ],
+            2,
+            "no executable file of that name in PATH",
+        ),
+        case(
+            &["record", "-o", &created, "--", "/etc/passwd"],
+            2,
+            "cannot run /etc/passwd",
+        ),
+        case(
+            &["record", "-o", &created, "--", &folder],
+            2,
+            "no executable file there",
+        ),
+        case(
+            &["record", "-o", &created, "--", "\u{1b}[2J"],
+            2,
+            "cannot run \\u{1b}[2J",
+        ),
+        case(
+            &["record", "-o", &created, "--", "true"],
+            2,
+            "cannot run true",
+        )
+        .env("PATH", Some("/nonexistent")),
+        case(
+            &["record", "-o", &created, "--", "true"],
+            2,
+            "cannot run true",
+        )
+        .env("PATH", Some("")),
+        case(
+            &["record", "-o", &folder, "--", "true"],
+            2,
+            "folder: cannot write: Is a directory",
+        ),
+        case(
+            &["record", "-o", "/nonexistent/dir/trace.txt", "--", "true"],
+            2,
+            "cannot write: No such file",
+        ),
+        case(
+            &["mark", "--marker", "/dev/full", "begin", "x"],
+            2,
+            "/dev/full: cannot write: No space left",
+        ),
+        case(
+            &["mark", "--marker", "/dev/full", "--children", "2", "end"],
+            2,
+            "No space left",
+        ),
+        case(
+            &["mark", "--marker", &folder, "begin", "x"],
+            2,
+            "cannot open for writing: Is a directory",
+        ),
+        case(
+            &["mark", "--json", "--marker", &marker, "begin", "x"],
+            2,
+            "(stdout): cannot write: No space left",
+        )
+        .stdout("/dev/full"),
+    ];
+    for case in &cases {
+        check(case);
+        assert!(!Path::new(&created).exists(), "{case:?} left {created}");
+    }
 }
 
 #[test]
