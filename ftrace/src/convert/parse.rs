@@ -1,5 +1,9 @@
 //! Reading the lines of a text trace: the event line itself, the atrace record a marker line
 //! carries, and the two kernel events the converter draws (`sched_switch`, `cpu_frequency`).
+//! [`Line`] and [`Atrace`] display as the kernel and atrace write them, so that what is parsed
+//! can be written back and parsed again to the same value.
+
+use std::fmt;
 
 /// One event line of a text trace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,6 +116,26 @@ fn parse_digits<T: std::str::FromStr>(text: &str) -> Option<T> {
     text.parse().ok()
 }
 
+/// The line as tracefs `trace` prints it: task and tid, the tgid column when known, the CPU,
+/// a flags column, the timestamp in seconds (microseconds as the kernel prints them, or
+/// nanoseconds when the value has them), then `function: details`.
+impl fmt::Display for Line<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:>16}-{:<7} ", self.task, self.tid)?;
+        if let Some(tgid) = self.tgid {
+            write!(f, "({tgid:>7}) ")?;
+        }
+        write!(f, "[{:03}] ..... ", self.cpu)?;
+        let (secs, ns) = (self.ts_ns / 1_000_000_000, self.ts_ns % 1_000_000_000);
+        if ns % 1000 == 0 {
+            write!(f, "{secs:5}.{:06}", ns / 1000)?;
+        } else {
+            write!(f, "{secs:5}.{ns:09}")?;
+        }
+        write!(f, ": {}: {}", self.function, self.details)
+    }
+}
+
 /// An atrace record read back from a marker line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Atrace<'a> {
@@ -147,6 +171,20 @@ pub enum Atrace<'a> {
     Text(&'a str),
 }
 
+/// The record as atrace writes it to trace_marker.
+impl fmt::Display for Atrace<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Atrace::Begin { pid, name } => write!(f, "B|{pid}|{name}"),
+            Atrace::End { pid: Some(pid) } => write!(f, "E|{pid}"),
+            Atrace::End { pid: None } => write!(f, "E"),
+            Atrace::Counter { pid, name, value } => write!(f, "C|{pid}|{name}|{value}"),
+            Atrace::Instant { pid, name } => write!(f, "I|{pid}|{name}"),
+            Atrace::Text(text) => write!(f, "{text}"),
+        }
+    }
+}
+
 /// Reads a marker's text as an atrace record.
 pub fn parse_atrace(text: &str) -> Atrace<'_> {
     let text = text.trim_end_matches(['\n', '\0']);
@@ -161,10 +199,13 @@ pub fn parse_atrace(text: &str) -> Atrace<'_> {
             name: name.unwrap_or(""),
         },
         ("E", pid, _) => Atrace::End { pid },
-        ("I", Some(pid), Some(name)) if !name.is_empty() => Atrace::Instant {
-            pid,
-            name: name.split('|').next().unwrap_or(name),
-        },
+        // Fields after the name are ignored; an empty name is not an instant.
+        ("I", Some(pid), Some(rest)) if !rest.split('|').next().unwrap_or("").is_empty() => {
+            Atrace::Instant {
+                pid,
+                name: rest.split('|').next().unwrap_or(rest),
+            }
+        }
         ("C", Some(pid), Some(rest)) => {
             // A fifth field (Chromium's category) is ignored.
             let mut parts = rest.split('|');
@@ -328,6 +369,41 @@ mod tests {
         assert_eq!(parse_atrace("C|12|mb|x"), Atrace::Text("C|12|mb|x"));
         assert_eq!(parse_atrace("hello"), Atrace::Text("hello"));
         assert_eq!(parse_atrace("B|x|y"), Atrace::Text("B|x|y"));
+    }
+
+    #[test]
+    fn lines_display_in_the_kernel_format() {
+        let text = "            bash-5151    (   5151) [000] ..... 210.415171: tracing_mark_write: B|4490|hello x";
+        let line = parse_line(text).unwrap();
+        assert_eq!(
+            line.to_string(),
+            "            bash-5151    (   5151) [000] .....   210.415171: tracing_mark_write: B|4490|hello x"
+        );
+        assert_eq!(parse_line(&line.to_string()), Some(line));
+        let line = parse_line("  my [weird] task-77  [003] ....  5.000000001: print: x").unwrap();
+        assert_eq!(
+            line.to_string(),
+            " my [weird] task-77      [003] .....     5.000000001: print: x"
+        );
+        assert_eq!(parse_line(&line.to_string()), Some(line));
+    }
+
+    #[test]
+    fn atrace_records_display_as_written() {
+        for text in [
+            "B|12|rep cpu=1",
+            "E|12",
+            "E",
+            "C|12|mb|-5",
+            "I|12|tick",
+            "hello",
+        ] {
+            assert_eq!(parse_atrace(text).to_string(), text);
+        }
+        // Fields past the ones read are not kept.
+        assert_eq!(parse_atrace("C|12|mb|-5|cat").to_string(), "C|12|mb|-5");
+        // An instant needs a name.
+        assert_eq!(parse_atrace("I|1||x"), Atrace::Text("I|1||x"));
     }
 
     #[test]
