@@ -305,66 +305,18 @@ fn record_with_handlers(
         .map(|e| check_event(&fs, e))
         .collect::<Result<Vec<_>>>()?;
     if let Some(clock) = &opts.clock {
-        let list = fs.read("trace_clock")?;
-        let known = list
-            .split_ascii_whitespace()
-            .any(|c| c.trim_matches(['[', ']']) == clock);
-        if !known {
-            return Err(Error::NoSuchClock {
-                clock: clock.clone(),
-                path: fs.path("trace_clock"),
-            });
-        }
+        check_clock(&fs, clock)?;
     }
     let mut restore = Restore::new(fs.clone());
-    restore.change(&Setting::TracingOn, "0")?;
-    if fs.get(&Setting::CurrentTracer)? != "nop" {
-        restore.change(&Setting::CurrentTracer, "nop")?;
-    }
-    for option in ["markers", "record-tgid"] {
-        let setting = Setting::Option(option.into());
-        if fs.has(&setting) {
-            restore.change(&setting, "1")?;
-        }
-    }
-    if let Some(kb) = opts.buffer_kb {
-        restore
-            .change(&Setting::BufferSizeKb, &kb.to_string())
-            .map_err(|err| match err {
-                Error::Io { path, source, .. } => Error::BufferRefused { path, kb, source },
-                other => other,
-            })?;
-    }
-    if let Some(clock) = &opts.clock {
-        restore.change(&Setting::TraceClock, clock)?;
-    }
-    for event in &events {
-        restore.change(event, "1")?;
-    }
+    set_up(&mut restore, opts, &events)?;
     fs.clear()?;
 
     let mut status = None;
     if sys::caught_signal().is_none() {
         fs.set(&Setting::TracingOn, "1")?;
-        let spawned = Command::new(program).args(args).spawn();
-        let waited = spawned.and_then(|mut child| {
-            let pid = i32::try_from(child.id()).unwrap_or(0);
-            sys::set_forward_target(pid);
-            // A signal that came before the target was set has not been passed on yet.
-            if let Some(sig) = sys::caught_signal()
-                && let Ok(sig) = nix::sys::signal::Signal::try_from(sig)
-            {
-                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig);
-            }
-            let status = child.wait();
-            sys::set_forward_target(0);
-            status
-        });
+        let waited = run_command(program, args);
         fs.set(&Setting::TracingOn, "0")?;
-        status = Some(waited.map_err(|source| Error::Spawn {
-            command: program.to_string_lossy().into_owned(),
-            source,
-        })?);
+        status = Some(waited?);
     }
 
     let trace_path = fs.path("trace");
@@ -384,6 +336,75 @@ fn record_with_handlers(
         output: opts.output.clone(),
         bytes: trace.len(),
         entries: entries_from_header(&trace),
+    })
+}
+
+/// Checks that this kernel offers trace clock `clock`.
+fn check_clock(fs: &Tracefs, clock: &str) -> Result<()> {
+    let list = fs.read("trace_clock")?;
+    let known = list
+        .split_ascii_whitespace()
+        .any(|c| c.trim_matches(['[', ']']) == clock);
+    if known {
+        Ok(())
+    } else {
+        Err(Error::NoSuchClock {
+            clock: clock.to_string(),
+            path: fs.path("trace_clock"),
+        })
+    }
+}
+
+/// Tracing off, the nop tracer, markers with their tgid, and the asked buffer, clock and
+/// events, each remembered by `restore`.
+fn set_up(restore: &mut Restore, opts: &RecordOptions, events: &[Setting]) -> Result<()> {
+    restore.change(&Setting::TracingOn, "0")?;
+    if restore.tracefs().get(&Setting::CurrentTracer)? != "nop" {
+        restore.change(&Setting::CurrentTracer, "nop")?;
+    }
+    for option in ["markers", "record-tgid"] {
+        let setting = Setting::Option(option.into());
+        if restore.tracefs().has(&setting) {
+            restore.change(&setting, "1")?;
+        }
+    }
+    if let Some(kb) = opts.buffer_kb {
+        restore
+            .change(&Setting::BufferSizeKb, &kb.to_string())
+            .map_err(|err| match err {
+                Error::Io { path, source, .. } => Error::BufferRefused { path, kb, source },
+                other => other,
+            })?;
+    }
+    if let Some(clock) = &opts.clock {
+        restore.change(&Setting::TraceClock, clock)?;
+    }
+    for event in events {
+        restore.change(event, "1")?;
+    }
+    Ok(())
+}
+
+/// Runs the command with the terminal's stdio and waits for it, passing on the signals
+/// `record` catches meanwhile.
+fn run_command(program: &OsString, args: &[OsString]) -> Result<ExitStatus> {
+    let spawned = Command::new(program).args(args).spawn();
+    let waited = spawned.and_then(|mut child| {
+        let pid = i32::try_from(child.id()).unwrap_or(0);
+        sys::set_forward_target(pid);
+        // A signal that came before the target was set has not been passed on yet.
+        if let Some(sig) = sys::caught_signal()
+            && let Ok(sig) = nix::sys::signal::Signal::try_from(sig)
+        {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig);
+        }
+        let status = child.wait();
+        sys::set_forward_target(0);
+        status
+    });
+    waited.map_err(|source| Error::Spawn {
+        command: program.to_string_lossy().into_owned(),
+        source,
     })
 }
 
