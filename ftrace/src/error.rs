@@ -21,7 +21,7 @@ pub mod exit_code {
 pub enum Error {
     /// tracefs is supported but not mounted anywhere we looked.
     #[error(
-        "no tracefs with trace_marker in /proc/mounts, {tried}: mount it with `mount -t tracefs nodev /sys/kernel/tracing` or pass --mount"
+        "no tracefs with trace_marker in /proc/mounts, {tried}: mount it with `mount -t tracefs nodev /sys/kernel/tracing` (`ftrace record --mount` does)"
     )]
     NotMounted {
         /// The fallback folders tried.

@@ -386,6 +386,49 @@ fn not_root_is_status_2() {
         "{}",
         stderr(&out)
     );
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    assert_restored(&fs, &before);
+}
+
+/// In a mount namespace without tracefs: `record` and `mark` say how to mount it (status 2),
+/// and `record --mount` mounts it there and records.
+#[test]
+#[ignore = "needs tracefs mounted and root; scripts/test.sh runs them with --ignored"]
+fn without_tracefs_mounted_record_says_so_and_mount_mounts_it() {
+    let (_lock, fs) = tracefs();
+    let before = settings(&fs);
+    let script = r#"
+        for dir in /sys/kernel/tracing /sys/kernel/debug/tracing /sys/kernel/debug; do
+            while umount "$dir" 2>/dev/null; do :; done
+        done
+        "$0" record -o /dev/null -- true; echo "record $?" >&2
+        "$0" mark begin x; echo "mark $?" >&2
+        "$0" record --mount -o /dev/null -- true 2>/dev/null; echo "mount $?" >&2
+    "#;
+    let out = Command::new("unshare")
+        .args([
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            script,
+            bin(),
+        ])
+        .output()
+        .unwrap_or_else(|err| panic!("cannot run unshare (util-linux): {err}"));
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 5, "{err}");
+    for (line, status) in [(&lines[0..2], "record 2"), (&lines[2..4], "mark 2")] {
+        assert!(
+            line[0].starts_with("ftrace: no tracefs with trace_marker"),
+            "{err}"
+        );
+        assert!(line[0].contains("mount -t tracefs"), "{err}");
+        assert_eq!(line[1], status, "{err}");
+    }
+    assert_eq!(lines[4], "mount 0", "{err}");
     assert_restored(&fs, &before);
 }
 
