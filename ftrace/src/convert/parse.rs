@@ -199,13 +199,12 @@ pub fn parse_atrace(text: &str) -> Atrace<'_> {
             name: name.unwrap_or(""),
         },
         ("E", pid, _) => Atrace::End { pid },
-        // Fields after the name are ignored; an empty name is not an instant.
-        ("I", Some(pid), Some(rest)) if !rest.split('|').next().unwrap_or("").is_empty() => {
-            Atrace::Instant {
-                pid,
-                name: rest.split('|').next().unwrap_or(rest),
-            }
-        }
+        // Fields after the name are ignored, and so is what a writer may end the name with as
+        // it would end the record; an empty name is not an instant.
+        ("I", Some(pid), Some(rest)) if !instant_name(rest).is_empty() => Atrace::Instant {
+            pid,
+            name: instant_name(rest),
+        },
         ("C", Some(pid), Some(rest)) => {
             // A fifth field (Chromium's category) is ignored.
             let mut parts = rest.split('|');
@@ -221,6 +220,14 @@ pub fn parse_atrace(text: &str) -> Atrace<'_> {
         }
         _ => Atrace::Text(text),
     }
+}
+
+/// The name field of an instant's `name|...` text.
+fn instant_name(rest: &str) -> &str {
+    rest.split('|')
+        .next()
+        .unwrap_or(rest)
+        .trim_end_matches(['\n', '\0'])
 }
 
 /// The marker text of a line, if it is a trace_marker write.
@@ -404,6 +411,11 @@ mod tests {
         assert_eq!(parse_atrace("C|12|mb|-5|cat").to_string(), "C|12|mb|-5");
         // An instant needs a name.
         assert_eq!(parse_atrace("I|1||x"), Atrace::Text("I|1||x"));
+        assert_eq!(parse_atrace("I|1|\n|x"), Atrace::Text("I|1|\n|x"));
+        assert_eq!(
+            parse_atrace("I|1|a\n|x"),
+            Atrace::Instant { pid: 1, name: "a" }
+        );
     }
 
     #[test]
