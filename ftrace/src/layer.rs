@@ -176,6 +176,11 @@ where
 {
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(id) else { return };
+        let mut extensions = span.extensions_mut();
+        // Extensions are shared by all layers: another MarkerLayer has built the same label.
+        if extensions.get_mut::<Label>().is_some() {
+            return;
+        }
         let mut label = Label {
             name: attrs.metadata().name(),
             fields: Vec::new(),
@@ -183,7 +188,7 @@ where
         };
         attrs.record(&mut label);
         label.render();
-        span.extensions_mut().insert(label);
+        extensions.insert(label);
     }
 
     fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
@@ -298,12 +303,23 @@ mod tests {
     }
 
     #[test]
-    fn disabled_marker_writes_nothing_and_does_not_fail() {
-        let subscriber =
-            tracing_subscriber::registry().with(MarkerLayer::with_marker(Marker::disabled()));
+    fn a_disabled_layer_beside_a_writing_one_changes_nothing() {
+        let pid = std::process::id();
+        let (read, write) = nix::unistd::pipe().unwrap();
+        let disabled = MarkerLayer::with_marker(Marker::disabled());
+        assert!(!disabled.marker().is_enabled());
+        // Both layers keep a label in the span's shared extensions.
+        let subscriber = tracing_subscriber::registry()
+            .with(disabled)
+            .with(MarkerLayer::with_marker(Marker::from_fd(write)));
         tracing::subscriber::with_default(subscriber, || {
-            let _s = tracing::info_span!("rep", cpu = 1).entered();
+            let span = tracing::info_span!("rep", cpu = 1, n = tracing::field::Empty);
+            span.record("n", 2);
+            let _e = span.entered();
             tracing::info!(counter = "x", value = 1);
         });
+        let mut got = String::new();
+        std::fs::File::from(read).read_to_string(&mut got).unwrap();
+        assert_eq!(got, format!("B|{pid}|rep cpu=1 n=2C|{pid}|x|1E|{pid}"));
     }
 }

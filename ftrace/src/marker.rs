@@ -26,7 +26,7 @@ use std::fs::OpenOptions;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -182,6 +182,23 @@ impl Marker {
         Ok(Marker::from_fd(file.into()))
     }
 
+    /// Opens this machine's tracefs `trace_marker`, returning it with its path, or says why
+    /// it cannot: tracefs not mounted or not in this kernel, or no permission.
+    pub fn open_tracefs() -> crate::Result<(Marker, PathBuf)> {
+        let path = crate::tracefs::Tracefs::locate()?.path("trace_marker");
+        match Marker::open(&path) {
+            Ok(marker) => Ok((marker, path)),
+            Err(err) if err.kind() == io::ErrorKind::PermissionDenied => {
+                Err(crate::Error::NotRoot { path })
+            }
+            Err(source) => Err(crate::Error::Io {
+                path,
+                action: "open for writing".into(),
+                source,
+            }),
+        }
+    }
+
     /// Writes to an already open descriptor (a pipe or a file in tests).
     pub fn from_fd(fd: OwnedFd) -> Marker {
         Marker {
@@ -263,13 +280,10 @@ impl Marker {
         Scope { marker: self }
     }
 
-    /// Formats and writes one record; returns what write(2) said (Ok(0) when disabled).
+    /// Formats and writes one record; returns what write(2) said (Ok(0) when disabled). A
+    /// failure other than EBADF (tracing off) is reported once on stderr.
     pub fn emit(&self, kind: Kind, name: &str) -> Result<usize, Errno> {
-        let Some(fd) = &self.fd else {
-            return Ok(0);
-        };
-        let record = Record::format(kind, sys::pid(), name);
-        match nix::unistd::write(fd, record.as_bytes()) {
+        match self.try_emit(kind, name) {
             Ok(n) => Ok(n),
             // tracing_on is 0: nobody is recording.
             Err(Errno::EBADF) => Err(Errno::EBADF),
@@ -278,6 +292,16 @@ impl Marker {
                 Err(err)
             }
         }
+    }
+
+    /// [`Marker::emit`] without the warning: for callers that report a failed write
+    /// themselves, such as `ftrace mark`.
+    pub fn try_emit(&self, kind: Kind, name: &str) -> Result<usize, Errno> {
+        let Some(fd) = &self.fd else {
+            return Ok(0);
+        };
+        let record = Record::format(kind, sys::pid(), name);
+        nix::unistd::write(fd, record.as_bytes())
     }
 
     #[cold]

@@ -6,11 +6,12 @@
 //! restore. Concurrent captures on one machine share the single top-level ring buffer and would
 //! undo each other's settings: run one at a time.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Read, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 
 use nix::unistd::AccessFlags;
@@ -156,14 +157,23 @@ pub fn check_writable(fs: &Tracefs) -> Result<()> {
     })
 }
 
+/// Whether `event` has the shape of a tracefs event, `GROUP/NAME`, each a plain name.
+pub fn well_formed_event(event: &str) -> bool {
+    let plain = |part: &str| {
+        !part.is_empty()
+            && part != "."
+            && part != ".."
+            && !part.contains(|c: char| c == '/' || c.is_whitespace() || c.is_control())
+    };
+    event
+        .split_once('/')
+        .is_some_and(|(g, n)| plain(g) && plain(n))
+}
+
 /// Checks that `GROUP/NAME` names an event of this kernel.
 pub fn check_event(fs: &Tracefs, event: &str) -> Result<Setting> {
     let setting = Setting::Event(event.to_string());
-    let well_formed = event
-        .split_once('/')
-        .is_some_and(|(g, n)| !g.is_empty() && !n.is_empty() && !n.contains('/'))
-        && !event.contains("..");
-    if !well_formed || !fs.has(&setting) {
+    if !well_formed_event(event) || !fs.has(&setting) {
         return Err(Error::NoSuchEvent {
             event: event.to_string(),
             path: fs.path(&setting.file()),
@@ -173,7 +183,90 @@ pub fn check_event(fs: &Tracefs, event: &str) -> Result<Setting> {
     Ok(setting)
 }
 
+/// Checks that `program` can be started, found as exec finds it (in PATH, or `/bin:/usr/bin`
+/// without one, unless it names a path), so that a typo fails before tracefs is touched.
+pub fn check_program(program: &OsStr) -> Result<()> {
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/bin:/usr/bin".into());
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    which::which_in(program, Some(path), cwd)
+        .map(drop)
+        .map_err(|_| {
+            let why = if program.as_bytes().contains(&b'/') {
+                "no executable file there"
+            } else {
+                "no executable file of that name in PATH"
+            };
+            Error::Spawn {
+                command: program.to_string_lossy().into_owned(),
+                source: io::Error::new(io::ErrorKind::NotFound, why),
+            }
+        })
+}
+
+/// The trace file, opened before the capture so that a path that cannot be written fails
+/// first; an existing file keeps its content until the trace replaces it.
+#[derive(Debug)]
+struct TraceFile {
+    file: File,
+    path: PathBuf,
+    /// Whether this capture created it and has not saved a trace in it yet: it is removed
+    /// when the capture fails.
+    created: bool,
+}
+
+impl TraceFile {
+    fn open(path: &Path) -> Result<TraceFile> {
+        let error = |source| Error::Output {
+            path: path.to_path_buf(),
+            source,
+        };
+        let (file, created) = match File::create_new(path) {
+            Ok(file) => (file, true),
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => (
+                File::options().write(true).open(path).map_err(error)?,
+                false,
+            ),
+            Err(err) => return Err(error(err)),
+        };
+        Ok(TraceFile {
+            file,
+            path: path.to_path_buf(),
+            created,
+        })
+    }
+
+    /// Replaces the content with `bytes` (a device such as /dev/null is written as is); the
+    /// file is kept from then on.
+    fn save(&mut self, bytes: &[u8]) -> Result<()> {
+        let regular = self.file.metadata().is_ok_and(|m| m.is_file());
+        let result = if regular {
+            self.file.set_len(0)
+        } else {
+            Ok(())
+        };
+        result
+            .and_then(|()| self.file.write_all(bytes))
+            .and_then(|()| self.file.flush())
+            .map_err(|source| Error::Output {
+                path: self.path.clone(),
+                source,
+            })?;
+        self.created = false;
+        Ok(())
+    }
+
+    /// Removes the file when this capture created it and saved nothing.
+    fn discard(self) {
+        if self.created {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
 /// Sets up tracefs, runs the command, saves the trace and restores every setting.
+///
+/// The command and the output are checked first, so that a usage mistake is reported as such
+/// on any machine, before tracefs is looked for.
 pub fn record(opts: &RecordOptions) -> Result<Recorded> {
     let Some((program, args)) = opts.command.split_first() else {
         return Err(Error::Spawn {
@@ -181,19 +274,26 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded> {
             source: io::Error::new(io::ErrorKind::InvalidInput, "no command given"),
         });
     };
-    sys::install_forwarding_handlers().map_err(|e| Error::Io {
-        path: PathBuf::from("(signal handlers)"),
-        action: "install".into(),
-        source: e.into(),
-    })?;
-    let result = record_with_handlers(opts, program, args);
+    check_program(program)?;
+    let mut out = TraceFile::open(&opts.output)?;
+    let result = sys::install_forwarding_handlers()
+        .map_err(|e| Error::Io {
+            path: PathBuf::from("(signal handlers)"),
+            action: "install".into(),
+            source: e.into(),
+        })
+        .and_then(|()| record_with_handlers(opts, &mut out, program, args));
     sys::set_forward_target(0);
     sys::restore_default_handlers();
+    if result.is_err() {
+        out.discard();
+    }
     result
 }
 
 fn record_with_handlers(
     opts: &RecordOptions,
+    out: &mut TraceFile,
     program: &OsString,
     args: &[OsString],
 ) -> Result<Recorded> {
@@ -205,31 +305,66 @@ fn record_with_handlers(
         .map(|e| check_event(&fs, e))
         .collect::<Result<Vec<_>>>()?;
     if let Some(clock) = &opts.clock {
-        let list = fs.read("trace_clock")?;
-        let known = list
-            .split_ascii_whitespace()
-            .any(|c| c.trim_matches(['[', ']']) == clock);
-        if !known {
-            return Err(Error::NoSuchClock {
-                clock: clock.clone(),
-                path: fs.path("trace_clock"),
-            });
-        }
+        check_clock(&fs, clock)?;
     }
-    // Fail before the (possibly long) run when the trace could not be saved.
-    let mut out = File::create(&opts.output).map_err(|source| Error::Output {
-        path: opts.output.clone(),
-        source,
-    })?;
-
     let mut restore = Restore::new(fs.clone());
+    set_up(&mut restore, opts, &events)?;
+    fs.clear()?;
+
+    let mut status = None;
+    if sys::caught_signal().is_none() {
+        fs.set(&Setting::TracingOn, "1")?;
+        let waited = run_command(program, args);
+        fs.set(&Setting::TracingOn, "0")?;
+        status = Some(waited?);
+    }
+
+    let trace_path = fs.path("trace");
+    let mut trace = Vec::new();
+    File::open(&trace_path)
+        .and_then(|mut f| f.read_to_end(&mut trace))
+        .map_err(|source| Error::Io {
+            path: trace_path.clone(),
+            action: "read".into(),
+            source,
+        })?;
+    out.save(&trace)?;
+    restore.restore()?;
+    Ok(Recorded {
+        status,
+        signal: sys::caught_signal(),
+        output: opts.output.clone(),
+        bytes: trace.len(),
+        entries: entries_from_header(&trace),
+    })
+}
+
+/// Checks that this kernel offers trace clock `clock`.
+fn check_clock(fs: &Tracefs, clock: &str) -> Result<()> {
+    let list = fs.read("trace_clock")?;
+    let known = list
+        .split_ascii_whitespace()
+        .any(|c| c.trim_matches(['[', ']']) == clock);
+    if known {
+        Ok(())
+    } else {
+        Err(Error::NoSuchClock {
+            clock: clock.to_string(),
+            path: fs.path("trace_clock"),
+        })
+    }
+}
+
+/// Tracing off, the nop tracer, markers with their tgid, and the asked buffer, clock and
+/// events, each remembered by `restore`.
+fn set_up(restore: &mut Restore, opts: &RecordOptions, events: &[Setting]) -> Result<()> {
     restore.change(&Setting::TracingOn, "0")?;
-    if fs.get(&Setting::CurrentTracer)? != "nop" {
+    if restore.tracefs().get(&Setting::CurrentTracer)? != "nop" {
         restore.change(&Setting::CurrentTracer, "nop")?;
     }
     for option in ["markers", "record-tgid"] {
         let setting = Setting::Option(option.into());
-        if fs.has(&setting) {
+        if restore.tracefs().has(&setting) {
             restore.change(&setting, "1")?;
         }
     }
@@ -244,57 +379,32 @@ fn record_with_handlers(
     if let Some(clock) = &opts.clock {
         restore.change(&Setting::TraceClock, clock)?;
     }
-    for event in &events {
+    for event in events {
         restore.change(event, "1")?;
     }
-    fs.clear()?;
+    Ok(())
+}
 
-    let mut status = None;
-    if sys::caught_signal().is_none() {
-        fs.set(&Setting::TracingOn, "1")?;
-        let spawned = Command::new(program).args(args).spawn();
-        let waited = spawned.and_then(|mut child| {
-            let pid = i32::try_from(child.id()).unwrap_or(0);
-            sys::set_forward_target(pid);
-            // A signal that came before the target was set has not been passed on yet.
-            if let Some(sig) = sys::caught_signal()
-                && let Ok(sig) = nix::sys::signal::Signal::try_from(sig)
-            {
-                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig);
-            }
-            let status = child.wait();
-            sys::set_forward_target(0);
-            status
-        });
-        fs.set(&Setting::TracingOn, "0")?;
-        status = Some(waited.map_err(|source| Error::Spawn {
-            command: program.to_string_lossy().into_owned(),
-            source,
-        })?);
-    }
-
-    let trace_path = fs.path("trace");
-    let mut trace = Vec::new();
-    File::open(&trace_path)
-        .and_then(|mut f| f.read_to_end(&mut trace))
-        .map_err(|source| Error::Io {
-            path: trace_path.clone(),
-            action: "read".into(),
-            source,
-        })?;
-    out.write_all(&trace)
-        .and_then(|()| out.flush())
-        .map_err(|source| Error::Output {
-            path: opts.output.clone(),
-            source,
-        })?;
-    restore.restore()?;
-    Ok(Recorded {
-        status,
-        signal: sys::caught_signal(),
-        output: opts.output.clone(),
-        bytes: trace.len(),
-        entries: entries_from_header(&trace),
+/// Runs the command with the terminal's stdio and waits for it, passing on the signals
+/// `record` catches meanwhile.
+fn run_command(program: &OsString, args: &[OsString]) -> Result<ExitStatus> {
+    let spawned = Command::new(program).args(args).spawn();
+    let waited = spawned.and_then(|mut child| {
+        let pid = i32::try_from(child.id()).unwrap_or(0);
+        sys::set_forward_target(pid);
+        // A signal that came before the target was set has not been passed on yet.
+        if let Some(sig) = sys::caught_signal()
+            && let Ok(sig) = nix::sys::signal::Signal::try_from(sig)
+        {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig);
+        }
+        let status = child.wait();
+        sys::set_forward_target(0);
+        status
+    });
+    waited.map_err(|source| Error::Spawn {
+        command: program.to_string_lossy().into_owned(),
+        source,
     })
 }
 
@@ -352,6 +462,19 @@ mod tests {
             let err = check_event(&fs, event).unwrap_err();
             assert!(matches!(err, Error::NoSuchEvent { .. }), "{event}: {err}");
             assert_eq!(err.exit_code(), 2);
+        }
+    }
+
+    #[test]
+    fn event_names_have_two_plain_parts() {
+        for good in ["sched/sched_switch", "power/cpu_frequency", "a/b"] {
+            assert!(well_formed_event(good), "{good}");
+        }
+        for bad in [
+            "", "sched", "sched/", "/x", "a/b/c", "../x", "x/..", "./x", "a b/c", "a/b\n",
+            "a/\u{1b}",
+        ] {
+            assert!(!well_formed_event(bad), "{bad:?}");
         }
     }
 

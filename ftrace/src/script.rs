@@ -8,9 +8,10 @@
 use std::thread;
 use std::time::Duration;
 
+use nix::errno::Errno;
 use nix::sys::wait::{WaitStatus, waitpid};
 
-use crate::marker::Marker;
+use crate::marker::{Kind, Marker};
 use crate::sys;
 
 /// One marker operation.
@@ -69,29 +70,35 @@ pub fn parse_ops<S: AsRef<str>>(words: &[S]) -> Result<Vec<Op>, String> {
     Ok(ops)
 }
 
-/// Writes the operations in order.
-pub fn run_ops(marker: &Marker, ops: &[Op]) {
+/// Writes the operations in order; stops at the first write that fails for another reason
+/// than tracing being off (EBADF), and returns that error.
+pub fn run_ops(marker: &Marker, ops: &[Op]) -> Result<(), Errno> {
     for op in ops {
-        match op {
-            Op::Begin(name) => marker.begin(name),
-            Op::End => marker.end(),
-            Op::Counter(name, value) => marker.counter(name, *value),
-            Op::Instant(name) => marker.instant(name),
-            Op::Sleep(ms) => thread::sleep(Duration::from_millis(*ms)),
+        let written = match op {
+            Op::Begin(name) => marker.try_emit(Kind::Begin, name),
+            Op::End => marker.try_emit(Kind::End, ""),
+            Op::Counter(name, value) => marker.try_emit(Kind::Counter(*value), name),
+            Op::Instant(name) => marker.try_emit(Kind::Instant, name),
+            Op::Sleep(ms) => {
+                thread::sleep(Duration::from_millis(*ms));
+                Ok(0)
+            }
+        };
+        match written {
+            Ok(_) | Err(Errno::EBADF) => {}
+            Err(err) => return Err(err),
         }
     }
+    Ok(())
 }
 
 /// Runs the operations in `children` forked processes at once (sharing `marker`'s descriptor,
-/// as benchmark children do) and waits for them; returns their pids. The process must be
-/// single-threaded.
+/// as benchmark children do) and waits for them; returns their pids, or ECHILD when a child
+/// failed. The process must be single-threaded.
 pub fn run_in_children(marker: &Marker, ops: &[Op], children: usize) -> nix::Result<Vec<i32>> {
     let mut pids = Vec::with_capacity(children);
     for _ in 0..children {
-        let pid = sys::fork_and_run(|| {
-            run_ops(marker, ops);
-            0
-        })?;
+        let pid = sys::fork_and_run(|| i32::from(run_ops(marker, ops).is_err()))?;
         pids.push(pid);
     }
     let mut failed = false;
@@ -139,5 +146,16 @@ mod tests {
                 .contains("unknown operation")
         );
         assert!(parse_ops::<&str>(&[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_failed_write_stops_the_sequence() {
+        let ops = parse_ops(&["begin", "x", "end"]).unwrap();
+        let full = Marker::open("/dev/full").unwrap();
+        assert_eq!(run_ops(&full, &ops), Err(Errno::ENOSPC));
+        // Tracing off (EBADF, here a read-only descriptor) is not a failure.
+        let read_only = std::fs::File::open("/dev/null").unwrap();
+        assert_eq!(run_ops(&Marker::from_fd(read_only.into()), &ops), Ok(()));
+        assert_eq!(run_ops(&Marker::disabled(), &ops), Ok(()));
     }
 }

@@ -2,11 +2,11 @@
 //! nest and carry the right pids, and every setting is back afterwards, also when the command
 //! fails, the event is unknown, or the capture is interrupted.
 //!
-//! tracefs is global: each test holds an exclusive lock on /tmp/socbench-tracefs.lock. Without
-//! root or tracefs the tests print why they skipped and pass.
+//! tracefs is global: each test holds an exclusive lock on /tmp/socbench-tracefs.lock. They
+//! need root and tracefs, so they are ignored by default and run with `--ignored`
+//! (scripts/test.sh does); run so on a machine without either, they fail and say why.
 
 use std::fs::File;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -29,34 +29,24 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// Says why a test skipped, on the real stderr (libtest captures only the print macros).
-fn skip(test: &str, why: &str) {
-    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
-}
-
-/// Takes the tracefs lock and returns tracefs, or prints why the test skips.
-fn tracefs_or_skip(test: &str) -> Option<(Flock<File>, Tracefs)> {
+/// Takes the tracefs lock and returns tracefs, mounting it with `ftrace record --mount` when
+/// needed; panics with the reason when this machine cannot run the test.
+fn tracefs() -> (Flock<File>, Tracefs) {
     // flock works on a read-only descriptor too, for a lock file another user created.
     let file = File::options()
         .create(true)
         .truncate(false)
         .write(true)
         .open(LOCK)
-        .or_else(|_| File::open(LOCK));
-    let file = match file {
-        Ok(file) => file,
-        Err(err) => {
-            skip(test, &format!("cannot open the tracefs lock {LOCK}: {err}"));
-            return None;
-        }
-    };
+        .or_else(|_| File::open(LOCK))
+        .unwrap_or_else(|err| panic!("cannot open the tracefs lock {LOCK}: {err}"));
     let lock = Flock::lock(file, FlockArg::LockExclusive)
         .map_err(|(_, e)| e)
         .expect("flock");
-    if !nix::unistd::geteuid().is_root() {
-        skip(test, "not root, so tracefs settings cannot be changed");
-        return None;
-    }
+    assert!(
+        nix::unistd::geteuid().is_root(),
+        "not root, so tracefs settings cannot be changed"
+    );
     let fs = match Tracefs::locate() {
         Ok(fs) => fs,
         Err(ftrace::Error::NotMounted { .. }) => {
@@ -65,23 +55,16 @@ fn tracefs_or_skip(test: &str) -> Option<(Flock<File>, Tracefs)> {
                 .args(["record", "--mount", "-o", "/dev/null", "--", "true"])
                 .output()
                 .unwrap();
-            match Tracefs::locate() {
-                Ok(fs) => fs,
-                Err(err) => {
-                    println!(
-                        "SKIPPED {test}: no tracefs ({err}); `ftrace record --mount` said: {}",
-                        stderr(&out).trim()
-                    );
-                    return None;
-                }
-            }
+            Tracefs::locate().unwrap_or_else(|err| {
+                panic!(
+                    "no tracefs ({err}); `ftrace record --mount` said: {}",
+                    stderr(&out).trim()
+                )
+            })
         }
-        Err(err) => {
-            skip(test, &err.to_string());
-            return None;
-        }
+        Err(err) => panic!("no tracefs: {err}"),
     };
-    Some((lock, fs))
+    (lock, fs)
 }
 
 const EVENT: &str = "sched/sched_switch";
@@ -123,10 +106,9 @@ fn assert_restored(fs: &Tracefs, before: &(Vec<(Setting, String)>, String)) {
 }
 
 #[test]
+#[ignore = "needs tracefs mounted and root; scripts/test.sh runs them with --ignored"]
 fn markers_from_forked_children_nest_with_their_pids_and_settings_come_back() {
-    let Some((_lock, fs)) = tracefs_or_skip("markers_from_forked_children") else {
-        return;
-    };
+    let (_lock, fs) = tracefs();
     let before = settings(&fs);
     let buffer = if before
         .0
@@ -232,10 +214,9 @@ fn markers_from_forked_children_nest_with_their_pids_and_settings_come_back() {
 }
 
 #[test]
+#[ignore = "needs tracefs mounted and root; scripts/test.sh runs them with --ignored"]
 fn failing_command_status_is_passed_on_and_settings_come_back() {
-    let Some((_lock, fs)) = tracefs_or_skip("failing_command") else {
-        return;
-    };
+    let (_lock, fs) = tracefs();
     let before = settings(&fs);
     let trace_path = temp("fail.txt");
     let out = Command::new(bin())
@@ -277,10 +258,9 @@ fn failing_command_status_is_passed_on_and_settings_come_back() {
 }
 
 #[test]
+#[ignore = "needs tracefs mounted and root; scripts/test.sh runs them with --ignored"]
 fn unknown_event_and_refused_buffer_are_status_2_and_change_nothing() {
-    let Some((_lock, fs)) = tracefs_or_skip("unknown_event") else {
-        return;
-    };
+    let (_lock, fs) = tracefs();
     let before = settings(&fs);
     let out = Command::new(bin())
         .args([
@@ -326,10 +306,9 @@ fn unknown_event_and_refused_buffer_are_status_2_and_change_nothing() {
 }
 
 #[test]
+#[ignore = "needs tracefs mounted and root; scripts/test.sh runs them with --ignored"]
 fn sigterm_is_passed_to_the_command_and_settings_come_back() {
-    let Some((_lock, fs)) = tracefs_or_skip("sigterm") else {
-        return;
-    };
+    let (_lock, fs) = tracefs();
     let before = settings(&fs);
     let trace_path = temp("signal.txt");
     let started = Instant::now();
@@ -387,39 +366,73 @@ fn sigterm_is_passed_to_the_command_and_settings_come_back() {
 }
 
 #[test]
+#[ignore = "needs tracefs mounted and root; scripts/test.sh runs them with --ignored"]
 fn not_root_is_status_2() {
-    let Some((_lock, fs)) = tracefs_or_skip("not_root") else {
-        return;
-    };
+    let (_lock, fs) = tracefs();
     let before = settings(&fs);
     let out = Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", bin()])
         .args(["record", "-o", "/dev/null", "--", "true"])
         .output();
-    let out = match out {
-        Ok(out) if !stderr(&out).starts_with("setpriv") => out,
-        Ok(out) => {
-            skip(
-                "not_root",
-                &format!("setpriv failed: {}", stderr(&out).trim()),
-            );
-            return;
-        }
-        Err(err) => {
-            skip("not_root", &format!("cannot run setpriv ({err})"));
-            return;
-        }
-    };
+    let out = out.unwrap_or_else(|err| panic!("cannot run setpriv (util-linux): {err}"));
+    assert!(
+        !stderr(&out).starts_with("setpriv"),
+        "setpriv failed: {}",
+        stderr(&out)
+    );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("permission denied: run as root"),
         "{}",
         stderr(&out)
     );
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
     assert_restored(&fs, &before);
 }
 
-/// The `bw_mem` binary of this workspace build (built by `cargo test --workspace`), if present.
+/// In a mount namespace without tracefs: `record` and `mark` say how to mount it (status 2),
+/// and `record --mount` mounts it there and records.
+#[test]
+#[ignore = "needs tracefs mounted and root; scripts/test.sh runs them with --ignored"]
+fn without_tracefs_mounted_record_says_so_and_mount_mounts_it() {
+    let (_lock, fs) = tracefs();
+    let before = settings(&fs);
+    let script = r#"
+        for dir in /sys/kernel/tracing /sys/kernel/debug/tracing /sys/kernel/debug; do
+            while umount "$dir" 2>/dev/null; do :; done
+        done
+        "$0" record -o /dev/null -- true; echo "record $?" >&2
+        "$0" mark begin x; echo "mark $?" >&2
+        "$0" record --mount -o /dev/null -- true 2>/dev/null; echo "mount $?" >&2
+    "#;
+    let out = Command::new("unshare")
+        .args([
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            script,
+            bin(),
+        ])
+        .output()
+        .unwrap_or_else(|err| panic!("cannot run unshare (util-linux): {err}"));
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 5, "{err}");
+    for (line, status) in [(&lines[0..2], "record 2"), (&lines[2..4], "mark 2")] {
+        assert!(
+            line[0].starts_with("ftrace: no tracefs with trace_marker"),
+            "{err}"
+        );
+        assert!(line[0].contains("mount -t tracefs"), "{err}");
+        assert_eq!(line[1], status, "{err}");
+    }
+    assert_eq!(lines[4], "mount 0", "{err}");
+    assert_restored(&fs, &before);
+}
+
+/// The `bw_mem` binary of this workspace build (`cargo build -p bw_mem`), if present.
 fn workspace_bin(name: &str) -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     // target/<profile>/deps/record-<hash> -> target/<profile>/<name>
@@ -447,17 +460,12 @@ fn phases(list: &serde_json::Value) -> Vec<(String, Option<u64>, f64)> {
 /// (names, order, pids, CPUs), and their durations agree with the JSON's to within the cost of
 /// the markers around them.
 #[test]
+#[ignore = "needs tracefs mounted, root and a built bw_mem; scripts/test.sh runs them with --ignored"]
 fn bw_mem_trace_matches_its_own_json() {
-    let Some((_lock, fs)) = tracefs_or_skip("bw_mem_trace_matches_its_own_json") else {
-        return;
-    };
-    let Some(bw_mem) = workspace_bin("bw_mem") else {
-        skip(
-            "bw_mem_trace_matches_its_own_json",
-            "the bw_mem binary is not built next to this test (run cargo test --workspace)",
-        );
-        return;
-    };
+    let (_lock, fs) = tracefs();
+    let bw_mem = workspace_bin("bw_mem").expect(
+        "the bw_mem binary is not built next to this test: run `cargo build -p bw_mem` first",
+    );
     let before = settings(&fs);
     let trace_path = temp("bw_mem.txt");
     let json_path = temp("bw_mem.json");
