@@ -25,7 +25,13 @@ fi
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
+# Every test must run here: a test that cannot (a missing tool, no tracefs) fails instead
+# of skipping (benchmp::testing::skip).
+export SOCBENCH_REQUIRE_ALL=1
 cargo test --workspace
+# The trace tests need root and a mounted tracefs (set up above); plain `cargo test` lists
+# them as ignored.
+cargo test -p ftrace --test record -- --ignored
 
 # The release build's hot loops must not be optimised away (a lower bound on the time a
 # 64 MiB read can take; not a performance test).

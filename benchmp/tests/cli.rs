@@ -203,7 +203,10 @@ fn bad_placement_and_environment_are_usage_errors() {
 fn cpu_outside_the_allowed_set_is_refused() {
     let _serial = serial();
     if online_cpus() < 2 || Command::new("taskset").arg("-V").output().is_err() {
-        eprintln!("skipped: needs 2 CPUs and taskset");
+        benchmp::testing::skip(
+            "cpu_outside_the_allowed_set_is_refused",
+            "needs 2 CPUs and taskset",
+        );
         return;
     }
     let mut c = Command::new("taskset");

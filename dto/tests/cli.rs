@@ -58,7 +58,10 @@ fn build_memlib(dir: &Path, defines: &[&str]) -> Option<PathBuf> {
     match status {
         Ok(s) if s.success() => Some(out),
         other => {
-            eprintln!("skipped: cannot build the fixture library with {cc}: {other:?}");
+            benchmp::testing::skip(
+                "dto fixture library",
+                &format!("cannot build the fixture library with {cc}: {other:?}"),
+            );
             None
         }
     }
