@@ -19,7 +19,7 @@ pub struct Host {
 
 /// How this binary was built (recorded by benchmp's build script, built with the same
 /// profile as the tool).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Build {
     /// `rustc -V` of the compiler.
     pub rustc: String,

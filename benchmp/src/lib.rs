@@ -8,18 +8,20 @@
 //! JSON, CSV or the tool's lmbench-compatible text.
 //!
 //! ```no_run
-//! use benchmp::{Benchmark, Session, Spec};
+//! use benchmp::{Benchmark, NoData, Session, Spec};
 //! struct Spin;
 //! impl Benchmark for Spin {
+//!     type Sample = ();
+//!     type Child = ();
 //!     fn run(&mut self, n: u64) -> u64 {
 //!         (0..n).fold(0, |a, i| std::hint::black_box(a ^ i))
 //!     }
 //! }
 //! # fn main() -> anyhow::Result<()> {
 //! let placement = benchmp::cli::PlacementArgs::default();
-//! let timing = benchmp::cli::TimingArgs { repetitions: 11, ..Default::default() };
-//! let mut s = Session::start("spin", &placement, &timing)?;
-//! s.measure(Spec::rate("spin", 1.0, "it/s"), |_child| Ok(Spin))?;
+//! let timing = benchmp::cli::TimingArgs::default();
+//! let mut s = Session::<NoData>::start("spin", &placement, &timing)?;
+//! s.measure(Spec::rate("spin", 1.0, "it/s", ()), |_child| Ok(Spin))?;
 //! # Ok(()) }
 //! ```
 
@@ -45,8 +47,8 @@ pub mod topology;
 
 pub use aggregate::{AggregateMode, Metric, Rule};
 pub use error::{EXIT_FAILED, EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, Error, Unsupported, Usage};
-pub use report::{Measurement, Report};
-pub use run::{Benchmark, ChildInfo, Iterations};
+pub use report::{AnyTool, Measurement, NoData, Report, ToolData};
+pub use run::{Benchmark, ChildInfo, Data, Iterations};
 pub use session::{Session, Spec, emit};
 pub use size::parse_size;
 pub use sys::mem::{Buffer, Pages};

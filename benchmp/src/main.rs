@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
 use benchmp::run::Iterations;
 use benchmp::sys::clock::now_ns;
-use benchmp::{Benchmark, ChildInfo, Session, Spec};
+use benchmp::{Benchmark, ChildInfo, NoData, Session, Spec};
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
@@ -93,6 +93,9 @@ struct Spin {
 }
 
 impl Benchmark for Spin {
+    type Sample = ();
+    type Child = ();
+
     fn run(&mut self, iterations: u64) -> u64 {
         self.runs += 1;
         if let Some(f) = self.fail
@@ -190,8 +193,8 @@ fn run(cli: Cli) -> Result<i32> {
             fail_how,
             iterations,
         } => {
-            let mut s = Session::start("benchmp-probe", &placement, &timing)?;
-            let mut spec = Spec::rate("spin", 1.0, "iterations/s");
+            let mut s = Session::<NoData>::start("benchmp-probe", &placement, &timing)?;
+            let mut spec = Spec::rate("spin", 1.0, "iterations/s", ());
             if let Some(n) = iterations {
                 spec.iterations = Iterations::Fixed(n);
             }
@@ -206,7 +209,7 @@ fn run(cli: Cli) -> Result<i32> {
                     runs: 0,
                 })
             })?;
-            let report = s.finish(&output, serde_json::Value::Null);
+            let report = s.finish(&output, None);
             let code = benchmp::emit(&report, &output, |r| {
                 let m = &r.measurements[0];
                 let mut out = format!("{:.2} {}\n", m.figure(output.aggregate), m.metric.unit());
@@ -271,8 +274,8 @@ fn overhead(timing: &TimingArgs) -> Result<i32> {
             enough: Some(1),
             ..Default::default()
         };
-        let mut s = Session::start("benchmp-overhead", &pl, &tm).context("session")?;
-        let mut spec = Spec::rate("null", 1.0, "it/s");
+        let mut s = Session::<NoData>::start("benchmp-overhead", &pl, &tm).context("session")?;
+        let mut spec = Spec::rate("null", 1.0, "it/s", ());
         spec.iterations = Iterations::Fixed(1);
         let wall = s
             .measure(spec, |_: &ChildInfo| {
@@ -309,9 +312,9 @@ fn overhead(timing: &TimingArgs) -> Result<i32> {
             timeout: 60,
             ..Default::default()
         };
-        let mut s = Session::start("benchmp-overhead", &pl, &tm)?;
+        let mut s = Session::<NoData>::start("benchmp-overhead", &pl, &tm)?;
         let _ = s.calibration()?;
-        let mut spec = Spec::rate("spin", 1.0, "it/s");
+        let mut spec = Spec::rate("spin", 1.0, "it/s", ());
         spec.iterations = Iterations::Fixed(iters);
         spec.subtract_loop_overhead = false;
         let m = s.measure(spec, |_: &ChildInfo| {

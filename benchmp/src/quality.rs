@@ -139,8 +139,8 @@ pub struct Verdict {
 }
 
 /// Judges children: preempted too often, migrated while pinned, gave up, frequency changed.
-pub fn judge(
-    children: &[crate::run::ChildRun],
+pub fn judge<S, C>(
+    children: &[crate::run::ChildRun<S, C>],
     before: &MachineState,
     after: &MachineState,
     policy: &NoisePolicy,
@@ -232,7 +232,7 @@ pub struct Overlap {
 
 impl Overlap {
     /// The children's windows from their samples (all timed intervals, accepted or not).
-    pub fn of(children: &[crate::run::ChildRun], sequential: bool) -> Overlap {
+    pub fn of<S, C>(children: &[crate::run::ChildRun<S, C>], sequential: bool) -> Overlap {
         let windows: Vec<Window> = children
             .iter()
             .filter_map(|c| {

@@ -10,18 +10,56 @@ use serde::{Deserialize, Serialize};
 use crate::aggregate::{Aggregate, AggregateMode, ChildFigure, Metric, Rule};
 use crate::host::{Build, Host};
 use crate::quality::{MachineState, Overlap, Verdict};
-use crate::run::ChildRun;
+use crate::run::{ChildRun, Data};
 use crate::sched::Placement;
 use crate::timing::Calibration;
 use crate::topology::Topology;
 
+/// The types a tool keeps in its report: the parameters of a measurement, what its
+/// benchmark records per interval and per child, and the report's own tool section. A tool
+/// names them once (`impl ToolData for BwMem`) and reads its report back as those types.
+pub trait ToolData: std::fmt::Debug + 'static {
+    /// Parameters of one measurement (size, stride, operation…).
+    type Params: Data;
+    /// What a child records about one timed interval ([`crate::Benchmark::Sample`]).
+    type Sample: Data;
+    /// What a child records about itself ([`crate::Benchmark::Child`]).
+    type Child: Data;
+    /// The report's tool section (`extra`).
+    type Extra: Data;
+}
+
+/// Any tool's report read without knowing the tool (`benchmp compare`, scripts): its tool
+/// data stay JSON values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnyTool;
+
+impl ToolData for AnyTool {
+    type Params = serde_json::Value;
+    type Sample = serde_json::Value;
+    type Child = serde_json::Value;
+    type Extra = serde_json::Value;
+}
+
+/// A tool with no data of its own (the framework's probe).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoData;
+
+impl ToolData for NoData {
+    type Params = ();
+    type Sample = ();
+    type Child = ();
+    type Extra = ();
+}
+
 /// One measurement: one benchmark configuration run by all children.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Measurement {
+#[serde(bound = "")]
+pub struct Measurement<T: ToolData> {
     /// What was measured (e.g. `rd`, `lat_mem_rd`, `dhrystone`).
     pub name: String,
     /// Tool-specific parameters (e.g. `size_bytes`, `stride_bytes`).
-    pub params: serde_json::Value,
+    pub params: T::Params,
     /// How samples become figures.
     pub metric: Metric,
     /// Representative sample rule.
@@ -33,7 +71,7 @@ pub struct Measurement {
     /// System figures.
     pub aggregate: Aggregate,
     /// Raw results of every child.
-    pub children: Vec<ChildRun>,
+    pub children: Vec<ChildRun<T::Sample, T::Child>>,
     /// Wall time of the measurement (fork to reap), ns.
     pub wall_ns: u64,
     /// Time the children spent sizing their counts (longest child), ns.
@@ -71,7 +109,8 @@ pub struct ParentPhase {
 
 /// Everything a tool run produced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Report {
+#[serde(bound = "")]
+pub struct Report<T: ToolData> {
     /// Tool name.
     pub tool: String,
     /// socbench version.
@@ -91,7 +130,7 @@ pub struct Report {
     /// Figure shown on the text line.
     pub aggregate_mode: AggregateMode,
     /// All measurements, in order.
-    pub measurements: Vec<Measurement>,
+    pub measurements: Vec<Measurement<T>>,
     /// Run quality.
     pub quality: Quality,
     /// Wall time of the whole run, ns.
@@ -103,11 +142,11 @@ pub struct Report {
     /// The parent's phases, in order (children's phases are in each child's result).
     pub phases: Vec<ParentPhase>,
     /// Tool-specific results beyond the measurements (e.g. a latency curve summary).
-    #[serde(skip_serializing_if = "serde_json::Value::is_null", default)]
-    pub extra: serde_json::Value,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub extra: Option<T::Extra>,
 }
 
-impl Measurement {
+impl<T: ToolData> Measurement<T> {
     /// The figure the text output shows, per the aggregate mode.
     pub fn figure(&self, mode: AggregateMode) -> f64 {
         self.aggregate.get(mode)
@@ -115,14 +154,18 @@ impl Measurement {
 }
 
 /// Writes the report as one pretty JSON document.
-pub fn write_json(report: &Report, mut w: impl Write) -> std::io::Result<()> {
+pub fn write_json<T: ToolData>(report: &Report<T>, mut w: impl Write) -> std::io::Result<()> {
     serde_json::to_writer_pretty(&mut w, report)?;
     writeln!(w)
 }
 
-/// `key=value;key=value` of a params object, for one CSV column.
-fn params_text(params: &serde_json::Value) -> String {
-    match params.as_object() {
+/// `key=value;key=value` of a measurement's parameters, for one CSV column.
+fn params_text(params: &impl Serialize) -> String {
+    match serde_json::to_value(params)
+        .ok()
+        .as_ref()
+        .and_then(|v| v.as_object())
+    {
         Some(m) => m
             .iter()
             .map(|(k, v)| match v {
@@ -136,7 +179,7 @@ fn params_text(params: &serde_json::Value) -> String {
 }
 
 /// Writes one CSV row per child per timed interval (accepted or not).
-pub fn write_csv(report: &Report, w: impl Write) -> std::io::Result<()> {
+pub fn write_csv<T: ToolData>(report: &Report<T>, w: impl Write) -> std::io::Result<()> {
     let mut out = csv::Writer::from_writer(w);
     out.write_record([
         "tool",

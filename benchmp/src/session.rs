@@ -9,7 +9,7 @@ use crate::cli::{OutputArgs, PlacementArgs, TimingArgs};
 use crate::error::{EXIT_FAILED, EXIT_OK, Error};
 use crate::host::{Build, Host};
 use crate::quality::{MachineState, NoisePolicy, Overlap, judge};
-use crate::report::{Measurement, Quality, Report, write_csv, write_json};
+use crate::report::{Measurement, Quality, Report, ToolData, write_csv, write_json};
 use crate::run::{Benchmark, ChildInfo, Iterations, RunConfig, run};
 use crate::sched::{
     LMBENCH_SCHED_ENV, Placement, PlacementError, Policy, parse_policy, place_by_policy,
@@ -20,13 +20,13 @@ use crate::sys::clock::now_ns;
 use crate::timing::{Calibration, CalibrationRequest, calibrate_traced};
 use crate::topology::Topology;
 
-/// What to measure and how to turn it into figures.
+/// What to measure and how to turn it into figures; `P` is the tool's parameter type.
 #[derive(Debug, Clone)]
-pub struct Spec {
+pub struct Spec<P> {
     /// Measurement name.
     pub name: String,
     /// Tool-specific parameters, recorded in the report.
-    pub params: serde_json::Value,
+    pub params: P,
     /// Sample to figure.
     pub metric: Metric,
     /// Representative sample rule.
@@ -40,12 +40,12 @@ pub struct Spec {
     pub subtract_loop_overhead: bool,
 }
 
-impl Spec {
+impl<P> Spec<P> {
     /// A throughput measurement with lmbench's median rule and a calibrated count.
-    pub fn rate(name: &str, per_iteration: f64, unit: &str) -> Spec {
+    pub fn rate(name: &str, per_iteration: f64, unit: &str, params: P) -> Spec<P> {
         Spec {
             name: name.to_string(),
-            params: serde_json::Value::Object(Default::default()),
+            params,
             metric: Metric::Rate {
                 per_iteration,
                 unit: unit.to_string(),
@@ -58,27 +58,21 @@ impl Spec {
     }
 
     /// A latency measurement (ns per operation) with lmbench's minimum rule.
-    pub fn latency(name: &str, per_iteration: f64) -> Spec {
+    pub fn latency(name: &str, per_iteration: f64, params: P) -> Spec<P> {
         Spec {
             metric: Metric::Latency {
                 per_iteration,
                 unit: "ns".into(),
             },
             rule: Rule::Minimum,
-            ..Spec::rate(name, 1.0, "ns")
+            ..Spec::rate(name, 1.0, "ns", params)
         }
-    }
-
-    /// Sets the parameters recorded with the measurement.
-    pub fn params(mut self, params: serde_json::Value) -> Spec {
-        self.params = params;
-        self
     }
 }
 
-/// State shared by all measurements of one tool run.
+/// State shared by all measurements of one tool run; `T` names the tool's report data.
 #[derive(Debug)]
-pub struct Session {
+pub struct Session<T: ToolData> {
     tool: String,
     args: Vec<String>,
     /// Machine topology.
@@ -95,18 +89,18 @@ pub struct Session {
     sequential: bool,
     before: MachineState,
     started_ns: u64,
-    measurements: Vec<Measurement>,
+    measurements: Vec<Measurement<T>>,
     phases: Vec<crate::report::ParentPhase>,
 }
 
-impl Session {
+impl<T: ToolData> Session<T> {
     /// Reads topology, resolves placement (errors for offline or disallowed CPUs and unknown
     /// policies) and snapshots the machine state. Calibration happens on first need.
     pub fn start(
         tool: &str,
         placement: &PlacementArgs,
         timing: &TimingArgs,
-    ) -> Result<Session, Error> {
+    ) -> Result<Session<T>, Error> {
         let started_ns = now_ns();
         // ENOUGH, TIMING_O and LOOP_O are read when the calibration is first needed; refuse a
         // bad value now, before a tool has printed or measured anything.
@@ -216,14 +210,18 @@ impl Session {
     }
 
     /// Measurements so far.
-    pub fn measurements(&self) -> &[Measurement] {
+    pub fn measurements(&self) -> &[Measurement<T>] {
         &self.measurements
     }
 
     /// Runs one measurement on all children and records it.
-    pub fn measure<B, F>(&mut self, spec: Spec, make: F) -> Result<&Measurement, Error>
+    pub fn measure<B, F>(
+        &mut self,
+        spec: Spec<T::Params>,
+        make: F,
+    ) -> Result<&Measurement<T>, Error>
     where
-        B: Benchmark,
+        B: Benchmark<Sample = T::Sample, Child = T::Child>,
         F: FnMut(&ChildInfo) -> anyhow::Result<B>,
     {
         let needs_interval = matches!(spec.iterations, Iterations::Calibrate { .. });
@@ -312,7 +310,7 @@ impl Session {
     }
 
     /// Closes the run: machine state after, noise verdict, and the report.
-    pub fn finish(self, output: &OutputArgs, extra: serde_json::Value) -> Report {
+    pub fn finish(self, output: &OutputArgs, extra: Option<T::Extra>) -> Report<T> {
         let after = MachineState::capture(&self.topology.root, &self.topology.online());
         let children: Vec<_> = self
             .measurements
@@ -378,10 +376,10 @@ impl Session {
 /// the stream the results do not use, and returns the exit status (1 for a noisy run under --fail-on-noise). The terminal output
 /// comes first, so a report file that fails to write at the end (a full disk, /dev/full)
 /// loses only that file, never the result on the screen.
-pub fn emit(
-    report: &Report,
+pub fn emit<T: ToolData>(
+    report: &Report<T>,
     output: &OutputArgs,
-    text: impl FnOnce(&Report) -> String,
+    text: impl FnOnce(&Report<T>) -> String,
 ) -> anyhow::Result<i32> {
     use anyhow::Context;
     let stdout = std::io::stdout();
@@ -430,7 +428,11 @@ pub fn write_file(
 }
 
 /// Shown by tools that print a per-cluster breakdown: `cluster 0 (CPUs 0-3): 2 children ...`.
-pub fn cluster_lines(report: &Report, m: &Measurement, mode: AggregateMode) -> Vec<String> {
+pub fn cluster_lines<T: ToolData>(
+    report: &Report<T>,
+    m: &Measurement<T>,
+    mode: AggregateMode,
+) -> Vec<String> {
     let unit = m.metric.unit();
     let mut lines = Vec::new();
     for f in &m.figures {

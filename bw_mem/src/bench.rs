@@ -141,6 +141,9 @@ impl BwBench {
 }
 
 impl Benchmark for BwBench {
+    type Sample = ();
+    type Child = ChildPages;
+
     fn run(&mut self, iterations: u64) -> u64 {
         let mut checksum = 0u64;
         for _ in 0..iterations {
@@ -154,9 +157,9 @@ impl Benchmark for BwBench {
 
     /// The pages the kernel gave this child's buffers (read from its /proc/self/smaps), so
     /// the report says what was measured rather than what was asked.
-    fn child_detail(&mut self) -> serde_json::Value {
+    fn child_detail(&mut self) -> Option<ChildPages> {
         let (buf, buf2) = self.bufs.pages_obtained();
-        serde_json::to_value(ChildPages { buf, buf2 }).unwrap_or_default()
+        Some(ChildPages { buf, buf2 })
     }
 }
 

@@ -13,5 +13,6 @@ pub mod kernels;
 pub mod limits;
 pub mod ops;
 pub mod plan;
+pub mod report;
 pub mod sweep;
 pub mod text;

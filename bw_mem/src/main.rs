@@ -5,15 +5,14 @@ use std::fmt::Write as _;
 use anyhow::{Context, Result};
 use benchmp::cli::{OutputArgs, PlacementArgs, Stream, TimingArgs};
 use benchmp::progress::Progress;
-use benchmp::report::Report;
 use benchmp::{ChildInfo, EXIT_FAILED, Iterations, Pages, Session, Spec};
-use bw_mem::bench::{BwBench, ChildPages};
+use bw_mem::bench::BwBench;
 use bw_mem::kernels::{Isa, Kernel};
 use bw_mem::ops::Stores;
 use bw_mem::plan::{Plan, plan};
+use bw_mem::report::{BwMem, Extra, PagesRow, Params, Report};
 use bw_mem::{limits, text};
 use clap::Parser;
-use serde_json::json;
 
 /// Memory bandwidth, lmbench-compatible: prints `<size in MB> <MB/s>` (MB = 10^6 bytes; the
 /// size suffixes k, m, g are powers of 1024) on stderr, lmbench's stream (--stdout for
@@ -123,61 +122,27 @@ fn run(cli: Cli) -> Result<i32> {
     }
     progress.finish();
 
-    let pages = pages_obtained(s.measurements());
-    let extra = extra(&plan, kernel, cli.pages, &s, &pages, cli.output.aggregate);
-    let report = s.finish(&cli.output, extra);
     let mode = cli.output.aggregate;
+    let extra = Extra::new(&plan, kernel, cli.pages, s.measurements(), mode);
+    let report = s.finish(&cli.output, Some(extra));
     let code = benchmp::emit(&report, &cli.output, |r| {
         r.measurements
             .iter()
             .filter(|m| m.figure(mode) > 0.0)
-            .map(|m| text::lmbench_line(size_of(m), m.figure(mode)))
+            .map(|m| text::lmbench_line(m.params.size_bytes, m.figure(mode)))
             .collect()
     })?;
     if text_mode(&cli.output) && (parallel > 1 || cli.verbose) {
-        let _ = notes.write(&breakdown(
-            &report,
-            &plan,
-            kernel,
-            &pages,
-            cli.verbose,
-            mode,
-        ));
+        let _ = notes.write(&breakdown(&report, &plan, kernel, cli.verbose, mode));
     }
     if let Some(m) = report.measurements.iter().find(|m| m.figure(mode) <= 0.0) {
         let _ = notes.write(&format!(
             "bw_mem: nothing was measured at {} bytes (every interval took 0 ns)\n",
-            size_of(m)
+            m.params.size_bytes
         ));
         return Ok(EXIT_FAILED);
     }
     Ok(code)
-}
-
-/// One child's pages, with the measurement and child they belong to.
-#[derive(Debug, serde::Serialize)]
-struct PagesRow {
-    size_bytes: u64,
-    child: usize,
-    cpu: Option<usize>,
-    #[serde(flatten)]
-    pages: ChildPages,
-}
-
-/// The pages every child of every measurement reported ([`BwBench`]'s child detail).
-fn pages_obtained(ms: &[benchmp::Measurement]) -> Vec<PagesRow> {
-    ms.iter()
-        .flat_map(|m| {
-            m.children.iter().filter_map(move |c| {
-                Some(PagesRow {
-                    size_bytes: size_of(m),
-                    child: c.index,
-                    cpu: c.cpu,
-                    pages: serde_json::from_value(c.detail.clone()).ok()?,
-                })
-            })
-        })
-        .collect()
 }
 
 /// True when the text (not JSON or CSV) goes to the terminal stream.
@@ -185,80 +150,24 @@ fn text_mode(o: &OutputArgs) -> bool {
     o.text_mode()
 }
 
-/// The size argument a measurement was made at.
-fn size_of(m: &benchmp::Measurement) -> u64 {
-    m.params["size_bytes"].as_u64().unwrap_or(0)
-}
-
 /// The measurement spec: lmbench's figure (size bytes per pass, in MB = 10^6), and the
 /// parameters the report records.
-fn spec(plan: &Plan, k: Kernel, size: u64, pages: Pages, hint: Option<(u64, u64)>) -> Spec {
-    let t = plan.op.traffic(size);
-    let mut spec = Spec::rate(plan.op.name(), t.counted_bytes as f64 / 1e6, "MB/s").params(json!({
-        "op": plan.op.name(),
-        "size_bytes": size,
-        "conflict": plan.conflict && plan.op.uses_second_buffer(),
-        "implementation": k.label(),
-        "isa": k.isa().name(),
-        "vector_bytes": k.isa().vector_bytes(),
-        "access": plan.op.access(),
-        "bytes_counted_per_iteration": t.counted_bytes,
-        "bytes_touched_per_iteration": t.touched_bytes,
-        "load_bytes_per_iteration": t.load_bytes,
-        "store_bytes_per_iteration": t.store_bytes,
-        "bus_bytes_per_iteration": t.bus_bytes,
-        "stores": t.stores,
-        "pages": pages,
-    }));
+fn spec(plan: &Plan, k: Kernel, size: u64, pages: Pages, hint: Option<(u64, u64)>) -> Spec<Params> {
+    let params = Params::new(plan, k, size, pages);
+    let mut spec = Spec::rate(
+        plan.op.name(),
+        params.bytes_counted_per_iteration as f64 / 1e6,
+        "MB/s",
+        params,
+    );
     // Start the count where the previous size of a sweep ended, scaled by size.
     let start = hint.map(|(prev, n)| ((n as f64 * prev as f64 / size as f64) as u64).max(1));
     spec.iterations = Iterations::Calibrate { hint: start };
     spec
 }
 
-/// Tool-specific report section: implementation, bus-traffic figures, pages obtained.
-fn extra(
-    plan: &Plan,
-    k: Kernel,
-    pages: Pages,
-    s: &Session,
-    obtained: &[PagesRow],
-    mode: benchmp::AggregateMode,
-) -> serde_json::Value {
-    let bus: Vec<serde_json::Value> = s
-        .measurements()
-        .iter()
-        .map(|m| {
-            let size = size_of(m);
-            let t = plan.op.traffic(size);
-            let f = t.bus_bytes as f64 / t.counted_bytes.max(1) as f64;
-            json!({
-                "size_bytes": size,
-                "bus_bytes_per_iteration": t.bus_bytes,
-                "stores": t.stores,
-                "bus_mb_per_s": {
-                    "cluster": m.aggregate.cluster * f,
-                    "median": m.aggregate.median * f,
-                    "shown": m.figure(mode) * f,
-                },
-            })
-        })
-        .collect();
-    json!({
-        "op": plan.op.name(),
-        "description": plan.op.description(),
-        "implementation": k.label(),
-        "isa": k.isa().name(),
-        "pages_requested": pages,
-        "conflict": plan.conflict && plan.op.uses_second_buffer(),
-        "figure": "bytes counted as lmbench (the size argument per pass) per second, MB = 10^6",
-        "bus": bus,
-        "pages_obtained": obtained,
-    })
-}
-
 /// `# caches seen by CPU 0: L1 Data 48K, L2 Unified 1M, L3 Unified 32M`.
-fn cache_header(s: &Session) -> String {
+fn cache_header(s: &Session<BwMem>) -> String {
     let cpu = s.placement.cpus.first().copied().flatten();
     let caches: Vec<String> = s
         .topology
@@ -301,10 +210,10 @@ fn breakdown(
     r: &Report,
     plan: &Plan,
     k: Kernel,
-    pages: &[PagesRow],
     verbose: bool,
     mode: benchmp::AggregateMode,
 ) -> String {
+    let pages: &[PagesRow] = r.extra.as_ref().map_or(&[], |e| &e.pages_obtained);
     let mut out = String::new();
     if verbose {
         let t = plan.op.traffic(plan.sizes[0]);
@@ -319,7 +228,7 @@ fn breakdown(
         );
     }
     for m in &r.measurements {
-        let size = size_of(m);
+        let size = m.params.size_bytes;
         if r.placement.cpus.len() > 1 || verbose {
             let _ = writeln!(out, "# {} {size} bytes:", plan.op);
             for l in benchmp::session::cluster_lines(r, m, mode) {

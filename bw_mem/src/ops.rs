@@ -7,7 +7,7 @@
 //! rule for the figure it prints, and reports separately the bytes actually loaded and stored and
 //! a model of the bytes moved between the caches and memory.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Bytes in one unrolled chunk (lmbench's 128 ints).
 pub const CHUNK_BYTES: u64 = 512;
@@ -60,7 +60,7 @@ pub enum Op {
 }
 
 /// How an operation's stores reach memory (for the bus model).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Stores {
     /// The operation only reads.

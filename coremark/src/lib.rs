@@ -91,7 +91,7 @@ pub enum Error {
 
 /// The three seeds of a run. Seeds drive all generated data; use values only known at run
 /// time so the compiler cannot precompute the workload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Seeds {
     /// Drives the list data, matrix and state input, and the state corruption.
     pub seed1: i16,

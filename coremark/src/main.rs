@@ -5,7 +5,6 @@
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use anyhow::Context as _;
 use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
 use benchmp::sys::affinity::with_pinned;
 use benchmp::{EXIT_FAILED, Iterations, Session, Spec, Usage};
@@ -123,14 +122,19 @@ fn run(cli: &Cli) -> anyhow::Result<i32> {
         .unwrap_or(MAX_TIMEOUT)
         .min(MAX_TIMEOUT);
     session.set_min_timeout(timeout);
-    let mut spec = Spec::rate("coremark", 1.0, "iterations/s").params(serde_json::json!({
-        "seed1": ctx.seeds().seed1,
-        "seed2": ctx.seeds().seed2,
-        "seed3": ctx.seeds().seed3,
-        "total_size_bytes": ctx.total_size(),
-        "size_per_algorithm_bytes": ctx.size_per_algorithm(),
-        "iterations_per_context": iterations,
-    }));
+    let mut spec = Spec::rate(
+        "coremark",
+        1.0,
+        "iterations/s",
+        coremark::report::Params {
+            seed1: ctx.seeds().seed1,
+            seed2: ctx.seeds().seed2,
+            seed3: ctx.seeds().seed3,
+            total_size_bytes: ctx.total_size(),
+            size_per_algorithm_bytes: ctx.size_per_algorithm(),
+            iterations_per_context: iterations,
+        },
+    );
     spec.iterations = Iterations::Fixed(u64::from(iterations));
     spec.subtract_loop_overhead = false;
     let (seeds, size) = (cli.seeds, cli.size);
@@ -141,8 +145,7 @@ fn run(cli: &Cli) -> anyhow::Result<i32> {
     let runs = parallel::context_runs(measurement)?;
 
     let report = Report::new(&ctx, iterations, &runs, &BuildInfo::current());
-    let extra = serde_json::to_value(&report).context("serialising the report")?;
-    let framework = session.finish(out, extra);
+    let framework = session.finish(out, Some(report.clone()));
     let code = benchmp::emit(&framework, out, |r| {
         report.text_with_figures(r, out.aggregate)
     })?;

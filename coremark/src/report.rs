@@ -5,11 +5,45 @@
 
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
+use crate::iterate::IterResult;
 use crate::timing::{MIN_VALID_SECONDS, Measurement};
 use crate::validate::{KnownRun, Validation, Workload, validate};
 use crate::{Context, Seeds};
+
+/// The framework report's data for the CoreMark-compatible run: each measurement's seeds,
+/// sizes and count, each context's CRCs for its timed interval, and this crate's [`Report`]
+/// (the reference's report model) as the tool section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CoreMarkData;
+
+impl benchmp::ToolData for CoreMarkData {
+    type Params = Params;
+    type Sample = IterResult;
+    type Child = ();
+    type Extra = Report;
+}
+
+/// The framework's report of a run.
+pub type FrameworkReport = benchmp::Report<CoreMarkData>;
+
+/// Parameters of one measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Params {
+    /// First seed.
+    pub seed1: i16,
+    /// Second seed.
+    pub seed2: i16,
+    /// Third seed.
+    pub seed3: i16,
+    /// Data size of the three workloads together, bytes.
+    pub total_size_bytes: u32,
+    /// Data size of each workload, bytes.
+    pub size_per_algorithm_bytes: u32,
+    /// Iterations each context runs.
+    pub iterations_per_context: u32,
+}
 
 /// Label of the score line and of reports: a CoreMark-compatible port, not CoreMark.
 pub const SCORE_LABEL: &str = "CoreMark-compatible 1.0";
@@ -19,7 +53,7 @@ pub const PARALLEL_METHOD: &str = "Fork";
 
 /// How this binary was compiled, as the reference's "Compiler version" and "Compiler flags"
 /// lines show it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BuildInfo {
     /// Compiler name and version, e.g. "rustc 1.95.0".
     pub compiler_version: String,
@@ -54,7 +88,7 @@ pub struct ContextRun {
 }
 
 /// Overall outcome, as the reference's final message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// Known seeds, all CRCs right, every context ran long enough.
@@ -66,7 +100,7 @@ pub enum Verdict {
 }
 
 /// Outcome of one context's CRC check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ContextValidation {
     /// Known seeds and every CRC right.
@@ -78,7 +112,7 @@ pub enum ContextValidation {
 }
 
 /// CRCs, timing and validation of one context.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ContextResult {
     /// Context number (the child's index; 0 for a single-context run).
     pub context: u32,
@@ -111,7 +145,7 @@ pub struct ContextResult {
 }
 
 /// A CRC that differs from the known-good value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CrcMismatch {
     /// Context number.
     pub context: u32,
@@ -126,12 +160,12 @@ pub struct CrcMismatch {
 }
 
 /// Everything one run reports. Field names carry units.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     /// Tool name.
-    pub tool: &'static str,
+    pub tool: String,
     /// What the figures are: [`SCORE_LABEL`].
-    pub label: &'static str,
+    pub label: String,
     /// The standard run the seeds and size identify, if any.
     pub run_type: Option<KnownRun>,
     /// Seeds after the reference's shortcuts.
@@ -143,7 +177,7 @@ pub struct Report {
     /// Contexts run, one per process.
     pub contexts: u32,
     /// [`PARALLEL_METHOD`] when more than one context ran, else null.
-    pub parallel_method: Option<&'static str>,
+    pub parallel_method: Option<String>,
     /// Iterations run by each context.
     pub iterations_per_context: u32,
     /// Iterations of all contexts together.
@@ -164,7 +198,7 @@ pub struct Report {
     /// Compiler settings.
     pub compiler_flags: String,
     /// Where the data lives.
-    pub memory_location: &'static str,
+    pub memory_location: String,
     /// CRC of seeds and size.
     #[serde(with = "crate::hex")]
     pub seedcrc: u16,
@@ -214,14 +248,14 @@ impl Report {
             _ => None,
         };
         Report {
-            tool: "coremark",
-            label: SCORE_LABEL,
+            tool: "coremark".to_string(),
+            label: SCORE_LABEL.to_string(),
             run_type,
             seeds: ctx.seeds(),
             total_size_bytes: ctx.total_size(),
             size_per_algorithm_bytes: ctx.size_per_algorithm(),
             contexts,
-            parallel_method: (contexts > 1).then_some(PARALLEL_METHOD),
+            parallel_method: (contexts > 1).then(|| PARALLEL_METHOD.to_string()),
             iterations_per_context,
             iterations,
             elapsed_ns: longest.elapsed_ns,
@@ -231,7 +265,7 @@ impl Report {
             min_valid_seconds: MIN_VALID_SECONDS,
             compiler_version: build.compiler_version.clone(),
             compiler_flags: build.compiler_flags.clone(),
-            memory_location: "Heap",
+            memory_location: "Heap".to_string(),
             seedcrc,
             results,
             mismatches,
@@ -321,7 +355,7 @@ impl Report {
         let _ = writeln!(w, "Iterations       : {}", self.iterations);
         let _ = writeln!(w, "Compiler version : {}", self.compiler_version);
         let _ = writeln!(w, "Compiler flags   : {}", self.compiler_flags);
-        if let Some(method) = self.parallel_method {
+        if let Some(method) = &self.parallel_method {
             let _ = writeln!(w, "Parallel {method} : {}", self.contexts);
         }
         let _ = writeln!(w, "Memory location  : {}", self.memory_location);
@@ -349,7 +383,7 @@ impl Report {
                     "{SCORE_LABEL} : {score:.6} / {} {} / {}",
                     self.compiler_version, self.compiler_flags, self.memory_location
                 );
-                if let Some(method) = self.parallel_method {
+                if let Some(method) = &self.parallel_method {
                     let _ = write!(w, " / {}:{method}", self.contexts);
                 }
                 let _ = writeln!(w);
@@ -373,7 +407,7 @@ impl Report {
     /// ` : ` separator, so parsers of the reference's lines skip them.
     pub fn text_with_figures(
         &self,
-        framework: &benchmp::Report,
+        framework: &FrameworkReport,
         mode: benchmp::AggregateMode,
     ) -> String {
         let mut out = self.text();

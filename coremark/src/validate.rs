@@ -6,7 +6,7 @@ use crate::crc::crc16;
 use crate::{IterResult, Seeds};
 
 /// The five standard runs the reference knows (its `known_id` 0..=4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum KnownRun {
     /// Seeds 0,0,0x66 with 2000 bytes per workload.
     #[serde(rename = "performance_6k")]
@@ -101,7 +101,7 @@ impl KnownRun {
 }
 
 /// Which workload's CRC a mismatch concerns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Workload {
     /// The linked-list workload (`crclist`).

@@ -427,7 +427,7 @@ pub fn publish_procedures() {
 }
 
 /// One record's printed fields.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecordValues {
     /// `Ptr_Comp` as C's `%d` shows it: the address truncated to 32 bits.
     pub ptr_comp: i32,
@@ -442,7 +442,7 @@ pub struct RecordValues {
 }
 
 /// The values Dhrystone prints after the loop, typed as C prints them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FinalValues {
     /// `Int_Glob`.
     pub int_glob: i32,

@@ -136,8 +136,15 @@ fn run(cli: &Cli) -> Result<i32> {
         announce(session.parallel(), runs, expected_s);
         session.set_repetitions(1);
         session.set_min_timeout(Duration::from_secs_f64(expected_s * 3.0 + 60.0));
-        let mut spec = Spec::rate("dhrystone", 1.0 / VAX_11_780_DHRYSTONES_PER_SECOND, "DMIPS")
-            .params(serde_json::json!({ "variant": cli.variant, "runs": runs }));
+        let mut spec = Spec::rate(
+            "dhrystone",
+            1.0 / VAX_11_780_DHRYSTONES_PER_SECOND,
+            "DMIPS",
+            report::Params {
+                variant: cli.variant,
+                runs,
+            },
+        );
         spec.iterations = Iterations::Fixed(runs);
         spec.subtract_loop_overhead = false;
         let variant = cli.variant;
@@ -165,8 +172,7 @@ fn run(cli: &Cli) -> Result<i32> {
     let clock_of = |cpu: Option<usize>| benchmp::freq::detect(&session.topology, cpu, cli.mhz);
     let m = &session.measurements()[0];
     let summary = Summary::new(m, &loops, &session.topology, setup, clock_of);
-    let extra = serde_json::to_value(&summary).context("recording the summary")?;
-    let report = session.finish(&cli.output, extra);
+    let report = session.finish(&cli.output, Some(summary.clone()));
     let code = benchmp::emit(&report, &cli.output, |_| report::render_text(&summary))?;
 
     warn_about_short_loops(&summary);
@@ -190,7 +196,7 @@ fn run(cli: &Cli) -> Result<i32> {
 
 /// Times the variant on one CPU per cluster the children run on (the parent pinned there
 /// for the probe, its mask restored after), before any child is forked.
-fn probe(variant: Variant, plan: RunPlan, session: &Session) -> Result<Vec<Probe>> {
+fn probe(variant: Variant, plan: RunPlan, session: &Session<report::Dhry>) -> Result<Vec<Probe>> {
     let time = parallel::probe_time(plan);
     parallel::sizing_cpus(&session.topology, &session.placement.cpus)
         .into_iter()
@@ -208,7 +214,10 @@ fn probe(variant: Variant, plan: RunPlan, session: &Session) -> Result<Vec<Probe
 fn rerun_count(
     plan: RunPlan,
     runs: u64,
-    loops: &[(benchmp::run::Sample, parallel::LoopDetail)],
+    loops: &[(
+        benchmp::run::Sample<parallel::LoopDetail>,
+        parallel::LoopDetail,
+    )],
 ) -> Option<u64> {
     let RunPlan::AtLeastSeconds(seconds) = plan else {
         return None;

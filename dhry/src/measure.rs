@@ -14,7 +14,7 @@
 use std::time::{Duration, Instant};
 
 use nix::time::{ClockId, clock_gettime};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::{Dhrystone, Error, Variant};
 
@@ -26,7 +26,7 @@ const MAX_ATTEMPTS: u32 = 4;
 const FIRST_CALIBRATION_RUNS: u64 = 1000;
 
 /// One timed call of [`Dhrystone::run`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Sample {
     /// Runs through Dhrystone in the timed loop.
     pub runs: u64,

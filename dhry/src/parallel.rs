@@ -98,6 +98,9 @@ impl LoopBench {
 }
 
 impl Benchmark for LoopBench {
+    type Sample = LoopDetail;
+    type Child = ();
+
     fn run(&mut self, iterations: u64) -> u64 {
         if self.timed_used {
             self.timed.clone_from(&self.as_set_up);
@@ -117,13 +120,13 @@ impl Benchmark for LoopBench {
     }
 
     /// The verification and final values of the loop just timed.
-    fn sample_detail(&mut self) -> serde_json::Value {
-        serde_json::to_value(self.detail()).unwrap_or(serde_json::Value::Null)
+    fn sample_detail(&mut self) -> Option<LoopDetail> {
+        Some(self.detail())
     }
 }
 
 /// How long the timed loop should be.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunPlan {
     /// At least this many seconds on every child (`--time`): the count is sized on the
@@ -139,7 +142,7 @@ pub enum RunPlan {
 }
 
 /// A timed probe of the parent on one CPU, used to size the run count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Probe {
     /// CPU the parent was pinned to (`None`: not pinned, as the children).
     pub cpu: Option<usize>,
@@ -226,12 +229,14 @@ pub fn expected_seconds(runs: u64, probes: &[Probe]) -> f64 {
 }
 
 /// Each child's timed loop (benchmp's sample) and its [`LoopDetail`], in child order.
-pub fn loop_results(m: &benchmp::Measurement) -> anyhow::Result<Vec<(Sample, LoopDetail)>> {
+pub fn loop_results(
+    m: &benchmp::Measurement<crate::report::Dhry>,
+) -> anyhow::Result<Vec<(Sample<LoopDetail>, LoopDetail)>> {
     m.children
         .iter()
         .map(|c| {
-            let (s, detail) = c.timed_detail::<LoopDetail>().map_err(anyhow::Error::msg)?;
-            Ok((s.clone(), detail))
+            let (s, detail) = c.timed_detail().map_err(anyhow::Error::msg)?;
+            Ok((s.clone(), detail.clone()))
         })
         .collect()
 }
@@ -248,7 +253,7 @@ mod tests {
             b.keep_busy(1);
         }
         b.run(count);
-        let detail: LoopDetail = serde_json::from_value(b.sample_detail()).unwrap();
+        let detail: LoopDetail = b.sample_detail().expect("a record of the timed loop");
         for _ in 0..3 {
             b.keep_busy(count);
         }

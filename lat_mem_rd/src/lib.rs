@@ -16,6 +16,7 @@ pub mod curve;
 pub mod freq;
 pub mod kernels;
 pub mod measure;
+pub mod report;
 pub mod summary;
 pub mod sweep;
 pub mod text;

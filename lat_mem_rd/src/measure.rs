@@ -26,15 +26,13 @@ use benchmp::run::Iterations;
 use benchmp::size::HumanSize;
 use benchmp::sys::clock::now_ns;
 use benchmp::sys::mem::MemoryNeed;
-use benchmp::{
-    AggregateMode, Benchmark, Buffer, ChildInfo, Measurement, Pages, Report, Session, Spec,
-};
+use benchmp::{AggregateMode, Benchmark, Buffer, ChildInfo, Measurement, Pages, Session, Spec};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use crate::chain::{Geometry, Mode, Plan, Rings, lmbench_count, ring_loads};
 use crate::config::{Strategy, Sweep};
 use crate::kernels::{LOADS_PER_PASS, Ring};
+use crate::report::{ChildCurve, CurveReport, Extra, LatMemRd, Params, Report, Timing};
 use crate::summary::{CurveSummary, caches_of, summarize};
 use crate::sweep::sizes_for_stride;
 
@@ -197,12 +195,15 @@ struct Load {
 }
 
 impl Benchmark for Load {
+    type Sample = ();
+    type Child = ChildNote;
+
     fn run(&mut self, iterations: u64) -> u64 {
         self.ring.run(iterations)
     }
 
-    fn child_detail(&mut self) -> serde_json::Value {
-        serde_json::to_value(&self.note).unwrap_or(serde_json::Value::Null)
+    fn child_detail(&mut self) -> Option<ChildNote> {
+        Some(self.note.clone())
     }
 }
 
@@ -247,17 +248,13 @@ fn layout_name(mode: Mode, rings: Rings) -> &'static str {
 }
 
 fn point_from(
-    m: &Measurement,
+    m: &Measurement<LatMemRd>,
     g: &Geometry,
     predicted: Option<u64>,
     framework_ns: u64,
     mode: AggregateMode,
 ) -> Point {
-    let children: Vec<ChildNote> = m
-        .children
-        .iter()
-        .filter_map(|c| serde_json::from_value(c.detail.clone()).ok())
-        .collect();
+    let children: Vec<ChildNote> = m.children.iter().filter_map(|c| c.detail.clone()).collect();
     let prediction_confirmed = predicted.is_some()
         && m.children
             .iter()
@@ -380,13 +377,17 @@ pub fn run(
                 }
                 Strategy::RecalibrateEachSize => None,
             };
-            let mut spec = Spec::latency("loads", LOADS_PER_PASS as f64).params(json!({
-                "size_bytes": size,
-                "stride_bytes": stride,
-                "layout": layout,
-                "pages": sweep.pages,
-                "maxlen_bytes": sweep.len_bytes,
-            }));
+            let mut spec = Spec::latency(
+                "loads",
+                LOADS_PER_PASS as f64,
+                Params {
+                    size_bytes: size,
+                    stride_bytes: stride,
+                    layout: layout.to_string(),
+                    pages: sweep.pages,
+                    maxlen_bytes: sweep.len_bytes,
+                },
+            );
             spec.enough_floor_us = sweep.enough_floor_us;
             spec.iterations = Iterations::Calibrate { hint: predicted };
             let make = |child: &ChildInfo| build_child(&g, sweep.pages, sweep.seed, child);
@@ -400,7 +401,7 @@ pub fn run(
                     let mut s = Session::start(TOOL, placement, &fresh)?;
                     let framework_ns = s.calibration()?.measured_ns;
                     let m = s.measure(spec, make)?.clone();
-                    per_size.push(s.finish(output, serde_json::Value::Null));
+                    per_size.push(s.finish(output, None));
                     (m, framework_ns)
                 }
             };
@@ -427,29 +428,35 @@ pub fn run(
             .sum(),
     };
     let all_points = || curves.iter().flat_map(|c| &c.points);
-    let extra = json!({
-        "sweep": sweep,
-        "loads_per_iteration": LOADS_PER_PASS,
-        "enough_floor_us": sweep.enough_floor_us,
-        "timing": {
-            "strategy": sweep.strategy,
-            "sweep_wall_ns": sweep_wall_ns,
-            "framework_calibration_ns": framework_ns,
-            "count_sizing_ns": all_points().map(|p| p.calibration_ns).sum::<u64>(),
-            "sizes": all_points().count(),
-            "sizes_whose_prediction_was_confirmed":
-                all_points().filter(|p| p.prediction_confirmed).count(),
-            "shortest_accepted_interval_ns": all_points().filter_map(|p| p.shortest_accepted_ns).min(),
+    let extra = Extra {
+        sweep: sweep.clone(),
+        loads_per_iteration: LOADS_PER_PASS,
+        enough_floor_us: sweep.enough_floor_us,
+        timing: Timing {
+            strategy: sweep.strategy,
+            sweep_wall_ns,
+            framework_calibration_ns: framework_ns,
+            count_sizing_ns: all_points().map(|p| p.calibration_ns).sum::<u64>(),
+            sizes: all_points().count(),
+            sizes_whose_prediction_was_confirmed: all_points()
+                .filter(|p| p.prediction_confirmed)
+                .count(),
+            shortest_accepted_interval_ns: all_points()
+                .filter_map(|p| p.shortest_accepted_ns)
+                .min(),
         },
-        "curves": curves.iter().map(|c| json!({
-            "stride_bytes": c.stride_bytes,
-            "points": c.points,
-            "per_child": per_child_curves(c),
-        })).collect::<Vec<_>>(),
-        "summary": summaries,
-    });
+        curves: curves
+            .iter()
+            .map(|c| CurveReport {
+                stride_bytes: c.stride_bytes,
+                points: c.points.clone(),
+                per_child: per_child_curves(c),
+            })
+            .collect(),
+        summary: summaries.clone(),
+    };
 
-    let mut report = session.finish(output, extra);
+    let mut report = session.finish(output, Some(extra));
     if !per_size.is_empty() {
         merge_reports(&mut report, per_size, output);
     }
@@ -461,7 +468,7 @@ pub fn run(
 }
 
 /// Each child's curve: (size, ns) pairs with its CPU and cluster.
-fn per_child_curves(c: &Curve) -> Vec<serde_json::Value> {
+fn per_child_curves(c: &Curve) -> Vec<ChildCurve> {
     let mut children: Vec<(usize, Option<usize>, usize)> = c
         .points
         .iter()
@@ -482,7 +489,12 @@ fn per_child_curves(c: &Curve) -> Vec<serde_json::Value> {
                         .map(|f| (p.size_bytes, f.ns))
                 })
                 .collect();
-            json!({"child": index, "cpu": cpu, "cluster": cluster, "points": pts})
+            ChildCurve {
+                child: index,
+                cpu,
+                cluster,
+                points: pts,
+            }
         })
         .collect()
 }

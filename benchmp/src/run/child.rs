@@ -72,7 +72,10 @@ where
     let code = match failure {
         None => 0,
         Some(Failure { code, message }) => {
-            let _ = protocol::send(&mut up, &Up::Failed { code, message });
+            let _ = protocol::send(
+                &mut up,
+                &Up::<B::Sample, B::Child>::Failed { code, message },
+            );
             code
         }
     };
@@ -133,7 +136,7 @@ where
         }
     });
 
-    protocol::send(up, &Up::Ready).map_err(Failure::talking)?;
+    protocol::send(up, &Up::<B::Sample, B::Child>::Ready).map_err(Failure::talking)?;
     let go = wait_for(
         cfg,
         "warmup",
@@ -153,7 +156,7 @@ where
         (Some(a), Some(b)) => Some(b.saturating_sub(a)),
         _ => None,
     };
-    protocol::send(up, &Up::Done).map_err(Failure::talking)?;
+    protocol::send(up, &Up::<B::Sample, B::Child>::Done).map_err(Failure::talking)?;
 
     let asked = wait_for(
         cfg,
@@ -287,8 +290,8 @@ fn wait_for<B: Benchmark>(
 
 /// What the timed intervals gave.
 #[derive(Debug)]
-struct Timed {
-    samples: Vec<Sample>,
+struct Timed<S> {
+    samples: Vec<Sample<S>>,
     count: u64,
     gave_up: bool,
     usage: Usage,
@@ -305,11 +308,11 @@ fn timed_intervals<B: Benchmark>(
     up: &mut File,
     phases: &mut Phases,
     sink: &mut u64,
-) -> Result<Timed, Failure> {
+) -> Result<Timed<B::Sample>, Failure> {
     let enough = cfg.enough_ns as f64;
     let u0 = Usage::now();
     let (wall0, cpu0) = (now_ns(), crate::sys::clock::thread_cpu_ns());
-    let mut samples: Vec<Sample> = Vec::new();
+    let mut samples: Vec<Sample<B::Sample>> = Vec::new();
     let mut accepted = 0usize;
     let wanted = cfg.repetitions.max(1);
     let max_attempts = wanted * 4 + 20;
@@ -345,7 +348,7 @@ fn timed_intervals<B: Benchmark>(
         phases.push("rep", Some(rep), start, end);
         protocol::send(
             up,
-            &Up::Progress {
+            &Up::<B::Sample, B::Child>::Progress {
                 elapsed_ns: elapsed,
             },
         )
@@ -366,7 +369,7 @@ fn timed_intervals<B: Benchmark>(
 }
 
 /// Distinct CPUs seen at interval boundaries, in order of first sight.
-fn cpus_seen(samples: &[Sample]) -> Vec<usize> {
+fn cpus_seen<S>(samples: &[Sample<S>]) -> Vec<usize> {
     let mut seen: Vec<usize> = Vec::new();
     for c in samples
         .iter()
@@ -418,7 +421,7 @@ mod tests {
             accepted: true,
             cpu_start,
             cpu_end,
-            detail: serde_json::Value::Null,
+            detail: None,
         }
     }
 

@@ -16,6 +16,7 @@
 
 use std::time::Duration;
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::sys::usage::Usage;
@@ -26,23 +27,39 @@ mod protocol;
 
 pub use parent::run;
 
+/// Data a tool keeps in its report: serialisable, comparable, cloneable. Blanket-implemented;
+/// `()` is the type of "nothing recorded".
+pub trait Data:
+    Serialize + DeserializeOwned + Clone + std::fmt::Debug + PartialEq + 'static
+{
+}
+
+impl<T: Serialize + DeserializeOwned + Clone + std::fmt::Debug + PartialEq + 'static> Data for T {}
+
 /// A benchmark body. lmbench's `benchmark(iterations, cookie)`, with the per-child state in
 /// `self` (built after pinning) and a checksum returned so the optimiser must do the work.
+/// What it records about its intervals and itself is typed, so a tool reads its own report
+/// back as the types it wrote.
 pub trait Benchmark {
+    /// What it records about one timed interval (`()`: nothing).
+    type Sample: Data;
+    /// What it records about the child once it is done (`()`: nothing).
+    type Child: Data;
+
     /// Performs the operation `iterations` times. Must be callable any number of times.
     fn run(&mut self, iterations: u64) -> u64;
 
     /// Called right after each timed interval (outside the timing): a tool-specific record of
     /// that interval kept with its sample, e.g. the CRCs or checked values to validate.
     /// The default records nothing.
-    fn sample_detail(&mut self) -> serde_json::Value {
-        serde_json::Value::Null
+    fn sample_detail(&mut self) -> Option<Self::Sample> {
+        None
     }
 
     /// Called once when the child is done: tool-specific facts about the child (e.g. the
     /// pages its buffers obtained), kept in its result. The default records nothing.
-    fn child_detail(&mut self) -> serde_json::Value {
-        serde_json::Value::Null
+    fn child_detail(&mut self) -> Option<Self::Child> {
+        None
     }
 
     /// Untimed work that keeps the CPU loaded while the child waits for the common start and
@@ -106,9 +123,10 @@ pub struct RunConfig {
     pub sequential: bool,
 }
 
-/// One timed interval of one child.
+/// One timed interval of one child, with what the benchmark recorded about it (`S`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Sample {
+#[serde(bound = "S: Data")]
+pub struct Sample<S = ()> {
     /// Iterations run.
     pub iterations: u64,
     /// Clock difference, ns.
@@ -124,8 +142,8 @@ pub struct Sample {
     /// CPU at the end of the interval.
     pub cpu_end: Option<usize>,
     /// What the benchmark recorded about this interval ([`Benchmark::sample_detail`]).
-    #[serde(skip_serializing_if = "serde_json::Value::is_null", default)]
-    pub detail: serde_json::Value,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub detail: Option<S>,
 }
 
 /// A phase of a child's life, mirrored by a trace_marker slice of the same name.
@@ -142,9 +160,11 @@ pub struct Phase {
     pub end_ns: u64,
 }
 
-/// Everything one child measured and observed.
+/// Everything one child measured and observed, with what the benchmark recorded about each
+/// interval (`S`) and about the child (`C`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ChildRun {
+#[serde(bound = "S: Data, C: Data")]
+pub struct ChildRun<S = (), C = ()> {
     /// Child number.
     pub index: usize,
     /// Process id.
@@ -169,7 +189,7 @@ pub struct ChildRun {
     /// Time spent sizing the count, ns.
     pub calibration_ns: u64,
     /// Every timed interval, accepted or not, in order.
-    pub samples: Vec<Sample>,
+    pub samples: Vec<Sample<S>>,
     /// Phases, in order (the child's trace slices).
     pub phases: Vec<Phase>,
     /// XOR of all benchmark return values (keeps the work observable).
@@ -179,11 +199,11 @@ pub struct ChildRun {
     /// Sum of elapsed time of the timed intervals, ns.
     pub timed_ns: u64,
     /// What the benchmark recorded about this child ([`Benchmark::child_detail`]).
-    #[serde(skip_serializing_if = "serde_json::Value::is_null", default)]
-    pub detail: serde_json::Value,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub detail: Option<C>,
 }
 
-impl ChildRun {
+impl<S, C> ChildRun<S, C> {
     /// `child 1 (CPU 3)` or `child 0 (unpinned)`.
     pub fn who(&self) -> String {
         who(self.index, self.cpu)
@@ -200,16 +220,18 @@ impl ChildRun {
             })
     }
 
-    /// The first accepted sample and its detail ([`Benchmark::sample_detail`]) decoded as `T`:
-    /// the timed interval of a fixed-count run. The error says what is missing.
-    pub fn timed_detail<T: serde::de::DeserializeOwned>(&self) -> Result<(&Sample, T), String> {
+    /// The first accepted sample and what the benchmark recorded about it: the timed
+    /// interval of a fixed-count run. The error says what is missing.
+    pub fn timed_detail(&self) -> Result<(&Sample<S>, &S), String> {
         let s = self
             .samples
             .iter()
             .find(|s| s.accepted)
             .ok_or_else(|| format!("{}: no timed interval", self.who()))?;
-        let detail = serde_json::from_value(s.detail.clone())
-            .map_err(|e| format!("{}: no record of its timed interval ({e})", self.who()))?;
+        let detail = s
+            .detail
+            .as_ref()
+            .ok_or_else(|| format!("{}: no record of its timed interval", self.who()))?;
         Ok((s, detail))
     }
 
@@ -246,9 +268,9 @@ impl std::fmt::Display for Who {
 /// What [`run`] returns: the children's results in index order, and when the parent's `run`
 /// phase began and ended (CLOCK_MONOTONIC ns, inside its trace span).
 #[derive(Debug)]
-pub struct Ran {
+pub struct Ran<S, C> {
     /// Results by child index.
-    pub children: Vec<ChildRun>,
+    pub children: Vec<ChildRun<S, C>>,
     /// Start of the run phase.
     pub start_ns: u64,
     /// End of the run phase.

@@ -12,7 +12,7 @@ use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 
 use super::protocol::{self, EXIT, GO, RESULT, Up};
-use super::{Benchmark, ChildInfo, ChildRun, Ran, RunConfig, Who, child};
+use super::{Benchmark, ChildInfo, ChildRun, Data, Ran, RunConfig, Who, child};
 use crate::error::{Error, Stage};
 use crate::sys::clock::now_ns;
 use crate::sys::process::{self, Exit, Forked, InterruptGuard};
@@ -39,7 +39,7 @@ impl State {
 
 /// The parent's view of one child.
 #[derive(Debug)]
-struct Kid {
+struct Kid<S, C> {
     who: Who,
     pid: Pid,
     up: File,
@@ -48,7 +48,7 @@ struct Kid {
     state: State,
     last_heard: Instant,
     longest_ns: u64,
-    result: Option<ChildRun>,
+    result: Option<ChildRun<S, C>>,
     eof: bool,
     reaped: Option<Exit>,
 }
@@ -57,7 +57,7 @@ struct Kid {
 /// benchmark with `make`, sizes its count, waits for the common start, runs its timed
 /// intervals and reports), then returns the results in index order and the run's start and
 /// end. On any failure every child is killed and reaped before the error is returned.
-pub fn run<B, F>(cfg: &RunConfig, mut make: F) -> Result<Ran, Error>
+pub fn run<B, F>(cfg: &RunConfig, mut make: F) -> Result<Ran<B::Sample, B::Child>, Error>
 where
     B: Benchmark,
     F: FnMut(&ChildInfo) -> anyhow::Result<B>,
@@ -67,7 +67,7 @@ where
     let start_ns = now_ns();
     let parent = nix::unistd::getpid();
     let guard = InterruptGuard::install();
-    let mut kids: Vec<Kid> = Vec::new();
+    let mut kids: Vec<Kid<B::Sample, B::Child>> = Vec::new();
     for (index, &cpu) in cfg.placement.iter().enumerate() {
         let who = Who { index, cpu };
         match spawn(cfg, who, parent, &mut make, &mut kids) {
@@ -99,8 +99,8 @@ fn spawn<B, F>(
     who: Who,
     parent: Pid,
     make: &mut F,
-    earlier: &mut Vec<Kid>,
-) -> Result<Kid, Error>
+    earlier: &mut Vec<Kid<B::Sample, B::Child>>,
+) -> Result<Kid<B::Sample, B::Child>, Error>
 where
     B: Benchmark,
     F: FnMut(&ChildInfo) -> anyhow::Result<B>,
@@ -151,7 +151,7 @@ where
 }
 
 /// Kills and reaps every child still around; nothing is left behind, not even a zombie.
-fn abort_all(kids: &mut [Kid]) {
+fn abort_all<S, C>(kids: &mut [Kid<S, C>]) {
     for k in kids.iter() {
         if k.reaped.is_none() {
             process::kill(k.pid, Signal::SIGKILL);
@@ -165,7 +165,7 @@ fn abort_all(kids: &mut [Kid]) {
 }
 
 /// Sends a control byte; the child's silence is counted from here on.
-fn send_byte(k: &mut Kid, b: u8) -> Result<(), Error> {
+fn send_byte<S, C>(k: &mut Kid<S, C>, b: u8) -> Result<(), Error> {
     k.last_heard = Instant::now();
     k.down.write_all(&[b]).map_err(|_| Error::ChildGone {
         child: k.who,
@@ -175,7 +175,7 @@ fn send_byte(k: &mut Kid, b: u8) -> Result<(), Error> {
 
 /// lmbench's sequence: all ready, warmup, GO, all done, RESULT, all reported, EXIT, reap.
 /// Sequential runs give each child its GO only after the one before it is done.
-fn drive(cfg: &RunConfig, kids: &mut [Kid]) -> Result<(), Error> {
+fn drive<S: Data, C: Data>(cfg: &RunConfig, kids: &mut [Kid<S, C>]) -> Result<(), Error> {
     pump(cfg, kids, |k| k.state >= State::Ready, None)?;
     if cfg.warmup_us > 0 {
         let until = Instant::now() + Duration::from_micros(cfg.warmup_us);
@@ -220,10 +220,10 @@ fn drive(cfg: &RunConfig, kids: &mut [Kid]) -> Result<(), Error> {
 
 /// Reads children's messages until every child satisfies `done` (or `until` passes), failing
 /// on an interrupt, a child's error, a child's death or a child that stays silent too long.
-fn pump(
+fn pump<S: Data, C: Data>(
     cfg: &RunConfig,
-    kids: &mut [Kid],
-    done: impl Fn(&Kid) -> bool,
+    kids: &mut [Kid<S, C>],
+    done: impl Fn(&Kid<S, C>) -> bool,
     until: Option<Instant>,
 ) -> Result<(), Error> {
     loop {
@@ -259,7 +259,7 @@ fn pump(
 
 /// Indexes of the children whose pipes have something to read (or hung up), waiting up to
 /// `wait_ms`.
-fn readable(kids: &[Kid], wait_ms: u16) -> Result<Vec<usize>, Error> {
+fn readable<S, C>(kids: &[Kid<S, C>], wait_ms: u16) -> Result<Vec<usize>, Error> {
     let (mut fds, map): (Vec<PollFd>, Vec<usize>) = kids
         .iter()
         .enumerate()
@@ -282,7 +282,7 @@ fn readable(kids: &[Kid], wait_ms: u16) -> Result<Vec<usize>, Error> {
 }
 
 /// Reads what one child sent and acts on it; a failure report or an early end is an error.
-fn listen(k: &mut Kid) -> Result<(), Error> {
+fn listen<S: Data, C: Data>(k: &mut Kid<S, C>) -> Result<(), Error> {
     let mut chunk = [0u8; 65536];
     loop {
         match k.up.read(&mut chunk) {

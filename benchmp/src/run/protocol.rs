@@ -12,11 +12,12 @@ use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use serde::{Deserialize, Serialize};
 
-use super::ChildRun;
+use super::{ChildRun, Data};
 
-/// Messages from a child to the parent.
+/// Messages from a child to the parent (its benchmark's sample and child records typed).
 #[derive(Debug, Serialize, Deserialize)]
-pub(super) enum Up {
+#[serde(bound = "S: Data, C: Data")]
+pub(super) enum Up<S, C> {
     /// Built, pinned and sized; waiting for GO.
     Ready,
     /// One timed interval ended after this many ns (the parent's hang deadline grows with it).
@@ -24,7 +25,7 @@ pub(super) enum Up {
     /// Every timed interval is done; keeping busy until RESULT.
     Done,
     /// The child's measurements.
-    Result(Box<ChildRun>),
+    Result(Box<ChildRun<S, C>>),
     /// The child failed; its exit status and the one-line reason.
     Failed { code: i32, message: String },
 }
@@ -37,7 +38,7 @@ pub(super) const RESULT: u8 = b'R';
 pub(super) const EXIT: u8 = b'X';
 
 /// Writes one frame: a little-endian u32 length, then the JSON body.
-pub(super) fn send(up: &mut File, msg: &Up) -> std::io::Result<()> {
+pub(super) fn send<S: Data, C: Data>(up: &mut File, msg: &Up<S, C>) -> std::io::Result<()> {
     let body = serde_json::to_vec(msg).map_err(std::io::Error::other)?;
     let mut frame = Vec::with_capacity(body.len() + 4);
     frame.extend_from_slice(&(body.len() as u32).to_le_bytes());
@@ -46,14 +47,16 @@ pub(super) fn send(up: &mut File, msg: &Up) -> std::io::Result<()> {
 }
 
 /// Takes every complete frame off the front of `buf`, leaving a partial one in place.
-pub(super) fn decode(buf: &mut Vec<u8>) -> Result<Vec<Up>, serde_json::Error> {
+pub(super) fn decode<S: Data, C: Data>(
+    buf: &mut Vec<u8>,
+) -> Result<Vec<Up<S, C>>, serde_json::Error> {
     let mut out = Vec::new();
     while buf.len() >= 4 {
         let len = u32::from_le_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
         if buf.len() < 4 + len {
             break;
         }
-        let msg: Up = serde_json::from_slice(&buf[4..4 + len])?;
+        let msg: Up<S, C> = serde_json::from_slice(&buf[4..4 + len])?;
         buf.drain(..4 + len);
         out.push(msg);
     }
@@ -99,16 +102,16 @@ mod tests {
     fn frames_round_trip_across_partial_reads() {
         let (r, w) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
         let mut wf = File::from(w);
-        send(&mut wf, &Up::Ready).unwrap();
-        send(&mut wf, &Up::Progress { elapsed_ns: 42 }).unwrap();
+        send(&mut wf, &Up::<(), ()>::Ready).unwrap();
+        send(&mut wf, &Up::<(), ()>::Progress { elapsed_ns: 42 }).unwrap();
         drop(wf);
         let mut buf = Vec::new();
         File::from(r).read_to_end(&mut buf).unwrap();
         // Feed the frames in two pieces to check partial frames are kept.
         let tail = buf.split_off(5);
-        assert!(decode(&mut buf).unwrap().is_empty());
+        assert!(decode::<(), ()>(&mut buf).unwrap().is_empty());
         buf.extend_from_slice(&tail);
-        let msgs = decode(&mut buf).unwrap();
+        let msgs = decode::<(), ()>(&mut buf).unwrap();
         assert_eq!(msgs.len(), 2);
         assert!(matches!(msgs[0], Up::Ready));
         assert!(matches!(msgs[1], Up::Progress { elapsed_ns: 42 }));
@@ -118,6 +121,6 @@ mod tests {
     #[test]
     fn garbage_is_an_error_not_a_panic() {
         let mut buf = vec![3, 0, 0, 0, b'x', b'y', b'z'];
-        assert!(decode(&mut buf).is_err());
+        assert!(decode::<(), ()>(&mut buf).is_err());
     }
 }

@@ -45,7 +45,7 @@ pub(super) fn child(index: usize, cpu: usize, clock: Option<CoreClock>) -> Child
         accepted: true,
         cpu_start: Some(cpu),
         cpu_end: Some(cpu),
-        detail: serde_json::Value::Null,
+        detail: None,
     };
     let dmips = crate::dmips(crate::dhrystones_per_second(200_000_000, 3_510_000_000));
     ChildResult::new(index, Some(cpu), 0, &timed, &detail, dmips, clock)

@@ -11,3 +11,32 @@ mod fixtures;
 
 pub use model::{ChildResult, ClusterResult, Setup, Summary, Verification};
 pub use text::render_text;
+
+use serde::{Deserialize, Serialize};
+
+use crate::Variant;
+use crate::parallel::LoopDetail;
+
+/// dhry's report data: each measurement's variant and run count, each child's timed loop
+/// record, and the summary as the tool section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dhry;
+
+impl benchmp::ToolData for Dhry {
+    type Params = Params;
+    type Sample = LoopDetail;
+    type Child = ();
+    type Extra = Summary;
+}
+
+/// dhry's report.
+pub type Report = benchmp::Report<Dhry>;
+
+/// Parameters of one measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Params {
+    /// Build variant of the loop.
+    pub variant: Variant,
+    /// Dhrystone runs per child.
+    pub runs: u64,
+}

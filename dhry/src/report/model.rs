@@ -7,7 +7,7 @@ use benchmp::freq::CoreClock;
 use benchmp::host::Build;
 use benchmp::run::{Sample, who};
 use benchmp::topology::Topology;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::parallel::{LoopDetail, Probe, RunPlan};
 use crate::{
@@ -16,7 +16,7 @@ use crate::{
 };
 
 /// Outcome of the section-5 check.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Verification {
     /// True when every checked variable has its expected value.
     pub passed: bool,
@@ -25,7 +25,7 @@ pub struct Verification {
 }
 
 /// One child's timed loop and figures.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ChildResult {
     /// Child number.
     pub child: usize,
@@ -77,7 +77,7 @@ impl ChildResult {
         child: usize,
         cpu: Option<usize>,
         cluster: usize,
-        timed: &Sample,
+        timed: &Sample<LoopDetail>,
         detail: &LoopDetail,
         dmips: f64,
         clock: Option<CoreClock>,
@@ -119,7 +119,7 @@ impl ChildResult {
 }
 
 /// One cluster's figures.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClusterResult {
     /// Cluster index in benchmp's topology.
     pub cluster: usize,
@@ -136,7 +136,7 @@ pub struct ClusterResult {
 }
 
 /// Everything `dhry` adds to benchmp's report (its `extra`), and what the text shows.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// Always "dhrystone".
     pub benchmark: String,
@@ -202,8 +202,8 @@ impl Summary {
     /// `loops` are their timed loops in child order ([`crate::parallel::loop_results`]) and
     /// `clock_of` gives the core clock of the CPU a loop ended on.
     pub fn new(
-        m: &benchmp::Measurement,
-        loops: &[(Sample, LoopDetail)],
+        m: &benchmp::Measurement<super::Dhry>,
+        loops: &[(Sample<LoopDetail>, LoopDetail)],
         topology: &Topology,
         setup: Setup,
         mut clock_of: impl FnMut(Option<usize>) -> Option<CoreClock>,

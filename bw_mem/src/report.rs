@@ -1,0 +1,202 @@
+//! What bw_mem keeps in its report, as types: each measurement's parameters (the operation,
+//! the bytes one pass counts, touches, loads and stores, the implementation), each child's
+//! pages, and the tool section (the bus-traffic figures, the pages obtained). The report is
+//! `benchmp::Report<BwMem>`, so reading it back is a compile-time fact.
+
+use benchmp::sys::mem::Pages;
+use benchmp::{AggregateMode, Measurement, ToolData};
+use serde::{Deserialize, Serialize};
+
+use crate::bench::ChildPages;
+use crate::kernels::Kernel;
+use crate::ops::Stores;
+use crate::plan::Plan;
+
+/// bw_mem's report data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BwMem;
+
+impl ToolData for BwMem {
+    type Params = Params;
+    type Sample = ();
+    type Child = ChildPages;
+    type Extra = Extra;
+}
+
+/// bw_mem's report.
+pub type Report = benchmp::Report<BwMem>;
+
+/// Parameters of one measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Params {
+    /// Operation name (`rd`, `fcp`, …).
+    pub op: String,
+    /// The size argument, bytes.
+    pub size_bytes: u64,
+    /// lmbench's conflict layout (destination 1920 bytes into its buffer), for copies.
+    pub conflict: bool,
+    /// Implementation label.
+    pub implementation: String,
+    /// Instruction set of the implementation.
+    pub isa: String,
+    /// Bytes one vector register holds in that instruction set.
+    pub vector_bytes: u32,
+    /// Access pattern in words.
+    pub access: String,
+    /// Bytes counted for the figure per pass (lmbench's accounting).
+    pub bytes_counted_per_iteration: u64,
+    /// Bytes of the source buffer a pass walks.
+    pub bytes_touched_per_iteration: u64,
+    /// Bytes a pass loads.
+    pub load_bytes_per_iteration: u64,
+    /// Bytes a pass stores.
+    pub store_bytes_per_iteration: u64,
+    /// Bytes a pass moves between the caches and memory (the bus model).
+    pub bus_bytes_per_iteration: u64,
+    /// How the stores reach memory.
+    pub stores: Stores,
+    /// Page size asked for.
+    pub pages: Pages,
+}
+
+impl Params {
+    /// The parameters of `plan`'s operation at `size` with `kernel` on `pages`.
+    pub fn new(plan: &Plan, kernel: Kernel, size: u64, pages: Pages) -> Params {
+        let t = plan.op.traffic(size);
+        Params {
+            op: plan.op.name().to_string(),
+            size_bytes: size,
+            conflict: plan.conflict && plan.op.uses_second_buffer(),
+            implementation: kernel.label(),
+            isa: kernel.isa().name().to_string(),
+            vector_bytes: kernel.isa().vector_bytes(),
+            access: plan.op.access().to_string(),
+            bytes_counted_per_iteration: t.counted_bytes,
+            bytes_touched_per_iteration: t.touched_bytes,
+            load_bytes_per_iteration: t.load_bytes,
+            store_bytes_per_iteration: t.store_bytes,
+            bus_bytes_per_iteration: t.bus_bytes,
+            stores: t.stores,
+            pages,
+        }
+    }
+}
+
+/// The bus-traffic figures of one measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bus {
+    /// The size argument, bytes.
+    pub size_bytes: u64,
+    /// Bytes a pass moves between the caches and memory.
+    pub bus_bytes_per_iteration: u64,
+    /// How the stores reach memory.
+    pub stores: Stores,
+    /// The system figures scaled from counted bytes to bus bytes, MB/s.
+    pub bus_mb_per_s: BusFigures,
+}
+
+/// The system figures in bus bytes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BusFigures {
+    /// From the cluster figure.
+    pub cluster: f64,
+    /// From lmbench's median figure.
+    pub median: f64,
+    /// From the figure shown on the text line.
+    pub shown: f64,
+}
+
+/// One child's pages, with the measurement and child they belong to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PagesRow {
+    /// The size argument of the measurement, bytes.
+    pub size_bytes: u64,
+    /// Child number.
+    pub child: usize,
+    /// Its CPU.
+    pub cpu: Option<usize>,
+    /// What backs its buffers.
+    #[serde(flatten)]
+    pub pages: ChildPages,
+}
+
+/// bw_mem's section of the report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Extra {
+    /// Operation name.
+    pub op: String,
+    /// What it does, in words.
+    pub description: String,
+    /// Implementation label.
+    pub implementation: String,
+    /// Instruction set.
+    pub isa: String,
+    /// Page size asked for.
+    pub pages_requested: Pages,
+    /// lmbench's conflict layout, for copies.
+    pub conflict: bool,
+    /// What the figure counts, in words.
+    pub figure: String,
+    /// Bus-traffic figures, per measurement.
+    pub bus: Vec<Bus>,
+    /// Pages each child of each measurement obtained.
+    pub pages_obtained: Vec<PagesRow>,
+}
+
+impl Extra {
+    /// The tool section for the measurements made.
+    pub fn new(
+        plan: &Plan,
+        kernel: Kernel,
+        pages: Pages,
+        measurements: &[Measurement<BwMem>],
+        mode: AggregateMode,
+    ) -> Extra {
+        let bus = measurements
+            .iter()
+            .map(|m| {
+                let t = plan.op.traffic(m.params.size_bytes);
+                let f = t.bus_bytes as f64 / t.counted_bytes.max(1) as f64;
+                Bus {
+                    size_bytes: m.params.size_bytes,
+                    bus_bytes_per_iteration: t.bus_bytes,
+                    stores: t.stores,
+                    bus_mb_per_s: BusFigures {
+                        cluster: m.aggregate.cluster * f,
+                        median: m.aggregate.median * f,
+                        shown: m.figure(mode) * f,
+                    },
+                }
+            })
+            .collect();
+        Extra {
+            op: plan.op.name().to_string(),
+            description: plan.op.description().to_string(),
+            implementation: kernel.label(),
+            isa: kernel.isa().name().to_string(),
+            pages_requested: pages,
+            conflict: plan.conflict && plan.op.uses_second_buffer(),
+            figure: "bytes counted as lmbench (the size argument per pass) per second, MB = 10^6"
+                .to_string(),
+            bus,
+            pages_obtained: pages_obtained(measurements),
+        }
+    }
+}
+
+/// The pages every child of every measurement reported.
+pub fn pages_obtained(measurements: &[Measurement<BwMem>]) -> Vec<PagesRow> {
+    measurements
+        .iter()
+        .flat_map(|m| {
+            m.children.iter().filter_map(move |c| {
+                Some(PagesRow {
+                    size_bytes: m.params.size_bytes,
+                    child: c.index,
+                    cpu: c.cpu,
+                    pages: c.detail?,
+                })
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,100 @@
+//! What lat_mem_rd keeps in its report, as types: each measurement's parameters (size,
+//! stride, layout), each child's note about its buffer, and the tool section (the sweep, its
+//! timing, the curves and their summaries). The report is `benchmp::Report<LatMemRd>`.
+
+use benchmp::ToolData;
+use benchmp::sys::mem::Pages;
+use serde::{Deserialize, Serialize};
+
+use crate::config::{Strategy, Sweep};
+use crate::measure::{ChildNote, Point};
+use crate::summary::CurveSummary;
+
+/// lat_mem_rd's report data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LatMemRd;
+
+impl ToolData for LatMemRd {
+    type Params = Params;
+    type Sample = ();
+    type Child = ChildNote;
+    type Extra = Extra;
+}
+
+/// lat_mem_rd's report.
+pub type Report = benchmp::Report<LatMemRd>;
+
+/// Parameters of one measurement (one size of one stride).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Params {
+    /// Array size, bytes.
+    pub size_bytes: u64,
+    /// Stride, bytes.
+    pub stride_bytes: u64,
+    /// Chain layout (`sequential`, `random`, `random, exact rings`).
+    pub layout: String,
+    /// Page size asked for.
+    pub pages: Pages,
+    /// Bytes each child maps (lmbench's `len`).
+    pub maxlen_bytes: u64,
+}
+
+/// How long the sweep took and where the time went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Timing {
+    /// How counts were chosen.
+    pub strategy: Strategy,
+    /// Wall time of the whole sweep, ns.
+    pub sweep_wall_ns: u64,
+    /// Framework calibration (interval, overheads), ns.
+    pub framework_calibration_ns: u64,
+    /// Time children spent sizing their counts, over all sizes, ns.
+    pub count_sizing_ns: u64,
+    /// Sizes measured.
+    pub sizes: usize,
+    /// Sizes whose predicted count was confirmed by its first interval.
+    pub sizes_whose_prediction_was_confirmed: usize,
+    /// Shortest accepted interval of the sweep, ns.
+    pub shortest_accepted_interval_ns: Option<u64>,
+}
+
+/// One child's curve: its figure at each size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChildCurve {
+    /// Child number.
+    pub child: usize,
+    /// Its CPU.
+    pub cpu: Option<usize>,
+    /// Its cluster.
+    pub cluster: usize,
+    /// (size in bytes, ns per load).
+    pub points: Vec<(u64, f64)>,
+}
+
+/// All sizes of one stride, with each child's curve.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CurveReport {
+    /// Stride, bytes.
+    pub stride_bytes: u64,
+    /// Points, in sweep order.
+    pub points: Vec<Point>,
+    /// Each child's curve.
+    pub per_child: Vec<ChildCurve>,
+}
+
+/// lat_mem_rd's section of the report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Extra {
+    /// The sweep as checked.
+    pub sweep: Sweep,
+    /// Dependent loads in one benchmark iteration.
+    pub loads_per_iteration: u64,
+    /// The interval floor, µs (also in `sweep`; kept for readers of the earlier field).
+    pub enough_floor_us: u64,
+    /// Where the time went.
+    pub timing: Timing,
+    /// Curves per stride.
+    pub curves: Vec<CurveReport>,
+    /// Summary per stride and cluster.
+    pub summary: Vec<CurveSummary>,
+}
