@@ -25,6 +25,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod ab;
 pub mod aggregate;
 pub mod cli;
 pub mod cpulist;

@@ -11,5 +11,4 @@ pub mod kernels;
 pub mod measure;
 pub mod report;
 pub mod run;
-pub mod stats;
 pub mod sys;

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::bench::Config;
-use crate::stats::{KsMethod, Summary, Verdict};
+use benchmp::ab::{KsMethod, Summary, Verdict};
 
 /// Everything one `dto ab` / `dto speedup` run found.
 #[derive(Debug, Clone, Serialize)]
@@ -387,7 +387,7 @@ pub fn render_csv(r: &Report) -> anyhow::Result<String> {
 mod tests {
     use super::*;
     use crate::impls::ImplSpec;
-    use crate::stats::{Summary, Verdict};
+    use benchmp::ab::{Summary, Verdict};
 
     fn cell(test: &'static str, config: &str, base: f64, cur: f64, verdict: Verdict) -> Cell {
         let s = Summary {

@@ -12,8 +12,8 @@ use crate::env::Settings;
 use crate::freq::FreqPin;
 use crate::measure::{self, CellPlan, WARMUP_ITERS};
 use crate::report::{self, Cell, PageStatus, Report, Setup};
-use crate::stats::{self, Verdict};
 use crate::sys;
+use benchmp::ab::{self as stats, Verdict};
 
 /// What to run.
 #[derive(Debug, Clone)]

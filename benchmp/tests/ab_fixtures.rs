@@ -1,7 +1,7 @@
-//! dto's statistics against an independent implementation: values computed by SciPy and NumPy
-//! (tests/fixtures/make_ks_fixtures.py) on fixed sample sets, committed as JSON.
+//! The A/B statistics against an independent implementation: values computed by SciPy and
+//! NumPy (tests/fixtures/make_ks_fixtures.py) on fixed sample sets, committed as JSON.
 
-use dto::stats::{self, KsMethod, kolmogorov};
+use benchmp::ab::{self as stats, KsMethod, kolmogorov};
 use serde_json::Value;
 
 fn fixtures() -> Value {
