@@ -173,6 +173,12 @@ pub fn exit_code_of(e: &anyhow::Error) -> i32 {
         {
             return EXIT_USAGE;
         }
+        if cause
+            .downcast_ref::<crate::compare::CompareError>()
+            .is_some()
+        {
+            return EXIT_USAGE;
+        }
         if cause.downcast_ref::<Unsupported>().is_some() {
             return EXIT_UNSUPPORTED;
         }

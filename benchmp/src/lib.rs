@@ -28,8 +28,10 @@
 pub mod ab;
 pub mod aggregate;
 pub mod cli;
+pub mod compare;
 pub mod cpulist;
 pub mod error;
+pub mod figure;
 pub mod freq;
 pub mod host;
 pub mod progress;

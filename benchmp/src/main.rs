@@ -7,8 +7,10 @@
 //! - `benchmp probe` runs a trivial workload through the framework (used by the tests to check
 //!   placement, sample counts and failure handling from outside the test process).
 //! - `benchmp overhead` measures the framework's own costs on this machine.
+//! - `benchmp compare BASE CUR` gives an A/B verdict on every figure two runs share.
 
 use std::hint::black_box;
+use std::io::Write as _;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -64,6 +66,31 @@ enum Cmd {
         /// Run exactly this many iterations per interval instead of calibrating.
         #[arg(long, value_name = "N")]
         iterations: Option<u64>,
+    },
+    /// Compare two runs: two report files (any tool's --json) or two result folders of
+    /// scripts/suite.sh. Every figure both have gets a verdict: PASS, FAIL (a regression),
+    /// IMPROVED, NOISY (a shift the KS test cannot tell from the spread) or MISSING. Exit
+    /// status 1 when any figure regressed, 0 otherwise, 2 for bad input.
+    Compare {
+        /// The baseline run (a report file or a result folder).
+        base: std::path::PathBuf,
+        /// The run judged against it.
+        current: std::path::PathBuf,
+        /// Smallest change that counts, percent of the baseline's trimmed mean.
+        #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = min_effect)]
+        min_effect: f64,
+        /// KS p-value at or above which a change is indistinguishable from the spread (when
+        /// the samples are numerous enough for the test to tell).
+        #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = probability)]
+        alpha: f64,
+        /// Write the comparison as JSON: to stdout instead of the table (--json), or to a file
+        /// besides it (--json=FILE).
+        #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+        json: Option<String>,
+        /// Write one CSV row per figure: to stdout instead of the table (--csv), or to a file
+        /// besides it (--csv=FILE).
+        #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+        csv: Option<String>,
     },
     /// Print the framework's own costs: timing and loop overhead, fork and handshake time per
     /// child, and the error of known-duration workloads measured through the framework.
@@ -131,8 +158,73 @@ fn main() {
     }
 }
 
+fn min_effect(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if (0.0..=1000.0).contains(&p) => Ok(p),
+        _ => Err(format!("'{s}' is not a percentage from 0 to 1000")),
+    }
+}
+
+fn probability(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 1.0 => Ok(p),
+        _ => Err(format!("'{s}' is not a probability above 0 and at most 1")),
+    }
+}
+
+/// `benchmp compare`: loads both runs, judges every shared figure, writes what was asked.
+fn compare(
+    base: &std::path::Path,
+    current: &std::path::Path,
+    rule: benchmp::ab::Rule,
+    json: Option<&str>,
+    csv: Option<&str>,
+) -> Result<i32> {
+    use benchmp::compare;
+    benchmp::cli::check_outputs(json, csv)?;
+    let b = compare::load(base)?;
+    let c = compare::load(current)?;
+    let cmp = compare::compare(base, &b, current, &c, rule)?;
+    match (json, csv) {
+        (Some("-"), _) => println!("{}", serde_json::to_string_pretty(&cmp)?),
+        (_, Some("-")) => compare::write_csv(&cmp, std::io::stdout().lock())?,
+        _ => print!("{}", compare::render_text(&cmp)),
+    }
+    if let Some(path) = json.filter(|p| *p != "-") {
+        benchmp::session::write_file(path, |w| {
+            serde_json::to_writer_pretty(&mut *w, &cmp)?;
+            writeln!(w)
+        })?;
+    }
+    if let Some(path) = csv.filter(|p| *p != "-") {
+        benchmp::session::write_file(path, |w| compare::write_csv(&cmp, w))?;
+    }
+    Ok(if cmp.regressed() {
+        benchmp::EXIT_FAILED
+    } else {
+        benchmp::EXIT_OK
+    })
+}
+
 fn run(cli: Cli) -> Result<i32> {
     match cli.cmd {
+        Cmd::Compare {
+            base,
+            current,
+            min_effect,
+            alpha,
+            json,
+            csv,
+        } => compare(
+            &base,
+            &current,
+            benchmp::ab::Rule {
+                min_effect_pct: min_effect,
+                alpha,
+            },
+            json.as_deref(),
+            csv.as_deref(),
+        ),
         Cmd::Calibrate { mut timing, json } => {
             timing.recalibrate = true;
             let req = benchmp::timing::CalibrationRequest {

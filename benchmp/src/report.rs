@@ -8,6 +8,7 @@ use std::io::Write;
 use serde::{Deserialize, Serialize};
 
 use crate::aggregate::{Aggregate, AggregateMode, ChildFigure, Metric, Rule};
+use crate::figure::Figure;
 use crate::host::{Build, Host};
 use crate::quality::{MachineState, Overlap, Verdict};
 use crate::run::{ChildRun, Data};
@@ -141,6 +142,10 @@ pub struct Report<T: ToolData> {
     pub pid: i32,
     /// The parent's phases, in order (children's phases are in each child's result).
     pub phases: Vec<ParentPhase>,
+    /// The figures a comparison judges ([`crate::figure`]); absent from reports made before
+    /// they were kept (`benchmp compare` then derives them from the measurements).
+    #[serde(default)]
+    pub figures: Vec<Figure>,
     /// Tool-specific results beyond the measurements (e.g. a latency curve summary).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub extra: Option<T::Extra>,

@@ -347,6 +347,7 @@ impl<T: ToolData> Session<T> {
                 .iter()
                 .map(|m| m.calibration_ns)
                 .sum::<u64>();
+        let figures = crate::figure::default_figures(&self.measurements, |m| m.name.clone());
         Report {
             tool: self.tool,
             version: env!("CARGO_PKG_VERSION").to_string(),
@@ -367,6 +368,7 @@ impl<T: ToolData> Session<T> {
             calibration_ns,
             pid: std::process::id() as i32,
             phases: self.phases,
+            figures,
             extra,
         }
     }

@@ -503,3 +503,112 @@ fn help_works() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("--parallel"));
 }
+
+/// A probe run's report, written to `dir/name.json`.
+fn probe_report(dir: &std::path::Path, name: &str, args: &[&str]) -> serde_json::Value {
+    let path = dir.join(format!("{name}.json"));
+    let out = probe(name)
+        .args(args)
+        .arg(format!("--json={}", path.display()))
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
+}
+
+fn compare(base: &std::path::Path, cur: &std::path::Path, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_benchmp"))
+        .arg("compare")
+        .arg(base)
+        .arg(cur)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn compare_judges_every_shared_figure() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-cli", "compare");
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let base = probe_report(&a, "spin", &["-N", "11"]);
+    // The same run on both sides: every figure passes, exit 0.
+    std::fs::write(b.join("spin.json"), serde_json::to_vec(&base).unwrap()).unwrap();
+    let o = compare(&a, &b, &["--json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    assert!(rows.iter().all(|r| r["verdict"] == "PASS"), "{rows:?}");
+    // The same samples 30 % slower (a throughput): a regression on every figure, exit 1.
+    let mut slow = base.clone();
+    for f in slow["figures"].as_array_mut().unwrap() {
+        f["value"] = (f["value"].as_f64().unwrap() * 0.7).into();
+        for s in f["samples"].as_array_mut().unwrap() {
+            *s = (s.as_f64().unwrap() * 0.7).into();
+        }
+    }
+    std::fs::write(b.join("spin.json"), serde_json::to_vec(&slow).unwrap()).unwrap();
+    let o = compare(&a, &b, &[]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(text.contains("-30.0%") && text.contains("FAIL"), "{text}");
+    // ...and the other way round an improvement, exit 0.
+    let o = compare(&b, &a, &["--csv"]);
+    assert_eq!(o.status.code(), Some(0));
+    let csv = String::from_utf8_lossy(&o.stdout);
+    assert!(csv.starts_with("entry,tool,figure"), "{csv}");
+    assert!(
+        csv.lines().skip(1).all(|l| l.ends_with(",IMPROVED")),
+        "{csv}"
+    );
+    // A figure only one side has is MISSING, not a failure.
+    std::fs::write(b.join("extra.json"), serde_json::to_vec(&base).unwrap()).unwrap();
+    std::fs::write(b.join("spin.json"), serde_json::to_vec(&base).unwrap()).unwrap();
+    let o = compare(&a, &b, &["--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["counts"]["missing"].as_u64().unwrap() >= 1, "{v}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn compare_refuses_what_is_not_a_run() {
+    let dir = benchmp::testing::temp_dir("benchmp-cli", "compare-bad");
+    let not_report = dir.join("x.json");
+    std::fs::write(&not_report, "{\"x\": 1}").unwrap();
+    let text = dir.join("notes.txt");
+    std::fs::write(&text, "hello").unwrap();
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    for (base, cur, says) in [
+        (&not_report, &not_report, "is not a socbench report"),
+        (&text, &text, "is not a socbench report"),
+        (&empty, &empty, "holds no socbench report"),
+        (&dir.join("missing"), &empty, "cannot read"),
+    ] {
+        let o = compare(base, cur, &[]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.starts_with("benchmp: ") && err.contains(says), "{err}");
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_benchmp"))
+        .args(["compare", "a", "b", "--min-effect", "-1"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}

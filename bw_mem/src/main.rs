@@ -124,7 +124,16 @@ fn run(cli: Cli) -> Result<i32> {
 
     let mode = cli.output.aggregate;
     let extra = Extra::new(&plan, kernel, cli.pages, s.measurements(), mode);
-    let report = s.finish(&cli.output, Some(extra));
+    let mut report = s.finish(&cli.output, Some(extra));
+    report.figures = benchmp::figure::default_figures(&report.measurements, |m| {
+        let p = &m.params;
+        let size = benchmp::size::HumanSize(p.size_bytes);
+        if p.conflict {
+            format!("{} {size} conflict", p.op)
+        } else {
+            format!("{} {size}", p.op)
+        }
+    });
     let code = benchmp::emit(&report, &cli.output, |r| {
         r.measurements
             .iter()

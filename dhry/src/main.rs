@@ -172,7 +172,10 @@ fn run(cli: &Cli) -> Result<i32> {
     let clock_of = |cpu: Option<usize>| benchmp::freq::detect(&session.topology, cpu, cli.mhz);
     let m = &session.measurements()[0];
     let summary = Summary::new(m, &loops, &session.topology, setup, clock_of);
-    let report = session.finish(&cli.output, Some(summary.clone()));
+    let mut report = session.finish(&cli.output, Some(summary.clone()));
+    report.figures = benchmp::figure::default_figures(&report.measurements, |m| {
+        format!("dhrystone {}", m.params.variant)
+    });
     let code = benchmp::emit(&report, &cli.output, |_| report::render_text(&summary))?;
 
     warn_about_short_loops(&summary);

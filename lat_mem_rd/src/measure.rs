@@ -460,6 +460,7 @@ pub fn run(
     if !per_size.is_empty() {
         merge_reports(&mut report, per_size, output);
     }
+    report.figures = crate::report::figures(&report);
     Ok(Finished {
         report,
         curves,

@@ -3,6 +3,8 @@
 //! timing, the curves and their summaries). The report is `benchmp::Report<LatMemRd>`.
 
 use benchmp::ToolData;
+use benchmp::ab::Better;
+use benchmp::figure::Figure;
 use benchmp::sys::mem::Pages;
 use serde::{Deserialize, Serialize};
 
@@ -97,4 +99,48 @@ pub struct Extra {
     pub curves: Vec<CurveReport>,
     /// Summary per stride and cluster.
     pub summary: Vec<CurveSummary>,
+}
+
+/// The figures a comparison judges: each plateau of each summarised curve (the latency of a
+/// cache level or of memory, per stride and cluster), with the per-load latency of every
+/// accepted interval of that cluster's children at the sizes on the plateau as samples.
+/// The sizes between plateaus are left out: a transition moves from run to run by design.
+pub fn figures(report: &Report) -> Vec<Figure> {
+    let Some(extra) = &report.extra else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for s in &extra.summary {
+        for p in &s.shape.plateaus {
+            let samples: Vec<f64> = report
+                .measurements
+                .iter()
+                .filter(|m| {
+                    m.params.stride_bytes == s.stride_bytes
+                        && (p.first_bytes..=p.last_bytes).contains(&m.params.size_bytes)
+                })
+                .flat_map(|m| {
+                    m.figures
+                        .iter()
+                        .zip(&m.children)
+                        .filter(|(f, _)| f.cluster == s.cluster)
+                        .flat_map(|(_, c)| c.pairs().map(|pair| m.metric.value(pair)))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            out.push(Figure {
+                name: format!("{} stride {} {}", s.layout, s.stride_bytes, p.label),
+                cpu: match s.cpus.as_slice() {
+                    [one] => Some(*one),
+                    _ => None,
+                },
+                cluster: Some(s.cluster),
+                unit: "ns".into(),
+                better: Better::Lower,
+                value: p.ns,
+                samples,
+            });
+        }
+    }
+    out
 }

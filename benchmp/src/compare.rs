@@ -1,0 +1,562 @@
+//! `benchmp compare BASE CUR`: an A/B verdict on every figure two runs share.
+//!
+//! BASE and CUR are report files (any tool's `--json`) or result folders of
+//! `scripts/suite.sh` (one report per entry, matched by file name). Within a pair of reports,
+//! figures ([`crate::figure`]) are matched by name and CPU/cluster; a name each side has once
+//! is matched across CPUs, so one core can be compared with another. Every matched figure
+//! gets dto's method ([`crate::ab`]): the change of the trimmed means of the samples, the KS
+//! test, outliers against one shared threshold, and a verdict aware of the figure's
+//! direction: PASS, FAIL (a regression), IMPROVED, NOISY (a shift the KS test cannot tell
+//! from the spread) or MISSING (in one run only).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::ab::{self, Better, Rule, Verdict};
+use crate::figure::Figure;
+use crate::report::{AnyTool, Report};
+
+/// Why two runs cannot be compared (always bad input, exit status 2).
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    /// The path cannot be read.
+    #[error("cannot read {}", .0.display())]
+    Read(PathBuf, #[source] std::io::Error),
+    /// A file is not a socbench report.
+    #[error("{} is not a socbench report", .0.display())]
+    NotReport(PathBuf, #[source] serde_json::Error),
+    /// A folder holds no report.
+    #[error("{} holds no socbench report (*.json written with --json)", .0.display())]
+    Empty(PathBuf),
+    /// The two runs share no entry or no figure.
+    #[error("{} and {} have nothing in common: {why}", .base.display(), .cur.display())]
+    NothingInCommon {
+        /// BASE.
+        base: PathBuf,
+        /// CUR.
+        cur: PathBuf,
+        /// What did not match.
+        why: String,
+    },
+}
+
+/// One report of a run, with the entry name it is matched by.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// The suite entry (file name without `.json`), or the tool for a single file.
+    pub label: String,
+    /// The report.
+    pub report: Report<AnyTool>,
+}
+
+/// Reads a report file, or every report of a result folder (other JSON files are skipped).
+pub fn load(path: &Path) -> Result<Vec<Entry>, CompareError> {
+    let meta = std::fs::metadata(path).map_err(|e| CompareError::Read(path.to_path_buf(), e))?;
+    if !meta.is_dir() {
+        let report = read_report(path)?;
+        return Ok(vec![Entry {
+            label: report.tool.clone(),
+            report,
+        }]);
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(|e| CompareError::Read(path.to_path_buf(), e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json") && p.is_file())
+        .collect();
+    files.sort();
+    let entries: Vec<Entry> = files
+        .iter()
+        .filter_map(|f| {
+            let report = read_report(f).ok()?;
+            let label = f.file_stem()?.to_string_lossy().into_owned();
+            Some(Entry { label, report })
+        })
+        .collect();
+    if entries.is_empty() {
+        return Err(CompareError::Empty(path.to_path_buf()));
+    }
+    Ok(entries)
+}
+
+fn read_report(path: &Path) -> Result<Report<AnyTool>, CompareError> {
+    let text = std::fs::read(path).map_err(|e| CompareError::Read(path.to_path_buf(), e))?;
+    let mut report: Report<AnyTool> = serde_json::from_slice(&text)
+        .map_err(|e| CompareError::NotReport(path.to_path_buf(), e))?;
+    if report.figures.is_empty() {
+        // A report from before figures were kept: its measurements' default figures.
+        report.figures = crate::figure::default_figures(&report.measurements, |m| m.name.clone());
+    }
+    Ok(report)
+}
+
+/// One side of a compared figure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Side {
+    /// CPU of the figure (`None`: cluster or system).
+    pub cpu: Option<usize>,
+    /// The figure as its run reported it.
+    pub value: f64,
+    /// Trimmed mean of its samples (the value when it has none): what is compared.
+    pub trimmed_mean: f64,
+    /// Samples.
+    pub n: usize,
+    /// Samples above the shared outlier threshold.
+    pub outliers: usize,
+}
+
+/// One row of the comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// Suite entry (or tool).
+    pub entry: String,
+    /// Tool.
+    pub tool: String,
+    /// Figure name and CPU or cluster (`rd 64M cpu0`).
+    pub figure: String,
+    /// Unit.
+    pub unit: String,
+    /// Which way is better.
+    pub better: Better,
+    /// BASE's side (`None`: missing there).
+    pub base: Option<Side>,
+    /// CUR's side (`None`: missing there).
+    pub current: Option<Side>,
+    /// (current − base) / base × 100 of the trimmed means.
+    pub change_pct: Option<f64>,
+    /// KS statistic of the trimmed samples.
+    pub ks_d: Option<f64>,
+    /// KS p-value.
+    pub ks_p: Option<f64>,
+    /// The verdict.
+    pub verdict: Verdict,
+}
+
+/// The whole comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// BASE as given.
+    pub base: String,
+    /// CUR as given.
+    pub current: String,
+    /// The rule applied.
+    pub rule: Rule,
+    /// Every figure.
+    pub rows: Vec<Row>,
+    /// Rows per verdict.
+    pub counts: Counts,
+}
+
+/// How many rows got each verdict.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    /// PASS.
+    pub pass: usize,
+    /// FAIL (regressions).
+    pub fail: usize,
+    /// IMPROVED.
+    pub improved: usize,
+    /// NOISY.
+    pub noisy: usize,
+    /// MISSING.
+    pub missing: usize,
+}
+
+impl Comparison {
+    /// True when some figure regressed.
+    pub fn regressed(&self) -> bool {
+        self.counts.fail > 0
+    }
+}
+
+/// Compares two runs: entries matched by label (a single file on each side is matched
+/// whatever its name, when both are the same tool), figures within them by name and CPU.
+pub fn compare(
+    base_path: &Path,
+    base: &[Entry],
+    cur_path: &Path,
+    cur: &[Entry],
+    rule: Rule,
+) -> Result<Comparison, CompareError> {
+    let nothing = |why: String| CompareError::NothingInCommon {
+        base: base_path.to_path_buf(),
+        cur: cur_path.to_path_buf(),
+        why,
+    };
+    let single = base.len() == 1 && cur.len() == 1;
+    let mut rows = Vec::new();
+    let mut shared = 0;
+    for b in base {
+        let c = if single {
+            cur.first().filter(|c| c.report.tool == b.report.tool)
+        } else {
+            cur.iter()
+                .find(|c| c.label == b.label && c.report.tool == b.report.tool)
+        };
+        match c {
+            Some(c) => {
+                shared += 1;
+                rows.extend(compare_figures(
+                    &b.label,
+                    &b.report.tool,
+                    &b.report.figures,
+                    &c.report.figures,
+                    rule,
+                ));
+            }
+            None => rows.extend(compare_figures(
+                &b.label,
+                &b.report.tool,
+                &b.report.figures,
+                &[],
+                rule,
+            )),
+        }
+    }
+    for c in cur {
+        let matched = if single {
+            base.first().is_some_and(|b| b.report.tool == c.report.tool)
+        } else {
+            base.iter()
+                .any(|b| b.label == c.label && b.report.tool == c.report.tool)
+        };
+        if !matched {
+            rows.extend(compare_figures(
+                &c.label,
+                &c.report.tool,
+                &[],
+                &c.report.figures,
+                rule,
+            ));
+        }
+    }
+    if shared == 0 {
+        let names = |e: &[Entry]| {
+            e.iter()
+                .map(|x| format!("{} ({})", x.label, x.report.tool))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Err(nothing(format!(
+            "no entry of the same name and tool (BASE: {}; CUR: {})",
+            names(base),
+            names(cur)
+        )));
+    }
+    if rows.iter().all(|r| r.verdict == Verdict::Missing) {
+        return Err(nothing("no figure is in both".into()));
+    }
+    let mut counts = Counts::default();
+    for r in &rows {
+        match r.verdict {
+            Verdict::Pass | Verdict::Ref => counts.pass += 1,
+            Verdict::Fail => counts.fail += 1,
+            Verdict::Improved => counts.improved += 1,
+            Verdict::Noisy => counts.noisy += 1,
+            Verdict::Missing => counts.missing += 1,
+        }
+    }
+    Ok(Comparison {
+        base: base_path.display().to_string(),
+        current: cur_path.display().to_string(),
+        rule,
+        rows,
+        counts,
+    })
+}
+
+/// Matches two reports' figures and judges every pair; the unmatched are MISSING.
+pub fn compare_figures(
+    entry: &str,
+    tool: &str,
+    base: &[Figure],
+    cur: &[Figure],
+    rule: Rule,
+) -> Vec<Row> {
+    let key = |f: &Figure| (f.name.clone(), f.cpu, f.cluster);
+    let mut used_cur = vec![false; cur.len()];
+    let mut pairs: Vec<(Option<&Figure>, Option<&Figure>)> = Vec::new();
+    let mut unmatched_base = Vec::new();
+    for b in base {
+        match (0..cur.len()).find(|&j| !used_cur[j] && key(&cur[j]) == key(b)) {
+            Some(j) => {
+                used_cur[j] = true;
+                pairs.push((Some(b), Some(&cur[j])));
+            }
+            None => unmatched_base.push(b),
+        }
+    }
+    // A name each side has exactly once more: the same figure on another CPU or cluster.
+    for b in unmatched_base {
+        let once = |fs: &[&Figure]| fs.iter().filter(|f| f.name == b.name).count() == 1;
+        let left: Vec<&Figure> = cur
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| !used_cur[*j])
+            .map(|(_, f)| f)
+            .collect();
+        let j = (0..cur.len()).find(|&j| !used_cur[j] && cur[j].name == b.name);
+        match j {
+            Some(j) if once(&left) && once(&[b]) && b.cpu.is_some() == cur[j].cpu.is_some() => {
+                used_cur[j] = true;
+                pairs.push((Some(b), Some(&cur[j])));
+            }
+            _ => pairs.push((Some(b), None)),
+        }
+    }
+    for (j, f) in cur.iter().enumerate() {
+        if !used_cur[j] {
+            pairs.push((None, Some(f)));
+        }
+    }
+    pairs
+        .into_iter()
+        .map(|(b, c)| judge_pair(entry, tool, b, c, rule))
+        .collect()
+}
+
+/// The row of one matched (or unmatched) pair of figures.
+fn judge_pair(entry: &str, tool: &str, b: Option<&Figure>, c: Option<&Figure>, rule: Rule) -> Row {
+    let any = b.or(c).expect("one side at least");
+    let figure = match (b, c) {
+        (Some(b), Some(c)) if b.cpu != c.cpu => {
+            format!("{} ({} vs {})", b.name, place(b), place(c))
+        }
+        _ => any.describe(),
+    };
+    let mut row = Row {
+        entry: entry.to_string(),
+        tool: tool.to_string(),
+        figure,
+        unit: any.unit.clone(),
+        better: any.better,
+        base: None,
+        current: None,
+        change_pct: None,
+        ks_d: None,
+        ks_p: None,
+        verdict: Verdict::Missing,
+    };
+    let (Some(b), Some(c)) = (b, c) else {
+        row.base = b.map(|f| side(f, &sorted(f), 0));
+        row.current = c.map(|f| side(f, &sorted(f), 0));
+        return row;
+    };
+    let (sb, sc) = (sorted(b), sorted(c));
+    let cmp = ab::compare(&sb, &sc, rule.min_effect_pct, false);
+    let outliers = |s: &[f64], n: usize| if s.is_empty() { 0 } else { n };
+    row.base = Some(side(b, &sb, outliers(&sb, cmp.outliers.baseline)));
+    row.current = Some(side(c, &sc, outliers(&sc, cmp.outliers.current)));
+    row.change_pct = Some(cmp.change_pct);
+    row.ks_d = Some(cmp.ks.d);
+    row.ks_p = Some(cmp.ks.p);
+    row.verdict = ab::judge(&cmp, any.better, rule, (b.samples.len(), c.samples.len()));
+    row
+}
+
+/// A figure's samples sorted, or its value alone when it has none.
+fn sorted(f: &Figure) -> Vec<f64> {
+    let mut s: Vec<f64> = if f.samples.is_empty() {
+        vec![f.value]
+    } else {
+        f.samples.clone()
+    };
+    ab::sort(&mut s);
+    s
+}
+
+fn side(f: &Figure, sorted: &[f64], outliers: usize) -> Side {
+    Side {
+        cpu: f.cpu,
+        value: f.value,
+        trimmed_mean: ab::trimmed_mean(sorted),
+        n: f.samples.len(),
+        outliers,
+    }
+}
+
+fn place(f: &Figure) -> String {
+    match (f.cpu, f.cluster) {
+        (Some(c), _) => format!("cpu{c}"),
+        (None, Some(k)) => format!("cluster{k}"),
+        (None, None) => "system".into(),
+    }
+}
+
+/// The text table: one row per figure with both figures, the change, p and the verdict,
+/// then the counts.
+pub fn render_text(c: &Comparison) -> String {
+    use std::fmt::Write as _;
+    let mut out = format!(
+        "benchmp compare: BASE {} vs CUR {} (minimum effect {:.1} %, KS alpha {})\n",
+        c.base, c.current, c.rule.min_effect_pct, c.rule.alpha
+    );
+    let w = c
+        .rows
+        .iter()
+        .map(|r| r.entry.len() + r.figure.len() + 1)
+        .max()
+        .unwrap_or(10)
+        .max(10);
+    let _ = writeln!(
+        out,
+        "{:<w$}  {:>12}  {:>12}  {:<12}  {:>8}  {:>8}  verdict",
+        "figure", "base", "current", "unit", "change", "p"
+    );
+    let num = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.2}"));
+    for r in &c.rows {
+        let _ = writeln!(
+            out,
+            "{:<w$}  {:>12}  {:>12}  {:<12}  {:>8}  {:>8}  {}",
+            format!("{} {}", r.entry, r.figure),
+            num(r.base.as_ref().map(|s| s.trimmed_mean)),
+            num(r.current.as_ref().map(|s| s.trimmed_mean)),
+            format!(
+                "{}{}",
+                r.unit,
+                match r.better {
+                    Better::Higher => " ↑",
+                    Better::Lower => " ↓",
+                }
+            ),
+            r.change_pct
+                .map_or("-".to_string(), |v| format!("{v:+.1}%")),
+            r.ks_p.map_or("-".to_string(), |p| format!("{p:.3}")),
+            r.verdict.label()
+        );
+    }
+    let k = &c.counts;
+    let _ = writeln!(
+        out,
+        "{} figures: {} PASS, {} FAIL, {} IMPROVED, {} NOISY, {} MISSING",
+        c.rows.len(),
+        k.pass,
+        k.fail,
+        k.improved,
+        k.noisy,
+        k.missing
+    );
+    out
+}
+
+/// One CSV row per figure.
+pub fn write_csv(c: &Comparison, w: impl std::io::Write) -> std::io::Result<()> {
+    let mut out = csv::Writer::from_writer(w);
+    out.write_record([
+        "entry",
+        "tool",
+        "figure",
+        "unit",
+        "better",
+        "base",
+        "base_n",
+        "current",
+        "current_n",
+        "change_pct",
+        "ks_d",
+        "ks_p",
+        "base_outliers",
+        "current_outliers",
+        "verdict",
+    ])?;
+    let num = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.6}"));
+    for r in &c.rows {
+        let s = |x: &Option<Side>, f: fn(&Side) -> String| x.as_ref().map_or(String::new(), f);
+        out.write_record([
+            r.entry.clone(),
+            r.tool.clone(),
+            r.figure.clone(),
+            r.unit.clone(),
+            match r.better {
+                Better::Higher => "higher",
+                Better::Lower => "lower",
+            }
+            .to_string(),
+            s(&r.base, |x| format!("{:.6}", x.trimmed_mean)),
+            s(&r.base, |x| x.n.to_string()),
+            s(&r.current, |x| format!("{:.6}", x.trimmed_mean)),
+            s(&r.current, |x| x.n.to_string()),
+            num(r.change_pct),
+            num(r.ks_d),
+            num(r.ks_p),
+            s(&r.base, |x| x.outliers.to_string()),
+            s(&r.current, |x| x.outliers.to_string()),
+            r.verdict.label().to_string(),
+        ])?;
+    }
+    out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fig(name: &str, cpu: Option<usize>, better: Better, samples: &[f64]) -> Figure {
+        Figure {
+            name: name.into(),
+            cpu,
+            cluster: cpu.map(|_| 0),
+            unit: "MB/s".into(),
+            better,
+            value: samples.iter().sum::<f64>() / samples.len().max(1) as f64,
+            samples: samples.to_vec(),
+        }
+    }
+
+    fn spread(center: f64) -> Vec<f64> {
+        (0..11)
+            .map(|i| center * (1.0 + (i as f64 - 5.0) * 0.001))
+            .collect()
+    }
+
+    #[test]
+    fn direction_decides_fail_and_improved() {
+        let rule = Rule::default();
+        let base = [fig("rd 64M", Some(0), Better::Higher, &spread(1000.0))];
+        let slower = [fig("rd 64M", Some(0), Better::Higher, &spread(850.0))];
+        let faster = [fig("rd 64M", Some(0), Better::Higher, &spread(1200.0))];
+        let rows = compare_figures("e", "bw_mem", &base, &slower, rule);
+        assert_eq!(rows[0].verdict, Verdict::Fail);
+        assert!((rows[0].change_pct.unwrap() + 15.0).abs() < 0.01);
+        let rows = compare_figures("e", "bw_mem", &base, &faster, rule);
+        assert_eq!(rows[0].verdict, Verdict::Improved);
+        // For a latency, more is worse.
+        let lat = [fig("L1", None, Better::Lower, &spread(1.0))];
+        let more = [fig("L1", None, Better::Lower, &spread(1.2))];
+        let rows = compare_figures("e", "lat_mem_rd", &lat, &more, rule);
+        assert_eq!(rows[0].verdict, Verdict::Fail);
+        let rows = compare_figures("e", "bw_mem", &base, &base, rule);
+        assert_eq!(rows[0].verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn unmatched_figures_are_missing_and_single_ones_match_across_cpus() {
+        let rule = Rule::default();
+        let base = [
+            fig("rd 64M", Some(0), Better::Higher, &spread(1000.0)),
+            fig("wr 64M", Some(0), Better::Higher, &spread(500.0)),
+        ];
+        let cur = [fig("rd 64M", Some(4), Better::Higher, &spread(2000.0))];
+        let rows = compare_figures("e", "bw_mem", &base, &cur, rule);
+        assert_eq!(rows.len(), 2);
+        let rd = rows.iter().find(|r| r.figure.starts_with("rd")).unwrap();
+        assert_eq!(rd.figure, "rd 64M (cpu0 vs cpu4)");
+        assert_eq!(rd.verdict, Verdict::Improved);
+        let wr = rows.iter().find(|r| r.figure.starts_with("wr")).unwrap();
+        assert_eq!(wr.verdict, Verdict::Missing);
+        assert!(wr.current.is_none());
+    }
+
+    #[test]
+    fn single_samples_are_judged_by_the_effect() {
+        let rule = Rule::default();
+        let base = [fig("coremark", Some(0), Better::Higher, &[100.0])];
+        let cur = [fig("coremark", Some(0), Better::Higher, &[50.0])];
+        let rows = compare_figures("e", "coremark", &base, &cur, rule);
+        assert_eq!(rows[0].verdict, Verdict::Fail);
+        let cur = [fig("coremark", Some(0), Better::Higher, &[97.0])];
+        let rows = compare_figures("e", "coremark", &base, &cur, rule);
+        assert_eq!(rows[0].verdict, Verdict::Pass);
+    }
+}
