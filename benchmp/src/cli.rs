@@ -13,7 +13,8 @@ use crate::error::{EXIT_OK, EXIT_USAGE};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CpuList(pub Vec<usize>);
 
-fn cpu_list(s: &str) -> Result<CpuList, String> {
+/// The value parser of CPU-list options (`0-3,7`; a CPU named twice is refused).
+pub fn cpu_list(s: &str) -> Result<CpuList, String> {
     parse_cpu_list_once(s)
         .map(CpuList)
         .map_err(|e| e.to_string())

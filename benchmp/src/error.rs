@@ -125,6 +125,23 @@ pub enum Error {
         /// The windows.
         overlap: crate::quality::Overlap,
     },
+    /// A load child did not load the whole measuring window.
+    #[error(
+        "{measurement}: {} did not load the whole measuring window: it stalled for {:.3} s of {:.3} s (longest batch {:.3} s against a median of {:.3} ms), and ran from {:.3} s before the window to {:.3} s after it; the figure would not be under load",
+        .load.who(),
+        .load.stalled_ns as f64 / 1e9,
+        .load.window_ns() as f64 / 1e9,
+        .load.longest_batch_ns as f64 / 1e9,
+        .load.median_batch_ns as f64 / 1e6,
+        .load.window_start_ns as f64 / 1e9 - .load.started_ns as f64 / 1e9,
+        .load.stopped_ns as f64 / 1e9 - .load.window_end_ns as f64 / 1e9
+    )]
+    LoadNotRunning {
+        /// Which measurement.
+        measurement: String,
+        /// The load child's result.
+        load: Box<crate::run::LoadRun>,
+    },
     /// SIGINT, SIGTERM or SIGHUP arrived; every child was killed and reaped.
     #[error("interrupted by {}; all children killed and reaped", .0.as_str())]
     Interrupted(Signal),

@@ -66,6 +66,10 @@ enum Cmd {
         /// Run exactly this many iterations per interval instead of calibrating.
         #[arg(long, value_name = "N")]
         iterations: Option<u64>,
+        /// Also run load children (the same spin, without pause) on these CPUs while the
+        /// measuring children time their intervals.
+        #[arg(long, value_name = "LIST", value_parser = benchmp::cli::cpu_list)]
+        load_cpus: Option<benchmp::cli::CpuList>,
     },
     /// Compare two runs: two report files (any tool's --json) or two result folders of
     /// scripts/suite.sh. Every figure both have gets a verdict: PASS, FAIL (a regression),
@@ -284,13 +288,14 @@ fn run(cli: Cli) -> Result<i32> {
             fail_child,
             fail_how,
             iterations,
+            load_cpus,
         } => {
             let mut s = Session::<NoData>::start("benchmp-probe", &placement, &timing)?;
             let mut spec = Spec::rate("spin", 1.0, "iterations/s", ());
             if let Some(n) = iterations {
                 spec.iterations = Iterations::Fixed(n);
             }
-            s.measure(spec, |info: &ChildInfo| {
+            let make = |info: &ChildInfo| {
                 let fail = (fail_child == Some(info.index)).then_some(fail_how);
                 if fail == Some(Failure::Error) {
                     anyhow::bail!("setup failed on purpose");
@@ -300,7 +305,11 @@ fn run(cli: Cli) -> Result<i32> {
                     fail,
                     runs: 0,
                 })
-            })?;
+            };
+            let loads: Vec<Option<usize>> = load_cpus
+                .map(|l| l.0.into_iter().map(Some).collect())
+                .unwrap_or_default();
+            s.measure_loaded(spec, make, &loads, make)?;
             let report = s.finish(&output, None);
             let code = benchmp::emit(&report, &output, |r| {
                 let m = &r.measurements[0];

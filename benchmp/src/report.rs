@@ -11,7 +11,7 @@ use crate::aggregate::{Aggregate, AggregateMode, ChildFigure, Metric, Rule};
 use crate::figure::Figure;
 use crate::host::{Build, Host};
 use crate::quality::{MachineState, Overlap, Verdict};
-use crate::run::{ChildRun, Data};
+use crate::run::{ChildRun, Data, LoadRun};
 use crate::sched::Placement;
 use crate::timing::Calibration;
 use crate::topology::Topology;
@@ -80,6 +80,9 @@ pub struct Measurement<T: ToolData> {
     /// How the children's timed windows overlapped (absent in reports before it was kept).
     #[serde(default = "Overlap::unknown")]
     pub overlap: Overlap,
+    /// What each load child did over the measuring window (empty without load children).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loads: Vec<LoadRun>,
 }
 
 /// Run quality: machine state around the run and the noise verdict.

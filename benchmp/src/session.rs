@@ -10,7 +10,7 @@ use crate::error::{EXIT_FAILED, EXIT_OK, Error};
 use crate::host::{Build, Host};
 use crate::quality::{MachineState, NoisePolicy, Overlap, judge};
 use crate::report::{Measurement, Quality, Report, ToolData, write_csv, write_json};
-use crate::run::{Benchmark, ChildInfo, Iterations, RunConfig, run};
+use crate::run::{Benchmark, ChildInfo, Iterations, RunConfig, run_loaded};
 use crate::sched::{
     LMBENCH_SCHED_ENV, Placement, PlacementError, Policy, parse_policy, place_by_policy,
     place_on_list,
@@ -224,6 +224,35 @@ impl<T: ToolData> Session<T> {
         B: Benchmark<Sample = T::Sample, Child = T::Child>,
         F: FnMut(&ChildInfo) -> anyhow::Result<B>,
     {
+        self.measure_loaded(spec, make, &[], |_: &ChildInfo| {
+            Ok(crate::run::parent_idle())
+        })
+    }
+
+    /// Places the measuring children of the following measurements on these CPUs (`None`:
+    /// unpinned), e.g. one pair of CPUs after another.
+    pub fn set_placement(&mut self, cpus: Vec<Option<usize>>) {
+        self.placement.cpus = cpus;
+    }
+
+    /// Runs one measurement with load children on `load_cpus` besides the measuring ones:
+    /// each builds its benchmark with `make_load` and runs it without pause from before the
+    /// first timed interval until after the last; their results over the measuring window
+    /// are recorded with the measurement. A load that did not run through the whole window
+    /// (stopped, or starved) fails the measurement.
+    pub fn measure_loaded<B, F, L, G>(
+        &mut self,
+        spec: Spec<T::Params>,
+        make: F,
+        load_cpus: &[Option<usize>],
+        make_load: G,
+    ) -> Result<&Measurement<T>, Error>
+    where
+        B: Benchmark<Sample = T::Sample, Child = T::Child>,
+        F: FnMut(&ChildInfo) -> anyhow::Result<B>,
+        L: Benchmark,
+        G: FnMut(&ChildInfo) -> anyhow::Result<L>,
+    {
         let needs_interval = matches!(spec.iterations, Iterations::Calibrate { .. });
         // A fixed-count measurement without loop-overhead subtraction needs only the clock-read
         // cost: do not make it pay for (or depend on) the interval calibration.
@@ -263,12 +292,20 @@ impl<T: ToolData> Session<T> {
             iterations: spec.iterations,
             child_timeout: self.timeout,
             sequential: self.sequential,
+            loads: load_cpus.to_vec(),
         };
         let crate::run::Ran {
             children,
+            loads,
             start_ns: t0,
             end_ns: t1,
-        } = run(&cfg, make)?;
+        } = run_loaded(&cfg, make, make_load)?;
+        if let Some(l) = loads.iter().find(|l| !l.ran_through) {
+            return Err(Error::LoadNotRunning {
+                measurement: spec.name,
+                load: Box::new(l.clone()),
+            });
+        }
         let wall_ns = t1 - t0;
         self.phases.push(crate::report::ParentPhase {
             name: "run".into(),
@@ -305,6 +342,7 @@ impl<T: ToolData> Session<T> {
             children,
             wall_ns,
             overlap,
+            loads,
         });
         Ok(self.measurements.last().expect("pushed above"))
     }

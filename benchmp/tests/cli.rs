@@ -612,3 +612,88 @@ fn compare_refuses_what_is_not_a_run() {
     assert_eq!(o.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn load_children_report_what_they_did_over_the_measuring_window() {
+    let _serial = serial();
+    let cpus = online_cpus();
+    let (measure, load) = if cpus > 1 { ("0", "1") } else { ("0", "0") };
+    let out = probe("loaded")
+        .args(["-N", "20", "--cpus", measure, "--load-cpus", load, "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    // A starved load (a busy machine) is refused, never counted: either way the report says so.
+    if out.status.code() == Some(1) {
+        assert!(
+            err.contains("did not load the whole measuring window"),
+            "{err}"
+        );
+        return;
+    }
+    let v = json(&out);
+    let m = &v["measurements"][0];
+    assert_eq!(
+        m["children"].as_array().unwrap().len(),
+        1,
+        "one measuring child"
+    );
+    let loads = m["loads"].as_array().unwrap();
+    assert_eq!(loads.len(), 1);
+    let l = &loads[0];
+    assert_eq!(l["index"], 1);
+    assert_eq!(l["cpu"].as_u64().unwrap().to_string(), load);
+    assert_eq!(l["ran_through"], true);
+    assert!(l["iterations"].as_f64().unwrap() > 0.0, "{l}");
+    // The window is the measuring child's, and the load ran around it.
+    let samples = m["children"][0]["samples"].as_array().unwrap();
+    let first = samples[0]["start_ns"].as_u64().unwrap();
+    assert_eq!(l["window_start_ns"].as_u64().unwrap(), first);
+    assert!(l["started_ns"].as_u64().unwrap() <= first);
+    assert!(l["stopped_ns"].as_u64().unwrap() >= l["window_end_ns"].as_u64().unwrap());
+    assert_no_leftovers("loaded");
+}
+
+#[test]
+fn a_load_stopped_while_latency_is_measured_fails_the_run() {
+    let _serial = serial();
+    if online_cpus() < 2
+        && benchmp::testing::skip(
+            "a_load_stopped_while_latency_is_measured_fails_the_run",
+            "needs 2 CPUs",
+        )
+    {
+        return;
+    }
+    let tag = "loadstop";
+    // About two seconds of timed intervals (1000 × 2 ms) on CPU 0, a load on CPU 1.
+    let probe = probe(tag)
+        .args(["-N", "1000", "--cpus", "0", "--load-cpus", "1", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut kids = Vec::new();
+    while kids.len() < 2 && Instant::now() < deadline {
+        kids = children_of(tag, probe.id());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(kids.len(), 2, "{kids:?}");
+    kids.sort_unstable();
+    std::thread::sleep(Duration::from_millis(400));
+    // The load child (forked second) is frozen for three seconds.
+    let load = nix::unistd::Pid::from_raw(kids[1]);
+    nix::sys::signal::kill(load, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    nix::sys::signal::kill(load, nix::sys::signal::Signal::SIGCONT).unwrap();
+    let out = probe.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("load child 1 (CPU 1) did not load the whole measuring window"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    assert_no_leftovers(tag);
+}

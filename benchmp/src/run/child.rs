@@ -5,8 +5,8 @@
 use std::fs::File;
 use std::hint::black_box;
 
-use super::protocol::{self, GO, RESULT, Up};
-use super::{Benchmark, ChildInfo, ChildRun, Iterations, Phase, RunConfig, Sample};
+use super::protocol::{self, GO, LOAD, RESULT, Up, WINDOW};
+use super::{Benchmark, ChildInfo, ChildRun, Data, Iterations, LoadRun, Phase, RunConfig, Sample};
 use crate::error::exit_code_of;
 use crate::sys::affinity::{current_cpu, pin_and_verify};
 use crate::sys::clock::now_ns;
@@ -39,22 +39,39 @@ impl Failure {
     }
 }
 
-/// The child's entry point: runs everything, reports a failure or a panic up the pipe, and
-/// `_exit`s with the status it chose (never returns, never runs the parent's destructors).
-pub(super) fn main<B, F>(
-    cfg: &RunConfig,
-    info: ChildInfo,
-    mut up: File,
-    mut down: File,
-    make: &mut F,
-) -> !
+/// A measuring child's entry point: runs everything, reports a failure or a panic up the
+/// pipe, and `_exit`s with the status it chose (never returns, never runs the parent's
+/// destructors).
+pub(super) fn main<B, F>(cfg: &RunConfig, info: ChildInfo, up: File, down: File, make: &mut F) -> !
 where
     B: Benchmark,
     F: FnMut(&ChildInfo) -> anyhow::Result<B>,
 {
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        life(cfg, info, &mut up, &mut down, make)
-    }));
+    enter::<B::Sample, B::Child>(up, down, |up, down| life(cfg, info, up, down, make))
+}
+
+/// A load child's entry point, as [`main`]; `S` and `C` are the run's measuring types (the
+/// pipe's message type), which a load child never sends.
+pub(super) fn load_main<L, G, S, C>(info: ChildInfo, up: File, down: File, make: &mut G) -> !
+where
+    L: Benchmark,
+    G: FnMut(&ChildInfo) -> anyhow::Result<L>,
+    S: Data,
+    C: Data,
+{
+    enter::<S, C>(up, down, |up, down| {
+        load_life::<L, S, C, G>(info, up, down, make)
+    })
+}
+
+/// Runs a child's body, sends its failure (or panic) up the pipe, and `_exit`s.
+fn enter<S: Data, C: Data>(
+    mut up: File,
+    mut down: File,
+    body: impl FnOnce(&mut File, &mut File) -> Result<(), Failure>,
+) -> ! {
+    let outcome =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(&mut up, &mut down)));
     let failure = match outcome {
         Ok(Ok(())) => None,
         Ok(Err(f)) => Some(f),
@@ -72,10 +89,7 @@ where
     let code = match failure {
         None => 0,
         Some(Failure { code, message }) => {
-            let _ = protocol::send(
-                &mut up,
-                &Up::<B::Sample, B::Child>::Failed { code, message },
-            );
+            let _ = protocol::send(&mut up, &Up::<S, C>::Failed { code, message });
             code
         }
     };
@@ -195,6 +209,138 @@ where
     let _ = protocol::wait_byte(down);
     drop(bench);
     Ok(())
+}
+
+/// How long a load child's batches last, ns: short enough to cut the window finely and to
+/// answer the parent at once, long enough that the pipe check costs nothing.
+const LOAD_BATCH_NS: u64 = 200_000;
+/// A load child says it is alive this often, ns, so a long measurement never looks hung.
+const HEARTBEAT_NS: u64 = 1_000_000_000;
+
+/// A load child's life: pin, build, wait (asleep) for LOAD, then run its benchmark in batches
+/// of about [`LOAD_BATCH_NS`], logging when each ended, until WINDOW arrives with the
+/// measuring children's window; report what it did over exactly that window.
+fn load_life<B, S, C, F>(
+    info: ChildInfo,
+    up: &mut File,
+    down: &mut File,
+    make: &mut F,
+) -> Result<(), Failure>
+where
+    B: Benchmark,
+    S: Data,
+    C: Data,
+    F: FnMut(&ChildInfo) -> anyhow::Result<B>,
+{
+    let cpu_field = info.cpu.map_or(-1, |c| c as i64);
+    let _child = tracing::info_span!("load", child = info.index, cpu = cpu_field).entered();
+    if let Some(cpu) = info.cpu {
+        pin_and_verify(cpu).map_err(|e| Failure::from_anyhow(&e.into()))?;
+    }
+    let mut bench = make(&info).map_err(|e| Failure::from_anyhow(&e))?;
+    protocol::send(up, &Up::<S, C>::Ready).map_err(Failure::talking)?;
+    if protocol::wait_byte(down) != LOAD {
+        return Ok(());
+    }
+    protocol::send(up, &Up::<S, C>::Loading).map_err(Failure::talking)?;
+    let _s = tracing::info_span!("loading").entered();
+    let mut sink = 0u64;
+    let mut batch = BusyBatch::sized_to(1, LOAD_BATCH_NS);
+    let start = now_ns();
+    // (end of batch, iterations done so far)
+    let mut log: Vec<(u64, u64)> = vec![(start, 0)];
+    let mut done = 0u64;
+    let mut heard = start;
+    let window = loop {
+        match protocol::poll_byte(down) {
+            Some(WINDOW) => break protocol::read_window(down),
+            Some(_) => return Ok(()),
+            None => {}
+        }
+        let n = batch.n;
+        sink ^= batch.run_loaded(&mut bench);
+        done += n;
+        let t = now_ns();
+        log.push((t, done));
+        if t - heard > HEARTBEAT_NS {
+            heard = t;
+            protocol::send(up, &Up::<S, C>::Alive).map_err(Failure::talking)?;
+        }
+    };
+    drop(_s);
+    let Some((ws, we)) = window else {
+        return Ok(());
+    };
+    let result = load_result(&info, &log, (ws, we), black_box(sink));
+    protocol::send(up, &Up::<S, C>::Load(Box::new(result))).map_err(Failure::talking)?;
+    let _ = protocol::wait_byte(down);
+    drop(bench);
+    Ok(())
+}
+
+/// What a load child's batch log says about the window `(start, end)`: iterations inside it
+/// (a batch the window cuts counted pro rata), and whether it ran through it without a stall.
+fn load_result(info: &ChildInfo, log: &[(u64, u64)], window: (u64, u64), checksum: u64) -> LoadRun {
+    let (ws, we) = window;
+    // Iterations done by time t, interpolated within the batch that holds t.
+    let done_at = |t: u64| -> f64 {
+        match log.windows(2).find(|w| w[0].0 <= t && t <= w[1].0) {
+            Some(w) => {
+                let (t0, c0) = w[0];
+                let (t1, c1) = w[1];
+                let f = if t1 > t0 {
+                    (t - t0) as f64 / (t1 - t0) as f64
+                } else {
+                    1.0
+                };
+                c0 as f64 + f * (c1 - c0) as f64
+            }
+            None if t < log[0].0 => 0.0,
+            None => log.last().map_or(0.0, |l| l.1 as f64),
+        }
+    };
+    let mut lengths: Vec<u64> = log.windows(2).map(|w| w[1].0 - w[0].0).collect();
+    let longest_batch_ns = log
+        .windows(2)
+        .filter(|w| w[1].0 >= ws && w[0].0 <= we)
+        .map(|w| w[1].0 - w[0].0)
+        .max()
+        .unwrap_or(0);
+    lengths.sort_unstable();
+    let median_batch_ns = lengths.get(lengths.len() / 2).copied().unwrap_or(0);
+    let started_ns = log[0].0;
+    let stopped_ns = log.last().map_or(started_ns, |l| l.0);
+    // Time inside the window spent in batches beyond STALL_FACTOR × the median: the load
+    // was not running then (stopped, or starved of its CPU).
+    let normal = median_batch_ns * LoadRun::STALL_FACTOR;
+    let stalled_ns: u64 = log
+        .windows(2)
+        .map(|w| {
+            let (a, b) = (w[0].0.max(ws), w[1].0.min(we));
+            let inside = b.saturating_sub(a);
+            let excess = (w[1].0 - w[0].0).saturating_sub(normal);
+            inside.min(excess)
+        })
+        .sum();
+    let window_ns = we.saturating_sub(ws);
+    LoadRun {
+        index: info.index,
+        pid: std::process::id() as i32,
+        cpu: info.cpu,
+        started_ns,
+        stopped_ns,
+        window_start_ns: ws,
+        window_end_ns: we,
+        iterations: (done_at(we) - done_at(ws)).max(0.0),
+        batches: lengths.len() as u64,
+        median_batch_ns,
+        longest_batch_ns,
+        stalled_ns,
+        ran_through: started_ns <= ws
+            && stopped_ns >= we
+            && stalled_ns.saturating_mul(LoadRun::MAX_STALLED_PARTS) <= window_ns,
+        checksum,
+    }
 }
 
 /// The count each timed interval starts with, and what sizing it cost.
@@ -388,23 +534,45 @@ fn cpus_seen<S>(samples: &[Sample<S>]) -> Vec<usize> {
 #[derive(Debug)]
 struct BusyBatch {
     n: u64,
+    target_ns: u64,
 }
 
 impl BusyBatch {
     fn new(n: u64) -> BusyBatch {
-        BusyBatch { n: n.max(1) }
+        BusyBatch::sized_to(n, 1_000_000)
     }
 
+    /// Batches of about `target_ns`, starting from `n` iterations.
+    fn sized_to(n: u64, target_ns: u64) -> BusyBatch {
+        BusyBatch {
+            n: n.max(1),
+            target_ns,
+        }
+    }
+
+    /// One batch of keep-busy work.
     fn run<B: Benchmark>(&mut self, bench: &mut B) -> u64 {
         let t0 = now_ns();
         let ck = bench.keep_busy(self.n);
-        let took = now_ns() - t0;
-        if took < 500_000 {
+        self.adapt(now_ns() - t0);
+        ck
+    }
+
+    /// One batch of the benchmark itself (a load child's work).
+    fn run_loaded<B: Benchmark>(&mut self, bench: &mut B) -> u64 {
+        let t0 = now_ns();
+        let ck = bench.run(self.n);
+        self.adapt(now_ns() - t0);
+        ck
+    }
+
+    /// Doubles a batch shorter than half the target, halves one longer than twice it.
+    fn adapt(&mut self, took: u64) {
+        if took < self.target_ns / 2 {
             self.n = self.n.saturating_mul(2).min(1 << 40);
-        } else if took > 2_000_000 {
+        } else if took > self.target_ns * 2 {
             self.n = (self.n / 2).max(1);
         }
-        ck
     }
 }
 
@@ -423,6 +591,45 @@ mod tests {
             cpu_end,
             detail: None,
         }
+    }
+
+    fn info() -> ChildInfo {
+        ChildInfo {
+            index: 1,
+            cpu: Some(1),
+            parallel: 1,
+            role: super::super::Role::Load,
+        }
+    }
+
+    #[test]
+    fn a_load_counts_what_it_did_inside_the_window() {
+        // Batches of 100 ns doing 10 iterations each, from 1000 to 2000 ns.
+        let log: Vec<(u64, u64)> = (0..=10).map(|i| (1000 + 100 * i, 10 * i)).collect();
+        let r = load_result(&info(), &log, (1250, 1750), 7);
+        assert!((r.iterations - 50.0).abs() < 1e-9, "{r:?}");
+        assert_eq!((r.median_batch_ns, r.longest_batch_ns), (100, 100));
+        assert!(r.ran_through);
+        // A window reaching past the load's end is not run through.
+        assert!(!load_result(&info(), &log, (1500, 2500), 7).ran_through);
+    }
+
+    #[test]
+    fn a_stopped_load_is_not_counted_as_running() {
+        // The fifth batch took 3 s: the child was stopped while the window was open.
+        let mut log: Vec<(u64, u64)> = (0..5).map(|i| (1_000_000 * i, 10 * i)).collect();
+        let t = log.last().unwrap().0 + 3_000_000_000;
+        log.extend((0..5).map(|i| (t + 1_000_000 * i, 50 + 10 * i)));
+        let r = load_result(&info(), &log, (2_000_000, t + 2_000_000), 0);
+        assert!(!r.ran_through, "{r:?}");
+        assert_eq!(r.longest_batch_ns, 3_000_000_000);
+        assert!(r.stalled_ns > 2_900_000_000, "{r:?}");
+        // A hiccup of a few batches in a long window is still a load that ran.
+        let log: Vec<(u64, u64)> = (0..1000)
+            .map(|i| (1_000_000 * i + if i > 500 { 15_000_000 } else { 0 }, i))
+            .collect();
+        let r = load_result(&info(), &log, (10_000_000, 900_000_000), 0);
+        assert!(r.ran_through, "{r:?}");
     }
 
     #[test]

@@ -25,7 +25,12 @@ mod child;
 mod parent;
 mod protocol;
 
-pub use parent::run;
+pub use parent::{Idle, run, run_loaded};
+
+/// The load benchmark of a run without load children (never built).
+pub(crate) fn parent_idle() -> Idle {
+    Idle
+}
 
 /// Data a tool keeps in its report: serialisable, comparable, cloneable. Blanket-implemented;
 /// `()` is the type of "nothing recorded".
@@ -78,8 +83,21 @@ pub struct ChildInfo {
     pub index: usize,
     /// CPU it is pinned to (`None`: not pinned).
     pub cpu: Option<usize>,
-    /// Number of children in the run.
+    /// Number of measuring children in the run.
     pub parallel: usize,
+    /// What the child does in the run.
+    pub role: Role,
+}
+
+/// A child's part in a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Times its benchmark in intervals (every child of an ordinary run).
+    Measure,
+    /// Runs its benchmark without pause from before the measuring children's first interval
+    /// until after their last, and reports the rate it achieved over exactly their window.
+    Load,
 }
 
 /// How many iterations each timed interval runs.
@@ -121,6 +139,69 @@ pub struct RunConfig {
     /// Give each child its start only after the one before it is done, instead of all at
     /// once; waiting children sleep instead of keeping their CPUs busy.
     pub sequential: bool,
+    /// CPU of each load child (`None`: unpinned); empty for an ordinary run.
+    pub loads: Vec<Option<usize>>,
+}
+
+/// What one load child achieved over the measuring children's window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadRun {
+    /// Child number (after the measuring children's).
+    pub index: usize,
+    /// Process id.
+    pub pid: i32,
+    /// CPU it was pinned to.
+    pub cpu: Option<usize>,
+    /// Start of its first batch, CLOCK_MONOTONIC ns.
+    pub started_ns: u64,
+    /// End of its last batch, ns.
+    pub stopped_ns: u64,
+    /// The measuring window it was judged over: first timed interval's start to the last
+    /// one's end over every measuring child, ns.
+    pub window_start_ns: u64,
+    /// End of that window, ns.
+    pub window_end_ns: u64,
+    /// Iterations completed within the window (batches cut by the window counted pro rata).
+    pub iterations: f64,
+    /// Batches it ran in all.
+    pub batches: u64,
+    /// Median batch length, ns.
+    pub median_batch_ns: u64,
+    /// Longest batch overlapping the window, ns: a stop (a debugger, a freezer) shows here.
+    pub longest_batch_ns: u64,
+    /// Time inside the window spent beyond [`LoadRun::STALL_FACTOR`] × the median batch, ns:
+    /// the load was not running then.
+    pub stalled_ns: u64,
+    /// Ran from before the window to after it and stalled for at most a
+    /// [`LoadRun::MAX_STALLED_PARTS`]th of it: it loaded the whole window.
+    pub ran_through: bool,
+    /// XOR of its benchmark's checksums.
+    pub checksum: u64,
+}
+
+impl LoadRun {
+    /// A batch this many times the median is a stall.
+    pub const STALL_FACTOR: u64 = 10;
+    /// A load may stall for at most this fraction (1/n) of the window.
+    pub const MAX_STALLED_PARTS: u64 = 10;
+
+    /// `load child 2 (CPU 1)`.
+    pub fn who(&self) -> String {
+        format!("load {}", who(self.index, self.cpu))
+    }
+
+    /// The window's length, ns.
+    pub fn window_ns(&self) -> u64 {
+        self.window_end_ns.saturating_sub(self.window_start_ns)
+    }
+
+    /// Units per second over the window, for `per_iteration` units per iteration.
+    pub fn rate(&self, per_iteration: f64) -> f64 {
+        match self.window_ns() {
+            0 => 0.0,
+            ns => self.iterations * per_iteration * 1e9 / ns as f64,
+        }
+    }
 }
 
 /// One timed interval of one child, with what the benchmark recorded about it (`S`).
@@ -271,6 +352,8 @@ impl std::fmt::Display for Who {
 pub struct Ran<S, C> {
     /// Results by child index.
     pub children: Vec<ChildRun<S, C>>,
+    /// Load children's results, by index.
+    pub loads: Vec<LoadRun>,
     /// Start of the run phase.
     pub start_ns: u64,
     /// End of the run phase.

@@ -11,8 +11,8 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 
-use super::protocol::{self, EXIT, GO, RESULT, Up};
-use super::{Benchmark, ChildInfo, ChildRun, Data, Ran, RunConfig, Who, child};
+use super::protocol::{self, EXIT, GO, LOAD, RESULT, Up, WINDOW};
+use super::{Benchmark, ChildInfo, ChildRun, Data, LoadRun, Ran, Role, RunConfig, Who, child};
 use crate::error::{Error, Stage};
 use crate::sys::clock::now_ns;
 use crate::sys::process::{self, Exit, Forked, InterruptGuard};
@@ -22,6 +22,7 @@ use crate::sys::process::{self, Exit, Forked, InterruptGuard};
 enum State {
     Starting,
     Ready,
+    Loading,
     Done,
     Reported,
 }
@@ -31,7 +32,7 @@ impl State {
     fn stage(self) -> Stage {
         match self {
             State::Starting => Stage::Setup,
-            State::Ready | State::Done => Stage::Measuring,
+            State::Ready | State::Loading | State::Done => Stage::Measuring,
             State::Reported => Stage::AfterReporting,
         }
     }
@@ -41,6 +42,7 @@ impl State {
 #[derive(Debug)]
 struct Kid<S, C> {
     who: Who,
+    role: Role,
     pid: Pid,
     up: File,
     down: File,
@@ -49,6 +51,7 @@ struct Kid<S, C> {
     last_heard: Instant,
     longest_ns: u64,
     result: Option<ChildRun<S, C>>,
+    load: Option<LoadRun>,
     eof: bool,
     reaped: Option<Exit>,
 }
@@ -57,10 +60,42 @@ struct Kid<S, C> {
 /// benchmark with `make`, sizes its count, waits for the common start, runs its timed
 /// intervals and reports), then returns the results in index order and the run's start and
 /// end. On any failure every child is killed and reaped before the error is returned.
-pub fn run<B, F>(cfg: &RunConfig, mut make: F) -> Result<Ran<B::Sample, B::Child>, Error>
+pub fn run<B, F>(cfg: &RunConfig, make: F) -> Result<Ran<B::Sample, B::Child>, Error>
 where
     B: Benchmark,
     F: FnMut(&ChildInfo) -> anyhow::Result<B>,
+{
+    run_loaded(cfg, make, |_: &ChildInfo| -> anyhow::Result<Idle> {
+        anyhow::bail!("a run without load children has no load to build")
+    })
+}
+
+/// The load of a run that has none (never built).
+#[derive(Debug)]
+pub struct Idle;
+
+impl Benchmark for Idle {
+    type Sample = ();
+    type Child = ();
+
+    fn run(&mut self, _iterations: u64) -> u64 {
+        0
+    }
+}
+
+/// [`run`] with load children: one per `cfg.loads` entry, each building its benchmark with
+/// `make_load`, loading from before the measuring children's first timed interval until
+/// after their last, and reporting what it did over exactly their window.
+pub fn run_loaded<B, F, L, G>(
+    cfg: &RunConfig,
+    mut make: F,
+    mut make_load: G,
+) -> Result<Ran<B::Sample, B::Child>, Error>
+where
+    B: Benchmark,
+    F: FnMut(&ChildInfo) -> anyhow::Result<B>,
+    L: Benchmark,
+    G: FnMut(&ChildInfo) -> anyhow::Result<L>,
 {
     let span = tracing::info_span!("run", label = %cfg.label, parallel = cfg.placement.len());
     let _g = span.enter();
@@ -68,10 +103,32 @@ where
     let parent = nix::unistd::getpid();
     let guard = InterruptGuard::install();
     let mut kids: Vec<Kid<B::Sample, B::Child>> = Vec::new();
-    for (index, &cpu) in cfg.placement.iter().enumerate() {
+    let roles = cfg
+        .placement
+        .iter()
+        .map(|&cpu| (cpu, Role::Measure))
+        .chain(cfg.loads.iter().map(|&cpu| (cpu, Role::Load)));
+    for (index, (cpu, role)) in roles.enumerate() {
         let who = Who { index, cpu };
-        match spawn(cfg, who, parent, &mut make, &mut kids) {
-            Ok(k) => kids.push(k),
+        let info = ChildInfo {
+            index,
+            cpu,
+            parallel: cfg.placement.len(),
+            role,
+        };
+        let forked = match role {
+            Role::Measure => spawn(who, parent, &mut kids, |up, down| {
+                child::main(cfg, info, up, down, &mut make)
+            }),
+            Role::Load => spawn(who, parent, &mut kids, |up, down| {
+                child::load_main::<L, G, B::Sample, B::Child>(info, up, down, &mut make_load)
+            }),
+        };
+        match forked {
+            Ok(mut k) => {
+                k.role = role;
+                kids.push(k);
+            }
             Err(e) => {
                 abort_all(&mut kids);
                 return Err(e);
@@ -81,11 +138,15 @@ where
     let outcome = drive(cfg, &mut kids);
     drop(guard);
     match outcome {
-        Ok(()) => Ok(Ran {
-            children: kids.into_iter().filter_map(|k| k.result).collect(),
-            start_ns,
-            end_ns: now_ns(),
-        }),
+        Ok(()) => {
+            let loads = kids.iter_mut().filter_map(|k| k.load.take()).collect();
+            Ok(Ran {
+                children: kids.into_iter().filter_map(|k| k.result).collect(),
+                loads,
+                start_ns,
+                end_ns: now_ns(),
+            })
+        }
         Err(e) => {
             abort_all(&mut kids);
             Err(e)
@@ -93,18 +154,13 @@ where
     }
 }
 
-/// Forks one child with its two pipes. The child never returns from here.
-fn spawn<B, F>(
-    cfg: &RunConfig,
+/// Forks one child with its two pipes; in the child, `body` runs and never returns.
+fn spawn<S, C>(
     who: Who,
     parent: Pid,
-    make: &mut F,
-    earlier: &mut Vec<Kid<B::Sample, B::Child>>,
-) -> Result<Kid<B::Sample, B::Child>, Error>
-where
-    B: Benchmark,
-    F: FnMut(&ChildInfo) -> anyhow::Result<B>,
-{
+    earlier: &mut Vec<Kid<S, C>>,
+    body: impl FnOnce(File, File),
+) -> Result<Kid<S, C>, Error> {
     let pipe = || {
         nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|source| Error::Sys {
             what: "pipe",
@@ -122,12 +178,9 @@ where
             drop(down_w);
             process::child_setup(parent);
             protocol::set_nonblocking(&down_r);
-            let info = ChildInfo {
-                index: who.index,
-                cpu: who.cpu,
-                parallel: cfg.placement.len(),
-            };
-            child::main(cfg, info, File::from(up_w), File::from(down_r), make)
+            body(File::from(up_w), File::from(down_r));
+            // A child's body ends the process itself; this is only a backstop.
+            process::exit_now(crate::error::EXIT_FAILED)
         }
         Forked::Parent(pid) => {
             drop(up_w);
@@ -135,6 +188,7 @@ where
             protocol::set_nonblocking(&up_r);
             Ok(Kid {
                 who,
+                role: Role::Measure,
                 pid,
                 up: File::from(up_r),
                 down: File::from(down_w),
@@ -143,6 +197,7 @@ where
                 last_heard: Instant::now(),
                 longest_ns: 0,
                 result: None,
+                load: None,
                 eof: false,
                 reaped: None,
             })
@@ -174,33 +229,54 @@ fn send_byte<S, C>(k: &mut Kid<S, C>, b: u8) -> Result<(), Error> {
 }
 
 /// lmbench's sequence: all ready, warmup, GO, all done, RESULT, all reported, EXIT, reap.
-/// Sequential runs give each child its GO only after the one before it is done.
+/// Sequential runs give each child its GO only after the one before it is done. Load
+/// children get LOAD before any GO and, once every measuring child has reported, the
+/// measuring window with WINDOW; they report last.
 fn drive<S: Data, C: Data>(cfg: &RunConfig, kids: &mut [Kid<S, C>]) -> Result<(), Error> {
+    let load = |k: &Kid<S, C>| k.role == Role::Load;
     pump(cfg, kids, |k| k.state >= State::Ready, None)?;
     if cfg.warmup_us > 0 {
         let until = Instant::now() + Duration::from_micros(cfg.warmup_us);
         pump(cfg, kids, |_| false, Some(until))?;
     }
+    for k in kids.iter_mut().filter(|k| load(k)) {
+        send_byte(k, LOAD)?;
+    }
+    pump(cfg, kids, |k| !load(k) || k.state >= State::Loading, None)?;
     if cfg.sequential {
-        for i in 0..kids.len() {
+        let measuring: Vec<usize> = (0..kids.len()).filter(|&i| !load(&kids[i])).collect();
+        for i in measuring {
             send_byte(&mut kids[i], GO)?;
             pump(
                 cfg,
                 kids,
-                |k| k.who.index != i || k.state >= State::Done,
+                |k| load(k) || k.who.index != i || k.state >= State::Done,
                 None,
             )?;
         }
     } else {
-        for k in kids.iter_mut() {
+        for k in kids.iter_mut().filter(|k| !load(k)) {
             send_byte(k, GO)?;
         }
-        pump(cfg, kids, |k| k.state >= State::Done, None)?;
+        pump(cfg, kids, |k| load(k) || k.state >= State::Done, None)?;
     }
-    for k in kids.iter_mut() {
+    for k in kids.iter_mut().filter(|k| !load(k)) {
         send_byte(k, RESULT)?;
     }
-    pump(cfg, kids, |k| k.state >= State::Reported, None)?;
+    pump(cfg, kids, |k| load(k) || k.state >= State::Reported, None)?;
+    if let Some((start, end)) = measuring_window(kids) {
+        let mut msg = vec![WINDOW];
+        msg.extend_from_slice(&start.to_le_bytes());
+        msg.extend_from_slice(&end.to_le_bytes());
+        for k in kids.iter_mut().filter(|k| load(k)) {
+            k.last_heard = Instant::now();
+            k.down.write_all(&msg).map_err(|_| Error::ChildGone {
+                child: k.who,
+                stage: k.state.stage(),
+            })?;
+        }
+        pump(cfg, kids, |k| k.state >= State::Reported, None)?;
+    }
     for k in kids.iter_mut() {
         let _ = k.down.write_all(&[EXIT]);
     }
@@ -216,6 +292,17 @@ fn drive<S: Data, C: Data>(cfg: &RunConfig, kids: &mut [Kid<S, C>]) -> Result<()
         }
     }
     Ok(())
+}
+
+/// First timed interval's start to the last one's end over every measuring child.
+fn measuring_window<S, C>(kids: &[Kid<S, C>]) -> Option<(u64, u64)> {
+    let samples = kids
+        .iter()
+        .filter_map(|k| k.result.as_ref())
+        .flat_map(|r| r.samples.iter());
+    let start = samples.clone().map(|s| s.start_ns).min()?;
+    let end = samples.map(|s| s.start_ns + s.elapsed_ns).max()?;
+    Some((start, end))
 }
 
 /// Reads children's messages until every child satisfies `done` (or `until` passes), failing
@@ -309,6 +396,12 @@ fn listen<S: Data, C: Data>(k: &mut Kid<S, C>) -> Result<(), Error> {
             Up::Result(r) => {
                 k.state = State::Reported;
                 k.result = Some(*r);
+            }
+            Up::Loading => k.state = k.state.max(State::Loading),
+            Up::Alive => {}
+            Up::Load(r) => {
+                k.state = State::Reported;
+                k.load = Some(*r);
             }
             Up::Failed { code, message } => {
                 k.reaped = Some(process::reap(k.pid, Duration::from_secs(5)));

@@ -12,7 +12,7 @@ use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use serde::{Deserialize, Serialize};
 
-use super::{ChildRun, Data};
+use super::{ChildRun, Data, LoadRun};
 
 /// Messages from a child to the parent (its benchmark's sample and child records typed).
 #[derive(Debug, Serialize, Deserialize)]
@@ -26,6 +26,12 @@ pub(super) enum Up<S, C> {
     Done,
     /// The child's measurements.
     Result(Box<ChildRun<S, C>>),
+    /// A load child has started loading.
+    Loading,
+    /// A load child is still loading (a heartbeat).
+    Alive,
+    /// A load child's result over the window it was sent.
+    Load(Box<LoadRun>),
     /// The child failed; its exit status and the one-line reason.
     Failed { code: i32, message: String },
 }
@@ -36,6 +42,34 @@ pub(super) const GO: u8 = b'G';
 pub(super) const RESULT: u8 = b'R';
 /// Parent to child: leave.
 pub(super) const EXIT: u8 = b'X';
+/// Parent to load child: start loading.
+pub(super) const LOAD: u8 = b'L';
+/// Parent to load child: stop; the measuring window follows (two little-endian u64: start
+/// and end, CLOCK_MONOTONIC ns).
+pub(super) const WINDOW: u8 = b'W';
+
+/// Reads the 16 bytes of a window after [`WINDOW`] (written with it in one write, so they
+/// are there or about to be); `None` when the pipe closes first.
+pub(super) fn read_window(down: &mut File) -> Option<(u64, u64)> {
+    let mut buf = [0u8; 16];
+    let mut got = 0;
+    while got < 16 {
+        match down.read(&mut buf[got..]) {
+            Ok(0) => return None,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                let mut fds = [PollFd::new(down.as_fd(), PollFlags::POLLIN)];
+                let _ = poll(&mut fds, PollTimeout::from(100u16));
+            }
+            Err(_) => return None,
+        }
+    }
+    let (a, b) = buf.split_at(8);
+    Some((
+        u64::from_le_bytes(a.try_into().ok()?),
+        u64::from_le_bytes(b.try_into().ok()?),
+    ))
+}
 
 /// Writes one frame: a little-endian u32 length, then the JSON body.
 pub(super) fn send<S: Data, C: Data>(up: &mut File, msg: &Up<S, C>) -> std::io::Result<()> {
