@@ -133,8 +133,8 @@ pub enum Error {
         .load.window_ns() as f64 / 1e9,
         .load.longest_batch_ns as f64 / 1e9,
         .load.median_batch_ns as f64 / 1e6,
-        .load.window_start_ns as f64 / 1e9 - .load.started_ns as f64 / 1e9,
-        .load.stopped_ns as f64 / 1e9 - .load.window_end_ns as f64 / 1e9
+        (.load.window_start_ns as i128 - .load.started_ns as i128) as f64 / 1e9,
+        (.load.stopped_ns as i128 - .load.window_end_ns as i128) as f64 / 1e9
     )]
     LoadNotRunning {
         /// Which measurement.

@@ -52,6 +52,6 @@ pub use aggregate::{AggregateMode, Metric, Rule};
 pub use error::{EXIT_FAILED, EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, Error, Unsupported, Usage};
 pub use report::{AnyTool, Measurement, NoData, Report, ToolData};
 pub use run::{Benchmark, ChildInfo, Data, Iterations};
-pub use session::{Session, Spec, emit};
+pub use session::{Loads, Session, Spec, emit};
 pub use size::parse_size;
 pub use sys::mem::{Buffer, Pages};

@@ -309,7 +309,11 @@ fn run(cli: Cli) -> Result<i32> {
             let loads: Vec<Option<usize>> = load_cpus
                 .map(|l| l.0.into_iter().map(Some).collect())
                 .unwrap_or_default();
-            s.measure_loaded(spec, make, &loads, make)?;
+            let loads = benchmp::Loads {
+                cpus: &loads,
+                required: true,
+            };
+            s.measure_loaded(spec, make, loads, make)?;
             let report = s.finish(&output, None);
             let code = benchmp::emit(&report, &output, |r| {
                 let m = &r.measurements[0];

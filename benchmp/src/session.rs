@@ -70,6 +70,23 @@ impl<P> Spec<P> {
     }
 }
 
+/// The load children of a measurement ([`Session::measure_loaded`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Loads<'a> {
+    /// CPU of each load child (`None`: unpinned).
+    pub cpus: &'a [Option<usize>],
+    /// Fail the measurement when a load did not run through its whole window.
+    pub required: bool,
+}
+
+impl Loads<'_> {
+    /// No load children.
+    pub const NONE: Loads<'static> = Loads {
+        cpus: &[],
+        required: false,
+    };
+}
+
 /// State shared by all measurements of one tool run; `T` names the tool's report data.
 #[derive(Debug)]
 pub struct Session<T: ToolData> {
@@ -224,7 +241,7 @@ impl<T: ToolData> Session<T> {
         B: Benchmark<Sample = T::Sample, Child = T::Child>,
         F: FnMut(&ChildInfo) -> anyhow::Result<B>,
     {
-        self.measure_loaded(spec, make, &[], |_: &ChildInfo| {
+        self.measure_loaded(spec, make, Loads::NONE, |_: &ChildInfo| {
             Ok(crate::run::parent_idle())
         })
     }
@@ -238,13 +255,14 @@ impl<T: ToolData> Session<T> {
     /// Runs one measurement with load children on `load_cpus` besides the measuring ones:
     /// each builds its benchmark with `make_load` and runs it without pause from before the
     /// first timed interval until after the last; their results over the measuring window
-    /// are recorded with the measurement. A load that did not run through the whole window
-    /// (stopped, or starved) fails the measurement.
+    /// are recorded with the measurement. With `loads.required`, a load that did not run
+    /// through the whole window (stopped, or starved) fails the measurement: a figure
+    /// "under load" must have had its load.
     pub fn measure_loaded<B, F, L, G>(
         &mut self,
         spec: Spec<T::Params>,
         make: F,
-        load_cpus: &[Option<usize>],
+        loads: Loads<'_>,
         make_load: G,
     ) -> Result<&Measurement<T>, Error>
     where
@@ -292,15 +310,17 @@ impl<T: ToolData> Session<T> {
             iterations: spec.iterations,
             child_timeout: self.timeout,
             sequential: self.sequential,
-            loads: load_cpus.to_vec(),
+            loads: loads.cpus.to_vec(),
         };
+        let loads_required = loads.required;
         let crate::run::Ran {
             children,
             loads,
             start_ns: t0,
             end_ns: t1,
         } = run_loaded(&cfg, make, make_load)?;
-        if let Some(l) = loads.iter().find(|l| !l.ran_through) {
+        let required = loads_required;
+        if let Some(l) = loads.iter().filter(|_| required).find(|l| !l.ran_through) {
             return Err(Error::LoadNotRunning {
                 measurement: spec.name,
                 load: Box::new(l.clone()),

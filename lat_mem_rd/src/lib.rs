@@ -10,6 +10,7 @@
 //! costs a fraction of its recalibrated time. See README.md.
 #![deny(unsafe_code)]
 
+pub mod c2c;
 pub mod chain;
 pub mod config;
 pub mod curve;

@@ -82,15 +82,50 @@ struct Cli {
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
 
+    /// Core-to-core latency instead of a sweep: for every ordered pair of the CPUs of --cpus
+    /// (default: every allowed CPU), two pinned children bounce one cache line; prints the
+    /// matrix of ns per one-way transfer and a summary per pair of clusters. No LEN.
+    #[arg(long, conflicts_with_all = ["random", "exact_rings", "min", "max", "summary", "recalibrate_each_size", "enough_floor", "seed", "strides", "len"])]
+    c2c: bool,
+
     /// Largest array size: a whole number of MiB as lmbench's (64 = 64 MiB), or a size with a
     /// k, m or g suffix (512k, 8m, 1g). Each child allocates it (plus two pages) at every size.
-    #[arg(value_name = "LEN", value_parser = config::parse_len)]
-    len: u64,
+    #[arg(value_name = "LEN", value_parser = config::parse_len, required_unless_present = "c2c")]
+    len: Option<u64>,
 
     /// Strides in bytes (k, m suffixes), at least a pointer's size. Default: 64 (512 / pointer
     /// size, lmbench's).
     #[arg(value_name = "STRIDE", value_parser = config::parse_nonzero_size)]
     strides: Vec<u64>,
+}
+
+/// `--c2c`: the matrix over the CPUs of --cpus (default every allowed CPU), on stdout (it
+/// is not an lmbench output, so it does not take lmbench's stream).
+fn c2c(cli: Cli) -> Result<i32> {
+    use lat_mem_rd::c2c;
+    let output = cli.output.results_on(Stream::Stdout);
+    let mut session = benchmp::Session::<c2c::C2c>::start(TOOL, &cli.placement, &cli.timing)?;
+    let cpus: Vec<usize> = match &cli.placement.cpus {
+        Some(list) => list.0.clone(),
+        None => session.placement.allowed.clone(),
+    };
+    if cpus.len() < 2 {
+        return Err(benchmp::Usage(format!(
+            "--c2c needs at least two CPUs (this process may use {})",
+            benchmp::cpulist::format_cpu_list(&cpus)
+        ))
+        .into());
+    }
+    let repetitions = session.repetitions();
+    let matrix = c2c::measure(&mut session, &cpus)?;
+    let mut report = session.finish(&output, Some(matrix));
+    report.figures = report.extra.as_ref().map(c2c::figures).unwrap_or_default();
+    benchmp::emit(&report, &output, |r| {
+        r.extra
+            .as_ref()
+            .map(|m| c2c::render(m, repetitions))
+            .unwrap_or_default()
+    })
 }
 
 fn main() {
@@ -134,9 +169,12 @@ impl Printer {
 
 fn run(cli: Cli) -> Result<i32> {
     cli.output.check()?;
+    if cli.c2c {
+        return c2c(cli);
+    }
     let sweep = config::check(
         &Request {
-            len_bytes: cli.len,
+            len_bytes: cli.len.unwrap_or(0),
             strides: cli.strides.clone(),
             min: cli.min,
             max: cli.max,

@@ -390,3 +390,56 @@ fn two_children_give_two_curves() {
     assert_eq!(p["children"].as_array().unwrap().len(), 2);
     assert!(!j["extra"]["summary"].as_array().unwrap().is_empty());
 }
+
+#[test]
+fn c2c_measures_every_ordered_pair() {
+    let cpus = benchmp::sys::affinity::allowed_cpus().unwrap();
+    if cpus.len() < 2 && benchmp::testing::skip("c2c_measures_every_ordered_pair", "needs two CPUs")
+    {
+        return;
+    }
+    let list = format!("{},{}", cpus[0], cpus[1]);
+    let v = tool().json(&["--c2c", "-N", "3", "--cpus", &list]);
+    let m = &v["extra"];
+    assert_eq!(m["cpus"], serde_json::json!([cpus[0], cpus[1]]));
+    assert!(m["ns"][0][0].is_null() && m["ns"][1][1].is_null(), "{m}");
+    for (r, c) in [(0, 1), (1, 0)] {
+        assert!(m["ns"][r][c].as_f64().unwrap() > 0.0, "{m}");
+    }
+    let pairs = m["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 2);
+    assert!(
+        pairs
+            .iter()
+            .all(|p| p["samples"].as_array().unwrap().len() == 3)
+    );
+    // Each pair is one measurement: the pinger measures, the ponger is its load child,
+    // started before the pinger's window and stopped after it.
+    let ms = v["measurements"].as_array().unwrap();
+    assert_eq!(ms.len(), 2);
+    for (meas, pair) in ms.iter().zip(pairs) {
+        assert_eq!(meas["children"][0]["cpu"], pair["from_cpu"]);
+        let pong = &meas["loads"][0];
+        assert_eq!(pong["cpu"], pair["to_cpu"]);
+        assert!(pong["started_ns"].as_u64() <= pong["window_start_ns"].as_u64());
+        assert!(pong["stopped_ns"].as_u64() >= pong["window_end_ns"].as_u64());
+    }
+    assert_eq!(v["figures"].as_array().unwrap().len(), 2);
+    let text = benchmp::testing::stdout(&tool().ok(&["--c2c", "-N", "3", "--cpus", &list]));
+    assert!(
+        text.contains("from\\to") && text.contains("within cluster"),
+        "{text}"
+    );
+}
+
+#[test]
+fn c2c_mistakes_are_one_line() {
+    check_bad_inputs(
+        &tool(),
+        &[
+            Bad::args(&["--c2c", "--cpus", "0"], "at least two CPUs"),
+            Bad::args(&["--c2c", "64"], "--c2c"),
+            Bad::args(&["--c2c", "-t"], "--c2c"),
+        ],
+    );
+}

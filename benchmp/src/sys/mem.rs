@@ -336,6 +336,64 @@ impl Drop for Buffer {
     }
 }
 
+/// One page shared by the parent and every child forked after it was mapped (MAP_SHARED):
+/// atomic words that pinned children use to talk to each other, e.g. the cache line two
+/// children bounce to measure a core-to-core transfer. Each word sits on a cache line of its
+/// own (128 bytes apart, beyond any adjacent-line prefetch).
+#[derive(Debug)]
+pub struct SharedPage {
+    ptr: NonNull<std::sync::atomic::AtomicU64>,
+}
+
+/// Bytes between two words of a [`SharedPage`].
+pub const SHARED_WORD_STRIDE: usize = 128;
+/// Words a [`SharedPage`] holds.
+pub const SHARED_WORDS: usize = 4096 / SHARED_WORD_STRIDE;
+
+impl SharedPage {
+    /// Maps a zeroed shared page. Map it before forking the children that use it.
+    pub fn new() -> Result<SharedPage, MemError> {
+        let len = NonZeroUsize::new(4096).ok_or(MemError::Empty)?;
+        // SAFETY: a fresh anonymous mapping at a kernel-chosen address aliases nothing.
+        let ptr = unsafe {
+            mmap_anonymous(
+                None,
+                len,
+                ProtFlags::PROT_READ | ProtFlags::PROT_WRITE,
+                MapFlags::MAP_SHARED,
+            )
+        }
+        .map_err(|source| MemError::Map {
+            len: 4096,
+            pages: Pages::Small,
+            source,
+        })?;
+        Ok(SharedPage { ptr: ptr.cast() })
+    }
+
+    /// Word `i` (`i < SHARED_WORDS`), on a cache line of its own.
+    pub fn word(&self, i: usize) -> &std::sync::atomic::AtomicU64 {
+        assert!(i < SHARED_WORDS, "a shared page holds {SHARED_WORDS} words");
+        // SAFETY: the page is mapped read-write for as long as `self` lives; word i lies at
+        // byte i × 128 < 4096, aligned for an AtomicU64; atomics are the only access, so
+        // processes sharing the page never race on non-atomic data.
+        unsafe {
+            &*self
+                .ptr
+                .as_ptr()
+                .byte_add(i * SHARED_WORD_STRIDE)
+                .cast_const()
+        }
+    }
+}
+
+impl Drop for SharedPage {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the page mapped in `new`; no reference outlives `self`.
+        let _ = unsafe { munmap(self.ptr.cast::<c_void>(), 4096) };
+    }
+}
+
 /// Reads the smaps entry of the mapping containing `addr`.
 fn smaps_for(addr: usize) -> Option<PagesObtained> {
     let text = std::fs::read_to_string("/proc/self/smaps").ok()?;
@@ -384,6 +442,22 @@ pub fn parse_smaps(text: &str, addr: usize) -> Option<PagesObtained> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shared_page_holds_words_on_lines_of_their_own() {
+        use std::sync::atomic::Ordering;
+        // Sharing across processes is checked through the binaries (lat_mem_rd --c2c): the
+        // test runner is multi-threaded and never forks.
+        let page = SharedPage::new().unwrap();
+        for i in 0..SHARED_WORDS {
+            page.word(i).store(i as u64 * 3, Ordering::SeqCst);
+        }
+        for i in 0..SHARED_WORDS {
+            assert_eq!(page.word(i).load(Ordering::SeqCst), i as u64 * 3);
+        }
+        let gap = page.word(1) as *const _ as usize - page.word(0) as *const _ as usize;
+        assert_eq!(gap, SHARED_WORD_STRIDE);
+    }
 
     #[test]
     fn meminfo_fields() {
