@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Prints the suite's summary table from a results folder.
 
-Reads status.tsv (written by suite.sh) and each entry's JSON report; never scrapes text
-output. Every entry of the plan gets a row, failed ones included.
+Reads status.tsv (written by suite.sh), each entry's JSON report (its `figures`, the same
+for every tool) and, after `suite.sh --baseline`, compare.json for a verdict column; never
+scrapes text output. Every entry of the plan gets a row, failed ones included.
 
 Usage: scripts/summary.py RESULTS_DIR
 """
@@ -22,62 +23,72 @@ def number(x):
     return f"{x:.4f}"
 
 
-def benchmp_row(data):
-    """Figure, unit and note of a benchmp report (bw_mem, lat_mem_rd, dhry, coremark)."""
-    mode = data.get("aggregate_mode", "cluster")
-    ms = data.get("measurements", [])
-    if not ms:
-        return None, "", "no measurement"
+def figure_row(data):
+    """Figure, unit and note of a report, from its `figures` (every tool's report has them):
+    one figure is shown as it is; a few are listed in the note; many are summed up by their
+    range. Reports from before figures were kept fall back to their measurements."""
     notes = []
     if data.get("quality", {}).get("verdict", {}).get("noisy"):
         notes.append("noisy")
-    if len(ms) == 1:
-        m = ms[0]
-        agg = m["aggregate"]
-        clusters = agg.get("per_cluster", [])
-        if len(clusters) > 1:
-            notes.append(
-                "clusters " + " + ".join(number(c["total"]) for c in clusters)
-            )
-        notes.append(f"{len(m['children'])} child(ren)")
-        return agg.get(mode), m["metric"]["unit"], ", ".join(notes)
-    # A sweep: describe the curve by its ends and, when the tool found them, its plateaus
-    # (lat_mem_rd: one summary per stride and cluster).
-    extra = data.get("extra") or {}
-    summaries = extra.get("summary") if isinstance(extra.get("summary"), list) else []
-    for sm in summaries:
-        plateaus = (sm.get("shape") or {}).get("plateaus") or []
-        if plateaus:
-            parts = [f"{p.get('label', '?')} {number(p.get('ns'))}" for p in plateaus]
-            who = f"cluster {sm.get('cluster')}: " if len(summaries) > 1 else ""
-            notes.insert(0, who + ", ".join(parts) + " ns")
-    first = ms[0]["aggregate"].get(mode)
-    last = ms[-1]["aggregate"].get(mode)
-    notes.append(f"{len(ms)} sizes, first {number(first)}")
-    return last, ms[-1]["metric"]["unit"] + " (largest size)", ", ".join(notes)
+    figs = data.get("figures") or []
+    if not figs:
+        ms = data.get("measurements", [])
+        if not ms:
+            return None, "", "no measurement"
+        mode = data.get("aggregate_mode", "cluster")
+        last = ms[-1]
+        return last["aggregate"].get(mode), last["metric"]["unit"], ", ".join(notes)
+    units = {f.get("unit", "") for f in figs}
+    unit = units.pop() if len(units) == 1 else ""
+    if len(figs) == 1:
+        f = figs[0]
+        return f.get("value"), f.get("unit", ""), ", ".join(notes)
+    names = [f.get("name", "?") for f in figs]
+    prefix = common_prefix(names)
+    if len(figs) <= 6:
+        notes.insert(0, ", ".join(
+            f"{where(f, n[len(prefix):] or n)} {number(f.get('value'))}" for f, n in zip(figs, names)))
+        return figs[-1].get("value"), unit, ", ".join(notes)
+    values = [f.get("value") for f in figs if isinstance(f.get("value"), (int, float))]
+    if values:
+        notes.insert(0, f"{len(figs)} figures from {number(min(values))} to {number(max(values))}")
+    return (sorted(values)[len(values) // 2] if values else None), unit + " (median figure)", ", ".join(notes)
 
 
-def other_row(tool, data):
-    """Tools with their own JSON layout."""
-    for key, unit in (
-        ("iterations_per_s", "iterations/s"),
-        ("dmips", "DMIPS"),
-        ("dhrystones_per_s", "Dhrystones/s"),
-    ):
-        if isinstance(data.get(key), (int, float)):
-            return data[key], unit, ""
-    cells = data.get("cells")
-    if isinstance(cells, list):
-        # dto: A/B cells, regressions and the speedup table against libc.
-        note = (f"{len(cells)} cells, {data.get('regressions', 0)} regressions, "
-                f"{data.get('noisy', 0)} A/A noisy, {data.get('result', '?')}")
-        speed = [x for x in data.get("speedup", []) if isinstance(x.get("speedup"), (int, float))]
-        if speed:
-            best = max(speed, key=lambda x: x["speedup"])
-            note += f"; best {best['config']} {best['speedup']:.2f}x on {best['test']} ({best['pages']})"
-            return best["speedup"], "x vs libc", note
-        return None, "", note
-    return None, "", "see JSON"
+def where(f, name):
+    """A figure's name with its CPU or cluster when it has one."""
+    if f.get("cpu") is not None:
+        return f"{name} cpu{f['cpu']}"
+    return name
+
+
+def common_prefix(names):
+    """The words every name starts with (kept when it is all of a name)."""
+    words = [n.split(" ") for n in names]
+    k = 0
+    while all(len(w) > k + 1 and w[k] == words[0][k] for w in words):
+        k += 1
+    return " ".join(words[0][:k]) + (" " if k else "")
+
+
+def verdicts(out):
+    """Per entry, the worst verdict of `benchmp compare` (compare.json) and its count."""
+    path = out / "compare.json"
+    if not path.exists():
+        return None
+    try:
+        rows = json.loads(path.read_text()).get("rows", [])
+    except ValueError:
+        return None
+    order = ["FAIL", "NOISY", "MISSING", "IMPROVED", "PASS", "REF"]
+    per = {}
+    for r in rows:
+        per.setdefault(r.get("entry"), []).append(r.get("verdict", "?"))
+    result = {}
+    for entry, vs in per.items():
+        worst = min(vs, key=lambda v: order.index(v) if v in order else len(order))
+        result[entry] = f"{worst} ({vs.count(worst)}/{len(vs)})" if len(vs) > 1 else worst
+    return result
 
 
 def main():
@@ -97,11 +108,7 @@ def main():
             figure, unit, note = None, "", ""
             if js.exists() and js.stat().st_size > 0:
                 try:
-                    data = json.loads(js.read_text())
-                    if "measurements" in data:
-                        figure, unit, note = benchmp_row(data)
-                    else:
-                        figure, unit, note = other_row(tool, data)
+                    figure, unit, note = figure_row(json.loads(js.read_text()))
                 except (ValueError, KeyError, TypeError) as e:
                     note = f"unreadable JSON: {e}"
             if code != 0:
@@ -112,15 +119,20 @@ def main():
                     first = lines[-1][:80] if lines else ""
                 note = f"FAILED (exit {code}) {first}".strip()
             rows.append((label, tool, number(figure), unit, r["seconds"], note))
-    head = ("entry", "tool", "figure", "unit", "s", "notes")
-    widths = [max(len(str(x[i])) for x in rows + [head]) for i in range(5)]
+    judged = verdicts(out)
+    head = ("entry", "tool", "figure", "unit", "s")
+    if judged is not None:
+        rows = [r[:5] + (judged.get(r[0], "MISSING"),) + r[5:] for r in rows]
+        head = head + ("verdict",)
+    n = len(head)
+    widths = [max(len(str(x[i])) for x in rows + [head]) for i in range(n)]
     print()
     print("  ".join(h.ljust(w) for h, w in zip(head, widths)) + "  notes")
     print("  ".join("-" * w for w in widths) + "  -----")
     for row in rows:
-        cells = [str(row[i]).rjust(widths[i]) if i in (2, 4) else str(row[i]).ljust(widths[i]) for i in range(5)]
-        print("  ".join(cells) + "  " + row[5])
-    failed = sum(1 for r in rows if r[5].startswith("FAILED"))
+        cells = [str(row[i]).rjust(widths[i]) if i in (2, 4) else str(row[i]).ljust(widths[i]) for i in range(n)]
+        print("  ".join(cells) + "  " + row[n])
+    failed = sum(1 for r in rows if r[-1].startswith("FAILED"))
     tools = sorted({r[1] for r in rows})
     print(f"\n{len(rows)} entries over {len(tools)} tools ({', '.join(tools)}); {failed} failed. Results: {out}")
     return 0
