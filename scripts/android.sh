@@ -28,7 +28,14 @@ Options:
   --no-build         push binaries already built
   -h, --help         this text
 
+Needs adb on PATH (or ADB), and cargo and rustup unless --no-build: a missing one stops the
+script before anything is built or pushed.
+
 Environment: ADB (adb program, default adb), CARGO_TARGET_DIR.
+
+Exit status: 0 every run succeeded on every device; 1 a run failed, or a device could not be
+reached, pushed to or pulled from; 2 nothing could start: bad arguments, a missing tool (adb,
+cargo, rustup) or binary, a failed cross-build, or no device found.
 USAGE
 }
 
@@ -82,6 +89,14 @@ expand_cpus() {
     seq "$lo" "$hi"
   done
 }
+
+# The host tools, before anything is built or pushed.
+need() { command -v "$1" >/dev/null 2>&1 || die "$1 not found on PATH ($2)"; }
+need "$ADB" "install Android's platform-tools, or set ADB to the adb program"
+if [ "$build" = 1 ]; then
+  need cargo "install a Rust toolchain, or push binaries already built with --no-build"
+  need rustup "needed to add the Rust target $TARGET; or push binaries already built with --no-build"
+fi
 
 IFS=',' read -r -a tool_list <<< "$tools"
 if [ "$tool" != suite ]; then
