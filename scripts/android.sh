@@ -26,10 +26,12 @@ Options:
   --results DIR      local results root (default results)
   --tools LIST       comma-separated binaries to build and push (default: all tools)
   --no-build         push binaries already built
+  --bin-dir DIR      push the binaries in DIR, built for aarch64 elsewhere (implies --no-build;
+                     default target/aarch64-unknown-linux-musl/release)
   -h, --help         this text
 
-Needs adb on PATH (or ADB), and cargo and rustup unless --no-build: a missing one stops the
-script before anything is built or pushed.
+Needs adb on PATH (or ADB), and cargo and rustup unless --no-build or --bin-dir: a missing
+one stops the script before anything is built or pushed.
 
 Environment: ADB (adb program, default adb), CARGO_TARGET_DIR.
 
@@ -49,7 +51,7 @@ top=$(cd "$here/.." && pwd)
 ADB=${ADB:-adb}
 TARGET=aarch64-unknown-linux-musl
 serials=() device_dir=/data/local/tmp/socbench cpus="" sched="" trace=0 entry_env=()
-results_root=results tools="bw_mem,lat_mem_rd,dhry,coremark,dto,ftrace,benchmp" build=1
+results_root=results tools="bw_mem,lat_mem_rd,dhry,coremark,dto,ftrace,benchmp" build=1 bin_dir=""
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -61,6 +63,7 @@ while [ $# -gt 0 ]; do
     --results) [ $# -ge 2 ] || die "--results needs a folder"; results_root=$2; shift ;;
     --tools) [ $# -ge 2 ] || die "--tools needs a list"; tools=$2; shift ;;
     --no-build) build=0 ;;
+    --bin-dir) [ $# -ge 2 ] || die "--bin-dir needs a folder"; bin_dir=$2; build=0; shift ;;
     -h|--help) usage; exit 0 ;;
     --) shift; break ;;
     -*) die "unknown option '$1' (see --help)" ;;
@@ -94,8 +97,8 @@ expand_cpus() {
 need() { command -v "$1" >/dev/null 2>&1 || die "$1 not found on PATH ($2)"; }
 need "$ADB" "install Android's platform-tools, or set ADB to the adb program"
 if [ "$build" = 1 ]; then
-  need cargo "install a Rust toolchain, or push binaries already built with --no-build"
-  need rustup "needed to add the Rust target $TARGET; or push binaries already built with --no-build"
+  need cargo "install a Rust toolchain, or push binaries already built with --no-build or --bin-dir"
+  need rustup "needed to add the Rust target $TARGET; or push binaries already built with --no-build or --bin-dir"
 fi
 
 IFS=',' read -r -a tool_list <<< "$tools"
@@ -103,7 +106,7 @@ if [ "$tool" != suite ]; then
   case ",$tools," in *",$tool,"*) ;; *) die "unknown tool '$tool' (tools: $tools, or suite)" ;; esac
 fi
 
-bin_dir="${CARGO_TARGET_DIR:-$top/target}/$TARGET/release"
+[ -n "$bin_dir" ] || bin_dir="${CARGO_TARGET_DIR:-$top/target}/$TARGET/release"
 if [ "$build" = 1 ]; then
   if ! rustup target list --installed 2>/dev/null | grep -qx "$TARGET"; then
     echo "== installing the rustup target $TARGET"
