@@ -18,8 +18,9 @@ results/android-<serial>-<timestamp>/. Without -s, every connected device is run
 Options:
   -s SERIAL          device serial (repeatable; default: every device 'adb devices' lists)
   --device-dir DIR   folder on the device (default /data/local/tmp/socbench)
-  --cpus LIST        passed to the tool as --cpus LIST; checked against the CPUs the device
-                     shell's cpuset allows
+  --cpus LIST        passed to the tool as --cpus LIST (to dto as PERF_CPU, the list's first
+                     CPU); checked against the CPUs the device shell's cpuset allows. The
+                     suite's all-CPU entries run one child per CPU of the list
   --sched POLICY     exported as LMBENCH_SCHED on the device (e.g. UNIQUE, "CUSTOM 4 5 6 7")
   --trace            capture a trace around the run: 'ftrace record' on the device when adb
                      is root, else the device's perfetto (or atrace) with ftrace print events
@@ -129,6 +130,18 @@ if [ ${#serials[@]} -eq 0 ]; then
   done < <("$ADB" devices 2>/dev/null | tail -n +2)
   [ ${#serials[@]} -gt 0 ] || die "no device found ('$ADB devices' lists none in the 'device' state)"
 fi
+
+# How a tool gets the CPUs of --cpus: benchmp's tools take --cpus LIST, dto pins to one CPU
+# given as PERF_CPU (the list's first). Sets extra (arguments) and adds to entry_env.
+cpu_args() {
+  extra=()
+  [ -n "$cpus" ] || return 0
+  if [ "$1" = dto ]; then
+    entry_env+=("PERF_CPU=${cpus%%[-,]*}")
+  else
+    extra=(--cpus "$cpus")
+  fi
+}
 
 # Runs a command string in the device shell.
 dsh() { "$ADB" -s "$serial" shell "$1"; }
@@ -251,12 +264,12 @@ for serial in "${serials[@]}"; do
   done
   dsh "chmod 755 $(qall "${tool_list[@]/#/$device_dir/}")"
 
-  extra=()
-  [ -n "$cpus" ] && extra=(--cpus "$cpus")
   if [ "$tool" = suite ]; then
     mode=default
     case "${1:-}" in --quick) mode=quick ;; --full) mode=full ;; "") ;; *) die "suite takes --quick or --full" ;; esac
     ncpus=$(dsh 'nproc 2>/dev/null || getconf _NPROCESSORS_ONLN' | tr -d '\r')
+    # With --cpus, the all-CPU entries run one child on each CPU of the list.
+    [ -n "$cpus" ] && ncpus=$(expand_cpus "$cpus" | sort -un | wc -l)
     # shellcheck disable=SC2016  # expanded by the device shell
     llc=$(dsh 'm=0; for f in /sys/devices/system/cpu/cpu0/cache/index*/size; do v=$(cat "$f"); case "$v" in *K) v=$((${v%K}*1024));; *M) v=$((${v%M}*1048576));; esac; [ "$v" -gt "$m" ] && m=$v; done; echo $m' | tr -d '\r')
     while IFS='|' read -r label envs t args; do
@@ -267,10 +280,13 @@ for serial in "${serials[@]}"; do
       case "$args $envs" in *"$dir"*) dsh "mkdir -p $(q "$dir")" ;; esac
       read -r -a argv <<< "$args"
       read -r -a entry_env <<< "$envs"
+      cpu_args "$t"
       run_one "$label" "$t" "${argv[@]}" "${extra[@]}" || overall=1
     done < <(suite_plan "$mode" "${ncpus:-1}" "${llc:-0}")
     entry_env=()
   else
+    entry_env=()
+    cpu_args "$tool"
     run_one "$tool" "$tool" "$@" "${extra[@]}" --json="$run_dir/$tool.json" --csv="$run_dir/$tool.csv" || overall=1
   fi
   "$ADB" -s "$serial" pull "$run_dir/." "$local_dir/" >/dev/null || { echo "   pull failed" >&2; overall=1; }
