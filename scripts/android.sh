@@ -275,11 +275,15 @@ for serial in "${serials[@]}"; do
     while IFS='|' read -r label envs t args; do
       case ",$tools," in *",$t,"*) ;; *) continue ;; esac
       dir="$run_dir/$label"
-      args=${args//\{json\}/$run_dir/$label.json}; args=${args//\{csv\}/$run_dir/$label.csv}
-      args=${args//\{dir\}/$dir}; envs=${envs//\{dir\}/$dir}
-      case "$args $envs" in *"$dir"*) dsh "mkdir -p $(q "$dir")" ;; esac
+      case "$args $envs" in *"{dir}"*) dsh "mkdir -p $(q "$dir")" ;; esac
+      # Split first, then fill in the placeholders word by word: a device folder with spaces
+      # stays one argument.
       read -r -a argv <<< "$args"
       read -r -a entry_env <<< "$envs"
+      argv=("${argv[@]//\{json\}/$run_dir/$label.json}")
+      argv=("${argv[@]//\{csv\}/$run_dir/$label.csv}")
+      argv=("${argv[@]//\{dir\}/$dir}")
+      entry_env=("${entry_env[@]//\{dir\}/$dir}")
       cpu_args "$t"
       run_one "$label" "$t" "${argv[@]}" "${extra[@]}" || overall=1
     done < <(suite_plan "$mode" "${ncpus:-1}" "${llc:-0}")
