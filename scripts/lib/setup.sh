@@ -80,12 +80,13 @@ setup_rust_target() {
   rustup target add "$1" >/dev/null 2>&1 || { echo "setup: rustup could not add the target $1" >&2; return 1; }
 }
 
-# setup_python_packages: the pinned packages of scripts/requirements.txt (plots, statistics).
+# setup_python_packages: the pinned packages of scripts/requirements.txt (plots, statistics,
+# PyYAML for the LAVA definition's test).
 setup_python_packages() {
   local req
   req="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/requirements.txt"
   command -v python3 >/dev/null || { echo "setup: python3 is missing (needed by the plot and summary scripts)" >&2; return 1; }
-  python3 -c 'import matplotlib, numpy, pandas, scipy' 2>/dev/null && return 0
+  python3 -c 'import matplotlib, numpy, pandas, scipy, yaml' 2>/dev/null && return 0
   if [ "${SOCBENCH_NO_INSTALL:-0}" = 1 ]; then
     echo "setup: missing Python packages of $req; SOCBENCH_NO_INSTALL=1 forbids installing" >&2
     return 1
