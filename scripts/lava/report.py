@@ -5,7 +5,8 @@ Reads the folder's status.tsv and each entry's JSON report (never the text outpu
 them into LAVA results: a test set per tool, a test case per suite entry with its headline
 figure as the measurement, and fail (with the reason as a case of its own and a line in the
 log) for an entry whose tool failed or whose report calls the run noisy. With --baseline it
-runs `benchmp compare BASELINE RESULTS_DIR` and reports the outcome. Last it packs the folder
+runs `benchmp compare BASELINE RESULTS_DIR` and reports its outcome and every figure it
+judged. Last it packs the folder
 as RESULTS_DIR.tar.gz and, with --upload-url, posts the archive there and records its address
 with lava-test-reference. scripts/lava/README.md lists every result name and unit.
 
@@ -38,6 +39,11 @@ import uuid
 # other tools: dto itself exits 0 for it, but the figure is not to be trusted.
 DTO_RESULTS = {"PASS": "pass", "REF": "pass", "FAIL": "fail", "NOISY": "fail"}
 EXIT_UNSUPPORTED = 3
+# benchmp compare's verdicts on one figure as LAVA results. IMPROVED and PASS pass, FAIL (a
+# regression) fails; NOISY (a change the KS test cannot tell from the spread) is neither;
+# MISSING (in one run only) was not compared.
+COMPARE_RESULTS = {"PASS": "pass", "IMPROVED": "pass", "REF": "pass", "FAIL": "fail",
+                   "NOISY": "unknown", "MISSING": "skip"}
 
 
 def case_name(*parts):
@@ -275,9 +281,12 @@ def runs_here(program):
 
 
 def report_compare(lava, out, baseline, benchmp):
-    """`benchmp compare BASELINE RESULTS`: 0 nothing regressed, 1 something did, 2 bad input."""
+    """`benchmp compare BASELINE RESULTS`: exit 0 nothing regressed, 1 something did, 2 bad
+    input. The table goes to the log, the JSON to RESULTS/compare/compare.json, and each
+    figure it judged becomes a case with the change in percent."""
     reasons = Reasons()
     result = "pass"
+    rows = []
     if not benchmp or not runs_here(benchmp):
         result = "skip"
         reasons.add("unsupported", f"comparison skipped: no benchmp that runs here ({benchmp or 'none given'})")
@@ -289,29 +298,42 @@ def report_compare(lava, out, baseline, benchmp):
             reasons.add("unsupported", f"comparison skipped: {benchmp} has no compare subcommand "
                         f"(status {probe.returncode}: {first})")
     if result == "pass":
-        table = subprocess.run([benchmp, "compare", str(baseline), str(out)],
-                               capture_output=True, text=True, check=False)
-        js = subprocess.run([benchmp, "compare", str(baseline), str(out), "--json"],
-                            capture_output=True, text=True, check=False)
-        sys.stdout.write(table.stdout)
         cmp_dir = out / "compare"
         cmp_dir.mkdir(exist_ok=True)
-        (cmp_dir / "compare.txt").write_text(table.stdout)
-        (cmp_dir / "compare.json").write_text(js.stdout)
-        err = (js.stderr.strip().splitlines() or [""])[-1][:200]
-        if js.returncode == 1:
+        js = cmp_dir / "compare.json"
+        run = subprocess.run([benchmp, "compare", str(baseline), str(out), f"--json={js}"],
+                             capture_output=True, text=True, check=False)
+        sys.stdout.write(run.stdout)
+        (cmp_dir / "compare.txt").write_text(run.stdout)
+        err = (run.stderr.strip().splitlines() or [""])[-1][:200]
+        if run.returncode in (0, 1):
+            try:
+                rows = json.loads(js.read_text()).get("rows") or []
+            except (OSError, ValueError, AttributeError) as e:
+                reasons.add("report", f"benchmp compare wrote no readable JSON: {e}")
+        if run.returncode == 1:
             result = "fail"
             reasons.add("regression", f"something regressed against {baseline} (see the table above)")
-        elif js.returncode == 2:
+        elif run.returncode == 2:
             result = "fail"
             reasons.add("input", f"benchmp compare refused its input: {err}", 2, "status")
-        elif js.returncode != 0:
+        elif run.returncode != 0:
             result = "fail"
-            reasons.add("exit", f"benchmp compare failed (exit {js.returncode}): {err}", js.returncode, "status")
+            reasons.add("exit", f"benchmp compare failed (exit {run.returncode}): {err}", run.returncode, "status")
+        elif reasons:
+            result = "fail"
     lava.start("compare")
     lava.explain("compare", reasons)
     lava.case("compare", result)
     lava.reason_cases("compare", result, reasons)
+    seen = set()
+    for row in rows:
+        name = case_name("compare", row.get("entry"), row.get("figure"))
+        if name in seen:
+            continue
+        seen.add(name)
+        verdict = str(row.get("verdict")).upper()
+        lava.case(name, COMPARE_RESULTS.get(verdict, "unknown"), number(row.get("change_pct")), "%")
     lava.stop()
 
 

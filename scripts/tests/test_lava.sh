@@ -210,6 +210,17 @@ if "compare" in expect:
     need(cmp.get("RESULT") in ("pass", "fail", "skip"), f"compare: {cmp}")
     if cmp["RESULT"] == "skip":
         need(cases.get("compare-reason-unsupported", {}).get("RESULT") == "skip", "compare skipped without its reason")
+    else:  # one case per figure benchmp compare judged, from its JSON
+        cmp_rows = json.load(open(out / "compare" / "compare.json"))["rows"]
+        mapping = {"PASS": "pass", "IMPROVED": "pass", "FAIL": "fail", "NOISY": "unknown", "MISSING": "skip"}
+        for row in cmp_rows:
+            name = re.sub(r"[^A-Za-z0-9._-]+", "-", f"compare-{row['entry']}-{row['figure']}").strip("-")
+            rc = cases.get(name)
+            need(rc and rc["RESULT"] == mapping[row["verdict"]] and rc["set"] == "compare", f"{name}: {rc} for {row}")
+            if row["change_pct"] is not None:
+                need(close(float(rc["MEASUREMENT"]), row["change_pct"]) and rc["UNITS"] == "%", f"{name}: {rc}")
+        regressed = any(row["verdict"] == "FAIL" for row in cmp_rows)
+        need(cmp["RESULT"] == ("fail" if regressed else "pass"), f"compare is {cmp['RESULT']}, regressed={regressed}")
 print(f"   {len(rows)} entries, {len(cases)} test cases; {passed} entries passed, the others are "
       "failures their JSON reports call for (noise on this machine) or stand-ins")
 PY
