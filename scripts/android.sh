@@ -18,17 +18,27 @@ results/android-<serial>-<timestamp>/. Without -s, every connected device is run
 Options:
   -s SERIAL          device serial (repeatable; default: every device 'adb devices' lists)
   --device-dir DIR   folder on the device (default /data/local/tmp/socbench)
-  --cpus LIST        passed to the tool as --cpus LIST; checked against the CPUs the device
-                     shell's cpuset allows
+  --cpus LIST        passed to the tool as --cpus LIST (to dto as PERF_CPU, the list's first
+                     CPU); checked against the CPUs the device shell's cpuset allows. The
+                     suite's all-CPU entries run one child per CPU of the list
   --sched POLICY     exported as LMBENCH_SCHED on the device (e.g. UNIQUE, "CUSTOM 4 5 6 7")
   --trace            capture a trace around the run: 'ftrace record' on the device when adb
                      is root, else the device's perfetto (or atrace) with ftrace print events
   --results DIR      local results root (default results)
   --tools LIST       comma-separated binaries to build and push (default: all tools)
   --no-build         push binaries already built
+  --bin-dir DIR      push the binaries in DIR, built for aarch64 elsewhere (implies --no-build;
+                     default target/aarch64-unknown-linux-musl/release)
   -h, --help         this text
 
+Needs adb on PATH (or ADB), and cargo and rustup unless --no-build or --bin-dir: a missing
+one stops the script before anything is built or pushed.
+
 Environment: ADB (adb program, default adb), CARGO_TARGET_DIR.
+
+Exit status: 0 every run succeeded on every device; 1 a run failed, or a device could not be
+reached, pushed to or pulled from; 2 nothing could start: bad arguments, a missing tool (adb,
+cargo, rustup) or binary, a failed cross-build, or no device found.
 USAGE
 }
 
@@ -42,7 +52,7 @@ top=$(cd "$here/.." && pwd)
 ADB=${ADB:-adb}
 TARGET=aarch64-unknown-linux-musl
 serials=() device_dir=/data/local/tmp/socbench cpus="" sched="" trace=0 entry_env=()
-results_root=results tools="bw_mem,lat_mem_rd,dhry,coremark,dto,ftrace,benchmp" build=1
+results_root=results tools="bw_mem,lat_mem_rd,dhry,coremark,dto,ftrace,benchmp" build=1 bin_dir=""
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -54,6 +64,7 @@ while [ $# -gt 0 ]; do
     --results) [ $# -ge 2 ] || die "--results needs a folder"; results_root=$2; shift ;;
     --tools) [ $# -ge 2 ] || die "--tools needs a list"; tools=$2; shift ;;
     --no-build) build=0 ;;
+    --bin-dir) [ $# -ge 2 ] || die "--bin-dir needs a folder"; bin_dir=$2; build=0; shift ;;
     -h|--help) usage; exit 0 ;;
     --) shift; break ;;
     -*) die "unknown option '$1' (see --help)" ;;
@@ -83,12 +94,20 @@ expand_cpus() {
   done
 }
 
+# The host tools, before anything is built or pushed.
+need() { command -v "$1" >/dev/null 2>&1 || die "$1 not found on PATH ($2)"; }
+need "$ADB" "install Android's platform-tools, or set ADB to the adb program"
+if [ "$build" = 1 ]; then
+  need cargo "install a Rust toolchain, or push binaries already built with --no-build or --bin-dir"
+  need rustup "needed to add the Rust target $TARGET; or push binaries already built with --no-build or --bin-dir"
+fi
+
 IFS=',' read -r -a tool_list <<< "$tools"
 if [ "$tool" != suite ]; then
   case ",$tools," in *",$tool,"*) ;; *) die "unknown tool '$tool' (tools: $tools, or suite)" ;; esac
 fi
 
-bin_dir="${CARGO_TARGET_DIR:-$top/target}/$TARGET/release"
+[ -n "$bin_dir" ] || bin_dir="${CARGO_TARGET_DIR:-$top/target}/$TARGET/release"
 if [ "$build" = 1 ]; then
   if ! rustup target list --installed 2>/dev/null | grep -qx "$TARGET"; then
     echo "== installing the rustup target $TARGET"
@@ -111,6 +130,18 @@ if [ ${#serials[@]} -eq 0 ]; then
   done < <("$ADB" devices 2>/dev/null | tail -n +2)
   [ ${#serials[@]} -gt 0 ] || die "no device found ('$ADB devices' lists none in the 'device' state)"
 fi
+
+# How a tool gets the CPUs of --cpus: benchmp's tools take --cpus LIST, dto pins to one CPU
+# given as PERF_CPU (the list's first). Sets extra (arguments) and adds to entry_env.
+cpu_args() {
+  extra=()
+  [ -n "$cpus" ] || return 0
+  if [ "$1" = dto ]; then
+    entry_env+=("PERF_CPU=${cpus%%[-,]*}")
+  else
+    extra=(--cpus "$cpus")
+  fi
+}
 
 # Runs a command string in the device shell.
 dsh() { "$ADB" -s "$serial" shell "$1"; }
@@ -233,26 +264,33 @@ for serial in "${serials[@]}"; do
   done
   dsh "chmod 755 $(qall "${tool_list[@]/#/$device_dir/}")"
 
-  extra=()
-  [ -n "$cpus" ] && extra=(--cpus "$cpus")
   if [ "$tool" = suite ]; then
     mode=default
     case "${1:-}" in --quick) mode=quick ;; --full) mode=full ;; "") ;; *) die "suite takes --quick or --full" ;; esac
     ncpus=$(dsh 'nproc 2>/dev/null || getconf _NPROCESSORS_ONLN' | tr -d '\r')
+    # With --cpus, the all-CPU entries run one child on each CPU of the list.
+    [ -n "$cpus" ] && ncpus=$(expand_cpus "$cpus" | sort -un | wc -l)
     # shellcheck disable=SC2016  # expanded by the device shell
     llc=$(dsh 'm=0; for f in /sys/devices/system/cpu/cpu0/cache/index*/size; do v=$(cat "$f"); case "$v" in *K) v=$((${v%K}*1024));; *M) v=$((${v%M}*1048576));; esac; [ "$v" -gt "$m" ] && m=$v; done; echo $m' | tr -d '\r')
     while IFS='|' read -r label envs t args; do
       case ",$tools," in *",$t,"*) ;; *) continue ;; esac
       dir="$run_dir/$label"
-      args=${args//\{json\}/$run_dir/$label.json}; args=${args//\{csv\}/$run_dir/$label.csv}
-      args=${args//\{dir\}/$dir}; envs=${envs//\{dir\}/$dir}
-      case "$args $envs" in *"$dir"*) dsh "mkdir -p $(q "$dir")" ;; esac
+      case "$args $envs" in *"{dir}"*) dsh "mkdir -p $(q "$dir")" ;; esac
+      # Split first, then fill in the placeholders word by word: a device folder with spaces
+      # stays one argument.
       read -r -a argv <<< "$args"
       read -r -a entry_env <<< "$envs"
+      argv=("${argv[@]//\{json\}/$run_dir/$label.json}")
+      argv=("${argv[@]//\{csv\}/$run_dir/$label.csv}")
+      argv=("${argv[@]//\{dir\}/$dir}")
+      entry_env=("${entry_env[@]//\{dir\}/$dir}")
+      cpu_args "$t"
       run_one "$label" "$t" "${argv[@]}" "${extra[@]}" || overall=1
     done < <(suite_plan "$mode" "${ncpus:-1}" "${llc:-0}")
     entry_env=()
   else
+    entry_env=()
+    cpu_args "$tool"
     run_one "$tool" "$tool" "$@" "${extra[@]}" --json="$run_dir/$tool.json" --csv="$run_dir/$tool.csv" || overall=1
   fi
   "$ADB" -s "$serial" pull "$run_dir/." "$local_dir/" >/dev/null || { echo "   pull failed" >&2; overall=1; }

@@ -47,3 +47,4 @@ python3 -m py_compile scripts/*.py
 scripts/tests/test_android.sh
 scripts/tests/test_lmbench_harness.sh
 scripts/tests/test_suite.sh
+scripts/tests/test_lava.sh

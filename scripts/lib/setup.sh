@@ -80,12 +80,13 @@ setup_rust_target() {
   rustup target add "$1" >/dev/null 2>&1 || { echo "setup: rustup could not add the target $1" >&2; return 1; }
 }
 
-# setup_python_packages: the pinned packages of scripts/requirements.txt (plots, statistics).
+# setup_python_packages: the pinned packages of scripts/requirements.txt (plots, statistics,
+# PyYAML for the LAVA definition's test).
 setup_python_packages() {
   local req
   req="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/requirements.txt"
   command -v python3 >/dev/null || { echo "setup: python3 is missing (needed by the plot and summary scripts)" >&2; return 1; }
-  python3 -c 'import matplotlib, numpy, pandas, scipy' 2>/dev/null && return 0
+  python3 -c 'import matplotlib, numpy, pandas, scipy, yaml' 2>/dev/null && return 0
   if [ "${SOCBENCH_NO_INSTALL:-0}" = 1 ]; then
     echo "setup: missing Python packages of $req; SOCBENCH_NO_INSTALL=1 forbids installing" >&2
     return 1
@@ -108,4 +109,49 @@ setup_tracefs() {
   setup_as_root mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null && return 0
   echo "setup: tracefs is not mounted and cannot be (needs root); the trace tests will be skipped" >&2
   return 1
+}
+
+# setup_lava_helpers DIR: LAVA's lava-test-shell helpers (lava-test-case, lava-test-set,
+# lava-test-reference, ...) in DIR, taken from Debian's lava-dispatcher package and given the
+# interpreter line LAVA adds when it copies them onto a device. For the LAVA test definition's
+# tests (scripts/tests/test_lava.sh); nothing is installed system-wide.
+setup_lava_helpers() {
+  local dir=$1 tmp log shell_dir f
+  [ -x "$dir/lava-test-case" ] && [ -x "$dir/lava-test-set" ] && [ -x "$dir/lava-test-reference" ] && return 0
+  if [ "${SOCBENCH_NO_INSTALL:-0}" = 1 ]; then
+    echo "setup: missing the LAVA test shell helpers in $dir; SOCBENCH_NO_INSTALL=1 forbids downloading lava-dispatcher" >&2
+    return 1
+  fi
+  local c
+  for c in apt-get dpkg-deb; do
+    command -v "$c" >/dev/null || { echo "setup: the LAVA test shell helpers come from Debian's lava-dispatcher package, and $c is missing" >&2; return 1; }
+  done
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/socbench-lava.XXXXXX") || return 1
+  log="$tmp/log"
+  # apt-get download needs no root, but a fresh machine may need its package lists first.
+  if ! (cd "$tmp" && apt-get download -qq lava-dispatcher) >"$log" 2>&1; then
+    setup_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >>"$log" 2>&1 || true
+    if ! (cd "$tmp" && apt-get download -qq lava-dispatcher) >>"$log" 2>&1; then
+      echo "setup: apt-get could not download lava-dispatcher (for the LAVA test shell helpers): $(grep -v '^\s*$' "$log" | tail -n 1)" >&2
+      rm -rf "$tmp"
+      return 1
+    fi
+  fi
+  if ! dpkg-deb -x "$tmp"/lava-dispatcher_*.deb "$tmp/x" >>"$log" 2>&1; then
+    echo "setup: dpkg-deb could not unpack lava-dispatcher: $(tail -n 1 "$log")" >&2
+    rm -rf "$tmp"
+    return 1
+  fi
+  shell_dir=$(find "$tmp/x" -type d -path '*/lava_dispatcher/lava_test_shell' | head -n 1)
+  if [ -z "$shell_dir" ] || [ ! -f "$shell_dir/lava-test-case" ]; then
+    echo "setup: this lava-dispatcher package has no lava_test_shell/lava-test-case" >&2
+    rm -rf "$tmp"
+    return 1
+  fi
+  mkdir -p "$dir" || { rm -rf "$tmp"; return 1; }
+  for f in "$shell_dir"/lava-*; do
+    [ -f "$f" ] || continue
+    { printf '#!/bin/sh\n\n'; cat "$f"; } > "$dir/${f##*/}" && chmod 755 "$dir/${f##*/}"
+  done
+  rm -rf "$tmp"
 }

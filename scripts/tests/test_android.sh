@@ -73,4 +73,32 @@ echo "== bad input is refused before anything runs"
 if "$top/scripts/android.sh" --no-build --cpus 'x;y' benchmp probe 2>/dev/null; then fail "--cpus 'x;y' accepted"; fi
 if "$top/scripts/android.sh" --no-build nosuchtool 2>/dev/null; then fail "unknown tool accepted"; fi
 
+echo "== a missing adb, cargo or rustup stops the script before anything is built or pushed"
+# A PATH with the commands the script itself uses, stand-ins for cargo and rustup that record
+# being called, and no adb.
+mkdir -p "$tmp/path"
+for c in bash env dirname cat sed awk tr seq date mkdir grep head tail rm id od; do
+  ln -s "$(command -v "$c")" "$tmp/path/$c"
+done
+for c in cargo rustup; do
+  # shellcheck disable=SC2016  # the stand-in expands $0 and $* itself
+  printf '#!/bin/sh\necho "$0 $*" >> "%s/called"\n' "$tmp" > "$tmp/path/$c"
+  chmod +x "$tmp/path/$c"
+done
+# Runs android.sh with that PATH; prints stderr, returns its exit status.
+run_bare() { { env -u ADB PATH="$tmp/path" "$top/scripts/android.sh" --results "$tmp/results3" "$@" >/dev/null; } 2>&1; }
+rc=0; err=$(run_bare benchmp probe) || rc=$?
+[ "$rc" -eq 2 ] || fail "no adb: expected exit status 2, got $rc ($err)"
+[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "no adb: expected one line, got: $err"
+grep -q '^android.sh: adb not found on PATH' <<< "$err" || fail "no adb: the line does not name adb: $err"
+[ ! -e "$tmp/called" ] || fail "no adb: cargo or rustup ran first: $(cat "$tmp/called")"
+[ ! -e "$tmp/results3" ] || fail "no adb: a results folder was created"
+ln -s "$here/fake-adb" "$tmp/path/adb"
+rm "$tmp/path/cargo"
+rc=0; err=$(run_bare benchmp probe) || rc=$?
+if [ "$rc" -ne 2 ] || ! grep -q '^android.sh: cargo not found on PATH' <<< "$err"; then
+  fail "no cargo: expected one line naming cargo and status 2, got $rc: $err"
+fi
+[ ! -e "$tmp/called" ] || fail "no cargo: rustup ran: $(cat "$tmp/called")"
+
 echo "PASS test_android.sh"
