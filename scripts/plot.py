@@ -4,7 +4,9 @@
 - lat_mem_rd: latency against array size (log2 axis), one line per stride and per cluster,
   with the cache sizes sysfs reports marked;
 - bw_mem: bandwidth per operation, one bar group per parallelism, stacked by cluster;
-- dto: density, violin and ECDF plots of distributions.csv (scripts/plot_distributions.py).
+- lat_mem_rd --c2c: a heat map of the core-to-core matrix;
+- dto: density, violin and ECDF plots of distributions.csv (scripts/plot_distributions.py);
+- after suite.sh --baseline: both sides' samples of every regressed figure (compare.json).
 
 Usage: scripts/plot.py RESULTS_DIR
 """
@@ -131,6 +133,69 @@ def bandwidth_plot(reports, out):
     return png
 
 
+def regression_plots(out):
+    """One PNG per regressed figure of compare.json (suite.sh --baseline): both sides'
+    samples as strips with their trimmed means, so a reader sees the shift and the spread."""
+    cmp = load(out / "compare.json")
+    if not cmp:
+        return []
+    made = []
+    for row in cmp.get("rows", []):
+        if row.get("verdict") != "FAIL":
+            continue
+        sides = [("base", row.get("base")), ("current", row.get("current"))]
+        fig, ax = plt.subplots(figsize=(7, 2.8))
+        for y, (label, side) in enumerate(sides):
+            if not side:
+                continue
+            xs = side.get("samples") or [side.get("value")]
+            ax.scatter(xs, [y] * len(xs), s=14, alpha=0.6, label=f"{label} (n={len(xs)})")
+            ax.axvline(side.get("trimmed_mean"), ymin=0.05 + 0.5 * y, ymax=0.45 + 0.5 * y,
+                       color="black", linewidth=1)
+        ax.set_yticks([0, 1], ["base", "current"])
+        ax.set_ylim(-0.6, 1.6)
+        arrow = "higher is better" if row.get("better") == "higher" else "lower is better"
+        ax.set_xlabel(f"{row.get('unit', '')} ({arrow})")
+        change = row.get("change_pct")
+        ax.set_title(f"{row['entry']} {row['figure']}: "
+                     f"{change:+.1f} %, p {row.get('ks_p', float('nan')):.3f}, FAIL", fontsize=9)
+        ax.legend(fontsize=7, loc="upper right")
+        slug = "".join(c if c.isalnum() else "_" for c in f"{row['entry']}-{row['figure']}")
+        png = out / f"compare-{slug}.png"
+        fig.tight_layout()
+        fig.savefig(png, dpi=110)
+        plt.close(fig)
+        made.append(png)
+    return made
+
+
+def c2c_plot(path, data, out):
+    """A heat map of lat_mem_rd --c2c's matrix (ns per one-way transfer)."""
+    m = (data.get("extra") or {})
+    cpus, ns = m.get("cpus"), m.get("ns")
+    if not cpus or not ns:
+        return None
+    grid = [[float("nan") if v is None else v for v in row] for row in ns]
+    fig, ax = plt.subplots(figsize=(1.2 + 0.5 * len(cpus), 1 + 0.45 * len(cpus)))
+    im = ax.imshow(grid, cmap="viridis")
+    ax.set_xticks(range(len(cpus)), [str(c) for c in cpus])
+    ax.set_yticks(range(len(cpus)), [str(c) for c in cpus])
+    ax.set_xlabel("to CPU (ponger)")
+    ax.set_ylabel("from CPU (pinger)")
+    if len(cpus) <= 16:
+        for i, row in enumerate(ns):
+            for j, v in enumerate(row):
+                if v is not None:
+                    ax.text(j, i, f"{v:.0f}", ha="center", va="center", color="white", fontsize=7)
+    fig.colorbar(im, ax=ax, label="ns per one-way transfer")
+    ax.set_title("core-to-core latency", fontsize=9)
+    png = out / (path.stem + ".png")
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    return png
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
@@ -142,7 +207,11 @@ def main():
         data = load(path)
         if not data or "measurements" not in data:
             continue
-        if data.get("tool") == "lat_mem_rd":
+        if data.get("tool") == "lat_mem_rd" and "handshake" in (data.get("extra") or {}):
+            png = c2c_plot(path, data, out)
+            if png:
+                made.append(png)
+        elif data.get("tool") == "lat_mem_rd":
             png = latency_plot(path, data, out)
             if png:
                 made.append(png)
@@ -159,6 +228,7 @@ def main():
                     subprocess.run([sys.executable, str(plot_dist), str(dist.parent), page, op],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
             made.extend(sorted(dist.parent.glob("*.png")))
+    made.extend(regression_plots(out))
     for m in made:
         print(f"plot: {m}")
     return 0

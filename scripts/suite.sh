@@ -2,17 +2,21 @@
 # socbench suite runner: builds the release binaries and runs every tool with defaults that
 # finish in a few minutes on a 2-core machine. Results (JSON, CSV, lmbench-compatible text,
 # plots) go to results/<host>-<timestamp>/; a failure in one tool is reported and the rest
-# still run. Exit status: 0 when every entry succeeded, 1 otherwise.
+# still run. With --baseline DIR the run is compared with an earlier one (benchmp compare).
+# Exit status: 0 when every entry succeeded (and nothing regressed), 1 otherwise, 2 for bad
+# options.
 set -uo pipefail
 
 usage() {
   cat <<'USAGE'
-Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR] [--no-build] [--bin-dir DIR] [--no-plots]
+Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR] [--baseline DIR] [--no-build] [--bin-dir DIR] [--no-plots]
 
   --quick        fewer operations and repetitions (about a minute)
   --full         every operation, lmbench's 11 repetitions, more strides (tens of minutes)
   --only TOOL    run only this tool (repeatable): bw_mem lat_mem_rd dhry coremark dto
   --out DIR      results folder (default results/<host>-<timestamp>)
+  --baseline DIR compare with an earlier results folder (benchmp compare): a verdict per
+                 entry in the summary, compare.txt/.json/.csv and a plot of each regression
   --no-build     use the binaries already built
   --bin-dir DIR  where the binaries are (default target/release)
   --no-plots     skip the PNG plots
@@ -26,7 +30,7 @@ top=$(cd "$here/.." && pwd)
 # shellcheck source=scripts/lib/setup.sh
 . "$here/lib/setup.sh"
 
-mode=default only=() out="" build=1 bin_dir="" plots=1
+mode=default only=() out="" build=1 bin_dir="" plots=1 baseline=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) mode=quick ;;
@@ -35,6 +39,9 @@ while [ $# -gt 0 ]; do
             case " $SUITE_TOOLS " in *" $2 "*) ;; *) echo "suite.sh: unknown tool '$2' (tools: $SUITE_TOOLS)" >&2; exit 2 ;; esac
             only+=("$2"); shift ;;
     --out) [ $# -ge 2 ] || { echo "suite.sh: --out needs a folder" >&2; exit 2; }; out=$2; shift ;;
+    --baseline) [ $# -ge 2 ] || { echo "suite.sh: --baseline needs a results folder" >&2; exit 2; }
+                [ -d "$2" ] || { echo "suite.sh: --baseline $2 is not a folder" >&2; exit 2; }
+                baseline=$(cd "$2" && pwd); shift ;;
     --no-build) build=0 ;;
     --bin-dir) [ $# -ge 2 ] || { echo "suite.sh: --bin-dir needs a folder" >&2; exit 2; }; bin_dir=$2; shift ;;
     --no-plots) plots=0 ;;
@@ -76,7 +83,7 @@ while IFS='|' read -r label envs tool args; do
   json="$out/$label.json" csv="$out/$label.csv" dir="$out/$label"
   args=${args//\{json\}/$json}; args=${args//\{csv\}/$csv}; args=${args//\{dir\}/$dir}
   envs=${envs//\{dir\}/$dir}
-  case "$args $envs" in *"$dir"*) mkdir -p "$dir" ;; esac
+  case " $args $envs " in *" $dir "*|*"=$dir "*) mkdir -p "$dir" ;; esac
   read -r -a argv <<< "$args"
   read -r -a envv <<< "$envs"
   printf '%-22s %s %s\n' "$label" "$tool" "$args"
@@ -91,6 +98,18 @@ while IFS='|' read -r label envs tool args; do
   fi
 done < <(suite_plan "$mode" "$ncpus" "$llc")
 
+regressed=0
+if [ -n "$baseline" ]; then
+  echo "== comparing with $baseline"
+  "$bin_dir/benchmp" compare "$baseline" "$out" --json="$out/compare.json" --csv="$out/compare.csv" > "$out/compare.txt"
+  case $? in
+    0) ;;
+    1) regressed=1 ;;
+    *) echo "suite.sh: the comparison with $baseline failed (see above)" >&2; regressed=1 ;;
+  esac
+  [ -s "$out/compare.txt" ] && tail -n 1 "$out/compare.txt"
+fi
+
 if [ "$plots" = 1 ]; then
   if setup_python_packages; then
     python3 "$here/plot.py" "$out" || echo "suite.sh: plotting failed" >&2
@@ -99,4 +118,4 @@ if [ "$plots" = 1 ]; then
   fi
 fi
 python3 "$here/summary.py" "$out"
-[ "$failures" -eq 0 ]
+[ "$failures" -eq 0 ] && [ "$regressed" -eq 0 ]

@@ -42,7 +42,7 @@ CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=rust-lld \
 CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUNNER=qemu-aarch64-static \
   cargo test -p bw_mem --target aarch64-unknown-linux-musl --lib --test kernels
 
-shellcheck -x scripts/*.sh scripts/lib/*.sh scripts/tests/*.sh scripts/tests/fake-adb .ci/run
+shellcheck -x scripts/*.sh scripts/lib/*.sh scripts/lava/*.sh scripts/tests/*.sh scripts/tests/fake-adb .ci/run
 python3 -m py_compile scripts/*.py
 scripts/tests/test_android.sh
 scripts/tests/test_lmbench_harness.sh

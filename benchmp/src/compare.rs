@@ -104,6 +104,8 @@ pub struct Side {
     pub n: usize,
     /// Samples above the shared outlier threshold.
     pub outliers: usize,
+    /// The samples, sorted (for plots of both sides' distributions).
+    pub samples: Vec<f64>,
 }
 
 /// One row of the comparison.
@@ -373,6 +375,11 @@ fn side(f: &Figure, sorted: &[f64], outliers: usize) -> Side {
         trimmed_mean: ab::trimmed_mean(sorted),
         n: f.samples.len(),
         outliers,
+        samples: if f.samples.is_empty() {
+            Vec::new()
+        } else {
+            sorted.to_vec()
+        },
     }
 }
 

@@ -31,4 +31,15 @@ ls "$out"/*.png >/dev/null 2>&1 || fail "no plots next to the results"
 [ -f "$out/lat_mem_rd-t.png" ] || fail "no latency curve plot"
 [ -f "$out/bw_mem.png" ] || fail "no bandwidth plot"
 ls "$out"/dto-speedup/*.png >/dev/null 2>&1 || fail "no dto distribution plots"
+
+# The comparison machinery on a run against itself (whether two separate runs agree is a
+# measurement of this machine, shown by scripts/bench_compare.sh, not a test): every
+# figure of every entry passes, and the summary gains its verdict column.
+bin=${CARGO_TARGET_DIR:-$top/target}/release
+"$bin/benchmp" compare "$out" "$out" --json="$out/compare.json" > "$out/compare.txt" \
+  || fail "benchmp compare of a run with itself: exit $? ($(tail -n 1 "$out/compare.txt"))"
+grep -q " 0 FAIL" "$out/compare.txt" || fail "a run compared with itself has failures: $(tail -n 1 "$out/compare.txt")"
+again=$(python3 "$top/scripts/summary.py" "$out")
+grep -qE "^entry +tool +figure +unit +s +verdict" <<< "$again" || fail "no verdict column after a comparison"
+grep -qE "^bw_mem-rd-P1 .* PASS" <<< "$again" || fail "bw_mem-rd-P1 is not PASS against itself"
 echo "PASS test_suite.sh"
