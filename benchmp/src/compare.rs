@@ -187,51 +187,31 @@ pub fn compare(
         why,
     };
     let single = base.len() == 1 && cur.len() == 1;
+    // Two single reports pair whatever their names, when they are of the same tool.
+    let pairs =
+        |a: &Entry, b: &Entry| a.report.tool == b.report.tool && (single || a.label == b.label);
     let mut rows = Vec::new();
     let mut shared = 0;
     for b in base {
-        let c = if single {
-            cur.first().filter(|c| c.report.tool == b.report.tool)
-        } else {
-            cur.iter()
-                .find(|c| c.label == b.label && c.report.tool == b.report.tool)
-        };
-        match c {
-            Some(c) => {
-                shared += 1;
-                rows.extend(compare_figures(
-                    &b.label,
-                    &b.report.tool,
-                    &b.report.figures,
-                    &c.report.figures,
-                    rule,
-                ));
-            }
-            None => rows.extend(compare_figures(
-                &b.label,
-                &b.report.tool,
-                &b.report.figures,
-                &[],
-                rule,
-            )),
-        }
+        let c = cur.iter().find(|c| pairs(b, c));
+        shared += usize::from(c.is_some());
+        let theirs = c.map_or(&[][..], |c| &c.report.figures[..]);
+        rows.extend(compare_figures(
+            &b.label,
+            &b.report.tool,
+            &b.report.figures,
+            theirs,
+            rule,
+        ));
     }
-    for c in cur {
-        let matched = if single {
-            base.first().is_some_and(|b| b.report.tool == c.report.tool)
-        } else {
-            base.iter()
-                .any(|b| b.label == c.label && b.report.tool == c.report.tool)
-        };
-        if !matched {
-            rows.extend(compare_figures(
-                &c.label,
-                &c.report.tool,
-                &[],
-                &c.report.figures,
-                rule,
-            ));
-        }
+    for c in cur.iter().filter(|c| !base.iter().any(|b| pairs(b, c))) {
+        rows.extend(compare_figures(
+            &c.label,
+            &c.report.tool,
+            &[],
+            &c.report.figures,
+            rule,
+        ));
     }
     if shared == 0 {
         let names = |e: &[Entry]| {

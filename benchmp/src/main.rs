@@ -50,27 +50,7 @@ enum Cmd {
     },
     /// Run a trivial workload through the framework (spin or nothing), optionally making one
     /// child fail, to check placement, sample counts and failure handling.
-    Probe {
-        #[command(flatten)]
-        placement: PlacementArgs,
-        #[command(flatten)]
-        timing: TimingArgs,
-        #[command(flatten)]
-        output: OutputArgs,
-        /// Make this child fail.
-        #[arg(long, value_name = "INDEX")]
-        fail_child: Option<usize>,
-        /// How the chosen child fails.
-        #[arg(long, value_enum, default_value_t = Failure::Abort)]
-        fail_how: Failure,
-        /// Run exactly this many iterations per interval instead of calibrating.
-        #[arg(long, value_name = "N")]
-        iterations: Option<u64>,
-        /// Also run load children (the same spin, without pause) on these CPUs while the
-        /// measuring children time their intervals.
-        #[arg(long, value_name = "LIST", value_parser = benchmp::cli::cpu_list)]
-        load_cpus: Option<benchmp::cli::CpuList>,
-    },
+    Probe(ProbeArgs),
     /// Compare two runs: two report files (any tool's --json) or two result folders of
     /// scripts/suite.sh. Every figure both have gets a verdict: PASS, FAIL (a regression),
     /// IMPROVED, NOISY (a shift the KS test cannot tell from the spread) or MISSING. Exit
@@ -102,6 +82,30 @@ enum Cmd {
         #[command(flatten)]
         timing: TimingArgs,
     },
+}
+
+/// `benchmp probe`'s options.
+#[derive(Debug, clap::Args)]
+struct ProbeArgs {
+    #[command(flatten)]
+    placement: PlacementArgs,
+    #[command(flatten)]
+    timing: TimingArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+    /// Make this child fail.
+    #[arg(long, value_name = "INDEX")]
+    fail_child: Option<usize>,
+    /// How the chosen child fails.
+    #[arg(long, value_enum, default_value_t = Failure::Abort)]
+    fail_how: Failure,
+    /// Run exactly this many iterations per interval instead of calibrating.
+    #[arg(long, value_name = "N")]
+    iterations: Option<u64>,
+    /// Also run load children (the same spin, without pause) on these CPUs while the
+    /// measuring children time their intervals.
+    #[arg(long, value_name = "LIST", value_parser = benchmp::cli::cpu_list)]
+    load_cpus: Option<benchmp::cli::CpuList>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -154,7 +158,7 @@ fn spin(mut acc: u64, n: u64) -> u64 {
 
 fn main() {
     let cli: Cli = benchmp::cli::parse();
-    let trace = matches!(&cli.cmd, Cmd::Probe { output, .. } if output.trace);
+    let trace = matches!(&cli.cmd, Cmd::Probe(p) if p.output.trace);
     benchmp::cli::init_logging(trace);
     match run(cli) {
         Ok(code) => std::process::exit(code),
@@ -229,105 +233,116 @@ fn run(cli: Cli) -> Result<i32> {
             json.as_deref(),
             csv.as_deref(),
         ),
-        Cmd::Calibrate { mut timing, json } => {
-            timing.recalibrate = true;
-            let req = benchmp::timing::CalibrationRequest {
-                enough_us: timing.enough,
-                cache: timing.cache_file()?,
-                recalibrate: true,
-            };
-            let c = benchmp::timing::calibrate(&req)?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&c)?);
-            } else {
-                println!("ENOUGH={}", c.enough_us);
-                println!("TIMING_O={}", c.timing_overhead_ns / 1000.0);
-                println!("LOOP_O={}", c.loop_overhead_ns / 1000.0);
-                if let Some(p) = &c.cache_file {
-                    eprintln!(
-                        "benchmp: calibrated in {:.2} s; cached in {}",
-                        c.measured_ns as f64 / 1e9,
-                        p.display()
-                    );
-                }
-            }
-            Ok(0)
-        }
-        Cmd::Topology { json } => {
-            let t = benchmp::topology::Topology::detect()?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&t)?);
-            } else {
-                println!("{}", t.describe());
-                for c in &t.clusters {
-                    println!(
-                        "cluster {}: CPUs {} capacity {} max {} kHz",
-                        c.index,
-                        benchmp::cpulist::format_cpu_list(&c.cpus),
-                        c.capacity.map_or("-".into(), |v| v.to_string()),
-                        c.max_freq_khz.map_or("-".into(), |v| v.to_string())
-                    );
-                }
-                for k in &t.caches {
-                    println!(
-                        "L{} {:<11} {:>8} line {:>3} shared by {}",
-                        k.level,
-                        k.kind,
-                        benchmp::size::HumanSize(k.size_bytes).to_string(),
-                        k.line_bytes,
-                        benchmp::cpulist::format_cpu_list(&k.shared_cpus)
-                    );
-                }
-            }
-            Ok(0)
-        }
-        Cmd::Probe {
-            placement,
-            timing,
-            output,
-            fail_child,
-            fail_how,
-            iterations,
-            load_cpus,
-        } => {
-            let mut s = Session::<NoData>::start("benchmp-probe", &placement, &timing)?;
-            let mut spec = Spec::rate("spin", 1.0, "iterations/s", ());
-            if let Some(n) = iterations {
-                spec.iterations = Iterations::Fixed(n);
-            }
-            let make = |info: &ChildInfo| {
-                let fail = (fail_child == Some(info.index)).then_some(fail_how);
-                if fail == Some(Failure::Error) {
-                    anyhow::bail!("setup failed on purpose");
-                }
-                Ok(Spin {
-                    acc: info.index as u64,
-                    fail,
-                    runs: 0,
-                })
-            };
-            let loads: Vec<Option<usize>> = load_cpus
-                .map(|l| l.0.into_iter().map(Some).collect())
-                .unwrap_or_default();
-            let loads = benchmp::Loads {
-                cpus: &loads,
-                required: true,
-            };
-            s.measure_loaded(spec, make, loads, make)?;
-            let report = s.finish(&output, None);
-            let code = benchmp::emit(&report, &output, |r| {
-                let m = &r.measurements[0];
-                let mut out = format!("{:.2} {}\n", m.figure(output.aggregate), m.metric.unit());
-                for l in benchmp::session::cluster_lines(r, m, output.aggregate) {
-                    out.push_str(&l);
-                    out.push('\n');
-                }
-                out
-            })?;
-            Ok(code)
-        }
+        Cmd::Calibrate { timing, json } => calibrate(timing, json),
+        Cmd::Topology { json } => topology(json),
+        Cmd::Probe(args) => probe(args),
         Cmd::Overhead { timing } => overhead(&timing),
     }
+}
+
+/// `benchmp calibrate`: measures the interval and overheads, caches them, prints exports.
+fn calibrate(mut timing: TimingArgs, json: bool) -> Result<i32> {
+    timing.recalibrate = true;
+    let req = benchmp::timing::CalibrationRequest {
+        enough_us: timing.enough,
+        cache: timing.cache_file()?,
+        recalibrate: true,
+    };
+    let c = benchmp::timing::calibrate(&req)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&c)?);
+    } else {
+        println!("ENOUGH={}", c.enough_us);
+        println!("TIMING_O={}", c.timing_overhead_ns / 1000.0);
+        println!("LOOP_O={}", c.loop_overhead_ns / 1000.0);
+        if let Some(p) = &c.cache_file {
+            eprintln!(
+                "benchmp: calibrated in {:.2} s; cached in {}",
+                c.measured_ns as f64 / 1e9,
+                p.display()
+            );
+        }
+    }
+    Ok(0)
+}
+
+/// `benchmp topology`: CPUs, clusters and caches as detected.
+fn topology(json: bool) -> Result<i32> {
+    let t = benchmp::topology::Topology::detect()?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&t)?);
+    } else {
+        println!("{}", t.describe());
+        for c in &t.clusters {
+            println!(
+                "cluster {}: CPUs {} capacity {} max {} kHz",
+                c.index,
+                benchmp::cpulist::format_cpu_list(&c.cpus),
+                c.capacity.map_or("-".into(), |v| v.to_string()),
+                c.max_freq_khz.map_or("-".into(), |v| v.to_string())
+            );
+        }
+        for k in &t.caches {
+            println!(
+                "L{} {:<11} {:>8} line {:>3} shared by {}",
+                k.level,
+                k.kind,
+                benchmp::size::HumanSize(k.size_bytes).to_string(),
+                k.line_bytes,
+                benchmp::cpulist::format_cpu_list(&k.shared_cpus)
+            );
+        }
+    }
+    Ok(0)
+}
+
+/// `benchmp probe`: the spin workload through the framework, optionally with a failing child
+/// or load children.
+fn probe(args: ProbeArgs) -> Result<i32> {
+    let ProbeArgs {
+        placement,
+        timing,
+        output,
+        fail_child,
+        fail_how,
+        iterations,
+        load_cpus,
+    } = args;
+    let mut s = Session::<NoData>::start("benchmp-probe", &placement, &timing)?;
+    let mut spec = Spec::rate("spin", 1.0, "iterations/s", ());
+    if let Some(n) = iterations {
+        spec.iterations = Iterations::Fixed(n);
+    }
+    let make = |info: &ChildInfo| {
+        let fail = (fail_child == Some(info.index)).then_some(fail_how);
+        if fail == Some(Failure::Error) {
+            anyhow::bail!("setup failed on purpose");
+        }
+        Ok(Spin {
+            acc: info.index as u64,
+            fail,
+            runs: 0,
+        })
+    };
+    let loads: Vec<Option<usize>> = load_cpus
+        .map(|l| l.0.into_iter().map(Some).collect())
+        .unwrap_or_default();
+    let loads = benchmp::Loads {
+        cpus: &loads,
+        required: true,
+    };
+    s.measure_loaded(spec, make, loads, make)?;
+    let report = s.finish(&output, None);
+    let code = benchmp::emit(&report, &output, |r| {
+        let m = &r.measurements[0];
+        let mut out = format!("{:.2} {}\n", m.figure(output.aggregate), m.metric.unit());
+        for l in benchmp::session::cluster_lines(r, m, output.aggregate) {
+            out.push_str(&l);
+            out.push('\n');
+        }
+        out
+    })?;
+    Ok(code)
 }
 
 /// Prints the framework's own costs (a benchmark, not a test).
@@ -363,7 +378,13 @@ fn overhead(timing: &TimingArgs) -> Result<i32> {
         per_iter = per_iter.min((now_ns() - t0) as f64 / n as f64);
     }
     println!("spin reference:       {per_iter:.4} ns per iteration (direct, best of 5 x {n})");
+    fork_costs()?;
+    spin_errors(per_iter)?;
+    Ok(0)
+}
 
+/// What forking, the handshake and reaping cost for one and two children.
+fn fork_costs() -> Result<()> {
     let placement = PlacementArgs {
         timeout: 60,
         ..Default::default()
@@ -398,7 +419,11 @@ fn overhead(timing: &TimingArgs) -> Result<i32> {
             wall as f64 / 1e6 / p as f64
         );
     }
+    Ok(())
+}
 
+/// Known-duration spins measured through the framework against the direct reference.
+fn spin_errors(per_iter: f64) -> Result<()> {
     println!("known-duration spins measured through benchmp (fixed count, 21 samples, median):");
     println!(
         "  {:>8}  {:>12}  {:>12}  {:>9}",
@@ -439,5 +464,5 @@ fn overhead(timing: &TimingArgs) -> Result<i32> {
             (measured - expected) / expected * 100.0
         );
     }
-    Ok(0)
+    Ok(())
 }

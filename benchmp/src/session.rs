@@ -271,34 +271,7 @@ impl<T: ToolData> Session<T> {
         L: Benchmark,
         G: FnMut(&ChildInfo) -> anyhow::Result<L>,
     {
-        let needs_interval = matches!(spec.iterations, Iterations::Calibrate { .. });
-        // A fixed-count measurement without loop-overhead subtraction needs only the clock-read
-        // cost: do not make it pay for (or depend on) the interval calibration.
-        let (enough_us, timing_overhead_ns, loop_overhead_ns) =
-            if !needs_interval && !spec.subtract_loop_overhead && self.calibration.is_none() {
-                let t = match self.timing_only {
-                    Some((t, _)) => t,
-                    None => {
-                        let (t, source) = crate::timing::timing_overhead_only()?;
-                        self.timing_only = Some((t, source));
-                        t
-                    }
-                };
-                (0, t, 0.0)
-            } else {
-                let cal = self.calibration()?.clone();
-                let enough = if needs_interval {
-                    cal.enough_us.max(spec.enough_floor_us)
-                } else {
-                    0
-                };
-                let lo = if spec.subtract_loop_overhead {
-                    cal.loop_overhead_ns
-                } else {
-                    0.0
-                };
-                (enough, cal.timing_overhead_ns, lo)
-            };
+        let (enough_us, timing_overhead_ns, loop_overhead_ns) = self.interval_for(&spec)?;
         let cfg = RunConfig {
             label: spec.name.clone(),
             placement: self.placement.cpus.clone(),
@@ -312,31 +285,63 @@ impl<T: ToolData> Session<T> {
             sequential: self.sequential,
             loads: loads.cpus.to_vec(),
         };
-        let loads_required = loads.required;
-        let crate::run::Ran {
-            children,
-            loads,
-            start_ns: t0,
-            end_ns: t1,
-        } = run_loaded(&cfg, make, make_load)?;
-        let required = loads_required;
-        if let Some(l) = loads.iter().filter(|_| required).find(|l| !l.ran_through) {
+        let ran = run_loaded(&cfg, make, make_load)?;
+        if let Some(l) = ran.loads.iter().find(|l| loads.required && !l.ran_through) {
             return Err(Error::LoadNotRunning {
                 measurement: spec.name,
                 load: Box::new(l.clone()),
             });
         }
-        let wall_ns = t1 - t0;
         self.phases.push(crate::report::ParentPhase {
             name: "run".into(),
             label: Some(spec.name.clone()),
-            start_ns: t0,
-            end_ns: t1,
+            start_ns: ran.start_ns,
+            end_ns: ran.end_ns,
         });
-        let per_child: Vec<(usize, Option<usize>, Vec<Pair>)> = children
-            .iter()
-            .map(|c| (c.index, c.cpu_for_topology(), c.pairs().collect()))
-            .collect();
+        let m = self.record(spec, enough_us, ran)?;
+        self.measurements.push(m);
+        Ok(self.measurements.last().expect("pushed above"))
+    }
+
+    /// The interval floor (µs), clock-read cost and loop cost (ns) a measurement runs with.
+    /// A fixed-count measurement without loop-overhead subtraction needs only the clock-read
+    /// cost: it does not pay for (or depend on) the interval calibration.
+    fn interval_for(&mut self, spec: &Spec<T::Params>) -> Result<(u64, f64, f64), Error> {
+        let needs_interval = matches!(spec.iterations, Iterations::Calibrate { .. });
+        if !needs_interval && !spec.subtract_loop_overhead && self.calibration.is_none() {
+            let t = match self.timing_only {
+                Some((t, _)) => t,
+                None => {
+                    let (t, source) = crate::timing::timing_overhead_only()?;
+                    self.timing_only = Some((t, source));
+                    t
+                }
+            };
+            return Ok((0, t, 0.0));
+        }
+        let cal = self.calibration()?.clone();
+        let enough = if needs_interval {
+            cal.enough_us.max(spec.enough_floor_us)
+        } else {
+            0
+        };
+        let lo = if spec.subtract_loop_overhead {
+            cal.loop_overhead_ns
+        } else {
+            0.0
+        };
+        Ok((enough, cal.timing_overhead_ns, lo))
+    }
+
+    /// The measurement of a finished run: per-child and system figures, after checking that
+    /// the children ran together.
+    fn record(
+        &self,
+        spec: Spec<T::Params>,
+        enough_us: u64,
+        ran: crate::run::Ran<T::Sample, T::Child>,
+    ) -> Result<Measurement<T>, Error> {
+        let children = ran.children;
         let overlap = Overlap::of(&children, self.sequential);
         if !overlap.together {
             return Err(Error::NotTogether {
@@ -344,27 +349,30 @@ impl<T: ToolData> Session<T> {
                 overlap,
             });
         }
+        let per_child: Vec<(usize, Option<usize>, Vec<Pair>)> = children
+            .iter()
+            .map(|c| (c.index, c.cpu_for_topology(), c.pairs().collect()))
+            .collect();
         let figures = child_figures(&per_child, &spec.metric, spec.rule, &self.topology);
         let all: Vec<Pair> = per_child
             .iter()
             .flat_map(|(_, _, p)| p.iter().copied())
             .collect();
-        let agg = aggregate(&figures, &all, &spec.metric, spec.rule, self.sequential);
-        self.measurements.push(Measurement {
+        let aggregate = aggregate(&figures, &all, &spec.metric, spec.rule, self.sequential);
+        Ok(Measurement {
             name: spec.name,
             params: spec.params,
             metric: spec.metric,
             rule: spec.rule,
             enough_us,
             figures,
-            aggregate: agg,
+            aggregate,
             calibration_ns: children.iter().map(|c| c.calibration_ns).max().unwrap_or(0),
             children,
-            wall_ns,
+            wall_ns: ran.end_ns - ran.start_ns,
             overlap,
-            loads,
-        });
-        Ok(self.measurements.last().expect("pushed above"))
+            loads: ran.loads,
+        })
     }
 
     /// Closes the run: machine state after, noise verdict, and the report.

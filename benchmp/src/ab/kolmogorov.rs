@@ -325,6 +325,9 @@ pub fn pelz_good_cdf(n: u64, x: f64) -> f64 {
 }
 
 /// Pr(D+_n > x), the one-sided Smirnov tail (SciPy's `smirnov(n, x)`).
+///
+/// One function on purpose: its branches are one published algorithm (the Birnbaum–Tingey
+/// sum and its closed forms), and split they would no longer read against it.
 pub fn smirnov_sf(n: u64, x: f64) -> f64 {
     if n == 0 || !(0.0..=1.0).contains(&x) {
         return f64::NAN;

@@ -111,6 +111,38 @@ impl Phases {
     }
 }
 
+/// What a measuring child keeps between its phases: the phase log, the checksum sink and the
+/// keep-busy batch size.
+#[derive(Debug)]
+struct Keep {
+    phases: Phases,
+    sink: u64,
+    busy: BusyBatch,
+}
+
+impl Keep {
+    /// Waits for `wanted` (see [`wait_for`]) keeping the CPU busy with `bench`.
+    fn wait<B: Benchmark>(
+        &mut self,
+        cfg: &RunConfig,
+        name: &'static str,
+        wanted: u8,
+        down: &mut File,
+        bench: &mut B,
+    ) -> bool {
+        wait_for(
+            cfg,
+            name,
+            wanted,
+            down,
+            bench,
+            &mut self.busy,
+            &mut self.sink,
+            &mut self.phases,
+        )
+    }
+}
+
 fn life<B, F>(
     cfg: &RunConfig,
     info: ChildInfo,
@@ -143,56 +175,59 @@ where
     let sized = size(cfg, &mut bench, &mut sink, &mut phases);
     // Keep-busy work between control-pipe checks: batches of about a millisecond, so the CPU
     // stays loaded (lmbench runs the benchmark meanwhile) without a system call every few ns.
-    let mut busy = BusyBatch::new(match cfg.iterations {
+    let busy = BusyBatch::new(match cfg.iterations {
         Iterations::Fixed(_) => 1,
         Iterations::Calibrate { .. } => {
             (sized.count as f64 * 1e6 / (cfg.enough_ns as f64).max(1.0)).max(1.0) as u64
         }
     });
+    let mut keep = Keep { phases, sink, busy };
 
     protocol::send(up, &Up::<B::Sample, B::Child>::Ready).map_err(Failure::talking)?;
-    let go = wait_for(
-        cfg,
-        "warmup",
-        GO,
-        down,
-        &mut bench,
-        &mut busy,
-        &mut sink,
-        &mut phases,
-    );
-    if !go {
+    if !keep.wait(cfg, "warmup", GO, down, &mut bench) {
         return Ok(());
     }
     let counts_before = migrations.as_mut().and_then(Counter::read);
-    let timed = timed_intervals(cfg, &mut bench, sized.count, up, &mut phases, &mut sink)?;
-    let migrations_counted = match (counts_before, migrations.as_mut().and_then(Counter::read)) {
+    let timed = timed_intervals(
+        cfg,
+        &mut bench,
+        sized.count,
+        up,
+        &mut keep.phases,
+        &mut keep.sink,
+    )?;
+    let migrations = match (counts_before, migrations.as_mut().and_then(Counter::read)) {
         (Some(a), Some(b)) => Some(b.saturating_sub(a)),
         _ => None,
     };
     protocol::send(up, &Up::<B::Sample, B::Child>::Done).map_err(Failure::talking)?;
-
-    let asked = wait_for(
-        cfg,
-        "cooldown",
-        RESULT,
-        down,
-        &mut bench,
-        &mut busy,
-        &mut sink,
-        &mut phases,
-    );
-    if !asked {
+    if !keep.wait(cfg, "cooldown", RESULT, down, &mut bench) {
         return Ok(());
     }
+    let result = child_run(&info, timed, &sized, migrations, keep, bench.child_detail());
+    protocol::send(up, &Up::Result(Box::new(result))).map_err(Failure::talking)?;
+    let _ = protocol::wait_byte(down);
+    drop(bench);
+    Ok(())
+}
+
+/// A measuring child's result from what it timed and observed.
+fn child_run<S, C>(
+    info: &ChildInfo,
+    timed: Timed<S>,
+    sized: &Sized,
+    migrations: Option<u64>,
+    keep: Keep,
+    detail: Option<C>,
+) -> ChildRun<S, C> {
     let cpus_seen = cpus_seen(&timed.samples);
-    let result = ChildRun {
+    ChildRun {
         index: info.index,
         pid: std::process::id() as i32,
         cpu: info.cpu,
         migrated: cpus_seen.len() > 1,
         cpus_seen,
-        migrations: migrations_counted,
+        migrations,
         usage: timed.usage,
         cpu_share: timed.cpu_share,
         iterations: timed.count,
@@ -201,14 +236,10 @@ where
         gave_up: timed.gave_up,
         timed_ns: timed.samples.iter().map(|s| s.elapsed_ns).sum(),
         samples: timed.samples,
-        phases: phases.0,
-        checksum: black_box(sink),
-        detail: bench.child_detail(),
-    };
-    protocol::send(up, &Up::Result(Box::new(result))).map_err(Failure::talking)?;
-    let _ = protocol::wait_byte(down);
-    drop(bench);
-    Ok(())
+        phases: keep.phases.0,
+        checksum: black_box(keep.sink),
+        detail,
+    }
 }
 
 /// How long a load child's batches last, ns: short enough to cut the window finely and to
