@@ -20,7 +20,11 @@ use lat_mem_rd::text;
 /// inside a block; --json has everything, including each child's curve. Exit status: 0 ok, 1 measurement failed (or noisy with --fail-on-noise), 2 bad
 /// usage or input, 3 not supported here (e.g. no huge pages reserved).
 #[derive(Debug, Parser)]
-#[command(name = "lat_mem_rd", version)]
+#[command(
+    name = "lat_mem_rd",
+    version,
+    override_usage = "lat_mem_rd [OPTIONS] <LEN> [STRIDE]...\n       lat_mem_rd [OPTIONS] --c2c"
+)]
 struct Cli {
     #[command(flatten)]
     placement: PlacementArgs,

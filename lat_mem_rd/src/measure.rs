@@ -354,58 +354,25 @@ pub fn run(
     let mut progress = Progress::new(TOOL, total);
     let mut curves: Vec<Curve> = Vec::new();
     let mut per_size: Vec<Report> = Vec::new();
-    let layout = layout_name(sweep.mode, sweep.rings);
-
+    let ctx = SizeRun {
+        sweep,
+        placement,
+        timing,
+        output,
+        layout: layout_name(sweep.mode, sweep.rings),
+    };
     for &stride in &sweep.strides {
         on_event(Event::StrideStart(stride));
         let mut points: Vec<Point> = Vec::new();
         for size in sizes_for_stride(sweep.min_bytes, sweep.max_bytes, stride) {
             progress.step(&format!("stride {stride}: {}", HumanSize(size)));
-            let g = Geometry {
-                range: size as usize,
-                stride: stride as usize,
-                maxlen: sweep.len_bytes as usize,
-                pagesize: sweep.page_size as usize,
-                mode: sweep.mode,
-                rings: sweep.rings,
-            };
-            let predicted = match sweep.strategy {
-                Strategy::Predicted => {
-                    let enough_us = session.calibration()?.enough_us.max(sweep.enough_floor_us);
-                    prediction_source(&points, &curves, size)
-                        .and_then(|ns| predict_passes(ns, enough_us as f64 * 1000.0))
-                }
-                Strategy::RecalibrateEachSize => None,
-            };
-            let mut spec = Spec::latency(
-                "loads",
-                LOADS_PER_PASS as f64,
-                Params {
-                    size_bytes: size,
-                    stride_bytes: stride,
-                    layout: layout.to_string(),
-                    pages: sweep.pages,
-                    maxlen_bytes: sweep.len_bytes,
-                },
-            );
-            spec.enough_floor_us = sweep.enough_floor_us;
-            spec.iterations = Iterations::Calibrate { hint: predicted };
-            let make = |child: &ChildInfo| build_child(&g, sweep.pages, sweep.seed, child);
-            let (m, framework_ns) = match sweep.strategy {
-                Strategy::Predicted => (session.measure(spec, make)?.clone(), 0),
-                Strategy::RecalibrateEachSize => {
-                    let fresh = TimingArgs {
-                        recalibrate: true,
-                        ..timing.clone()
-                    };
-                    let mut s = Session::start(TOOL, placement, &fresh)?;
-                    let framework_ns = s.calibration()?.measured_ns;
-                    let m = s.measure(spec, make)?.clone();
-                    per_size.push(s.finish(output, None));
-                    (m, framework_ns)
-                }
-            };
-            let point = point_from(&m, &g, predicted, framework_ns, output.aggregate);
+            let point = ctx.measure(
+                &mut session,
+                &mut per_size,
+                (stride, size),
+                &points,
+                &curves,
+            )?;
             on_event(Event::Point(&point));
             points.push(point);
         }
@@ -418,7 +385,7 @@ pub fn run(
     progress.finish();
     let sweep_wall_ns = now_ns() - t0;
 
-    let summaries = summarize_all(&curves, &session.topology, layout, mhz);
+    let summaries = summarize_all(&curves, &session.topology, ctx.layout, mhz);
     let framework_ns = match sweep.strategy {
         Strategy::Predicted => session.calibration()?.measured_ns,
         Strategy::RecalibrateEachSize => curves
@@ -427,8 +394,104 @@ pub fn run(
             .map(|p| p.framework_calibration_ns)
             .sum(),
     };
+    let extra = extra(sweep, &curves, &summaries, sweep_wall_ns, framework_ns);
+    let mut report = session.finish(output, Some(extra));
+    if !per_size.is_empty() {
+        merge_reports(&mut report, per_size, output);
+    }
+    report.figures = crate::report::figures(&report);
+    Ok(Finished {
+        report,
+        curves,
+        summaries,
+    })
+}
+
+/// What every size of a sweep is measured with.
+struct SizeRun<'a> {
+    sweep: &'a Sweep,
+    placement: &'a PlacementArgs,
+    timing: &'a TimingArgs,
+    output: &'a OutputArgs,
+    layout: &'static str,
+}
+
+impl SizeRun<'_> {
+    /// Measures one (stride, size): predicts its count from the sizes before (or, with
+    /// --recalibrate-each-size, runs it in a fresh session kept in `per_size`).
+    fn measure(
+        &self,
+        session: &mut Session<LatMemRd>,
+        per_size: &mut Vec<Report>,
+        (stride, size): (u64, u64),
+        points: &[Point],
+        curves: &[Curve],
+    ) -> anyhow::Result<Point> {
+        let sweep = self.sweep;
+        let g = Geometry {
+            range: size as usize,
+            stride: stride as usize,
+            maxlen: sweep.len_bytes as usize,
+            pagesize: sweep.page_size as usize,
+            mode: sweep.mode,
+            rings: sweep.rings,
+        };
+        let predicted = match sweep.strategy {
+            Strategy::Predicted => {
+                let enough_us = session.calibration()?.enough_us.max(sweep.enough_floor_us);
+                prediction_source(points, curves, size)
+                    .and_then(|ns| predict_passes(ns, enough_us as f64 * 1000.0))
+            }
+            Strategy::RecalibrateEachSize => None,
+        };
+        let mut spec = Spec::latency(
+            "loads",
+            LOADS_PER_PASS as f64,
+            Params {
+                size_bytes: size,
+                stride_bytes: stride,
+                layout: self.layout.to_string(),
+                pages: sweep.pages,
+                maxlen_bytes: sweep.len_bytes,
+            },
+        );
+        spec.enough_floor_us = sweep.enough_floor_us;
+        spec.iterations = Iterations::Calibrate { hint: predicted };
+        let make = |child: &ChildInfo| build_child(&g, sweep.pages, sweep.seed, child);
+        let (m, framework_ns) = match sweep.strategy {
+            Strategy::Predicted => (session.measure(spec, make)?.clone(), 0),
+            Strategy::RecalibrateEachSize => {
+                let fresh = TimingArgs {
+                    recalibrate: true,
+                    ..self.timing.clone()
+                };
+                let mut s = Session::start(TOOL, self.placement, &fresh)?;
+                let framework_ns = s.calibration()?.measured_ns;
+                let m = s.measure(spec, make)?.clone();
+                per_size.push(s.finish(self.output, None));
+                (m, framework_ns)
+            }
+        };
+        Ok(point_from(
+            &m,
+            &g,
+            predicted,
+            framework_ns,
+            self.output.aggregate,
+        ))
+    }
+}
+
+/// The report's tool section: the sweep, where its time went, the curves and summaries.
+fn extra(
+    sweep: &Sweep,
+    curves: &[Curve],
+    summaries: &[CurveSummary],
+    sweep_wall_ns: u64,
+    framework_ns: u64,
+) -> Extra {
     let all_points = || curves.iter().flat_map(|c| &c.points);
-    let extra = Extra {
+    Extra {
         sweep: sweep.clone(),
         loads_per_iteration: LOADS_PER_PASS,
         enough_floor_us: sweep.enough_floor_us,
@@ -453,19 +516,8 @@ pub fn run(
                 per_child: per_child_curves(c),
             })
             .collect(),
-        summary: summaries.clone(),
-    };
-
-    let mut report = session.finish(output, Some(extra));
-    if !per_size.is_empty() {
-        merge_reports(&mut report, per_size, output);
+        summary: summaries.to_vec(),
     }
-    report.figures = crate::report::figures(&report);
-    Ok(Finished {
-        report,
-        curves,
-        summaries,
-    })
 }
 
 /// Each child's curve: (size, ns) pairs with its CPU and cluster.

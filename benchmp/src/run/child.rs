@@ -273,11 +273,12 @@ where
     if protocol::wait_byte(down) != LOAD {
         return Ok(());
     }
-    protocol::send(up, &Up::<S, C>::Loading).map_err(Failure::talking)?;
     let _s = tracing::info_span!("loading").entered();
     let mut sink = 0u64;
     let mut batch = BusyBatch::sized_to(1, LOAD_BATCH_NS);
+    // Taken before the parent hears of it, so the log starts before any timed interval can.
     let start = now_ns();
+    protocol::send(up, &Up::<S, C>::Loading).map_err(Failure::talking)?;
     // (end of batch, iterations done so far)
     let mut log: Vec<(u64, u64)> = vec![(start, 0)];
     let mut done = 0u64;
