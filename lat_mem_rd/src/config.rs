@@ -109,6 +109,37 @@ pub struct Request {
     pub enough_floor_us: Option<u64>,
 }
 
+/// Refuses strides no chain can be laid out with: 0, below a pointer, above the largest size,
+/// or (random chains) above a page.
+fn check_strides(strides: &[u64], max: u64, random: bool, page_size: u64) -> Result<(), Usage> {
+    let human = |b: u64| benchmp::size::HumanSize(b).to_string();
+    for &s in strides {
+        if s == 0 {
+            return Err(Usage("a stride of 0 bytes is meaningless".into()));
+        }
+        if s < POINTER as u64 {
+            return Err(Usage(format!(
+                "stride {s} is smaller than a pointer ({POINTER} bytes): the chain's pointers would overlap"
+            )));
+        }
+        if s > max {
+            return Err(Usage(format!(
+                "stride {} is larger than the largest size {}: no size would be measured",
+                human(s),
+                human(max)
+            )));
+        }
+        if random && s > page_size {
+            return Err(Usage(format!(
+                "with -t the stride ({}) must not exceed the page size ({}): the random layout puts several elements in each page",
+                human(s),
+                human(page_size)
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Checks a request against the page size; every refusal is one line for exit status 2.
 pub fn check(req: &Request, page_size: u64) -> Result<Sweep, Usage> {
     let human = |b: u64| benchmp::size::HumanSize(b).to_string();
@@ -140,30 +171,7 @@ pub fn check(req: &Request, page_size: u64) -> Result<Sweep, Usage> {
     } else {
         vec![DEFAULT_STRIDE as u64]
     };
-    for &s in &strides {
-        if s == 0 {
-            return Err(Usage("a stride of 0 bytes is meaningless".into()));
-        }
-        if s < POINTER as u64 {
-            return Err(Usage(format!(
-                "stride {s} is smaller than a pointer ({POINTER} bytes): the chain's pointers would overlap"
-            )));
-        }
-        if s > max {
-            return Err(Usage(format!(
-                "stride {} is larger than the largest size {}: no size would be measured",
-                human(s),
-                human(max)
-            )));
-        }
-        if req.random && s > page_size {
-            return Err(Usage(format!(
-                "with -t the stride ({}) must not exceed the page size ({}): the random layout puts several elements in each page",
-                human(s),
-                human(page_size)
-            )));
-        }
-    }
+    check_strides(&strides, max, req.random, page_size)?;
     if req.exact_rings && !req.random {
         return Err(Usage(
             "--exact-rings applies to random chains (-t); sequential rings are always exact".into(),

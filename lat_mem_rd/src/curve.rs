@@ -131,6 +131,84 @@ fn slope(points: &[(u64, f64)]) -> f64 {
     sxy / sxx
 }
 
+/// Greedy segments `[start, end)` of a smoothed curve: a segment ends where a point leaves the
+/// band (a ln distance) around the median of the segment so far.
+fn segments(smooth: &[f64], band: f64) -> Vec<(usize, usize)> {
+    let n = smooth.len();
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in 1..=n {
+        if i == n {
+            out.push((start, n));
+            break;
+        }
+        let level = median(&mut smooth[start..i].to_vec());
+        if (smooth[i].ln() - level.ln()).abs() > band {
+            out.push((start, i));
+            start = i;
+        }
+    }
+    out
+}
+
+/// The segments that are flat and long enough to be plateaus, neighbours at the same level
+/// merged.
+fn flat_runs(
+    pts: &[(u64, f64)],
+    segments: &[(usize, usize)],
+    p: &Params,
+    band: f64,
+) -> Vec<(usize, usize)> {
+    let level =
+        |r: (usize, usize)| median(&mut pts[r.0..r.1].iter().map(|q| q.1).collect::<Vec<_>>());
+    let mut plateaus: Vec<(usize, usize)> = Vec::new();
+    for &(a, b) in segments {
+        let span = pts[b - 1].0 as f64 / pts[a].0 as f64;
+        if b - a < p.min_points || span < p.min_span || slope(&pts[a..b]) > p.max_slope {
+            continue;
+        }
+        if let Some(last) = plateaus.last_mut()
+            && last.1 == a
+            && (level((a, b)).ln() - level(*last).ln()).abs() <= band
+        {
+            last.1 = b;
+            continue;
+        }
+        plateaus.push((a, b));
+    }
+    plateaus
+}
+
+/// The steps between named plateaus, and an open one at the end when the curve keeps rising.
+fn steps(out: &[Plateau], plateaus: &[(usize, usize)], pts: &[(u64, f64)], band: f64) -> Vec<Step> {
+    let n = pts.len();
+    let mut steps = Vec::new();
+    for w in out.windows(2) {
+        steps.push(Step {
+            from_label: w[0].label.clone(),
+            last_low_bytes: w[0].last_bytes,
+            from_ns: w[0].ns,
+            to_label: Some(w[1].label.clone()),
+            first_high_bytes: w[1].first_bytes,
+            to_ns: w[1].ns,
+        });
+    }
+    if let (Some(last), Some(&(_, end))) = (out.last(), plateaus.last()) {
+        let (size, ns) = pts[n - 1];
+        if end < n && ns.ln() - last.ns.ln() > band {
+            steps.push(Step {
+                from_label: last.label.clone(),
+                last_low_bytes: last.last_bytes,
+                from_ns: last.ns,
+                to_label: None,
+                first_high_bytes: size,
+                to_ns: ns,
+            });
+        }
+    }
+    steps
+}
+
 /// Finds the plateaus and steps of a curve of (size in bytes, ns) points and names the
 /// plateaus after `caches` (empty: numbered). Points with a latency that is not a positive
 /// number are ignored; order does not matter.
@@ -156,41 +234,8 @@ pub fn detect(points: &[(u64, f64)], caches: &[CacheLevel], p: &Params) -> Shape
         })
         .collect();
 
-    // Greedy segments over the smoothed curve.
     let band = (1.0 + p.tolerance).ln();
-    let mut segments: Vec<(usize, usize)> = Vec::new(); // [start, end)
-    let mut start = 0;
-    for i in 1..=n {
-        if i == n {
-            segments.push((start, n));
-            break;
-        }
-        let level = median(&mut smooth[start..i].to_vec());
-        if (smooth[i].ln() - level.ln()).abs() > band {
-            segments.push((start, i));
-            start = i;
-        }
-    }
-
-    // Flat, long-enough segments are plateaus; merge neighbours at the same level.
-    let mut plateaus: Vec<(usize, usize)> = Vec::new();
-    for &(a, b) in &segments {
-        let span = pts[b - 1].0 as f64 / pts[a].0 as f64;
-        if b - a < p.min_points || span < p.min_span || slope(&pts[a..b]) > p.max_slope {
-            continue;
-        }
-        if let Some(last) = plateaus.last_mut() {
-            let lvl = |r: (usize, usize)| {
-                median(&mut pts[r.0..r.1].iter().map(|q| q.1).collect::<Vec<_>>())
-            };
-            if last.1 == a && (lvl((a, b)).ln() - lvl(*last).ln()).abs() <= band {
-                last.1 = b;
-                continue;
-            }
-        }
-        plateaus.push((a, b));
-    }
-
+    let plateaus = flat_runs(&pts, &segments(&smooth, band), p, band);
     let mut out: Vec<Plateau> = plateaus
         .iter()
         .map(|&(a, b)| Plateau {
@@ -203,30 +248,7 @@ pub fn detect(points: &[(u64, f64)], caches: &[CacheLevel], p: &Params) -> Shape
         .collect();
     name_plateaus(&mut out, caches, p.capacity_slack);
 
-    let mut steps = Vec::new();
-    for w in out.windows(2) {
-        steps.push(Step {
-            from_label: w[0].label.clone(),
-            last_low_bytes: w[0].last_bytes,
-            from_ns: w[0].ns,
-            to_label: Some(w[1].label.clone()),
-            first_high_bytes: w[1].first_bytes,
-            to_ns: w[1].ns,
-        });
-    }
-    if let (Some(last), Some(&(_, end))) = (out.last(), plateaus.last()) {
-        let (size, ns) = pts[n - 1];
-        if end < n && ns.ln() - last.ns.ln() > band {
-            steps.push(Step {
-                from_label: last.label.clone(),
-                last_low_bytes: last.last_bytes,
-                from_ns: last.ns,
-                to_label: None,
-                first_high_bytes: size,
-                to_ns: ns,
-            });
-        }
-    }
+    let steps = steps(&out, &plateaus, &pts, band);
     Shape {
         plateaus: out,
         steps,
