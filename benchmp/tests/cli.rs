@@ -340,6 +340,24 @@ fn children_of(tag: &str, parent: u32) -> Vec<i32> {
         .collect()
 }
 
+/// Waits for a probe's two children, lets them run for `after`, then stops the second one
+/// forked (SIGSTOP) for `stopped`.
+fn freeze_second_child(tag: &str, probe: u32, after: Duration, stopped: Duration) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut kids = Vec::new();
+    while kids.len() < 2 && Instant::now() < deadline {
+        kids = children_of(tag, probe);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(kids.len(), 2, "children of the probe: {kids:?}");
+    kids.sort_unstable();
+    std::thread::sleep(after);
+    let pid = nix::unistd::Pid::from_raw(kids[1]);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    std::thread::sleep(stopped);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT).unwrap();
+}
+
 #[test]
 fn a_child_stopped_while_the_others_ran_is_not_a_parallel_figure() {
     let _serial = serial();
@@ -358,21 +376,14 @@ fn a_child_stopped_while_the_others_ran_is_not_a_parallel_figure() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut kids = Vec::new();
-    while kids.len() < 2 && Instant::now() < deadline {
-        kids = children_of(tag, probe.id());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert_eq!(kids.len(), 2, "children of the probe: {kids:?}");
-    kids.sort_unstable();
     // Into the timed phase, then freeze one child for five seconds, as a debugger or a
     // phone's freezer would.
-    std::thread::sleep(Duration::from_millis(300));
-    let stopped = nix::unistd::Pid::from_raw(kids[1]);
-    nix::sys::signal::kill(stopped, nix::sys::signal::Signal::SIGSTOP).unwrap();
-    std::thread::sleep(Duration::from_secs(5));
-    nix::sys::signal::kill(stopped, nix::sys::signal::Signal::SIGCONT).unwrap();
+    freeze_second_child(
+        tag,
+        probe.id(),
+        Duration::from_millis(300),
+        Duration::from_secs(5),
+    );
     let out = probe.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -679,20 +690,13 @@ fn a_load_stopped_while_latency_is_measured_fails_the_run() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut kids = Vec::new();
-    while kids.len() < 2 && Instant::now() < deadline {
-        kids = children_of(tag, probe.id());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert_eq!(kids.len(), 2, "{kids:?}");
-    kids.sort_unstable();
-    std::thread::sleep(Duration::from_millis(400));
     // The load child (forked second) is frozen for three seconds.
-    let load = nix::unistd::Pid::from_raw(kids[1]);
-    nix::sys::signal::kill(load, nix::sys::signal::Signal::SIGSTOP).unwrap();
-    std::thread::sleep(Duration::from_secs(3));
-    nix::sys::signal::kill(load, nix::sys::signal::Signal::SIGCONT).unwrap();
+    freeze_second_child(
+        tag,
+        probe.id(),
+        Duration::from_millis(400),
+        Duration::from_secs(3),
+    );
     let out = probe.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
