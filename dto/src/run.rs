@@ -97,7 +97,12 @@ pub fn run(plan: &RunPlan) -> Result<Report> {
     let _ = std::fs::remove_file(&csv_path);
     let mut dist = Distributions::create(&csv_path)?;
 
-    let pin = FreqPin::apply(Path::new("/sys"), cpu, st.core_freq_mhz, st.uncore_freq_mhz);
+    let pin = FreqPin::apply(
+        Path::new("/sys"),
+        &[cpu],
+        st.core_freq_mhz,
+        st.uncore_freq_mhz,
+    );
     let hz = sys::timer_hz();
     let to_ns = |t: u64| t as f64 * 1e9 / hz;
 
