@@ -14,11 +14,15 @@ pub const SHORT_ITERS: u32 = 100;
 /// Largest PERF_AB_ROUNDS accepted.
 pub const MAX_ROUNDS: u32 = 1000;
 
+/// The CPU the guide pins to when PERF_CPU is not set.
+pub const DEFAULT_CPU: usize = 1;
+
 /// Settings of an A/B run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Settings {
-    /// PERF_CPU: requested CPU (wrapped into the allowed set when pinning).
-    pub cpu: usize,
+    /// PERF_CPU: the CPU asked for (`None`: not set; placement then defaults to CPU 1,
+    /// wrapped into the allowed set, as the guide's default).
+    pub cpu: Option<usize>,
     /// PERF_CORE_FREQ_MHZ (None: 0 or "off", do not pin).
     pub core_freq_mhz: Option<u32>,
     /// PERF_UNCORE_FREQ_MHZ (None: 0 or "off", do not pin).
@@ -81,7 +85,7 @@ impl Settings {
         let cpu = var("PERF_CPU")
             .map(|v| whole("PERF_CPU", &v, 0, 65_535))
             .transpose()?
-            .unwrap_or(1) as usize;
+            .map(|n| n as usize);
         let min_effect_pct = match var("PERF_MIN_EFFECT") {
             None => 2.0,
             Some(v) => match v.trim().parse::<f64>() {
@@ -164,7 +168,8 @@ mod tests {
     #[test]
     fn defaults_follow_the_guide() {
         let s = with(&[]).unwrap();
-        assert_eq!((s.cpu, s.rounds, s.iters), (1, 3, 10_000));
+        assert_eq!((s.cpu, s.rounds, s.iters), (None, 3, 10_000));
+        assert_eq!(with(&[("PERF_CPU", "3")]).unwrap().cpu, Some(3));
         assert_eq!(s.min_effect_pct, 2.0);
         assert!(s.cold_cache && !s.short);
         assert_eq!(s.core_freq_mhz, Some(2000));
