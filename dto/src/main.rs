@@ -3,6 +3,7 @@
 
 use std::io::Write;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use benchmp::cli::{OutputArgs, PlacementArgs};
@@ -11,7 +12,7 @@ use clap::{Args, Parser, Subcommand};
 use dto::bench::{Config, PageKind};
 use dto::check;
 use dto::env::{Settings, parse_key_value};
-use dto::impls::{self, ImplSpec};
+use dto::impls::ImplSpec;
 use dto::kernels::Kernel;
 use dto::report::{self, Report};
 use dto::run::{self, RunPlan};
@@ -39,6 +40,10 @@ enum Cmd {
         json: bool,
     },
     /// Check one implementation's results (all sizes, offsets, overlaps; several threads).
+    ///
+    /// Each function is checked in a child process that loads the implementation itself; a
+    /// child that crashes or hangs is narrowed down, one child per size, to the first size that
+    /// does so alone, and the check fails (exit 1) naming the function and that size.
     Check {
         /// Implementation to check: cpu, lib:PATH or a kernel name.
         #[arg(long = "impl", value_name = "IMPL", value_parser = ImplSpec::parse)]
@@ -49,6 +54,9 @@ enum Cmd {
         /// Set KEY=VALUE in the environment before loading the implementation (repeatable).
         #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_key_value)]
         env: Vec<(String, String)>,
+        /// Seconds one function's check may stay silent before its child is called hung.
+        #[arg(long, value_name = "S", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+        timeout: u64,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -130,8 +138,9 @@ fn run_cli(cli: Cli) -> Result<i32> {
             imp,
             threads,
             env,
+            timeout,
             json,
-        } => check_impl(&imp, threads as usize, &env, json),
+        } => check_impl(&imp, threads as usize, &env, timeout, json),
         Cmd::Ab {
             baseline,
             current,
@@ -339,20 +348,26 @@ fn check_impl(
     spec: &ImplSpec,
     threads: usize,
     env: &[(String, String)],
+    timeout: u64,
     json: bool,
 ) -> Result<i32> {
+    if let Err((code, msg)) = spec.preflight() {
+        return Err(if code == benchmp::EXIT_UNSUPPORTED {
+            benchmp::Unsupported(msg).into()
+        } else {
+            benchmp::Usage(msg).into()
+        });
+    }
+    // Inherited by the children, which load the implementation (this process never does).
     dto::measure::set_process_env(env)?;
-    let loaded = impls::load(spec).map_err(|e| match e.exit_code() {
-        benchmp::EXIT_UNSUPPORTED => anyhow::Error::new(benchmp::Unsupported(e.to_string())),
-        _ => anyhow::Error::new(benchmp::Usage(e.to_string())),
-    })?;
-    let r = check::run(loaded.fns, threads);
+    let out = dto::checkrun::run(spec, threads, Duration::from_secs(timeout))?;
+    let r = &out.report;
     if json {
         let v = serde_json::json!({
             "tool": "dto",
             "mode": "check",
             "impl": spec.to_string(),
-            "source": loaded.source,
+            "source": out.source,
             "threads": threads,
             "cases": r.cases,
             "failures": r.failures,
@@ -365,7 +380,7 @@ fn check_impl(
             "dto check: {spec} ({}), {threads} threads\n\
              memcpy, memset: sizes 0-{} with every source/destination offset 0-63, {} larger sizes up to {} bytes\n\
              memmove: overlapping both ways; memcmp: equal, and differing at the first, middle and last byte\n",
-            loaded.source,
+            out.source,
             check::SMALL_MAX,
             check::LARGE_SIZES.len(),
             check::LARGE_SIZES.iter().max().unwrap_or(&0)

@@ -1,5 +1,5 @@
 //! The `dto` binary end to end: help, list, functional checks of every implementation
-//! (including a deliberately broken library built here with the C compiler), one-line errors
+//! (including a broken and a crashing library built here with the C compiler), one-line errors
 //! with exit status 2, tiny PERF_SHORT A/B runs writing the report, CSV and distributions.csv,
 //! on one CPU and on two. Every fork happens inside the binary, never in
 //! this multi-threaded test runner. No test asserts a time.
@@ -194,6 +194,46 @@ fn a_broken_library_is_caught_with_size_and_offsets() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let _ = std::fs::remove_dir_all(dir);
     let _ = std::fs::remove_dir_all(good_dir);
+}
+
+#[test]
+fn a_crashing_library_is_named_with_function_and_size() {
+    let dir = temp_dir("crash");
+    let Some(lib) = build_memlib(&dir, &["-DCRASH_SIZE=1000"]) else {
+        return;
+    };
+    let spec = format!("lib:{}", lib.display());
+    // A mark in the environment every child inherits, to look for leftovers afterwards.
+    let mark = format!("dto-cli-crash-{}", std::process::id());
+    let o = dto(
+        &["check", "--impl", &spec, "--threads", "2"],
+        &[("DTO_CLI_TEST_MARK", &mark)],
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("dto: check failed: memcpy crashed (SIGSEGV) at size 1000 (lib:"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty(), "{}", text(&o.stdout));
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .filter(|e| {
+            std::fs::read(e.path().join("environ"))
+                .is_ok_and(|env| env.split(|&b| b == 0).any(|v| v.ends_with(mark.as_bytes())))
+        })
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(left.is_empty(), "processes left behind: {left:?}");
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
