@@ -116,6 +116,12 @@ impl Settings {
         )?;
         let results_dir =
             PathBuf::from(var("RESULTS_DIR").unwrap_or_else(|| "perf_results".into()));
+        if results_dir.exists() && !results_dir.is_dir() {
+            return Err(format!(
+                "RESULTS_DIR must be a folder, not the file '{}'",
+                results_dir.display()
+            ));
+        }
         Ok(Settings {
             cpu,
             core_freq_mhz,
@@ -197,6 +203,7 @@ mod tests {
             ("PERF_COLD_CACHE", "2"),
             ("PERF_CPU", "1.5"),
             ("PERF_CORE_FREQ_MHZ", "fast"),
+            ("RESULTS_DIR", "/proc/self/status"),
         ] {
             let e = with(&[(k, v)]).unwrap_err();
             assert!(e.starts_with(k) && !e.contains('\n'), "{e}");

@@ -1,13 +1,13 @@
 //! The `dto` binary end to end: help, list, functional checks of every implementation
-//! (including a broken and a crashing library built here with the C compiler), one-line errors
-//! with exit status 2, tiny PERF_SHORT A/B runs writing the report, CSV and distributions.csv,
-//! on one CPU and on two. Every fork happens inside the binary, never in
+//! (including a broken and a crashing library built here with the C compiler), the error
+//! contract over a table of bad inputs, tiny PERF_SHORT A/B runs writing the report, CSV and
+//! distributions.csv, on one CPU and on two. Every fork happens inside the binary, never in
 //! this multi-threaded test runner. No test asserts a time.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use benchmp::testing::Tool;
+use benchmp::testing::{Bad, Tool, check_bad_inputs};
 
 /// The PERF_* variables a caller's shell could set.
 const PERF_VARS: [&str; 9] = [
@@ -238,60 +238,124 @@ fn a_crashing_library_is_named_with_function_and_size() {
 
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
-    let ab = ["ab", "--baseline", "cpu", "--current", "cpu"];
-    for (k, v) in [
-        ("PERF_ITERS", "abc"),
-        ("PERF_ITERS", "0"),
-        ("PERF_AB_ROUNDS", "-2"),
-        ("PERF_MIN_EFFECT", "lots"),
-        ("PERF_SHORT", "yes"),
-        ("PERF_COLD_CACHE", "7"),
-        ("PERF_CPU", "x"),
-        ("PERF_CORE_FREQ_MHZ", "fast"),
-    ] {
-        let o = dto(&ab, &[(k, v)]);
-        assert_eq!(o.status.code(), Some(2), "{k}={v}: {}", text(&o.stderr));
-        let err = text(&o.stderr);
-        assert_eq!(err.lines().count(), 1, "{k}={v}: {err}");
-        assert!(err.starts_with("dto: ") && err.contains(k), "{err}");
-        assert!(o.stdout.is_empty());
-    }
-    for args in [
-        &["ab", "--baseline", "bogus", "--current", "cpu"][..],
-        &["ab", "--baseline", "cpu"],
-        &[
-            "ab",
-            "--baseline",
-            "cpu",
-            "--current",
-            "cpu",
-            "--only",
-            "memcpy_3k",
-        ],
-        &[
-            "ab",
-            "--baseline",
-            "cpu",
-            "--current",
-            "cpu",
-            "--env",
-            "NOEQUALS",
-        ],
-        &[
-            "ab",
-            "--baseline",
-            "cpu",
-            "--current",
-            "lib:/nonexistent/libx.so",
-        ],
-        &["check", "--impl", "lib:"],
-        &["check", "--impl", "cpu", "--threads", "0"],
-        &["frobnicate"],
-    ] {
-        let o = dto(args, &[]);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
-        assert_eq!(text(&o.stderr).lines().count(), 1, "{args:?}");
-    }
+    let dir = temp_dir("bad");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "not a folder\n").unwrap();
+    let file = file.to_str().unwrap().to_string();
+    let lib = format!("lib:{file}");
+    let json_dir = format!("--json={}", dir.display());
+    let csv_dir = format!("--csv={}", dir.display());
+    let first = benchmp::sys::affinity::allowed_cpus().unwrap()[0].to_string();
+    let ab = |extra: &[&str]| {
+        let mut v = vec!["ab", "--baseline", "cpu", "--current", "cpu"];
+        v.extend_from_slice(extra);
+        v.into_iter().map(str::to_string).collect::<Vec<_>>()
+    };
+    let ab_env = |k: &str, v: &str, says: &str| Bad {
+        args: ab(&[]),
+        env: vec![(k.to_string(), v.to_string())],
+        code: 2,
+        says: says.to_string(),
+    };
+    let args = |a: Vec<String>, says: &str| Bad {
+        args: a,
+        env: vec![],
+        code: 2,
+        says: says.to_string(),
+    };
+    let missing = if cfg!(target_arch = "x86_64") {
+        "neon"
+    } else {
+        "avx2"
+    };
+    let table = vec![
+        Bad::args(
+            &["ab", "--baseline", "bogus", "--current", "cpu"],
+            "unknown implementation",
+        ),
+        Bad::args(&["ab", "--baseline", "cpu"], "--current"),
+        args(ab(&["--only", "memcpy_3k"]), "unknown benchmark"),
+        args(ab(&["--pages", "3m"]), "--pages"),
+        args(ab(&["--env", "NOEQUALS"]), "KEY=VALUE"),
+        args(ab(&["-P", "0"]), "--parallel"),
+        args(ab(&["--cpus", "0,0"]), "named twice"),
+        args(ab(&["-P", "4097"]), "--parallel"),
+        args(ab(&["-P", "4096"]), "more children than"),
+        args(ab(&["--cpus", &first, "-P", "2"]), "each CPU once"),
+        args(ab(&["--cpus", "8000"]), "not online"),
+        args(ab(&["--timeout", "0"]), "--timeout"),
+        args(
+            ab(&["--json=/nonexistent/dir/x.json"]),
+            "folder does not exist",
+        ),
+        args(ab(&["--csv=/proc/x"]), "--csv=/proc/x"),
+        args(ab(&["--json="]), "needs a file name"),
+        args(ab(&[&json_dir]), "is a folder"),
+        args(ab(&[&csv_dir]), "is a folder"),
+        args(ab(&["--json", "--csv"]), "cannot both"),
+        Bad::args(
+            &[
+                "ab",
+                "--baseline",
+                "cpu",
+                "--current",
+                "lib:/nonexistent/libx.so",
+            ],
+            "does not exist",
+        ),
+        Bad::env(
+            &[
+                "ab",
+                "--baseline",
+                "cpu",
+                "--current",
+                &lib,
+                "--pages",
+                "4k",
+            ],
+            &[("PERF_SHORT", "1"), ("PERF_ITERS", "5")],
+            "memcpy_4k (memcpy of 4096 bytes), 4k pages, configuration a-file, round 1 of 1: child 0",
+        ),
+        ab_env("PERF_AB_ROUNDS", "0", "PERF_AB_ROUNDS"),
+        ab_env("PERF_AB_ROUNDS", "abc", "PERF_AB_ROUNDS"),
+        ab_env("PERF_ITERS", "-1", "PERF_ITERS"),
+        ab_env("PERF_ITERS", "0", "PERF_ITERS"),
+        ab_env("PERF_MIN_EFFECT", "nan", "PERF_MIN_EFFECT"),
+        ab_env("PERF_CPU", "abc", "PERF_CPU"),
+        ab_env("PERF_COLD_CACHE", "maybe", "PERF_COLD_CACHE"),
+        ab_env("PERF_SHORT", "yes", "PERF_SHORT"),
+        ab_env("PERF_CORE_FREQ_MHZ", "fast", "PERF_CORE_FREQ_MHZ"),
+        ab_env("RESULTS_DIR", &file, "RESULTS_DIR"),
+        ab_env("RESULTS_DIR", &format!("{file}/sub"), "RESULTS_DIR"),
+        ab_env("LMBENCH_SCHED", "bogus", "LMBENCH_SCHED"),
+        ab_env("LMBENCH_SCHED", "DEFAULT", "unpinned"),
+        ab_env("ENOUGH", "abc", "ENOUGH"),
+        Bad::args(&["speedup", "--impl", "fast"], "unknown implementation"),
+        Bad::env(&["speedup"], &[("PERF_ITERS", "x")], "PERF_ITERS"),
+        Bad::args(&["check", "--impl", "lib:"], "needs a path"),
+        Bad::args(&["check", "--impl", "cpu", "--threads", "0"], "--threads"),
+        Bad::args(
+            &["check", "--impl", "cpu", "--env", "NOEQUALS"],
+            "KEY=VALUE",
+        ),
+        Bad::args(
+            &["check", "--impl", "lib:/nonexistent/libx.so"],
+            "does not exist",
+        ),
+        Bad::args(&["check", "--impl", &lib], "memcpy check of lib:"),
+        Bad::args(&["check", "--impl", missing], "not available").exits(3),
+        Bad::args(
+            &["ab", "--baseline", "cpu", "--current", missing],
+            "not available",
+        )
+        .exits(3),
+        Bad::args(&["frobnicate"], "frobnicate"),
+    ];
+    // A case that gets as far as distributions.csv writes it here, not into the package.
+    let results = dir.join("results");
+    let t = tool().with_env("RESULTS_DIR", Some(results.to_str().unwrap()));
+    check_bad_inputs(&t, &table);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
