@@ -1,6 +1,6 @@
 //! The guide's benchmark table, page configurations and the A/B configurations a run measures.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::impls::ImplSpec;
 
@@ -148,17 +148,15 @@ impl PageKind {
 
 /// One A/B configuration: a label, the two implementations and the environment for the
 /// children (library knobs such as DTO_*).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
     /// Column and row label.
     pub label: String,
     /// The "baseline" side (A).
-    #[serde(serialize_with = "display")]
     pub baseline: ImplSpec,
     /// The "current" side (B).
-    #[serde(serialize_with = "display")]
     pub current: ImplSpec,
-    /// Variables set in the parent before each forked round and removed after it.
+    /// Variables set in the parent before each round's children are forked and removed after.
     pub env: Vec<(String, String)>,
 }
 
@@ -167,10 +165,6 @@ impl Config {
     pub fn is_a_a(&self) -> bool {
         self.baseline == self.current
     }
-}
-
-fn display<S: serde::Serializer>(v: &ImplSpec, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(v)
 }
 
 #[cfg(test)]

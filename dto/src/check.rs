@@ -4,7 +4,7 @@
 //! threads at once. Guard bytes around every destination catch writes out of bounds.
 #![allow(unsafe_code)]
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::kernels::MemFns;
 
@@ -54,11 +54,58 @@ const GUARD: usize = 64;
 /// Byte the destination and guards are set to before each call.
 const CANARY: u8 = 0xEE;
 
+/// One of the four functions a check covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Func {
+    /// memcpy(dst, src, n).
+    Memcpy,
+    /// memset(dst, c, n).
+    Memset,
+    /// memmove(dst, src, n) with overlapping ranges.
+    Memmove,
+    /// memcmp(a, b, n).
+    Memcmp,
+}
+
+impl Func {
+    /// The four, in the order `dto check` runs them.
+    pub const ALL: [Func; 4] = [Func::Memcpy, Func::Memset, Func::Memmove, Func::Memcmp];
+
+    /// The C name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Func::Memcpy => "memcpy",
+            Func::Memset => "memset",
+            Func::Memmove => "memmove",
+            Func::Memcmp => "memcmp",
+        }
+    }
+
+    /// The sizes its check covers, in the order it checks them: every size up to
+    /// [`SMALL_MAX`], then [`LARGE_SIZES`] (memmove: those up to 1 MiB).
+    pub fn sizes(self) -> Vec<usize> {
+        let small = 0..=SMALL_MAX;
+        match self {
+            Func::Memmove => small
+                .chain(LARGE_SIZES.iter().copied().filter(|&s| s <= 1 << 20))
+                .collect(),
+            _ => small.chain(LARGE_SIZES.iter().copied()).collect(),
+        }
+    }
+}
+
+impl std::fmt::Display for Func {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// One wrong result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Mismatch {
     /// Operation.
-    pub op: &'static str,
+    pub op: String,
     /// Length argument.
     pub size: usize,
     /// Source offset from a 64-byte aligned base (memmove: the source position).
@@ -82,24 +129,43 @@ impl std::fmt::Display for Mismatch {
 }
 
 /// Outcome of a check run.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CheckReport {
     /// Calls checked, over all threads.
     pub cases: u64,
     /// Wrong results, over all threads.
     pub failures: u64,
-    /// The first wrong results (at most [`KEEP`] per thread).
+    /// The first wrong results (at most [`KEEP`] per thread and function).
     pub mismatches: Vec<Mismatch>,
 }
 
-/// Mismatches kept per thread.
+impl CheckReport {
+    /// Adds another run's counts and mismatches to this one.
+    pub fn merge(&mut self, other: CheckReport) {
+        self.cases += other.cases;
+        self.failures += other.failures;
+        self.mismatches.extend(other.mismatches);
+    }
+}
+
+/// Mismatches kept per thread and function.
 pub const KEEP: usize = 20;
 
-/// Runs every check in `threads` threads at once (each with its own buffers and data).
-pub fn run(fns: MemFns, threads: usize) -> CheckReport {
+/// Checks `func` at each of `sizes` (in order) in `threads` threads at once, each with its
+/// own buffers and data.
+pub fn run(fns: MemFns, threads: usize, func: Func, sizes: &[usize]) -> CheckReport {
+    let largest = sizes.iter().map(|&n| room(func, n)).max().unwrap_or(0);
     let results: Vec<CheckReport> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads.max(1))
-            .map(|t| s.spawn(move || Checker::new(fns, t).run_all()))
+            .map(|t| {
+                s.spawn(move || {
+                    let mut c = Checker::new(fns, t, largest);
+                    for &size in sizes {
+                        c.check_size(func, size);
+                    }
+                    c.report
+                })
+            })
             .collect();
         handles
             .into_iter()
@@ -108,11 +174,18 @@ pub fn run(fns: MemFns, threads: usize) -> CheckReport {
     });
     let mut out = CheckReport::default();
     for r in results {
-        out.cases += r.cases;
-        out.failures += r.failures;
-        out.mismatches.extend(r.mismatches);
+        out.merge(r);
     }
     out
+}
+
+/// Bytes past the guard a check of `func` at `size` reaches (offsets up to 63; memmove's
+/// ranges up to half the size, or 100 bytes, plus 5 apart).
+fn room(func: Func, size: usize) -> usize {
+    match func {
+        Func::Memmove => size + (size / 2).max(OVERLAP_SHIFTS[OVERLAP_SHIFTS.len() - 1]) + 5,
+        _ => size + 63,
+    }
 }
 
 /// A 64-byte aligned byte buffer.
@@ -149,9 +222,9 @@ fn xorshift(x: &mut u32) -> u32 {
 }
 
 impl Checker {
-    fn new(fns: MemFns, thread: usize) -> Checker {
-        let max = *LARGE_SIZES.iter().max().unwrap_or(&SMALL_MAX);
-        let total = max + 2 * GUARD + 128;
+    /// A checker whose buffers hold `max` bytes past the guard, and a guard after them.
+    fn new(fns: MemFns, thread: usize, max: usize) -> Checker {
+        let total = max + 2 * GUARD + 64;
         let mut src = Aligned::new(total);
         let mut seed = 0x9E37_79B9u32 ^ (thread as u32 + 1).wrapping_mul(0x85EB_CA6B);
         for b in src.bytes() {
@@ -171,11 +244,11 @@ impl Checker {
         }
     }
 
-    fn fail(&mut self, op: &'static str, size: usize, so: usize, d_o: usize, detail: String) {
+    fn fail(&mut self, op: &str, size: usize, so: usize, d_o: usize, detail: String) {
         self.report.failures += 1;
         if self.report.mismatches.len() < KEEP {
             self.report.mismatches.push(Mismatch {
-                op,
+                op: op.to_string(),
                 size,
                 src_offset: so,
                 dst_offset: d_o,
@@ -185,58 +258,62 @@ impl Checker {
         }
     }
 
-    fn run_all(mut self) -> CheckReport {
-        let small: Vec<usize> = (0..=SMALL_MAX).collect();
-        for &size in &small {
-            for so in 0..64 {
-                for d_o in 0..64 {
-                    self.memcpy(size, so, d_o);
+    /// Every case of `func` at one size.
+    fn check_size(&mut self, func: Func, size: usize) {
+        match func {
+            Func::Memcpy => {
+                if size <= SMALL_MAX {
+                    for so in 0..64 {
+                        for d_o in 0..64 {
+                            self.memcpy(size, so, d_o);
+                        }
+                    }
+                } else {
+                    for &(so, d_o) in LARGE_OFFSETS {
+                        self.memcpy(size, so, d_o);
+                    }
                 }
             }
-            for d_o in 0..64 {
-                for value in [0x00, 0xA5, 0x1FF, -1] {
-                    self.memset(size, d_o, value);
+            Func::Memset => {
+                if size <= SMALL_MAX {
+                    for d_o in 0..64 {
+                        for value in [0x00, 0xA5, 0x1FF, -1] {
+                            self.memset(size, d_o, value);
+                        }
+                    }
+                } else {
+                    for &(_, d_o) in LARGE_OFFSETS {
+                        self.memset(size, d_o, 0x5A);
+                    }
+                }
+            }
+            Func::Memmove => {
+                // Every shift and two alignments for small sizes; a few shifts for large ones.
+                let (mut shifts, bases): (Vec<usize>, &[usize]) = if size <= 256 {
+                    (OVERLAP_SHIFTS.to_vec(), &[0, 5])
+                } else {
+                    (vec![1, 31, 64], &[0])
+                };
+                shifts.push(size / 2);
+                for shift in shifts.into_iter().filter(|&k| k > 0) {
+                    for &base in bases {
+                        self.memmove(size, base, base + shift);
+                        self.memmove(size, base + shift, base);
+                    }
+                }
+                self.memmove(size, 3, 3);
+            }
+            Func::Memcmp => {
+                let offsets: &[(usize, usize)] = if size <= SMALL_MAX {
+                    &[(0, 0), (1, 2), (63, 0), (0, 63), (17, 17)]
+                } else {
+                    LARGE_OFFSETS
+                };
+                for &(so, d_o) in offsets {
+                    self.memcmp(size, so, d_o);
                 }
             }
         }
-        for &size in LARGE_SIZES {
-            for &(so, d_o) in LARGE_OFFSETS {
-                self.memcpy(size, so, d_o);
-                self.memset(size, d_o, 0x5A);
-            }
-        }
-        let move_sizes: Vec<usize> = small
-            .iter()
-            .copied()
-            .chain(LARGE_SIZES.iter().copied().filter(|&s| s <= 1 << 20))
-            .collect();
-        for &size in &move_sizes {
-            // Every shift and two alignments for small sizes; a few shifts for large ones.
-            let (mut shifts, bases): (Vec<usize>, &[usize]) = if size <= 256 {
-                (OVERLAP_SHIFTS.to_vec(), &[0, 5])
-            } else {
-                (vec![1, 31, 64], &[0])
-            };
-            shifts.push(size / 2);
-            for shift in shifts.into_iter().filter(|&k| k > 0) {
-                for &base in bases {
-                    self.memmove(size, base, base + shift);
-                    self.memmove(size, base + shift, base);
-                }
-            }
-            self.memmove(size, 3, 3);
-        }
-        for &size in small.iter().chain(LARGE_SIZES) {
-            let offsets: &[(usize, usize)] = if size <= SMALL_MAX {
-                &[(0, 0), (1, 2), (63, 0), (0, 63), (17, 17)]
-            } else {
-                LARGE_OFFSETS
-            };
-            for &(so, d_o) in offsets {
-                self.memcmp(size, so, d_o);
-            }
-        }
-        self.report
     }
 
     /// Prepares dst: canary over [dst_off - GUARD, dst_off + size + GUARD) around base GUARD.
@@ -388,6 +465,14 @@ mod tests {
     use super::*;
     use crate::kernels::{Kernel, portable};
 
+    fn all(fns: MemFns, threads: usize) -> CheckReport {
+        let mut r = CheckReport::default();
+        for f in Func::ALL {
+            r.merge(run(fns, threads, f, &f.sizes()));
+        }
+        r
+    }
+
     #[test]
     fn every_available_kernel_passes() {
         for k in Kernel::ALL {
@@ -395,9 +480,27 @@ mod tests {
                 eprintln!("skipped {}: not available here", k.name());
                 continue;
             };
-            let r = Checker::new(fns, 0).run_all();
+            let r = all(fns, 1);
             assert_eq!(r.failures, 0, "{}: {:?}", k.name(), r.mismatches);
             assert!(r.cases > 100_000);
+        }
+    }
+
+    #[test]
+    fn sizes_run_small_to_large_and_memmove_stops_at_a_mebibyte() {
+        let copy = Func::Memcpy.sizes();
+        assert_eq!(copy.len(), SMALL_MAX + 1 + LARGE_SIZES.len());
+        assert_eq!((copy[0], copy[SMALL_MAX + 1]), (0, 65));
+        assert_eq!(*copy.last().unwrap(), 4 << 20);
+        assert!(Func::Memmove.sizes().iter().all(|&s| s <= 1 << 20));
+        let one = run(Kernel::Portable.fns().unwrap(), 1, Func::Memset, &[3]);
+        assert_eq!(one.cases, 64 * 4);
+        // Each size alone fits its buffers (memmove's ranges reach one and a half sizes).
+        for f in Func::ALL {
+            for n in [0, 64, 65, 257, 1 << 20, f.sizes()[f.sizes().len() - 1]] {
+                let r = run(Kernel::Portable.fns().unwrap(), 1, f, &[n]);
+                assert_eq!(r.failures, 0, "{f} {n}");
+            }
         }
     }
 
@@ -420,10 +523,10 @@ mod tests {
     fn a_corrupting_memcpy_is_named_with_size_and_offsets() {
         let mut fns = Kernel::Portable.fns().unwrap();
         fns.memcpy = broken_memcpy;
-        let r = run(fns, 2);
+        let r = all(fns, 2);
         assert_eq!(r.failures, 2 * LARGE_OFFSETS.len() as u64);
         let m = &r.mismatches[0];
-        assert_eq!((m.op, m.size), ("memcpy", 4097));
+        assert_eq!((m.op.as_str(), m.size), ("memcpy", 4097));
         assert!(m.to_string().contains("byte 100 is"), "{m}");
     }
 }

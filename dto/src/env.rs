@@ -14,11 +14,15 @@ pub const SHORT_ITERS: u32 = 100;
 /// Largest PERF_AB_ROUNDS accepted.
 pub const MAX_ROUNDS: u32 = 1000;
 
+/// The CPU the guide pins to when PERF_CPU is not set.
+pub const DEFAULT_CPU: usize = 1;
+
 /// Settings of an A/B run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Settings {
-    /// PERF_CPU: requested CPU (wrapped into the allowed set when pinning).
-    pub cpu: usize,
+    /// PERF_CPU: the CPU asked for (`None`: not set; placement then defaults to CPU 1,
+    /// wrapped into the allowed set, as the guide's default).
+    pub cpu: Option<usize>,
     /// PERF_CORE_FREQ_MHZ (None: 0 or "off", do not pin).
     pub core_freq_mhz: Option<u32>,
     /// PERF_UNCORE_FREQ_MHZ (None: 0 or "off", do not pin).
@@ -81,7 +85,7 @@ impl Settings {
         let cpu = var("PERF_CPU")
             .map(|v| whole("PERF_CPU", &v, 0, 65_535))
             .transpose()?
-            .unwrap_or(1) as usize;
+            .map(|n| n as usize);
         let min_effect_pct = match var("PERF_MIN_EFFECT") {
             None => 2.0,
             Some(v) => match v.trim().parse::<f64>() {
@@ -112,6 +116,12 @@ impl Settings {
         )?;
         let results_dir =
             PathBuf::from(var("RESULTS_DIR").unwrap_or_else(|| "perf_results".into()));
+        if results_dir.exists() && !results_dir.is_dir() {
+            return Err(format!(
+                "RESULTS_DIR must be a folder, not the file '{}'",
+                results_dir.display()
+            ));
+        }
         Ok(Settings {
             cpu,
             core_freq_mhz,
@@ -164,7 +174,8 @@ mod tests {
     #[test]
     fn defaults_follow_the_guide() {
         let s = with(&[]).unwrap();
-        assert_eq!((s.cpu, s.rounds, s.iters), (1, 3, 10_000));
+        assert_eq!((s.cpu, s.rounds, s.iters), (None, 3, 10_000));
+        assert_eq!(with(&[("PERF_CPU", "3")]).unwrap().cpu, Some(3));
         assert_eq!(s.min_effect_pct, 2.0);
         assert!(s.cold_cache && !s.short);
         assert_eq!(s.core_freq_mhz, Some(2000));
@@ -192,6 +203,7 @@ mod tests {
             ("PERF_COLD_CACHE", "2"),
             ("PERF_CPU", "1.5"),
             ("PERF_CORE_FREQ_MHZ", "fast"),
+            ("RESULTS_DIR", "/proc/self/status"),
         ] {
             let e = with(&[(k, v)]).unwrap_err();
             assert!(e.starts_with(k) && !e.contains('\n'), "{e}");

@@ -28,24 +28,33 @@ fn mhz(khz: &str) -> String {
 }
 
 impl FreqPin {
-    /// Pins CPU `cpu`'s core frequency and every uncore domain to the given MHz (None: leave
-    /// as is) under the sysfs root (normally `/sys`).
+    /// Pins the core frequency of each of `cpus` and every uncore domain to the given MHz
+    /// (None: leave as is) under the sysfs root (normally `/sys`).
     pub fn apply(
         root: &Path,
-        cpu: usize,
+        cpus: &[usize],
         core_mhz: Option<u32>,
         uncore_mhz: Option<u32>,
     ) -> FreqPin {
         let mut pin = FreqPin::default();
-        let dir = root.join(format!("devices/system/cpu/cpu{cpu}/cpufreq"));
-        pin.core = if !dir.join("scaling_max_freq").exists() {
-            format!("not available (no cpufreq for CPU {cpu})")
-        } else {
-            let names = ("scaling_min_freq", "scaling_max_freq");
-            let state = pin.pin_pair(&dir, names, core_mhz);
-            let cur = read(&dir.join("scaling_cur_freq")).map(|c| mhz(&c));
-            format!("{} MHz {state}", cur.unwrap_or_else(|| "?".into()))
-        };
+        let mut core = Vec::new();
+        for &cpu in cpus {
+            let dir = root.join(format!("devices/system/cpu/cpu{cpu}/cpufreq"));
+            let state = if !dir.join("scaling_max_freq").exists() {
+                format!("not available (no cpufreq for CPU {cpu})")
+            } else {
+                let names = ("scaling_min_freq", "scaling_max_freq");
+                let state = pin.pin_pair(&dir, names, core_mhz);
+                let cur = read(&dir.join("scaling_cur_freq")).map(|c| mhz(&c));
+                format!("{} MHz {state}", cur.unwrap_or_else(|| "?".into()))
+            };
+            core.push(if cpus.len() > 1 {
+                format!("CPU {cpu}: {state}")
+            } else {
+                state
+            });
+        }
+        pin.core = core.join("; ");
         let ucore = root.join("devices/system/cpu/intel_uncore_frequency");
         let mut domains: Vec<PathBuf> = std::fs::read_dir(&ucore)
             .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
@@ -86,10 +95,12 @@ impl FreqPin {
         } else {
             [&pmin, &pmax]
         };
+        let mark = self.restore.len();
         for p in order {
             let old = if *p == pmin { &old_min } else { &old_max };
             if let Err(e) = std::fs::write(p, &khz) {
-                self.restore_now();
+                // Undo this pair only: the pins made before it stay (and say so).
+                self.restore_to(mark);
                 return format!("{now} [not pinned: {}: {e}]", p.display());
             }
             self.restore.push((p.clone(), old.clone()));
@@ -97,17 +108,20 @@ impl FreqPin {
         format!("(min={want} max={want}) [pinned]")
     }
 
-    fn restore_now(&mut self) {
-        // Undo in reverse order so min ≤ max holds at every step.
-        while let Some((p, v)) = self.restore.pop() {
-            let _ = std::fs::write(&p, v);
+    /// Writes back the saved limits past the first `keep`, newest first so min ≤ max holds
+    /// at every step.
+    fn restore_to(&mut self, keep: usize) {
+        while self.restore.len() > keep {
+            if let Some((p, v)) = self.restore.pop() {
+                let _ = std::fs::write(&p, v);
+            }
         }
     }
 }
 
 impl Drop for FreqPin {
     fn drop(&mut self) {
-        self.restore_now();
+        self.restore_to(0);
     }
 }
 
@@ -139,7 +153,7 @@ mod tests {
         let root = tree();
         let cf = root.join("devices/system/cpu/cpu1/cpufreq");
         {
-            let pin = FreqPin::apply(&root, 1, Some(2000), Some(2000));
+            let pin = FreqPin::apply(&root, &[1], Some(2000), Some(2000));
             assert!(pin.core.contains("[pinned]"), "{}", pin.core);
             assert!(pin.uncore.contains("[pinned]"), "{}", pin.uncore);
             assert_eq!(read(&cf.join("scaling_min_freq")).unwrap(), "2000000");
@@ -153,10 +167,35 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_pin_leaves_the_earlier_ones_in_force() {
+        let root = tree();
+        let cf = root.join("devices/system/cpu/cpu1/cpufreq");
+        let un = root.join("devices/system/cpu/intel_uncore_frequency/package_00_die_00");
+        // A limit file that reads but cannot be written, even by root.
+        std::fs::remove_file(un.join("min_freq_khz")).unwrap();
+        std::os::unix::fs::symlink("/proc/version", un.join("min_freq_khz")).unwrap();
+        {
+            let pin = FreqPin::apply(&root, &[1], Some(2000), Some(2000));
+            assert!(pin.core.contains("[pinned]"), "{}", pin.core);
+            assert!(pin.uncore.contains("[not pinned: "), "{}", pin.uncore);
+            assert_eq!(read(&cf.join("scaling_max_freq")).unwrap(), "2000000");
+            assert_eq!(read(&un.join("max_freq_khz")).unwrap(), "2400000");
+        }
+        assert_eq!(read(&cf.join("scaling_max_freq")).unwrap(), "3000000");
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
     fn absent_files_are_reported_not_fatal() {
         let root = std::env::temp_dir().join("dto-freq-empty-does-not-exist");
-        let pin = FreqPin::apply(&root, 3, Some(2000), Some(2000));
+        let pin = FreqPin::apply(&root, &[3], Some(2000), Some(2000));
         assert!(pin.core.starts_with("not available"), "{}", pin.core);
+        let two = FreqPin::apply(&root, &[0, 3], None, None);
+        assert!(
+            two.core.starts_with("CPU 0: not available") && two.core.contains("; CPU 3: "),
+            "{}",
+            two.core
+        );
         assert!(pin.uncore.starts_with("not available"), "{}", pin.uncore);
     }
 }

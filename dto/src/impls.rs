@@ -78,6 +78,20 @@ impl ImplSpec {
     }
 }
 
+/// Written as on the command line (`cpu`, `lib:PATH`, a kernel name).
+impl serde::Serialize for ImplSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ImplSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ImplSpec, D::Error> {
+        let s = String::deserialize(d)?;
+        ImplSpec::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
 impl fmt::Display for ImplSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -245,6 +259,12 @@ mod tests {
         assert!(ImplSpec::parse("lib:").is_err());
         assert!(ImplSpec::parse("fast").unwrap_err().contains("unknown"));
         assert_eq!(ImplSpec::parse("lib:/x/libdto.so").unwrap().label(), "dto");
+        let j = serde_json::to_string(&ImplSpec::Lib("/x/libdto.so".into())).unwrap();
+        assert_eq!(j, "\"lib:/x/libdto.so\"");
+        assert_eq!(
+            serde_json::from_str::<ImplSpec>(&j).unwrap(),
+            ImplSpec::Lib("/x/libdto.so".into())
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod check;
+pub mod checkrun;
 pub mod env;
 pub mod freq;
 pub mod impls;

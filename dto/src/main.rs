@@ -6,14 +6,15 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use benchmp::cli::{OutputArgs, PlacementArgs};
 use clap::{Args, Parser, Subcommand};
 
 use dto::bench::{Config, PageKind};
 use dto::check;
 use dto::env::{Settings, parse_key_value};
-use dto::impls::{self, ImplSpec};
+use dto::impls::ImplSpec;
 use dto::kernels::Kernel;
-use dto::report;
+use dto::report::{self, Report};
 use dto::run::{self, RunPlan};
 
 /// Functional checks and A/B latency comparison of memory-operation implementations.
@@ -39,6 +40,10 @@ enum Cmd {
         json: bool,
     },
     /// Check one implementation's results (all sizes, offsets, overlaps; several threads).
+    ///
+    /// Each function is checked in a child process that loads the implementation itself; a
+    /// child that crashes or hangs is narrowed down, one child per size, to the first size that
+    /// does so alone, and the check fails (exit 1) naming the function and that size.
     Check {
         /// Implementation to check: cpu, lib:PATH or a kernel name.
         #[arg(long = "impl", value_name = "IMPL", value_parser = ImplSpec::parse)]
@@ -49,6 +54,9 @@ enum Cmd {
         /// Set KEY=VALUE in the environment before loading the implementation (repeatable).
         #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_key_value)]
         env: Vec<(String, String)>,
+        /// Seconds one function's check may stay silent before its child is called hung.
+        #[arg(long, value_name = "S", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+        timeout: u64,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -57,8 +65,10 @@ enum Cmd {
     ///
     /// The cpu configuration (libc against itself) is measured too, for the speedup summary,
     /// unless --no-cpu is given or both sides are cpu. Settings come from PERF_* variables
-    /// (see README.md). Exit status 1 when an A/B cell's trimmed mean grew by more than
-    /// PERF_MIN_EFFECT percent; the cpu row is A/A and shows NOISY instead of FAIL.
+    /// (see README.md). Each round runs in a pinned child per CPU (--cpus, -P, --sched or
+    /// LMBENCH_SCHED; else PERF_CPU, default 1), the CPUs one after another. Exit status 1
+    /// when an A/B cell's trimmed mean grew by more than PERF_MIN_EFFECT percent; the cpu row
+    /// is A/A and shows NOISY instead of FAIL.
     Ab {
         /// The baseline implementation (A).
         #[arg(long, value_name = "IMPL", value_parser = ImplSpec::parse)]
@@ -95,22 +105,26 @@ struct Common {
     /// reserved.
     #[arg(long, value_enum, default_values_t = [PageKind::Small, PageKind::Huge])]
     pages: Vec<PageKind>,
-    /// Set KEY=VALUE in the environment of every forked round (repeatable), e.g. DTO_MIN_BYTES=4096.
+    /// Set KEY=VALUE in the environment of every round's children (repeatable), e.g.
+    /// DTO_MIN_BYTES=4096.
     #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_key_value)]
     env: Vec<(String, String)>,
-    /// Seconds one forked round may take before it is killed.
-    #[arg(long, value_name = "S", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
-    timeout: u64,
-    /// Write the report as JSON: to stdout instead of the text (--json) or to a file (--json=FILE).
-    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
-    json: Option<String>,
-    /// Write one CSV row per cell: to stdout instead of the text (--csv) or to a file (--csv=FILE).
-    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
-    csv: Option<String>,
+    /// Where the rounds run. Without --cpus, -P, --sched and LMBENCH_SCHED: on PERF_CPU
+    /// (default 1, wrapped into the allowed CPUs). Children always run one after another;
+    /// --timeout is raised to the longest round's generous expected time.
+    #[command(flatten)]
+    placement: PlacementArgs,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 fn main() -> ExitCode {
     let cli: Cli = benchmp::cli::parse();
+    let trace = match &cli.cmd {
+        Cmd::Ab { common, .. } | Cmd::Speedup { common, .. } => common.output.trace,
+        _ => false,
+    };
+    benchmp::cli::init_logging(trace);
     match run_cli(cli) {
         Ok(code) => ExitCode::from(code as u8),
         Err(e) => ExitCode::from(benchmp::cli::report_error("dto", &e) as u8),
@@ -124,8 +138,9 @@ fn run_cli(cli: Cli) -> Result<i32> {
             imp,
             threads,
             env,
+            timeout,
             json,
-        } => check_impl(&imp, threads as usize, &env, json),
+        } => check_impl(&imp, threads as usize, &env, timeout, json),
         Cmd::Ab {
             baseline,
             current,
@@ -187,9 +202,14 @@ fn run_cli(cli: Cli) -> Result<i32> {
 }
 
 fn perf(mode: &str, configs: Vec<Config>, common: Common) -> Result<i32> {
+    common.output.check()?;
     let settings = Settings::from_process().map_err(benchmp::Usage)?;
+    let notes = common.output.note_stream();
     if settings.iters_capped {
-        eprintln!("dto: PERF_ITERS capped at {}", dto::env::MAX_ITERS);
+        let _ = notes.write(&format!(
+            "dto: PERF_ITERS capped at {}\n",
+            dto::env::MAX_ITERS
+        ));
     }
     let mut pages = common.pages.clone();
     pages.dedup();
@@ -198,47 +218,82 @@ fn perf(mode: &str, configs: Vec<Config>, common: Common) -> Result<i32> {
         configs,
         only: common.only.clone(),
         pages,
-        timeout: Duration::from_secs(common.timeout),
         settings,
     };
-    let r = run::run(&plan)?;
-    let text_to_stdout = common.json.as_deref() != Some("-") && common.csv.as_deref() != Some("-");
-    if text_to_stdout {
-        emit("-", &report::render_text(&r))?;
+    let r = run::run(&plan, &common.placement, &common.output)?;
+    let code = emit(&r, &common.output)?;
+    let e = r.extra.as_ref().context("the report lacks dto's results")?;
+    if e.noisy > 0 {
+        let _ = notes.write(&format!(
+            "dto: {} A/A cell(s) moved by more than {:.1}%: this run's noise (not a regression)\n",
+            e.noisy, e.setup.min_effect_pct
+        ));
     }
-    if let Some(dest) = &common.json {
-        let mut j = serde_json::to_string_pretty(&r).context("serialising the report")?;
-        j.push('\n');
-        emit(dest, &j)?;
-    }
-    if let Some(dest) = &common.csv {
-        emit(dest, &report::render_csv(&r)?)?;
-    }
-    if r.noisy > 0 {
-        eprintln!(
-            "dto: {} A/A cell(s) moved by more than {:.1}%: this run's noise (not a regression)",
-            r.noisy, r.setup.min_effect_pct
-        );
-    }
-    if r.regressions > 0 {
-        eprintln!(
-            "dto: {} A/B cell(s) regressed by more than {:.1}%",
-            r.regressions, r.setup.min_effect_pct
-        );
+    if e.regressions > 0 {
+        let _ = notes.write(&format!(
+            "dto: {} A/B cell(s) regressed by more than {:.1}%\n",
+            e.regressions, e.setup.min_effect_pct
+        ));
         return Ok(benchmp::EXIT_FAILED);
     }
-    Ok(benchmp::EXIT_OK)
+    Ok(code)
 }
 
-fn emit(dest: &str, text: &str) -> Result<()> {
-    if dest == "-" {
-        let mut out = std::io::stdout().lock();
-        out.write_all(text.as_bytes())
-            .and_then(|()| out.flush())
-            .context("writing to stdout")
+/// Writes the report as asked: the guide's text (or JSON, or the per-cell CSV, on stdout),
+/// the run-quality notes on the other stream, then the report files. Returns 1 for a noisy
+/// run under --fail-on-noise, else 0.
+fn emit(r: &Report, o: &OutputArgs) -> Result<i32> {
+    let e = r.extra.as_ref().context("the report lacks dto's results")?;
+    let csv = report::render_csv(e)?;
+    if o.json.as_deref() == Some("-") {
+        benchmp::report::write_json(r, std::io::stdout().lock())
+            .context("cannot write to stdout")?;
+    } else if o.csv.as_deref() == Some("-") {
+        write_stdout(&csv)?;
     } else {
-        std::fs::write(dest, text).with_context(|| format!("writing {dest}"))
+        o.result_stream()
+            .write(&report::render_text(e, &r.host.arch))
+            .context("cannot write the result")?;
     }
+    let _ = o
+        .note_stream()
+        .write(&noise_notes(&r.quality.verdict.reasons));
+    if let Some(path) = o.json.as_deref().filter(|p| *p != "-") {
+        benchmp::session::write_file(path, |w| benchmp::report::write_json(r, w))?;
+    }
+    if let Some(path) = o.csv.as_deref().filter(|p| *p != "-") {
+        benchmp::session::write_file(path, |w| w.write_all(csv.as_bytes()))?;
+    }
+    Ok(if r.quality.verdict.noisy && o.fail_on_noise {
+        benchmp::EXIT_FAILED
+    } else {
+        benchmp::EXIT_OK
+    })
+}
+
+/// The run-quality notes: a run has a measurement per round, so a busy machine can give
+/// hundreds of reasons; the first few are shown and the rest counted (the JSON keeps all).
+fn noise_notes(reasons: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let mut out: String = reasons
+        .iter()
+        .take(SHOWN)
+        .map(|why| format!("dto: noisy: {why}\n"))
+        .collect();
+    if reasons.len() > SHOWN {
+        out.push_str(&format!(
+            "dto: noisy: {} more reasons (all in the JSON report's quality.verdict)\n",
+            reasons.len() - SHOWN
+        ));
+    }
+    out
+}
+
+fn write_stdout(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .context("writing to stdout")
 }
 
 fn list(json: bool) -> Result<i32> {
@@ -270,7 +325,7 @@ fn list(json: bool) -> Result<i32> {
             "flush": dto::sys::flush_method(),
             "huge_pages_free": huge,
         });
-        emit("-", &format!("{}\n", serde_json::to_string_pretty(&v)?))?;
+        write_stdout(&format!("{}\n", serde_json::to_string_pretty(&v)?))?;
         return Ok(0);
     }
     let mut o = format!("{:<10} {:<10} {}\n", "impl", "available", "description");
@@ -285,7 +340,7 @@ fn list(json: bool) -> Result<i32> {
         dto::sys::TIMER,
         dto::sys::flush_method()
     ));
-    emit("-", &o)?;
+    write_stdout(&o)?;
     Ok(0)
 }
 
@@ -293,33 +348,39 @@ fn check_impl(
     spec: &ImplSpec,
     threads: usize,
     env: &[(String, String)],
+    timeout: u64,
     json: bool,
 ) -> Result<i32> {
+    if let Err((code, msg)) = spec.preflight() {
+        return Err(if code == benchmp::EXIT_UNSUPPORTED {
+            benchmp::Unsupported(msg).into()
+        } else {
+            benchmp::Usage(msg).into()
+        });
+    }
+    // Inherited by the children, which load the implementation (this process never does).
     dto::measure::set_process_env(env)?;
-    let loaded = impls::load(spec).map_err(|e| match e.exit_code() {
-        benchmp::EXIT_UNSUPPORTED => anyhow::Error::new(benchmp::Unsupported(e.to_string())),
-        _ => anyhow::Error::new(benchmp::Usage(e.to_string())),
-    })?;
-    let r = check::run(loaded.fns, threads);
+    let out = dto::checkrun::run(spec, threads, Duration::from_secs(timeout))?;
+    let r = &out.report;
     if json {
         let v = serde_json::json!({
             "tool": "dto",
             "mode": "check",
             "impl": spec.to_string(),
-            "source": loaded.source,
+            "source": out.source,
             "threads": threads,
             "cases": r.cases,
             "failures": r.failures,
             "mismatches": r.mismatches,
             "result": if r.failures == 0 { "PASS" } else { "FAIL" },
         });
-        emit("-", &format!("{}\n", serde_json::to_string_pretty(&v)?))?;
+        write_stdout(&format!("{}\n", serde_json::to_string_pretty(&v)?))?;
     } else {
         let mut o = format!(
             "dto check: {spec} ({}), {threads} threads\n\
              memcpy, memset: sizes 0-{} with every source/destination offset 0-63, {} larger sizes up to {} bytes\n\
              memmove: overlapping both ways; memcmp: equal, and differing at the first, middle and last byte\n",
-            loaded.source,
+            out.source,
             check::SMALL_MAX,
             check::LARGE_SIZES.len(),
             check::LARGE_SIZES.iter().max().unwrap_or(&0)
@@ -333,7 +394,7 @@ fn check_impl(
             r.failures,
             if r.failures == 0 { "PASS" } else { "FAIL" }
         ));
-        emit("-", &o)?;
+        write_stdout(&o)?;
     }
     if r.failures > 0 {
         let first = r

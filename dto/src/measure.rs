@@ -1,127 +1,255 @@
-//! One A/B cell measured as the DTO guide describes: PERF_AB_ROUNDS forked children, each
-//! pinned, loading both implementations itself (so a library initialises from the variables
-//! the parent set before the fork), warming up both, then timing both on every iteration in an
-//! order drawn by xorshift32, with optional cache flushing and page-fault injection. Samples
-//! come back through a MAP_SHARED mapping the parent reads after reaping the child.
+//! One round of an A/B cell as the DTO guide measures it, run by benchmp in a pinned child.
+//!
+//! The child builds a [`Round`] after benchmp has pinned it: it loads both implementations
+//! itself (so a library initialises from the variables the parent set before the fork, as the
+//! guide's children re-initialise DTO after `fork`), then maps and fills its buffers. Its one
+//! timed interval (`run(1)`) warms both implementations up and then times both on every
+//! iteration, in an order drawn by xorshift32, with optional cache flushing and page-fault
+//! injection. The ticks go back to the parent as the interval's typed record
+//! ([`RoundTicks`]).
 #![allow(unsafe_code)]
 
 use std::ffi::c_void;
 use std::sync::atomic::{Ordering, compiler_fence};
-use std::time::{Duration, Instant};
 
-use anyhow::{Result, anyhow, bail};
-use benchmp::sys::process::{self, Exit, Forked};
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
 
 use crate::bench::{Bench, Config, Op, PageKind};
-use crate::impls;
+use crate::impls::{self, ImplSpec, LoadError, Loaded};
 use crate::kernels::MemFns;
-use crate::sys::{self, Shared};
+use crate::sys;
 
 /// Untimed iterations of both implementations before measuring.
 pub const WARMUP_ITERS: u32 = 100;
 /// Byte written by memset.
 pub const MEMSET_BYTE: i32 = 0xA5;
 
-/// Words of the shared header: status, sample count, exit code, message length, message.
-const HEADER: usize = 4 + MSG_WORDS;
-const MSG_WORDS: usize = 128;
-const STATUS_OK: u64 = 1;
-const STATUS_ERR: u64 = 2;
-
-/// What one cell measures.
+/// What one round measures.
 #[derive(Debug, Clone)]
-pub struct CellPlan<'a> {
+pub struct RoundPlan {
     /// Benchmark row.
     pub bench: &'static Bench,
     /// Page size of the buffers.
     pub pages: PageKind,
-    /// The two implementations and their environment.
-    pub config: &'a Config,
-    /// Iterations per round.
+    /// The two implementations.
+    pub config: Config,
+    /// Timed iterations (each times both implementations once).
     pub iters: u32,
-    /// Forked rounds.
-    pub rounds: u32,
     /// Flush src and dst before every timed operation (else once before the loop).
     pub cold: bool,
-    /// CPU the children are pinned to.
-    pub cpu: usize,
-    /// How long one round may take before its child is killed.
-    pub timeout: Duration,
 }
 
-/// Raw timer ticks of one cell, per round, in iteration order.
-#[derive(Debug, Clone, Default)]
-pub struct CellTicks {
-    /// Baseline (A) ticks per round.
-    pub baseline: Vec<Vec<u64>>,
-    /// Current (B) ticks per round.
-    pub current: Vec<Vec<u64>>,
+/// Raw timer ticks of one round, in iteration order: what a child records about its timed
+/// interval.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoundTicks {
+    /// Baseline (A) ticks.
+    pub baseline: Vec<u64>,
+    /// Current (B) ticks.
+    pub current: Vec<u64>,
+    /// Why the round stopped early (the page-fault injection failed), if it did.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub failure: Option<String>,
 }
 
-/// Runs all rounds of a cell. The process must be single-threaded (it forks).
-pub fn run_cell(plan: &CellPlan<'_>) -> Result<CellTicks> {
-    let iters = plan.iters as usize;
-    let mut shared = Shared::new(HEADER + 2 * iters).map_err(|e| anyhow!(e))?;
-    let mut out = CellTicks::default();
-    for round in 0..plan.rounds {
-        shared.words()[..HEADER].fill(0);
-        let env = EnvGuard::set(&plan.config.env);
-        let parent = nix::unistd::getpid();
-        let who = benchmp::run::Who {
-            index: round as usize,
-            cpu: Some(plan.cpu),
-        };
-        let pid = match process::fork_process()
-            .map_err(|source| benchmp::Error::Fork { child: who, source })?
-        {
-            Forked::Child => {
-                process::child_setup(parent);
-                child_main(plan, &mut shared)
-            }
-            Forked::Parent(pid) => pid,
-        };
-        let exit = wait(pid, plan.timeout, round, plan.cpu);
-        drop(env);
-        let exit = exit?;
-        let w = shared.words();
-        let who = format!(
-            "{} {} round {} (child on CPU {})",
-            plan.bench.name,
-            plan.pages.short(),
-            round + 1,
-            plan.cpu
-        );
-        match w[0] {
-            STATUS_OK if exit == Exit::Code(0) => {
-                let n = (w[1] as usize).min(iters);
-                let (bl, cur) = w[HEADER..HEADER + 2 * iters].split_at(iters);
-                out.baseline.push(bl[..n].to_vec());
-                out.current.push(cur[..n].to_vec());
-            }
-            STATUS_ERR => {
-                let len = (w[3] as usize).min(MSG_WORDS * 8);
-                let bytes: Vec<u8> = w[4..4 + MSG_WORDS]
-                    .iter()
-                    .flat_map(|x| x.to_ne_bytes())
-                    .take(len)
-                    .collect();
-                let msg = format!("{who}: {}", String::from_utf8_lossy(&bytes));
-                return Err(match w[2] as i32 {
-                    benchmp::EXIT_UNSUPPORTED => benchmp::Unsupported(msg).into(),
-                    benchmp::EXIT_USAGE => benchmp::Usage(msg).into(),
-                    _ => anyhow!(msg),
-                });
-            }
-            _ => bail!("{who} {exit} without a result"),
+impl RoundTicks {
+    /// Room for `n` iterations, every slot written now so the timed loop takes no page fault
+    /// on its own sample arrays.
+    fn filled(n: usize) -> RoundTicks {
+        RoundTicks {
+            baseline: vec![u64::MAX; n],
+            current: vec![u64::MAX; n],
+            failure: None,
         }
     }
-    Ok(out)
 }
 
-/// Sets variables in this process (before a library is loaded in it, for `dto check`).
+/// Where a child's two implementations came from (what it records about itself).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sources {
+    /// The baseline's source, e.g. `libc.so.6 via dlopen/dlsym`.
+    pub baseline: String,
+    /// The current implementation's source.
+    pub current: String,
+}
+
+/// Loads an implementation in the calling process, its failure marked with the exit status
+/// it calls for (2: a library that cannot be used, 3: a kernel this CPU lacks).
+pub fn load(spec: &ImplSpec) -> Result<Loaded> {
+    impls::load(spec).map_err(|e: LoadError| match e.exit_code() {
+        benchmp::EXIT_UNSUPPORTED => anyhow::Error::new(benchmp::Unsupported(e.to_string())),
+        _ => anyhow::Error::new(benchmp::Usage(e.to_string())),
+    })
+}
+
+/// The operands of the timed calls.
+#[derive(Debug)]
+struct Ctx {
+    op: Op,
+    dst: *mut u8,
+    src: *const u8,
+    size: usize,
+    cold: bool,
+    pf_pct: u32,
+    page: usize,
+    pages: usize,
+}
+
+/// One round's state in its child: both implementations, the buffers, the sample arrays.
+#[derive(Debug)]
+pub struct Round {
+    fa: MemFns,
+    fb: MemFns,
+    ctx: Ctx,
+    iters: usize,
+    ticks: RoundTicks,
+    sources: Sources,
+    // Kept alive while `fa`/`fb` point into the libraries and `ctx` into the buffers.
+    _libs: (Loaded, Option<Loaded>),
+    _src: benchmp::Buffer,
+    _dst: benchmp::Buffer,
+}
+
+impl Round {
+    /// Loads both implementations and maps and fills the buffers (in the child, after it was
+    /// pinned).
+    pub fn new(plan: &RoundPlan) -> Result<Round> {
+        let a = load(&plan.config.baseline)?;
+        let b = if plan.config.current == plan.config.baseline {
+            None
+        } else {
+            Some(load(&plan.config.current)?)
+        };
+        let (fa, fb) = (a.fns, b.as_ref().map_or(a.fns, |b| b.fns));
+        let sources = Sources {
+            baseline: a.source.clone(),
+            current: b.as_ref().map_or(&a.source, |b| &b.source).clone(),
+        };
+        let size = plan.bench.size;
+        let map = |what: &str| {
+            benchmp::Buffer::new(size, plan.pages.pages())
+                .map_err(anyhow::Error::new)
+                .with_context(|| format!("{what} buffer"))
+        };
+        let mut src = map("source")?;
+        let mut dst = map("destination")?;
+        for (i, x) in src.as_mut_slice().iter_mut().enumerate() {
+            *x = i as u8;
+        }
+        dst.as_mut_slice().copy_from_slice(src.as_slice());
+        let ctx = Ctx {
+            op: plan.bench.op,
+            dst: dst.as_mut_ptr(),
+            src: src.as_ptr(),
+            size,
+            cold: plan.cold,
+            pf_pct: plan.bench.pf_pct,
+            page: plan.pages.bytes(),
+            pages: size.div_ceil(plan.pages.bytes()),
+        };
+        let iters = plan.iters as usize;
+        Ok(Round {
+            fa,
+            fb,
+            ctx,
+            iters,
+            ticks: RoundTicks::filled(iters),
+            sources,
+            _libs: (a, b),
+            _src: src,
+            _dst: dst,
+        })
+    }
+
+    /// The warmup and the timed loop; the ticks stay in `self.ticks`.
+    fn round(&mut self) -> u64 {
+        if self.ticks.baseline.len() != self.iters {
+            self.ticks = RoundTicks::filled(self.iters);
+        }
+        let (fa, fb, c) = (&self.fa, &self.fb, &self.ctx);
+        for _ in 0..WARMUP_ITERS {
+            std::hint::black_box(exec(fa, c.op, c.dst, c.src, c.size));
+            std::hint::black_box(exec(fb, c.op, c.dst, c.src, c.size));
+        }
+        if !c.cold {
+            sys::flush_range(c.src, c.size);
+            sys::flush_range(c.dst, c.size);
+        }
+        let mut rng = (sys::timer_start() as u32) | 1;
+        let (bl, cur) = (&mut self.ticks.baseline, &mut self.ticks.current);
+        let mut failed = None;
+        for i in 0..bl.len() {
+            let a_first = xorshift32(&mut rng) & 1 == 1;
+            let (first, second) = if a_first { (fa, fb) } else { (fb, fa) };
+            let t1 = match c.timed(first, &mut rng) {
+                Ok(t) => t,
+                Err(e) => {
+                    failed = Some((i, e));
+                    break;
+                }
+            };
+            if c.op == Op::Memcmp {
+                // Keep the buffers equal so every compare runs the full length.
+                // SAFETY: src and dst are distinct buffers of `size` bytes.
+                unsafe { std::ptr::copy_nonoverlapping(c.src, c.dst, c.size) };
+            }
+            let t2 = match c.timed(second, &mut rng) {
+                Ok(t) => t,
+                Err(e) => {
+                    failed = Some((i, e));
+                    break;
+                }
+            };
+            let (ta, tb) = if a_first { (t1, t2) } else { (t2, t1) };
+            bl[i] = ta;
+            cur[i] = tb;
+        }
+        let mut done = bl.len();
+        if let Some((i, e)) = failed {
+            done = i;
+            bl.truncate(i);
+            cur.truncate(i);
+            self.ticks.failure = Some(format!(
+                "page fault injection failed after {i} iterations: {e}"
+            ));
+        }
+        u64::from(rng) ^ done as u64
+    }
+}
+
+impl benchmp::Benchmark for Round {
+    type Sample = RoundTicks;
+    type Child = Sources;
+
+    /// One round per iteration (a round is one fixed-count interval of 1).
+    fn run(&mut self, iterations: u64) -> u64 {
+        let mut ck = 0;
+        for _ in 0..iterations {
+            ck ^= self.round();
+        }
+        ck
+    }
+
+    fn sample_detail(&mut self) -> Option<RoundTicks> {
+        Some(std::mem::take(&mut self.ticks))
+    }
+
+    fn child_detail(&mut self) -> Option<Sources> {
+        Some(self.sources.clone())
+    }
+
+    /// Nothing: the children run one after another and wait asleep, and a round must never
+    /// run outside its timed interval.
+    fn keep_busy(&mut self, _iterations: u64) -> u64 {
+        0
+    }
+}
+
+/// Sets variables in this process (before a library is loaded in it or in its children).
 /// Must be called while the process is single-threaded.
 pub fn set_process_env(vars: &[(String, String)]) -> Result<()> {
-    if process::thread_count() != 1 {
+    if benchmp::sys::process::thread_count() != 1 {
         bail!("environment variables can only be set while single-threaded");
     }
     for (k, v) in vars {
@@ -132,17 +260,19 @@ pub fn set_process_env(vars: &[(String, String)]) -> Result<()> {
     Ok(())
 }
 
-/// Sets variables for the next child and removes (or restores) them when dropped.
-struct EnvGuard {
+/// Sets variables for the next children and removes (or restores) them when dropped.
+#[derive(Debug)]
+pub struct EnvGuard {
     old: Vec<(String, Option<String>)>,
 }
 
 impl EnvGuard {
-    fn set(vars: &[(String, String)]) -> EnvGuard {
+    /// Sets `vars`; call only while the process is single-threaded (as it must be to fork).
+    pub fn set(vars: &[(String, String)]) -> EnvGuard {
         let mut old = Vec::new();
         for (k, v) in vars {
             old.push((k.clone(), std::env::var(k).ok()));
-            // SAFETY: the process is single-threaded here (fork_process refuses otherwise), so
+            // SAFETY: dto's parent is single-threaded (benchmp refuses to fork otherwise), so
             // no other thread reads the environment concurrently.
             unsafe { std::env::set_var(k, v) };
         }
@@ -164,61 +294,6 @@ impl Drop for EnvGuard {
     }
 }
 
-fn wait(pid: nix::unistd::Pid, timeout: Duration, round: u32, cpu: usize) -> Result<Exit> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(e) = process::try_reap(pid) {
-            return Ok(e);
-        }
-        if let Some(sig) = process::interrupted() {
-            process::kill(pid, nix::sys::signal::Signal::SIGKILL);
-            process::reap(pid, Duration::from_secs(5));
-            return Err(benchmp::Error::Interrupted(sig).into());
-        }
-        if Instant::now() >= deadline {
-            process::kill(pid, nix::sys::signal::Signal::SIGKILL);
-            process::reap(pid, Duration::from_secs(5));
-            return Err(benchmp::Error::ChildHung {
-                child: benchmp::run::Who {
-                    index: round as usize,
-                    cpu: Some(cpu),
-                },
-                secs: timeout.as_secs(),
-            }
-            .into());
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
-/// The child: measure, leave the result in the shared header, and `_exit`.
-fn child_main(plan: &CellPlan<'_>, shared: &mut Shared) -> ! {
-    let iters = plan.iters as usize;
-    let words = shared.words();
-    let (header, rest) = words.split_at_mut(HEADER);
-    let (bl, cur) = rest[..2 * iters].split_at_mut(iters);
-    match child_measure(plan, bl, cur) {
-        Ok(()) => {
-            header[1] = iters as u64;
-            header[0] = STATUS_OK;
-            process::exit_now(0)
-        }
-        Err((code, msg)) => {
-            let bytes = msg.as_bytes();
-            let len = bytes.len().min(MSG_WORDS * 8);
-            for (i, chunk) in bytes[..len].chunks(8).enumerate() {
-                let mut w = [0u8; 8];
-                w[..chunk.len()].copy_from_slice(chunk);
-                header[4 + i] = u64::from_ne_bytes(w);
-            }
-            header[3] = len as u64;
-            header[2] = code as u64;
-            header[0] = STATUS_ERR;
-            process::exit_now(code)
-        }
-    }
-}
-
 fn xorshift32(x: &mut u32) -> u32 {
     *x ^= *x << 13;
     *x ^= *x >> 17;
@@ -229,8 +304,8 @@ fn xorshift32(x: &mut u32) -> u32 {
 /// Calls the operation once.
 #[inline(always)]
 fn exec(f: &MemFns, op: Op, dst: *mut u8, src: *const u8, size: usize) -> i32 {
-    // SAFETY: dst and src are distinct live buffers of at least `size` bytes (allocated in
-    // `child_measure`), and the functions follow the C library contracts.
+    // SAFETY: dst and src are distinct live buffers of at least `size` bytes (mapped in
+    // `Round::new`), and the functions follow the C library contracts.
     unsafe {
         match op {
             Op::Memcpy => {
@@ -246,27 +321,16 @@ fn exec(f: &MemFns, op: Op, dst: *mut u8, src: *const u8, size: usize) -> i32 {
     }
 }
 
-struct Ctx {
-    op: Op,
-    dst: *mut u8,
-    src: *const u8,
-    size: usize,
-    cold: bool,
-    pf_pct: u32,
-    page: usize,
-    pages: usize,
-}
-
 impl Ctx {
-    /// Injects a fault if drawn, flushes if cold, then times one operation in ticks.
+    /// Injects a fault if drawn, flushes if cold, then times one operation in ticks. `Err`
+    /// when the fault could not be injected.
     #[inline(always)]
-    fn timed(&self, f: &MemFns, rng: &mut u32) -> Result<u64, (i32, String)> {
+    fn timed(&self, f: &MemFns, rng: &mut u32) -> Result<u64, String> {
         if self.pf_pct > 0 && xorshift32(rng) % 100 < self.pf_pct {
             let p = xorshift32(rng) as usize % self.pages;
             // SAFETY: page p lies inside the private anonymous dst buffer (pages × page bytes
             // are mapped), and its contents are rewritten by the next copy.
-            unsafe { sys::drop_page(self.dst.add(p * self.page), self.page) }
-                .map_err(|e| (benchmp::EXIT_FAILED, format!("page fault injection: {e}")))?;
+            unsafe { sys::drop_page(self.dst.add(p * self.page), self.page) }?;
         }
         if self.cold {
             sys::flush_range(self.src, self.size);
@@ -281,78 +345,12 @@ impl Ctx {
     }
 }
 
-fn child_measure(
-    plan: &CellPlan<'_>,
-    bl: &mut [u64],
-    cur: &mut [u64],
-) -> Result<(), (i32, String)> {
-    benchmp::sys::affinity::pin_and_verify(plan.cpu)
-        .map_err(|e| (benchmp::EXIT_FAILED, format!("{:#}", anyhow::Error::new(e))))?;
-    let load = |s| impls::load(s).map_err(|e| (e.exit_code(), e.to_string()));
-    let a = load(&plan.config.baseline)?;
-    let b = if plan.config.current == plan.config.baseline {
-        None
-    } else {
-        Some(load(&plan.config.current)?)
-    };
-    let (fa, fb) = (a.fns, b.as_ref().map_or(a.fns, |b| b.fns));
-    let size = plan.bench.size;
-    let map = |what: &str| {
-        benchmp::Buffer::new(size, plan.pages.pages()).map_err(|e| {
-            let code = if e.is_unsupported() {
-                benchmp::EXIT_UNSUPPORTED
-            } else {
-                benchmp::EXIT_FAILED
-            };
-            (code, format!("{what} buffer: {e}"))
-        })
-    };
-    let mut src = map("source")?;
-    let mut dst = map("destination")?;
-    for (i, x) in src.as_mut_slice().iter_mut().enumerate() {
-        *x = i as u8;
-    }
-    dst.as_mut_slice().copy_from_slice(src.as_slice());
-    let ctx = Ctx {
-        op: plan.bench.op,
-        dst: dst.as_mut_ptr(),
-        src: src.as_ptr(),
-        size,
-        cold: plan.cold,
-        pf_pct: plan.bench.pf_pct,
-        page: plan.pages.bytes(),
-        pages: size.div_ceil(plan.pages.bytes()),
-    };
-    for _ in 0..WARMUP_ITERS {
-        std::hint::black_box(exec(&fa, ctx.op, ctx.dst, ctx.src, size));
-        std::hint::black_box(exec(&fb, ctx.op, ctx.dst, ctx.src, size));
-    }
-    if !plan.cold {
-        sys::flush_range(ctx.src, size);
-        sys::flush_range(ctx.dst, size);
-    }
-    let mut rng = (sys::timer_start() as u32) | 1;
-    for i in 0..bl.len() {
-        let a_first = xorshift32(&mut rng) & 1 == 1;
-        let (first, second) = if a_first { (&fa, &fb) } else { (&fb, &fa) };
-        let t1 = ctx.timed(first, &mut rng)?;
-        if ctx.op == Op::Memcmp {
-            // Keep the buffers equal so every compare runs the full length.
-            // SAFETY: src and dst are distinct buffers of `size` bytes.
-            unsafe { std::ptr::copy_nonoverlapping(ctx.src, ctx.dst, size) };
-        }
-        let t2 = ctx.timed(second, &mut rng)?;
-        let (ta, tb) = if a_first { (t1, t2) } else { (t2, t1) };
-        bl[i] = ta;
-        cur[i] = tb;
-    }
-    drop((src, dst));
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench;
+    use crate::kernels::Kernel;
+    use benchmp::Benchmark;
 
     #[test]
     fn xorshift32_visits_both_orders() {
@@ -360,5 +358,32 @@ mod tests {
         let firsts = (0..1000).filter(|_| xorshift32(&mut x) & 1 == 1).count();
         assert!((400..600).contains(&firsts), "{firsts}");
         assert_ne!(x, 0);
+    }
+
+    #[test]
+    fn a_round_records_every_iteration_of_both_sides() {
+        let plan = RoundPlan {
+            bench: bench::find("memcpy_1m_pf50").unwrap(),
+            pages: PageKind::Small,
+            config: Config {
+                label: "portable".into(),
+                baseline: ImplSpec::Cpu,
+                current: ImplSpec::Kernel(Kernel::Portable),
+                env: vec![],
+            },
+            iters: 20,
+            cold: true,
+        };
+        let mut r = Round::new(&plan).unwrap();
+        r.run(1);
+        let t = r.sample_detail().unwrap();
+        assert_eq!((t.baseline.len(), t.current.len()), (20, 20));
+        assert!(t.failure.is_none());
+        assert!(t.baseline.iter().chain(&t.current).all(|&x| x != u64::MAX));
+        let s = r.child_detail().unwrap();
+        assert!(s.current.contains("portable"), "{s:?}");
+        // A second round refills the arrays it handed over.
+        r.run(1);
+        assert_eq!(r.sample_detail().unwrap().current.len(), 20);
     }
 }

@@ -1,60 +1,90 @@
-//! The A/B report: one serde struct, and pure functions rendering it as the guide's text
-//! tables, JSON and CSV (one row per cell).
+//! dto's report: `benchmp::Report<DtoData>` (host, build, topology, placement, calibration,
+//! run quality and one measurement per round, as every socbench tool), with dto's own results
+//! (the cells, the speedup summary and the verdict) in its `extra` section, and pure functions
+//! rendering that section as the guide's text tables and as CSV (one row per cell).
 
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::bench::Config;
+use crate::measure::{RoundTicks, Sources};
 use benchmp::ab::{KsMethod, Summary, Verdict};
 
-/// Everything one `dto ab` / `dto speedup` run found.
-#[derive(Debug, Clone, Serialize)]
-pub struct Report {
-    /// "dto".
-    pub tool: &'static str,
-    /// Crate version.
-    pub version: &'static str,
+/// dto's report data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DtoData;
+
+impl benchmp::ToolData for DtoData {
+    type Params = RoundParams;
+    type Sample = RoundTicks;
+    type Child = Sources;
+    type Extra = Extra;
+}
+
+/// dto's report.
+pub type Report = benchmp::Report<DtoData>;
+
+/// What one measurement (one round of one cell, on every CPU) was.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundParams {
+    /// Benchmark name.
+    pub test: String,
+    /// memcpy, memset or memcmp.
+    pub op: String,
+    /// Bytes per operation.
+    pub size_bytes: usize,
+    /// Fault-injection percentage.
+    pub pf_pct: u32,
+    /// 4k or 2m.
+    pub pages: String,
+    /// Configuration label.
+    pub config: String,
+    /// Round number, from 1.
+    pub round: u32,
+    /// Timed iterations (each times both sides once).
+    pub iterations: u32,
+}
+
+/// Everything one `dto ab` / `dto speedup` run found (the report's `extra`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Extra {
     /// Subcommand (ab, speedup).
     pub mode: String,
-    /// Host facts.
-    pub host: benchmp::host::Host,
-    /// Build of this binary.
-    pub build: benchmp::host::Build,
     /// How the run was set up.
     pub setup: Setup,
     /// The A/B configurations.
     pub configs: Vec<Config>,
     /// Per page size: measured or skipped, and why.
     pub page_sizes: Vec<PageStatus>,
-    /// Every measured cell.
+    /// Every measured cell, on every CPU.
     pub cells: Vec<Cell>,
-    /// Current-version speedup of every configuration over `cpu`.
+    /// Current-version speedup of every configuration over `cpu`, per CPU.
     pub speedup: Vec<Speedup>,
     /// Judged cells whose trimmed mean grew by more than the minimum effect.
     pub regressions: usize,
     /// A/A cells (an implementation against itself) that moved by more than the minimum effect.
     pub noisy: usize,
     /// "PASS" or "FAIL" (from the A/B cells only).
-    pub result: &'static str,
+    pub result: String,
 }
 
 /// Run conditions shown in the header.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Setup {
-    /// CPU the children ran on.
-    pub pinned_cpu: usize,
-    /// Note when PERF_CPU was outside the allowed set and wrapped.
+    /// CPUs the rounds ran on, one after another.
+    pub cpus: Vec<usize>,
+    /// How they were chosen: a wrapped PERF_CPU, or PERF_CPU left unused.
     pub cpu_note: Option<String>,
     /// Timer used.
-    pub timer: &'static str,
+    pub timer: String,
     /// Timer frequency in Hz (TSC on x86_64).
     pub timer_hz: f64,
     /// Core frequency state.
     pub core_freq: String,
     /// Uncore frequency state.
     pub uncore_freq: String,
-    /// Forked rounds per cell.
+    /// Rounds per cell.
     pub rounds: u32,
     /// Iterations per round.
     pub iterations: u32,
@@ -65,31 +95,33 @@ pub struct Setup {
     /// Caches flushed before every operation.
     pub cold_cache: bool,
     /// Flush instruction.
-    pub flush: &'static str,
+    pub flush: String,
     /// PERF_SHORT.
     pub short: bool,
+    /// Seconds a round's child may stay silent before it is called hung.
+    pub round_timeout_s: u64,
     /// Where distributions.csv was written.
     pub distributions_csv: String,
 }
 
 /// Whether a page size was measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PageStatus {
     /// 4k or 2m.
-    pub pages: &'static str,
+    pub pages: String,
     /// True when measured.
     pub measured: bool,
     /// Why not, when skipped.
     pub note: Option<String>,
 }
 
-/// One benchmark × configuration × page size.
-#[derive(Debug, Clone, Serialize)]
+/// One benchmark × configuration × page size on one CPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
     /// Benchmark name.
-    pub test: &'static str,
+    pub test: String,
     /// memcpy, memset or memcmp.
-    pub op: &'static str,
+    pub op: String,
     /// Bytes per operation.
     pub size_bytes: usize,
     /// Fault-injection percentage.
@@ -99,7 +131,9 @@ pub struct Cell {
     /// Configuration label.
     pub config: String,
     /// 4k or 2m.
-    pub pages: &'static str,
+    pub pages: String,
+    /// CPU the cell's rounds ran on.
+    pub cpu: usize,
     /// Rounds pooled.
     pub rounds: u32,
     /// Baseline samples (ns), all rounds pooled.
@@ -124,34 +158,44 @@ pub struct Cell {
     pub outliers_baseline: usize,
     /// Current samples above the threshold.
     pub outliers_current: usize,
-    /// PASS, FAIL or REF.
+    /// PASS, FAIL, NOISY or REF.
     pub verdict: Verdict,
 }
 
-/// Speedup of one configuration's current version over cpu's, for one test and page size.
-#[derive(Debug, Clone, Serialize)]
+impl Cell {
+    /// The name of its figure (`memcpy_64k 4k ab`), the same in every run of the same command.
+    pub fn figure_name(&self) -> String {
+        format!("{} {} {}", self.test, self.pages, self.config)
+    }
+}
+
+/// Speedup of one configuration's current version over cpu's, for one test, page size and CPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Speedup {
     /// Benchmark name.
-    pub test: &'static str,
+    pub test: String,
     /// 4k or 2m.
-    pub pages: &'static str,
+    pub pages: String,
+    /// CPU.
+    pub cpu: usize,
     /// Configuration label.
     pub config: String,
     /// cpu current trimmed mean / this configuration's current trimmed mean.
     pub speedup: f64,
 }
 
-/// Adds the speedup rows (cpu must be one of the configurations).
+/// The speedup rows (cpu must be one of the configurations), each against cpu on its CPU.
 pub fn speedups(cells: &[Cell]) -> Vec<Speedup> {
     let mut out = Vec::new();
     for c in cells.iter().filter(|c| c.config != "cpu") {
         if let Some(cpu) = cells
             .iter()
-            .find(|r| r.config == "cpu" && r.test == c.test && r.pages == c.pages)
+            .find(|r| r.config == "cpu" && r.test == c.test && r.pages == c.pages && r.cpu == c.cpu)
         {
             out.push(Speedup {
-                test: c.test,
-                pages: c.pages,
+                test: c.test.clone(),
+                pages: c.pages.clone(),
+                cpu: c.cpu,
                 config: c.config.clone(),
                 speedup: cpu.current_trimmed_mean_ns / c.current_trimmed_mean_ns,
             });
@@ -162,8 +206,9 @@ pub fn speedups(cells: &[Cell]) -> Vec<Speedup> {
 
 const RULE: &str = "  ===============================================";
 
-/// The guide's text: header, one detail table per page size, the speedup summary, verdict.
-pub fn render_text(r: &Report) -> String {
+/// The guide's text: header, then per CPU one detail table per page size and the speedup
+/// summary, then the verdict. `arch` is the host's (the header names the TSC on x86_64).
+pub fn render_text(r: &Extra, arch: &str) -> String {
     let s = &r.setup;
     let mut o = String::new();
     let cache = if s.cold_cache {
@@ -171,13 +216,24 @@ pub fn render_text(r: &Report) -> String {
     } else {
         "warm cache"
     };
+    let several = s.cpus.len() > 1;
     let _ = writeln!(o, "DTO A/B Performance Test ({cache})");
     let _ = writeln!(o, "================================================");
-    let _ = writeln!(o, "Pinned CPU:    {}", s.pinned_cpu);
+    if several {
+        let list: Vec<String> = s.cpus.iter().map(|c| c.to_string()).collect();
+        let _ = writeln!(
+            o,
+            "Pinned CPUs:   {} (one after another; each CPU's rounds run alone)",
+            list.join(", ")
+        );
+    } else {
+        let cpu = s.cpus.first().map_or("-".into(), |c| c.to_string());
+        let _ = writeln!(o, "Pinned CPU:    {cpu}");
+    }
     if let Some(n) = &s.cpu_note {
         let _ = writeln!(o, "               ({n})");
     }
-    if r.host.arch == "x86_64" {
+    if arch == "x86_64" {
         let _ = writeln!(o, "TSC freq:      {:.3} GHz", s.timer_hz / 1e9);
     } else {
         let _ = writeln!(o, "Timer:         {}", s.timer);
@@ -195,9 +251,25 @@ pub fn render_text(r: &Report) -> String {
         s.iterations, s.warmup_iterations
     );
     let _ = writeln!(o, "Min effect:    {:.1}%", s.min_effect_pct);
+    for &cpu in &s.cpus {
+        let on = if several {
+            format!(" on CPU {cpu}")
+        } else {
+            String::new()
+        };
+        detail_tables(&mut o, r, cpu, &on);
+        speedup_tables(&mut o, r, cpu, &on);
+    }
+    let _ = writeln!(o, "\n{}", result_line(r));
+    let _ = writeln!(o, "Samples: {}", s.distributions_csv);
+    o
+}
+
+/// One detail table per page size, for the cells of one CPU.
+fn detail_tables(o: &mut String, r: &Extra, cpu: usize, on: &str) {
     for ps in &r.page_sizes {
         let title = if ps.pages == "4k" { "4KB" } else { "2MB" };
-        let _ = writeln!(o, "\n{RULE}\n  A/B Results — {title} pages\n{RULE}");
+        let _ = writeln!(o, "\n{RULE}\n  A/B Results — {title} pages{on}\n{RULE}");
         if !ps.measured {
             let _ = writeln!(
                 o,
@@ -224,10 +296,13 @@ pub fn render_text(r: &Report) -> String {
             "-".repeat(8)
         );
         let mut last = "";
-        for c in r.cells.iter().filter(|c| c.pages == ps.pages) {
-            let name = if c.test == last { "" } else { c.test };
-            last = c.test;
-            let verdict = c.verdict.label();
+        for c in r
+            .cells
+            .iter()
+            .filter(|c| c.pages == ps.pages && c.cpu == cpu)
+        {
+            let name = if c.test == last { "" } else { c.test.as_str() };
+            last = &c.test;
             let _ = writeln!(
                 o,
                 "  {:<15} {:<9} {:>7.0} ns {:>7.0} ns {:>+6.1}%  {:>5.3}   {:<7}   bl={} cur={}",
@@ -237,65 +312,70 @@ pub fn render_text(r: &Report) -> String {
                 c.current_trimmed_mean_ns,
                 c.change_pct,
                 c.ks_d,
-                verdict,
+                c.verdict.label(),
                 c.outliers_baseline,
                 c.outliers_current
             );
         }
     }
-    if !r.speedup.is_empty() {
-        let _ = writeln!(o, "\n{RULE}\n  Speedup vs CPU (current library)\n{RULE}");
-        let mut labels: Vec<&str> = Vec::new();
-        for sp in &r.speedup {
-            if !labels.contains(&sp.config.as_str()) {
-                labels.push(&sp.config);
-            }
-        }
-        for ps in r.page_sizes.iter().filter(|p| p.measured) {
-            let title = if ps.pages == "4k" { "4KB" } else { "2MB" };
-            let _ = writeln!(o, "\n  {title} pages:");
-            let _ = write!(o, "  {:<14}", "Test");
-            for l in &labels {
-                let _ = write!(o, " {l:>10}");
-            }
-            let _ = write!(o, "\n  {}", "-".repeat(14));
-            for _ in &labels {
-                let _ = write!(o, " {}", "-".repeat(10));
-            }
-            let _ = writeln!(o);
-            let mut tests: Vec<&str> = Vec::new();
-            for sp in r.speedup.iter().filter(|sp| sp.pages == ps.pages) {
-                if !tests.contains(&sp.test) {
-                    tests.push(sp.test);
-                }
-            }
-            for t in tests {
-                let _ = write!(o, "  {t:<14}");
-                for l in &labels {
-                    match r
-                        .speedup
-                        .iter()
-                        .find(|sp| sp.test == t && sp.pages == ps.pages && sp.config == *l)
-                    {
-                        Some(sp) => {
-                            let _ = write!(o, " {:>9.2}x", sp.speedup);
-                        }
-                        None => {
-                            let _ = write!(o, " {:>10}", "-");
-                        }
-                    }
-                }
-                let _ = writeln!(o);
-            }
+}
+
+/// The speedup summary of one CPU, one table per measured page size.
+fn speedup_tables(o: &mut String, r: &Extra, cpu: usize, on: &str) {
+    let rows: Vec<&Speedup> = r.speedup.iter().filter(|sp| sp.cpu == cpu).collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "\n{RULE}\n  Speedup vs CPU (current library){on}\n{RULE}"
+    );
+    let mut labels: Vec<&str> = Vec::new();
+    for sp in &rows {
+        if !labels.contains(&sp.config.as_str()) {
+            labels.push(&sp.config);
         }
     }
-    let _ = writeln!(o, "\n{}", result_line(r));
-    let _ = writeln!(o, "Samples: {}", s.distributions_csv);
-    o
+    for ps in r.page_sizes.iter().filter(|p| p.measured) {
+        let title = if ps.pages == "4k" { "4KB" } else { "2MB" };
+        let _ = writeln!(o, "\n  {title} pages:");
+        let _ = write!(o, "  {:<14}", "Test");
+        for l in &labels {
+            let _ = write!(o, " {l:>10}");
+        }
+        let _ = write!(o, "\n  {}", "-".repeat(14));
+        for _ in &labels {
+            let _ = write!(o, " {}", "-".repeat(10));
+        }
+        let _ = writeln!(o);
+        let mut tests: Vec<&str> = Vec::new();
+        for sp in rows.iter().filter(|sp| sp.pages == ps.pages) {
+            if !tests.contains(&sp.test.as_str()) {
+                tests.push(&sp.test);
+            }
+        }
+        for t in tests {
+            let _ = write!(o, "  {t:<14}");
+            for l in &labels {
+                match rows
+                    .iter()
+                    .find(|sp| sp.test == t && sp.pages == ps.pages && sp.config == *l)
+                {
+                    Some(sp) => {
+                        let _ = write!(o, " {:>9.2}x", sp.speedup);
+                    }
+                    None => {
+                        let _ = write!(o, " {:>10}", "-");
+                    }
+                }
+            }
+            let _ = writeln!(o);
+        }
+    }
 }
 
 /// The closing verdict: A/B cells decide PASS or FAIL; A/A cells that moved are counted as noise.
-fn result_line(r: &Report) -> String {
+fn result_line(r: &Extra) -> String {
     let judged = |aa: bool| {
         r.cells
             .iter()
@@ -327,7 +407,7 @@ fn result_line(r: &Report) -> String {
 }
 
 /// One CSV row per cell.
-pub fn render_csv(r: &Report) -> anyhow::Result<String> {
+pub fn render_csv(r: &Extra) -> anyhow::Result<String> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
         "test",
@@ -350,6 +430,7 @@ pub fn render_csv(r: &Report) -> anyhow::Result<String> {
         "outliers_baseline",
         "outliers_current",
         "verdict",
+        "cpu",
     ])?;
     for c in &r.cells {
         let method = match c.ks_method {
@@ -358,11 +439,11 @@ pub fn render_csv(r: &Report) -> anyhow::Result<String> {
         };
         let verdict = c.verdict.label();
         w.write_record([
-            c.test.to_string(),
-            c.op.to_string(),
+            c.test.clone(),
+            c.op.clone(),
             c.size_bytes.to_string(),
             c.pf_pct.to_string(),
-            c.pages.to_string(),
+            c.pages.clone(),
             c.config.clone(),
             c.reference_only.to_string(),
             c.rounds.to_string(),
@@ -378,6 +459,7 @@ pub fn render_csv(r: &Report) -> anyhow::Result<String> {
             c.outliers_baseline.to_string(),
             c.outliers_current.to_string(),
             verdict.to_string(),
+            c.cpu.to_string(),
         ])?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)
@@ -389,7 +471,7 @@ mod tests {
     use crate::impls::ImplSpec;
     use benchmp::ab::{Summary, Verdict};
 
-    fn cell(test: &'static str, config: &str, base: f64, cur: f64, verdict: Verdict) -> Cell {
+    fn cell(test: &str, config: &str, cpu: usize, base: f64, cur: f64, verdict: Verdict) -> Cell {
         let s = Summary {
             n: 10,
             min: base,
@@ -400,13 +482,14 @@ mod tests {
             mean: base,
         };
         Cell {
-            test,
-            op: "memcpy",
+            test: test.into(),
+            op: "memcpy".into(),
             size_bytes: 65536,
             pf_pct: 0,
             reference_only: verdict == Verdict::Ref,
             config: config.into(),
-            pages: "4k",
+            pages: "4k".into(),
+            cpu,
             rounds: 3,
             baseline: s,
             current: s,
@@ -423,24 +506,20 @@ mod tests {
         }
     }
 
-    fn sample() -> Report {
+    fn sample() -> Extra {
         let cells = vec![
-            cell("memcpy_16k", "cpu", 4033.0, 4036.0, Verdict::Pass),
-            cell("memcpy_16k", "avx2", 1520.0, 1600.0, Verdict::Fail),
-            cell("memcpy_32k", "cpu", 8000.0, 8400.0, Verdict::Noisy),
-            cell("memcpy_32k", "avx2", 3000.0, 3010.0, Verdict::Pass),
+            cell("memcpy_16k", "cpu", 1, 4033.0, 4036.0, Verdict::Pass),
+            cell("memcpy_16k", "avx2", 1, 1520.0, 1600.0, Verdict::Fail),
+            cell("memcpy_32k", "cpu", 1, 8000.0, 8400.0, Verdict::Noisy),
+            cell("memcpy_32k", "avx2", 1, 3000.0, 3010.0, Verdict::Pass),
         ];
         let speedup = speedups(&cells);
-        Report {
-            tool: "dto",
-            version: "0",
+        Extra {
             mode: "ab".into(),
-            host: benchmp::host::Host::current(),
-            build: benchmp::host::Build::current(),
             setup: Setup {
-                pinned_cpu: 1,
+                cpus: vec![1],
                 cpu_note: None,
-                timer: "rdtsc/rdtscp",
+                timer: "rdtsc/rdtscp".into(),
                 timer_hz: 2.0e9,
                 core_freq: "not available (no cpufreq for CPU 1)".into(),
                 uncore_freq: "not available (no intel_uncore_frequency)".into(),
@@ -449,8 +528,9 @@ mod tests {
                 warmup_iterations: 100,
                 min_effect_pct: 2.0,
                 cold_cache: true,
-                flush: "clflushopt",
+                flush: "clflushopt".into(),
                 short: false,
+                round_timeout_s: 120,
                 distributions_csv: "perf_results/distributions.csv".into(),
             },
             configs: vec![
@@ -469,12 +549,12 @@ mod tests {
             ],
             page_sizes: vec![
                 PageStatus {
-                    pages: "4k",
+                    pages: "4k".into(),
                     measured: true,
                     note: None,
                 },
                 PageStatus {
-                    pages: "2m",
+                    pages: "2m".into(),
                     measured: false,
                     note: Some("no huge pages".into()),
                 },
@@ -483,14 +563,18 @@ mod tests {
             speedup,
             regressions: 1,
             noisy: 1,
-            result: "FAIL",
+            result: "FAIL".into(),
         }
     }
 
     #[test]
     fn text_follows_the_guide_layout() {
-        let t = render_text(&sample());
+        let t = render_text(&sample(), "x86_64");
         assert!(t.starts_with("DTO A/B Performance Test (cold cache)\n"));
+        assert!(
+            t.contains("Pinned CPU:    1\nTSC freq:      2.000 GHz\n"),
+            "{t}"
+        );
         assert!(t.contains("  A/B Results — 4KB pages\n"));
         assert!(t.contains(
             "  memcpy_16k      cpu          4033 ns    4036 ns   +0.1%  0.026   PASS      bl=5 cur=3\n"
@@ -510,6 +594,50 @@ mod tests {
             "Result: FAIL (1 of 2 judged A/B cells regressed by more than 2.0%); A/A noise: 1 of 2 \
              cells of an implementation against itself moved by more than 2.0%"
         ));
+        assert!(!t.contains("on CPU"), "{t}");
+    }
+
+    #[test]
+    fn several_cpus_get_their_own_tables() {
+        let mut r = sample();
+        let more: Vec<Cell> = r
+            .cells
+            .iter()
+            .map(|c| Cell {
+                cpu: 0,
+                current_trimmed_mean_ns: c.current_trimmed_mean_ns * 2.0,
+                ..c.clone()
+            })
+            .collect();
+        r.cells.splice(0..0, more);
+        r.speedup = speedups(&r.cells);
+        r.setup.cpus = vec![0, 1];
+        assert_eq!(r.speedup.len(), 4);
+        let t = render_text(&r, "aarch64");
+        assert!(t.contains("Pinned CPUs:   0, 1 (one after another"), "{t}");
+        assert!(t.contains("Timer:         rdtsc/rdtscp\n"), "{t}");
+        for cpu in [0, 1] {
+            assert!(
+                t.contains(&format!("  A/B Results — 4KB pages on CPU {cpu}\n")),
+                "{t}"
+            );
+            assert!(
+                t.contains(&format!("  A/B Results — 2MB pages on CPU {cpu}\n")),
+                "{t}"
+            );
+            assert!(t.contains(&format!(
+                "  Speedup vs CPU (current library) on CPU {cpu}\n"
+            )));
+        }
+        // CPU 0's tables come first and hold its own rows only.
+        let cpu1 = t.find("4KB pages on CPU 1").unwrap();
+        let first = &t[..cpu1];
+        assert!(
+            first.contains("  memcpy_16k      cpu          4033 ns    8072 ns"),
+            "{t}"
+        );
+        assert!(!first.contains("4036 ns"), "{t}");
+        assert!(t[cpu1..].contains("  memcpy_16k      cpu          4033 ns    4036 ns"));
     }
 
     #[test]
@@ -518,8 +646,8 @@ mod tests {
         r.configs.truncate(1);
         r.cells.retain(|c| c.config == "cpu");
         r.regressions = 0;
-        r.result = "PASS";
-        let t = render_text(&r);
+        r.result = "PASS".into();
+        let t = render_text(&r, "x86_64");
         assert!(
             t.contains("Result: PASS (no A/B cell judged); A/A noise: 1 of 2 cells"),
             "{t}"
@@ -531,12 +659,17 @@ mod tests {
         let r = sample();
         let csv = render_csv(&r).unwrap();
         assert_eq!(csv.lines().count(), 5);
-        assert!(csv.lines().nth(2).unwrap().ends_with(",FAIL"));
-        assert!(csv.lines().nth(3).unwrap().ends_with(",NOISY"));
+        assert!(csv.lines().next().unwrap().ends_with(",verdict,cpu"));
+        assert!(csv.lines().nth(2).unwrap().ends_with(",FAIL,1"));
+        assert!(csv.lines().nth(3).unwrap().ends_with(",NOISY,1"));
         let j: serde_json::Value = serde_json::to_value(&r).unwrap();
         assert_eq!(j["cells"][1]["verdict"], "FAIL");
         assert_eq!(j["cells"][2]["verdict"], "NOISY");
+        assert_eq!(j["cells"][2]["cpu"], 1);
         assert_eq!(j["noisy"], 1);
         assert_eq!(j["speedup"][0]["config"], "avx2");
+        assert_eq!(j["configs"][1]["current"], "avx2");
+        let back: Extra = serde_json::from_value(j).unwrap();
+        assert_eq!(back, r);
     }
 }

@@ -1,19 +1,24 @@
-//! A whole A/B run: checks, CPU and frequency pinning, every cell over every page size, the
-//! analysis of each cell and distributions.csv.
+//! A whole A/B run on benchmp: placement (`--cpus`, `-P`, `--sched`/`LMBENCH_SCHED`, else
+//! PERF_CPU), checks, frequency pinning, every round of every cell as one `Session`
+//! measurement (its children, one per CPU, timed one after another), the analysis of each
+//! cell per CPU, the figures, and distributions.csv.
 
-use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
+use benchmp::cli::{CpuList, OutputArgs, PlacementArgs, TimingArgs};
+use benchmp::figure::Figure;
+use benchmp::progress::Progress;
+use benchmp::{Iterations, Session, Spec};
 
-use crate::bench::{self, Config, PageKind};
-use crate::env::Settings;
+use crate::bench::{self, Bench, Config, PageKind};
+use crate::env::{DEFAULT_CPU, Settings};
 use crate::freq::FreqPin;
-use crate::measure::{self, CellPlan, WARMUP_ITERS};
-use crate::report::{self, Cell, PageStatus, Report, Setup};
+use crate::measure::{EnvGuard, Round, RoundPlan, WARMUP_ITERS};
+use crate::report::{self, Cell, DtoData, Extra, PageStatus, Report, RoundParams, Setup};
 use crate::sys;
-use benchmp::ab::{self as stats, Verdict};
+use benchmp::ab::{self as stats, Better, Verdict};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -26,8 +31,6 @@ pub struct RunPlan {
     pub only: Vec<String>,
     /// Page sizes asked for.
     pub pages: Vec<PageKind>,
-    /// Longest a round may take.
-    pub timeout: Duration,
     /// Validated environment.
     pub settings: Settings,
 }
@@ -45,11 +48,95 @@ pub fn choose_cpu(requested: usize, allowed: &[usize]) -> (usize, Option<String>
     (cpu, Some(note))
 }
 
+/// The placement dto asks benchmp for.
+#[derive(Debug, Clone)]
+pub struct Placed {
+    /// The options for the session.
+    pub args: PlacementArgs,
+    /// What happened to PERF_CPU (wrapped, or not used), for the header.
+    pub note: Option<String>,
+    /// The source the report names when dto chose the CPU (`PERF_CPU`, `default`).
+    pub source: Option<&'static str>,
+}
+
+/// The options as given, always sequential (each CPU's round runs alone), and, when no option
+/// and no LMBENCH_SCHED chose the CPUs, PERF_CPU (default 1) wrapped into the allowed set.
+pub fn placement_for(
+    given: &PlacementArgs,
+    perf_cpu: Option<usize>,
+    lmbench_sched: bool,
+    allowed: &[usize],
+) -> Placed {
+    let mut p = given.clone();
+    p.sequential = true;
+    let chosen_by = if given.cpus.is_some() {
+        Some("--cpus")
+    } else if given.sched.is_some() {
+        Some("--sched")
+    } else if lmbench_sched {
+        Some("LMBENCH_SCHED")
+    } else if given.parallel.is_some() {
+        Some("-P")
+    } else {
+        None
+    };
+    match chosen_by {
+        None => {
+            let (cpu, note) = choose_cpu(perf_cpu.unwrap_or(DEFAULT_CPU), allowed);
+            p.cpus = Some(CpuList(vec![cpu]));
+            Placed {
+                args: p,
+                note,
+                source: Some(if perf_cpu.is_some() {
+                    "PERF_CPU"
+                } else {
+                    "default"
+                }),
+            }
+        }
+        Some(by) => Placed {
+            args: p,
+            note: perf_cpu.map(|c| format!("PERF_CPU={c} not used: {by} places the rounds")),
+            source: None,
+        },
+    }
+}
+
+/// The CPUs of the children, each pinned and each once (a cell per CPU).
+fn pinned_cpus(placement: &benchmp::sched::Placement) -> Result<Vec<usize>> {
+    let mut cpus = Vec::new();
+    for (i, c) in placement.cpus.iter().enumerate() {
+        let Some(c) = *c else {
+            return Err(benchmp::Usage(format!(
+                "placement {} (from {}) leaves child {i} unpinned, and dto pins every round: give --cpus LIST or a pinning policy",
+                placement.policy, placement.source
+            ))
+            .into());
+        };
+        if cpus.contains(&c) {
+            return Err(benchmp::Usage(format!(
+                "placement {} (from {}) puts two children on CPU {c}; dto measures each CPU once: name each CPU once with --cpus, without a larger -P",
+                placement.policy, placement.source
+            ))
+            .into());
+        }
+        cpus.push(c);
+    }
+    Ok(cpus)
+}
+
+/// A generous bound on one round's duration, so a long round is not taken for a hung child:
+/// every warmup and timed call moving its bytes three times (the call and the flushes of both
+/// buffers) plus a faulted page at the benchmark's fault probability, at 100 MB/s, far below
+/// any core's copy rate. memcpy_1m at the default 10 000 iterations: about 10 minutes.
+pub fn round_deadline(b: &Bench, pages: PageKind, iters: u32) -> Duration {
+    let calls = 2 * (u64::from(iters) + u64::from(WARMUP_ITERS));
+    let bytes = 3 * b.size as u64 + u64::from(b.pf_pct) * pages.bytes() as u64 / 100;
+    Duration::from_secs((calls * bytes).div_ceil(100_000_000))
+}
+
 /// Runs every cell and returns the report (measurement only; printing is the caller's).
-pub fn run(plan: &RunPlan) -> Result<Report> {
-    // From here on SIGINT/SIGTERM only set a flag: a round's child is killed and reaped, and
-    // the frequency limits are restored, before the error ends the run.
-    let _guard = benchmp::sys::process::InterruptGuard::install();
+pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result<Report> {
     let st = &plan.settings;
     let benches = bench::select(&plan.only, st.short).map_err(benchmp::Usage)?;
     sys::timer_check().map_err(benchmp::Unsupported)?;
@@ -65,15 +152,22 @@ pub fn run(plan: &RunPlan) -> Result<Report> {
         }
     }
     let allowed = benchmp::sys::affinity::allowed_cpus().context("reading the CPU affinity")?;
-    let (cpu, cpu_note) = choose_cpu(st.cpu, &allowed);
+    let lmbench_sched = std::env::var_os(benchmp::sched::LMBENCH_SCHED_ENV).is_some();
+    let placed = placement_for(given, st.cpu, lmbench_sched, &allowed);
+    let cpu_note = placed.note.clone();
+    let mut session = Session::<DtoData>::start("dto", &placed.args, &TimingArgs::default())?;
+    session.set_repetitions(1);
+    let cpus = pinned_cpus(&session.placement)?;
 
-    // Page sizes: 2 MiB needs two buffers' worth of reserved huge pages.
+    // Page sizes: 2 MiB needs two buffers' worth of reserved huge pages per CPU (every child
+    // maps its buffers before the first one is timed).
     let largest = benches.iter().map(|b| b.size).max().unwrap_or(0);
     let mut page_sizes = Vec::new();
     for &p in &plan.pages {
         let status = if p == PageKind::Huge {
             let per_buffer = largest.div_ceil(p.bytes()) * p.bytes();
-            match benchmp::sys::mem::check_huge_pages(2 * per_buffer as u64) {
+            let need = 2 * per_buffer as u64 * cpus.len() as u64;
+            match benchmp::sys::mem::check_huge_pages(need) {
                 Ok(()) => None,
                 Err(e) => Some(e.to_string()),
             }
@@ -90,97 +184,81 @@ pub fn run(plan: &RunPlan) -> Result<Report> {
             .join("; ");
         return Err(benchmp::Unsupported(format!("no page size can be measured: {why}")).into());
     }
+    let measured: Vec<PageKind> = page_sizes
+        .iter()
+        .filter(|(_, s)| s.is_none())
+        .map(|(p, _)| *p)
+        .collect();
+    let deadline = benches
+        .iter()
+        .flat_map(|b| measured.iter().map(|&p| round_deadline(b, p, st.iters)))
+        .max()
+        .unwrap_or_default();
+    session.set_min_timeout(deadline);
 
-    std::fs::create_dir_all(&st.results_dir)
-        .with_context(|| format!("creating RESULTS_DIR {}", st.results_dir.display()))?;
+    std::fs::create_dir_all(&st.results_dir).map_err(|e| {
+        benchmp::Usage(format!(
+            "RESULTS_DIR {} cannot be made: {e}",
+            st.results_dir.display()
+        ))
+    })?;
     let csv_path = st.results_dir.join("distributions.csv");
     let _ = std::fs::remove_file(&csv_path);
     let mut dist = Distributions::create(&csv_path)?;
 
-    let pin = FreqPin::apply(Path::new("/sys"), cpu, st.core_freq_mhz, st.uncore_freq_mhz);
+    // From here on SIGINT/SIGTERM only set a flag between rounds too, so the frequency limits
+    // are restored before the error ends the run (benchmp handles them during a round).
+    let _guard = benchmp::sys::process::InterruptGuard::install();
+    let pin = FreqPin::apply(
+        Path::new("/sys"),
+        &cpus,
+        st.core_freq_mhz,
+        st.uncore_freq_mhz,
+    );
     let hz = sys::timer_hz();
     let to_ns = |t: u64| t as f64 * 1e9 / hz;
 
-    let total =
-        page_sizes.iter().filter(|(_, s)| s.is_none()).count() * benches.len() * plan.configs.len();
-    let tty = std::io::stderr().is_terminal();
-    let mut done = 0;
+    let total = measured.len() * benches.len() * plan.configs.len() * st.rounds as usize;
+    let mut progress = Progress::new("dto", total);
     let mut cells = Vec::new();
-    for (pages, skip) in &page_sizes {
-        if skip.is_some() {
-            continue;
-        }
-        for b in &benches {
+    let mut figures = Vec::new();
+    for &pages in &measured {
+        for &b in &benches {
             for config in &plan.configs {
-                done += 1;
-                if tty {
-                    eprint!(
-                        "\r\x1b[K[{done}/{total}] {} {} {}",
-                        b.name,
-                        pages.short(),
-                        config.label
-                    );
-                    let _ = std::io::stderr().flush();
-                }
-                let cell_plan = CellPlan {
+                let rp = RoundPlan {
                     bench: b,
-                    pages: *pages,
-                    config,
+                    pages,
+                    config: config.clone(),
                     iters: st.iters,
-                    rounds: st.rounds,
                     cold: st.cold_cache,
-                    cpu,
-                    timeout: plan.timeout,
                 };
-                let ticks = measure::run_cell(&cell_plan)?;
-                dist.write(b, *pages, &config.label, &ticks, &to_ns)?;
-                let mut bl: Vec<f64> = ticks.baseline.iter().flatten().map(|&t| to_ns(t)).collect();
-                let mut cu: Vec<f64> = ticks.current.iter().flatten().map(|&t| to_ns(t)).collect();
-                stats::sort(&mut bl);
-                stats::sort(&mut cu);
-                if bl.is_empty() || cu.is_empty() {
-                    return Err(anyhow!("{} {}: no samples", b.name, pages.short()));
+                let ticks = rounds(&mut session, &rp, st.rounds, &cpus, &mut progress)?;
+                for (&cpu, ticks) in cpus.iter().zip(&ticks) {
+                    dist.write(b, pages, &config.label, cpu, ticks, &to_ns)?;
+                    let (cell, samples) = analyse(&rp, cpu, ticks, st, &to_ns)?;
+                    figures.push(Figure {
+                        name: cell.figure_name(),
+                        cpu: Some(cpu),
+                        cluster: Some(session.topology.cluster_of(cpu)),
+                        unit: "ns".into(),
+                        better: Better::Lower,
+                        value: cell.current_trimmed_mean_ns,
+                        samples,
+                    });
+                    cells.push(cell);
                 }
-                let mut cmp = stats::compare(&bl, &cu, st.min_effect_pct, b.reference_only);
-                if cmp.verdict == Verdict::Fail && config.is_a_a() {
-                    cmp.verdict = Verdict::Noisy;
-                }
-                cells.push(Cell {
-                    test: b.name,
-                    op: b.op.name(),
-                    size_bytes: b.size,
-                    pf_pct: b.pf_pct,
-                    reference_only: b.reference_only,
-                    config: config.label.clone(),
-                    pages: pages.short(),
-                    rounds: st.rounds,
-                    baseline: stats::summary(&bl),
-                    current: stats::summary(&cu),
-                    baseline_trimmed_mean_ns: cmp.baseline_mean,
-                    current_trimmed_mean_ns: cmp.current_mean,
-                    change_pct: cmp.change_pct,
-                    ks_d: cmp.ks.d,
-                    ks_p: cmp.ks.p,
-                    ks_method: cmp.ks.method,
-                    outlier_threshold_ns: cmp.outliers.threshold,
-                    outliers_baseline: cmp.outliers.baseline,
-                    outliers_current: cmp.outliers.current,
-                    verdict: cmp.verdict,
-                });
             }
         }
     }
-    if tty {
-        eprint!("\r\x1b[K");
-    }
+    progress.finish();
     dist.finish()?;
     let regressions = cells.iter().filter(|c| c.verdict == Verdict::Fail).count();
     let noisy = cells.iter().filter(|c| c.verdict == Verdict::Noisy).count();
     let speedup = report::speedups(&cells);
     let setup = Setup {
-        pinned_cpu: cpu,
+        cpus,
         cpu_note,
-        timer: sys::TIMER,
+        timer: sys::TIMER.into(),
         timer_hz: hz,
         core_freq: pin.core.clone(),
         uncore_freq: pin.uncore.clone(),
@@ -189,23 +267,20 @@ pub fn run(plan: &RunPlan) -> Result<Report> {
         warmup_iterations: WARMUP_ITERS,
         min_effect_pct: st.min_effect_pct,
         cold_cache: st.cold_cache,
-        flush: sys::flush_method(),
+        flush: sys::flush_method().into(),
         short: st.short,
+        round_timeout_s: given.timeout.max(deadline.as_secs()),
         distributions_csv: csv_path.display().to_string(),
     };
     drop(pin);
-    Ok(Report {
-        tool: "dto",
-        version: env!("CARGO_PKG_VERSION"),
+    let extra = Extra {
         mode: plan.mode.clone(),
-        host: benchmp::host::Host::current(),
-        build: benchmp::host::Build::current(),
         setup,
         configs: plan.configs.clone(),
         page_sizes: page_sizes
             .iter()
             .map(|(p, s)| PageStatus {
-                pages: p.short(),
+                pages: p.short().into(),
                 measured: s.is_none(),
                 note: s.clone(),
             })
@@ -214,8 +289,150 @@ pub fn run(plan: &RunPlan) -> Result<Report> {
         speedup,
         regressions,
         noisy,
-        result: if regressions == 0 { "PASS" } else { "FAIL" },
-    })
+        result: if regressions == 0 { "PASS" } else { "FAIL" }.into(),
+    };
+    let mut report = session.finish(output, Some(extra));
+    report.figures = figures;
+    if let Some(source) = placed.source {
+        report.placement.source = source.into();
+    }
+    // Every sample is in distributions.csv and the current side's in the figures: the rounds'
+    // records keep their timing, not a third copy of the ticks.
+    for m in &mut report.measurements {
+        for c in &mut m.children {
+            for s in &mut c.samples {
+                s.detail = None;
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// Per CPU, per round: the baseline and current ticks.
+type CpuTicks = (Vec<Vec<u64>>, Vec<Vec<u64>>);
+
+/// Runs the rounds of one cell, each one measurement with one child per CPU; returns each
+/// CPU's ticks by round.
+fn rounds(
+    session: &mut Session<DtoData>,
+    rp: &RoundPlan,
+    n: u32,
+    cpus: &[usize],
+    progress: &mut Progress,
+) -> Result<Vec<CpuTicks>> {
+    let b = rp.bench;
+    let mut out: Vec<CpuTicks> = vec![(Vec::new(), Vec::new()); cpus.len()];
+    for round in 1..=n {
+        let what = || {
+            format!(
+                "{} ({} of {} bytes), {} pages, configuration {}, round {round} of {n}",
+                b.name,
+                b.op.name(),
+                b.size,
+                rp.pages.short(),
+                rp.config.label
+            )
+        };
+        progress.step(&format!(
+            "{} {} {} round {round}/{n}",
+            b.name,
+            rp.pages.short(),
+            rp.config.label
+        ));
+        if let Some(sig) = benchmp::sys::process::interrupted() {
+            return Err(anyhow::Error::new(benchmp::Error::Interrupted(sig)).context(what()));
+        }
+        let params = RoundParams {
+            test: b.name.into(),
+            op: b.op.name().into(),
+            size_bytes: b.size,
+            pf_pct: b.pf_pct,
+            pages: rp.pages.short().into(),
+            config: rp.config.label.clone(),
+            round,
+            iterations: rp.iters,
+        };
+        let mut spec = Spec::latency(
+            &format!(
+                "{} {} {} round {round}",
+                b.name,
+                rp.pages.short(),
+                rp.config.label
+            ),
+            1.0,
+            params,
+        );
+        spec.iterations = Iterations::Fixed(1);
+        spec.subtract_loop_overhead = false;
+        // The library knobs are in the environment the children inherit, and only there.
+        let env = EnvGuard::set(&rp.config.env);
+        let measured = session.measure(spec, |_| Round::new(rp));
+        drop(env);
+        let m = measured.with_context(what)?;
+        for (i, child) in m.children.iter().enumerate() {
+            let (_, ticks) = child
+                .timed_detail()
+                .map_err(|e| anyhow!(e))
+                .with_context(what)?;
+            if let Some(f) = &ticks.failure {
+                bail!("{}: {}: {f}", what(), child.who());
+            }
+            if ticks.baseline.is_empty() || ticks.current.is_empty() {
+                bail!("{}: {}: no samples", what(), child.who());
+            }
+            out[i].0.push(ticks.baseline.clone());
+            out[i].1.push(ticks.current.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// One CPU's cell from its pooled rounds, and the current side's samples in ns (to 0.1 ns,
+/// as distributions.csv) for its figure.
+fn analyse(
+    rp: &RoundPlan,
+    cpu: usize,
+    ticks: &CpuTicks,
+    st: &Settings,
+    to_ns: &dyn Fn(u64) -> f64,
+) -> Result<(Cell, Vec<f64>)> {
+    let b = rp.bench;
+    let mut bl: Vec<f64> = ticks.0.iter().flatten().map(|&t| to_ns(t)).collect();
+    let mut cu: Vec<f64> = ticks.1.iter().flatten().map(|&t| to_ns(t)).collect();
+    if bl.is_empty() || cu.is_empty() {
+        bail!("{} {} on CPU {cpu}: no samples", b.name, rp.pages.short());
+    }
+    stats::sort(&mut bl);
+    stats::sort(&mut cu);
+    let mut cmp = stats::compare(&bl, &cu, st.min_effect_pct, b.reference_only);
+    if cmp.verdict == Verdict::Fail && rp.config.is_a_a() {
+        cmp.verdict = Verdict::Noisy;
+    }
+    let samples = cu.iter().map(|x| (x * 10.0).round() / 10.0).collect();
+    let cell = Cell {
+        test: b.name.into(),
+        op: b.op.name().into(),
+        size_bytes: b.size,
+        pf_pct: b.pf_pct,
+        reference_only: b.reference_only,
+        config: rp.config.label.clone(),
+        pages: rp.pages.short().into(),
+        cpu,
+        rounds: ticks.0.len() as u32,
+        baseline: stats::summary(&bl),
+        current: stats::summary(&cu),
+        baseline_trimmed_mean_ns: cmp.baseline_mean,
+        current_trimmed_mean_ns: cmp.current_mean,
+        change_pct: cmp.change_pct,
+        ks_d: cmp.ks.d,
+        ks_p: cmp.ks.p,
+        ks_method: cmp.ks.method,
+        outlier_threshold_ns: cmp.outliers.threshold,
+        outliers_baseline: cmp.outliers.baseline,
+        outliers_current: cmp.outliers.current,
+        verdict: cmp.verdict,
+    };
+    Ok((cell, samples))
 }
 
 /// distributions.csv: every raw sample, for the plotting script.
@@ -237,19 +454,22 @@ impl Distributions {
             "round",
             "iteration",
             "ns",
+            "cpu",
         ])?;
         Ok(Distributions { w })
     }
 
     fn write(
         &mut self,
-        b: &bench::Bench,
+        b: &Bench,
         pages: PageKind,
         config: &str,
-        ticks: &measure::CellTicks,
+        cpu: usize,
+        ticks: &CpuTicks,
         to_ns: &dyn Fn(u64) -> f64,
     ) -> Result<()> {
-        for (version, rounds) in [("baseline", &ticks.baseline), ("current", &ticks.current)] {
+        let cpu = cpu.to_string();
+        for (version, rounds) in [("baseline", &ticks.0), ("current", &ticks.1)] {
             for (r, samples) in rounds.iter().enumerate() {
                 for (i, &t) in samples.iter().enumerate() {
                     self.w.write_record([
@@ -261,6 +481,7 @@ impl Distributions {
                         &r.to_string(),
                         &i.to_string(),
                         &format!("{:.1}", to_ns(t)),
+                        &cpu,
                     ])?;
                 }
             }
@@ -284,5 +505,46 @@ mod tests {
         assert_eq!(cpu, 4);
         assert!(note.unwrap().contains("wrapped to CPU 4"));
         assert_eq!(choose_cpu(1, &[0]).0, 0);
+    }
+
+    #[test]
+    fn perf_cpu_places_only_when_nothing_else_does() {
+        let none = PlacementArgs::default();
+        let p = placement_for(&none, None, false, &[0, 1]);
+        assert_eq!(p.args.cpus, Some(CpuList(vec![1])));
+        assert!(p.args.sequential && p.note.is_none());
+        assert_eq!(p.source, Some("default"));
+        let p = placement_for(&none, Some(5), false, &[0, 1]);
+        assert_eq!(p.args.cpus, Some(CpuList(vec![1])));
+        assert!(p.note.unwrap().contains("wrapped to CPU 1"));
+        assert_eq!(p.source, Some("PERF_CPU"));
+        let cpus = PlacementArgs {
+            cpus: Some(CpuList(vec![0, 1])),
+            ..PlacementArgs::default()
+        };
+        let p = placement_for(&cpus, Some(0), false, &[0, 1]);
+        assert_eq!(p.args.cpus, Some(CpuList(vec![0, 1])));
+        assert!(p.note.unwrap().contains("--cpus places"));
+        assert_eq!(p.source, None);
+        let p = placement_for(&none, None, true, &[0, 1]);
+        assert_eq!((p.args.cpus, p.note, p.source), (None, None, None));
+        let two = PlacementArgs {
+            parallel: Some(2),
+            ..PlacementArgs::default()
+        };
+        assert_eq!(placement_for(&two, None, false, &[0, 1]).args.cpus, None);
+    }
+
+    #[test]
+    fn round_deadline_grows_with_size_and_faults() {
+        let small = round_deadline(bench::find("memcpy_4k").unwrap(), PageKind::Small, 10_000);
+        let big = round_deadline(bench::find("memcpy_1m").unwrap(), PageKind::Small, 10_000);
+        let pf = round_deadline(
+            bench::find("memcpy_1m_pf50").unwrap(),
+            PageKind::Huge,
+            10_000,
+        );
+        assert!(small < Duration::from_secs(120), "{small:?}");
+        assert!(big > Duration::from_secs(500) && pf > big, "{big:?} {pf:?}");
     }
 }

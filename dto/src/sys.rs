@@ -1,12 +1,10 @@
 //! The few system and CPU primitives the A/B measurement needs beyond benchmp: the cycle
-//! counter, cache-line flushing, dropping a page (fault injection) and a shared anonymous
-//! mapping the forked children write their samples into.
+//! counter, cache-line flushing and dropping a page (fault injection).
 #![allow(unsafe_code)]
 
-use std::num::NonZeroUsize;
 use std::ptr::NonNull;
 
-use nix::sys::mman::{MapFlags, MmapAdvise, ProtFlags, madvise, mmap_anonymous, munmap};
+use nix::sys::mman::{MmapAdvise, madvise};
 
 /// Name of the timer the measurement uses on this architecture.
 pub const TIMER: &str = if cfg!(target_arch = "x86_64") {
@@ -161,50 +159,6 @@ pub unsafe fn drop_page(ptr: *mut u8, page: usize) -> Result<(), String> {
     unsafe { madvise(p, page, MmapAdvise::MADV_DONTNEED) }.map_err(|e| format!("madvise: {e}"))
 }
 
-/// A MAP_SHARED anonymous mapping: written by a forked child, read by the parent after the
-/// child has exited. Unmapped on drop.
-#[derive(Debug)]
-pub struct Shared {
-    ptr: NonNull<u64>,
-    words: usize,
-}
-
-impl Shared {
-    /// Maps `words` 64-bit words, zeroed.
-    pub fn new(words: usize) -> Result<Shared, String> {
-        let len = NonZeroUsize::new(words.max(1) * 8).ok_or("empty mapping")?;
-        // SAFETY: a fresh anonymous mapping at a kernel-chosen address aliases nothing.
-        let ptr = unsafe {
-            mmap_anonymous(
-                None,
-                len,
-                ProtFlags::PROT_READ | ProtFlags::PROT_WRITE,
-                MapFlags::MAP_SHARED,
-            )
-        }
-        .map_err(|e| format!("cannot map {len} shared bytes: {e}"))?;
-        Ok(Shared {
-            ptr: ptr.cast(),
-            words: words.max(1),
-        })
-    }
-
-    /// The words, for reading and writing (one process at a time: the parent reads only
-    /// after the child has ended).
-    pub fn words(&mut self) -> &mut [u64] {
-        // SAFETY: the mapping holds `words` initialised (zero-filled) u64s, lives as long as
-        // `self`, and `&mut self` gives exclusive access within this process.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.words) }
-    }
-}
-
-impl Drop for Shared {
-    fn drop(&mut self) {
-        // SAFETY: unmaps exactly the mapping created in `new`.
-        let _ = unsafe { munmap(self.ptr.cast(), self.words * 8) };
-    }
-}
-
 /// Measures the timer's frequency in Hz against CLOCK_MONOTONIC (x86_64: the TSC; elsewhere
 /// the timer counts nanoseconds, so 1e9).
 pub fn timer_hz() -> f64 {
@@ -230,14 +184,6 @@ pub fn timer_hz() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn shared_mapping_is_zeroed_and_writable() {
-        let mut s = Shared::new(1000).unwrap();
-        assert!(s.words().iter().all(|&w| w == 0));
-        s.words()[999] = 7;
-        assert_eq!(s.words()[999], 7);
-    }
 
     #[test]
     fn timer_runs_forward_and_flush_keeps_contents() {

@@ -1,35 +1,54 @@
 //! The `dto` binary end to end: help, list, functional checks of every implementation
-//! (including a deliberately broken library built here with the C compiler), one-line errors
-//! with exit status 2, and a tiny PERF_SHORT A/B run writing JSON, CSV and distributions.csv.
-//! Every fork happens inside the binary, never in this multi-threaded test runner. No test
-//! asserts a time.
+//! (including a broken and a crashing library built here with the C compiler), the error
+//! contract over a table of bad inputs, tiny PERF_SHORT A/B runs writing the report, CSV and
+//! distributions.csv, on one CPU and on two. Every fork happens inside the binary, never in
+//! this multi-threaded test runner. No test asserts a time.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use benchmp::testing::{Bad, Tool, check_bad_inputs};
+
+/// The PERF_* variables a caller's shell could set.
+const PERF_VARS: [&str; 9] = [
+    "PERF_CPU",
+    "PERF_MIN_EFFECT",
+    "PERF_AB_ROUNDS",
+    "PERF_ITERS",
+    "PERF_SHORT",
+    "PERF_COLD_CACHE",
+    "PERF_CORE_FREQ_MHZ",
+    "PERF_UNCORE_FREQ_MHZ",
+    "RESULTS_DIR",
+];
+
+/// The binary with benchmp's test environment, no PERF_* variable inherited, and the
+/// machine's frequency limits never touched.
+fn tool() -> Tool {
+    let mut t = Tool::new("dto", env!("CARGO_BIN_EXE_dto"));
+    for k in PERF_VARS {
+        t = t.with_env(k, None);
+    }
+    t.with_env("PERF_CORE_FREQ_MHZ", Some("off"))
+        .with_env("PERF_UNCORE_FREQ_MHZ", Some("off"))
+}
+
 fn dto(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_dto"));
-    c.args(args);
-    for k in [
-        "PERF_CPU",
-        "PERF_MIN_EFFECT",
-        "PERF_AB_ROUNDS",
-        "PERF_ITERS",
-        "PERF_SHORT",
-        "PERF_COLD_CACHE",
-        "PERF_CORE_FREQ_MHZ",
-        "PERF_UNCORE_FREQ_MHZ",
-        "RESULTS_DIR",
-    ] {
-        c.env_remove(k);
-    }
-    // Never touch the machine's frequency limits from a test.
-    c.env("PERF_CORE_FREQ_MHZ", "off")
-        .env("PERF_UNCORE_FREQ_MHZ", "off");
+    let mut t = tool();
     for (k, v) in env {
-        c.env(k, v);
+        t = t.with_env(k, Some(v));
     }
-    c.output().expect("dto runs")
+    t.run(args)
+}
+
+/// The first `n` CPUs this process may use, or None (the test is skipped) when there are fewer.
+fn cpus(test: &str, n: usize) -> Option<Vec<usize>> {
+    let allowed = benchmp::sys::affinity::allowed_cpus().expect("affinity");
+    if allowed.len() < n {
+        benchmp::testing::skip(test, &format!("needs {n} CPUs, {} allowed", allowed.len()));
+        return None;
+    }
+    Some(allowed[..n].to_vec())
 }
 
 fn text(b: &[u8]) -> String {
@@ -86,6 +105,11 @@ fn help_lists_the_subcommands() {
         "--env",
         "--json",
         "--csv",
+        "--cpus",
+        "--parallel",
+        "--sched",
+        "--timeout",
+        "--trace",
     ] {
         assert!(t.contains(flag), "{flag} missing:\n{t}");
     }
@@ -173,61 +197,165 @@ fn a_broken_library_is_caught_with_size_and_offsets() {
 }
 
 #[test]
+fn a_crashing_library_is_named_with_function_and_size() {
+    let dir = temp_dir("crash");
+    let Some(lib) = build_memlib(&dir, &["-DCRASH_SIZE=1000"]) else {
+        return;
+    };
+    let spec = format!("lib:{}", lib.display());
+    // A mark in the environment every child inherits, to look for leftovers afterwards.
+    let mark = format!("dto-cli-crash-{}", std::process::id());
+    let o = dto(
+        &["check", "--impl", &spec, "--threads", "2"],
+        &[("DTO_CLI_TEST_MARK", &mark)],
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("dto: check failed: memcpy crashed (SIGSEGV) at size 1000 (lib:"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty(), "{}", text(&o.stdout));
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .filter(|e| {
+            std::fs::read(e.path().join("environ"))
+                .is_ok_and(|env| env.split(|&b| b == 0).any(|v| v.ends_with(mark.as_bytes())))
+        })
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(left.is_empty(), "processes left behind: {left:?}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
 fn bad_input_is_one_line_and_exit_2() {
-    let ab = ["ab", "--baseline", "cpu", "--current", "cpu"];
-    for (k, v) in [
-        ("PERF_ITERS", "abc"),
-        ("PERF_ITERS", "0"),
-        ("PERF_AB_ROUNDS", "-2"),
-        ("PERF_MIN_EFFECT", "lots"),
-        ("PERF_SHORT", "yes"),
-        ("PERF_COLD_CACHE", "7"),
-        ("PERF_CPU", "x"),
-        ("PERF_CORE_FREQ_MHZ", "fast"),
-    ] {
-        let o = dto(&ab, &[(k, v)]);
-        assert_eq!(o.status.code(), Some(2), "{k}={v}: {}", text(&o.stderr));
-        let err = text(&o.stderr);
-        assert_eq!(err.lines().count(), 1, "{k}={v}: {err}");
-        assert!(err.starts_with("dto: ") && err.contains(k), "{err}");
-        assert!(o.stdout.is_empty());
-    }
-    for args in [
-        &["ab", "--baseline", "bogus", "--current", "cpu"][..],
-        &["ab", "--baseline", "cpu"],
-        &[
-            "ab",
-            "--baseline",
-            "cpu",
-            "--current",
-            "cpu",
-            "--only",
-            "memcpy_3k",
-        ],
-        &[
-            "ab",
-            "--baseline",
-            "cpu",
-            "--current",
-            "cpu",
-            "--env",
-            "NOEQUALS",
-        ],
-        &[
-            "ab",
-            "--baseline",
-            "cpu",
-            "--current",
-            "lib:/nonexistent/libx.so",
-        ],
-        &["check", "--impl", "lib:"],
-        &["check", "--impl", "cpu", "--threads", "0"],
-        &["frobnicate"],
-    ] {
-        let o = dto(args, &[]);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
-        assert_eq!(text(&o.stderr).lines().count(), 1, "{args:?}");
-    }
+    let dir = temp_dir("bad");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "not a folder\n").unwrap();
+    let file = file.to_str().unwrap().to_string();
+    let lib = format!("lib:{file}");
+    let json_dir = format!("--json={}", dir.display());
+    let csv_dir = format!("--csv={}", dir.display());
+    let first = benchmp::sys::affinity::allowed_cpus().unwrap()[0].to_string();
+    let ab = |extra: &[&str]| {
+        let mut v = vec!["ab", "--baseline", "cpu", "--current", "cpu"];
+        v.extend_from_slice(extra);
+        v.into_iter().map(str::to_string).collect::<Vec<_>>()
+    };
+    let ab_env = |k: &str, v: &str, says: &str| Bad {
+        args: ab(&[]),
+        env: vec![(k.to_string(), v.to_string())],
+        code: 2,
+        says: says.to_string(),
+    };
+    let args = |a: Vec<String>, says: &str| Bad {
+        args: a,
+        env: vec![],
+        code: 2,
+        says: says.to_string(),
+    };
+    let missing = if cfg!(target_arch = "x86_64") {
+        "neon"
+    } else {
+        "avx2"
+    };
+    let table = vec![
+        Bad::args(
+            &["ab", "--baseline", "bogus", "--current", "cpu"],
+            "unknown implementation",
+        ),
+        Bad::args(&["ab", "--baseline", "cpu"], "--current"),
+        args(ab(&["--only", "memcpy_3k"]), "unknown benchmark"),
+        args(ab(&["--pages", "3m"]), "--pages"),
+        args(ab(&["--env", "NOEQUALS"]), "KEY=VALUE"),
+        args(ab(&["-P", "0"]), "--parallel"),
+        args(ab(&["--cpus", "0,0"]), "named twice"),
+        args(ab(&["-P", "4097"]), "--parallel"),
+        args(ab(&["-P", "4096"]), "more children than"),
+        args(ab(&["--cpus", &first, "-P", "2"]), "each CPU once"),
+        args(ab(&["--cpus", "8000"]), "not online"),
+        args(ab(&["--timeout", "0"]), "--timeout"),
+        args(
+            ab(&["--json=/nonexistent/dir/x.json"]),
+            "folder does not exist",
+        ),
+        args(ab(&["--csv=/proc/x"]), "--csv=/proc/x"),
+        args(ab(&["--json="]), "needs a file name"),
+        args(ab(&[&json_dir]), "is a folder"),
+        args(ab(&[&csv_dir]), "is a folder"),
+        args(ab(&["--json", "--csv"]), "cannot both"),
+        Bad::args(
+            &[
+                "ab",
+                "--baseline",
+                "cpu",
+                "--current",
+                "lib:/nonexistent/libx.so",
+            ],
+            "does not exist",
+        ),
+        Bad::env(
+            &[
+                "ab",
+                "--baseline",
+                "cpu",
+                "--current",
+                &lib,
+                "--pages",
+                "4k",
+            ],
+            &[("PERF_SHORT", "1"), ("PERF_ITERS", "5")],
+            "memcpy_4k (memcpy of 4096 bytes), 4k pages, configuration a-file, round 1 of 1: child 0",
+        ),
+        ab_env("PERF_AB_ROUNDS", "0", "PERF_AB_ROUNDS"),
+        ab_env("PERF_AB_ROUNDS", "abc", "PERF_AB_ROUNDS"),
+        ab_env("PERF_ITERS", "-1", "PERF_ITERS"),
+        ab_env("PERF_ITERS", "0", "PERF_ITERS"),
+        ab_env("PERF_MIN_EFFECT", "nan", "PERF_MIN_EFFECT"),
+        ab_env("PERF_CPU", "abc", "PERF_CPU"),
+        ab_env("PERF_COLD_CACHE", "maybe", "PERF_COLD_CACHE"),
+        ab_env("PERF_SHORT", "yes", "PERF_SHORT"),
+        ab_env("PERF_CORE_FREQ_MHZ", "fast", "PERF_CORE_FREQ_MHZ"),
+        ab_env("RESULTS_DIR", &file, "RESULTS_DIR"),
+        ab_env("RESULTS_DIR", &format!("{file}/sub"), "RESULTS_DIR"),
+        ab_env("LMBENCH_SCHED", "bogus", "LMBENCH_SCHED"),
+        ab_env("LMBENCH_SCHED", "DEFAULT", "unpinned"),
+        ab_env("ENOUGH", "abc", "ENOUGH"),
+        Bad::args(&["speedup", "--impl", "fast"], "unknown implementation"),
+        Bad::env(&["speedup"], &[("PERF_ITERS", "x")], "PERF_ITERS"),
+        Bad::args(&["check", "--impl", "lib:"], "needs a path"),
+        Bad::args(&["check", "--impl", "cpu", "--threads", "0"], "--threads"),
+        Bad::args(
+            &["check", "--impl", "cpu", "--env", "NOEQUALS"],
+            "KEY=VALUE",
+        ),
+        Bad::args(
+            &["check", "--impl", "lib:/nonexistent/libx.so"],
+            "does not exist",
+        ),
+        Bad::args(&["check", "--impl", &lib], "memcpy check of lib:"),
+        Bad::args(&["check", "--impl", missing], "not available").exits(3),
+        Bad::args(
+            &["ab", "--baseline", "cpu", "--current", missing],
+            "not available",
+        )
+        .exits(3),
+        Bad::args(&["frobnicate"], "frobnicate"),
+    ];
+    // A case that gets as far as distributions.csv writes it here, not into the package.
+    let results = dir.join("results");
+    let t = tool().with_env("RESULTS_DIR", Some(results.to_str().unwrap()));
+    check_bad_inputs(&t, &table);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -261,10 +389,28 @@ fn short_run_writes_json_csv_and_distributions() {
     let j: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json_file).unwrap()).unwrap();
     assert_eq!(j["tool"], "dto");
-    assert_eq!(j["setup"]["iterations"], 5);
-    assert_eq!(j["setup"]["rounds"], 1);
-    let cells = j["cells"].as_array().unwrap();
-    let measured_pages = j["page_sizes"]
+    // benchmp's common report, with dto's results under `extra`.
+    for key in [
+        "version",
+        "args",
+        "host",
+        "build",
+        "topology",
+        "calibration",
+        "placement",
+        "measurements",
+        "quality",
+        "figures",
+    ] {
+        assert!(j.get(key).is_some(), "{key} missing");
+    }
+    let x = &j["extra"];
+    assert_eq!(x["setup"]["iterations"], 5);
+    assert_eq!(x["setup"]["rounds"], 1);
+    assert_eq!(x["setup"]["cpus"], serde_json::json!([1]));
+    assert_eq!(j["placement"]["source"], "default");
+    let cells = x["cells"].as_array().unwrap();
+    let measured_pages = x["page_sizes"]
         .as_array()
         .unwrap()
         .iter()
@@ -273,9 +419,42 @@ fn short_run_writes_json_csv_and_distributions() {
     assert!(measured_pages >= 1);
     // 4 sanity benchmarks × 2 configurations (cpu, portable) per measured page size.
     assert_eq!(cells.len(), 8 * measured_pages);
+    // One measurement per round (one round each here), each one pinned child.
+    let ms = j["measurements"].as_array().unwrap();
+    assert_eq!(ms.len(), cells.len());
+    assert_eq!(ms[0]["name"], "memcpy_4k 4k cpu round 1");
+    assert_eq!(ms[0]["children"].as_array().unwrap().len(), 1);
+    assert_eq!(ms[0]["children"][0]["cpu"], 1);
+    assert_eq!(ms[1]["name"], "memcpy_4k 4k portable round 1");
+    assert!(
+        ms[1]["children"][0]["detail"]["current"]
+            .as_str()
+            .unwrap()
+            .contains("portable"),
+        "{}",
+        ms[1]["children"][0]["detail"]
+    );
+    // One figure per cell, named after it, with every current sample.
+    let figures = j["figures"].as_array().unwrap();
+    assert_eq!(figures.len(), cells.len());
+    for (f, c) in figures.iter().zip(cells) {
+        let name = format!(
+            "{} {} {}",
+            c["test"].as_str().unwrap(),
+            c["pages"].as_str().unwrap(),
+            c["config"].as_str().unwrap()
+        );
+        assert_eq!(f["name"], name.as_str());
+        assert_eq!(f["cpu"], c["cpu"]);
+        assert_eq!(f["unit"], "ns");
+        assert_eq!(f["better"], "lower");
+        assert_eq!(f["value"], c["current_trimmed_mean_ns"]);
+        assert_eq!(f["samples"].as_array().unwrap().len(), 5);
+    }
     for c in cells {
         assert_eq!(c["baseline"]["n"], 5);
         assert_eq!(c["current"]["n"], 5);
+        assert_eq!(c["cpu"], 1);
         assert!(c["ks_p"].as_f64().unwrap() <= 1.0);
         // cpu against cpu is A/A: it can be NOISY, never FAIL; portable against cpu is A/B.
         let allowed: &[&str] = if c["config"] == "cpu" {
@@ -287,19 +466,34 @@ fn short_run_writes_json_csv_and_distributions() {
     }
     let fails = cells.iter().filter(|c| c["verdict"] == "FAIL").count();
     let noisy = cells.iter().filter(|c| c["verdict"] == "NOISY").count();
-    assert_eq!(j["regressions"].as_u64().unwrap() as usize, fails);
-    assert_eq!(j["noisy"].as_u64().unwrap() as usize, noisy);
+    assert_eq!(x["regressions"].as_u64().unwrap() as usize, fails);
+    assert_eq!(x["noisy"].as_u64().unwrap() as usize, noisy);
     assert_eq!(o.status.code(), Some(if fails > 0 { 1 } else { 0 }));
-    assert_eq!(j["speedup"].as_array().unwrap().len(), 4 * measured_pages);
-    // CSV on stdout instead of the text: a header and one row per cell.
+    assert_eq!(x["speedup"].as_array().unwrap().len(), 4 * measured_pages);
+    // CSV on stdout instead of the text: a header and one row per cell, its CPU last.
     let mut rd = csv::Reader::from_reader(o.stdout.as_slice());
+    assert_eq!(rd.headers().unwrap().iter().next_back(), Some("cpu"));
     assert_eq!(rd.records().count(), cells.len());
-    // distributions.csv: every sample of both versions.
+    // distributions.csv: every sample of both versions, the guide's columns and the CPU.
     let mut rd = csv::Reader::from_path(results.join("distributions.csv")).unwrap();
     let headers = rd.headers().unwrap().clone();
-    assert_eq!(&headers[0], "pagesize");
-    assert_eq!(&headers[7], "ns");
-    assert_eq!(rd.records().count(), cells.len() * 2 * 5);
+    assert_eq!(
+        headers.iter().collect::<Vec<_>>(),
+        [
+            "pagesize",
+            "optype",
+            "test",
+            "config",
+            "version",
+            "round",
+            "iteration",
+            "ns",
+            "cpu"
+        ]
+    );
+    let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
+    assert_eq!(rows.len(), cells.len() * 2 * 5);
+    assert!(rows.iter().all(|r| &r[8] == "1"));
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -322,6 +516,7 @@ fn speedup_rows_are_a_a_and_never_fail_the_run() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let j: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json_file).unwrap()).unwrap();
+    let j = &j["extra"];
     let cells = j["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 8);
     for c in cells {
@@ -345,8 +540,7 @@ fn speedup_rows_are_a_a_and_never_fail_the_run() {
 #[test]
 fn sigint_kills_the_round_and_exits_130() {
     let dir = temp_dir("sigint");
-    let mut c = Command::new(env!("CARGO_BIN_EXE_dto"));
-    c.args([
+    let mut c = tool().command(&[
         "ab",
         "--baseline",
         "cpu",
@@ -354,14 +548,12 @@ fn sigint_kills_the_round_and_exits_130() {
         "cpu",
         "--only",
         "memcpy_1m",
-    ])
-    .env("PERF_CORE_FREQ_MHZ", "off")
-    .env("PERF_UNCORE_FREQ_MHZ", "off")
-    .env("PERF_ITERS", "10000")
-    .env("PERF_AB_ROUNDS", "50")
-    .env("RESULTS_DIR", dir.join("r"))
-    .stdout(std::process::Stdio::null())
-    .stderr(std::process::Stdio::piped());
+    ]);
+    c.env("PERF_ITERS", "10000")
+        .env("PERF_AB_ROUNDS", "50")
+        .env("RESULTS_DIR", dir.join("r"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
     let child = c.spawn().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(1500));
     nix::sys::signal::kill(
@@ -374,5 +566,78 @@ fn sigint_kills_the_round_and_exits_130() {
     let err = text(&o.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("interrupted by SIGINT"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn each_cpu_gets_its_own_cells_and_figures() {
+    let Some(two) = cpus("dto each_cpu_gets_its_own_cells_and_figures", 2) else {
+        return;
+    };
+    let dir = temp_dir("cpus");
+    let list = format!("{},{}", two[0], two[1]);
+    for placement in [vec!["--cpus", list.as_str()], vec!["-P", "2"]] {
+        let mut args = vec![
+            "ab",
+            "--baseline",
+            "cpu",
+            "--current",
+            "portable",
+            "--only",
+            "memcpy_4k,memset_64k",
+            "--pages",
+            "4k",
+            "--json",
+        ];
+        args.extend(placement.iter().copied());
+        let o = dto(
+            &args,
+            &[
+                ("PERF_ITERS", "5"),
+                ("PERF_AB_ROUNDS", "2"),
+                ("RESULTS_DIR", dir.to_str().unwrap()),
+            ],
+        );
+        assert!(
+            matches!(o.status.code(), Some(0) | Some(1)),
+            "{placement:?}: {}",
+            text(&o.stderr)
+        );
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let x = &j["extra"];
+        assert_eq!(x["setup"]["cpus"], serde_json::json!(two), "{placement:?}");
+        // 2 benchmarks × 2 configurations × 2 CPUs.
+        let cells = x["cells"].as_array().unwrap();
+        assert_eq!(cells.len(), 8);
+        for cpu in &two {
+            let mine = cells.iter().filter(|c| c["cpu"] == *cpu).count();
+            assert_eq!(mine, 4, "{placement:?} CPU {cpu}");
+            let sp = x["speedup"].as_array().unwrap();
+            assert_eq!(sp.iter().filter(|s| s["cpu"] == *cpu).count(), 2);
+        }
+        // 2 rounds of 4 cells, each measurement one child per CPU, timed one after another.
+        let ms = j["measurements"].as_array().unwrap();
+        assert_eq!(ms.len(), 8);
+        for m in ms {
+            let kids = m["children"].as_array().unwrap();
+            let on: Vec<u64> = kids.iter().map(|k| k["cpu"].as_u64().unwrap()).collect();
+            assert_eq!(on, two.iter().map(|&c| c as u64).collect::<Vec<_>>());
+            assert_eq!(m["overlap"]["sequential"], true);
+        }
+        let figures = j["figures"].as_array().unwrap();
+        assert_eq!(figures.len(), 8);
+        assert!(
+            figures
+                .iter()
+                .all(|f| f["samples"].as_array().unwrap().len() == 10)
+        );
+        let mut rd = csv::Reader::from_path(dir.join("distributions.csv")).unwrap();
+        let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
+        assert_eq!(rows.len(), 8 * 2 * 2 * 5);
+        for cpu in &two {
+            let n = rows.iter().filter(|r| r[8] == cpu.to_string()).count();
+            assert_eq!(n, 4 * 2 * 2 * 5);
+        }
+    }
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -1,0 +1,192 @@
+//! `dto check` in benchmp children: each function's checks run in a child of their own, which
+//! loads the implementation itself, so a library that crashes (or hangs) ends that child, not
+//! dto. The parent then narrows the crash down, one child per size in the check's order, to
+//! the first size that crashes on its own, and names the function and the size.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use benchmp::cli::{PlacementArgs, TimingArgs};
+use benchmp::sys::process::Exit;
+use benchmp::{Iterations, Session, Spec};
+use serde::{Deserialize, Serialize};
+
+use crate::check::{self, CheckReport, Func};
+use crate::impls::{ImplSpec, Loaded};
+use crate::measure::load;
+
+/// The check's report data (the children's records; `dto check` prints its own output).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CheckData;
+
+impl benchmp::ToolData for CheckData {
+    type Params = CheckParams;
+    type Sample = CheckReport;
+    type Child = String;
+    type Extra = ();
+}
+
+/// What one child checks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckParams {
+    /// The function.
+    pub func: Func,
+    /// The sizes, in order.
+    pub sizes: Vec<usize>,
+}
+
+/// One child's work: the checks of one function at the given sizes.
+#[derive(Debug)]
+struct CheckBench {
+    loaded: Loaded,
+    func: Func,
+    sizes: Vec<usize>,
+    threads: usize,
+    report: Option<CheckReport>,
+}
+
+impl benchmp::Benchmark for CheckBench {
+    type Sample = CheckReport;
+    type Child = String;
+
+    fn run(&mut self, iterations: u64) -> u64 {
+        let mut r = CheckReport::default();
+        for _ in 0..iterations {
+            r = check::run(self.loaded.fns, self.threads, self.func, &self.sizes);
+        }
+        let cases = r.cases;
+        self.report = Some(r);
+        cases
+    }
+
+    fn sample_detail(&mut self) -> Option<CheckReport> {
+        self.report.take()
+    }
+
+    fn child_detail(&mut self) -> Option<String> {
+        Some(self.loaded.source.clone())
+    }
+
+    fn keep_busy(&mut self, _iterations: u64) -> u64 {
+        0
+    }
+}
+
+/// What a whole check found.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    /// Where the functions came from (as the children loaded them).
+    pub source: String,
+    /// Cases, failures and mismatches of the four functions.
+    pub report: CheckReport,
+}
+
+/// How a child ended without a result, in words (`crashed (SIGSEGV)`, `hung`), or `None`
+/// when it did not (it reported an error, or the run was interrupted).
+fn death(e: &benchmp::Error) -> Option<String> {
+    match e {
+        benchmp::Error::ChildDied { exit, .. } => Some(match exit {
+            Exit::Signal(s) => format!("crashed ({})", s.as_str()),
+            Exit::Code(c) => format!("exited with status {c} without a result"),
+        }),
+        benchmp::Error::ChildGone { .. } | benchmp::Error::Protocol { .. } => {
+            Some("ended without a result".into())
+        }
+        benchmp::Error::ChildHung { secs, .. } => Some(format!("hung (silent for {secs} s)")),
+        _ => None,
+    }
+}
+
+/// Runs the four functions' checks of `spec`, each in a child with `threads` threads. The
+/// library's variables must already be in this process's environment. A child that dies
+/// makes the check fail with the function and the first size that dies on its own.
+pub fn run(spec: &ImplSpec, threads: usize, timeout: Duration) -> Result<Outcome> {
+    let placement = PlacementArgs {
+        // Unpinned, as an application's threads would be; one child at a time.
+        sched: Some("DEFAULT".into()),
+        parallel: Some(1),
+        cpus: None,
+        timeout: timeout.as_secs().max(1),
+        sequential: true,
+    };
+    let mut session = Session::<CheckData>::start("dto", &placement, &TimingArgs::default())?;
+    session.set_repetitions(1);
+    let mut out = Outcome::default();
+    for func in Func::ALL {
+        let sizes = func.sizes();
+        match check_in_child(&mut session, spec, threads, func, &sizes) {
+            Ok((source, r)) => {
+                out.source = source;
+                out.report.merge(r);
+            }
+            Err(e) => {
+                let Some(how) = e.downcast_ref::<benchmp::Error>().and_then(death) else {
+                    return Err(e.context(format!("{func} check of {spec}")));
+                };
+                return Err(narrow(&mut session, spec, threads, func, &sizes, &how));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Looks for the first size of `func` whose check alone ends its child, one child per size;
+/// the error that fails the check.
+fn narrow(
+    session: &mut Session<CheckData>,
+    spec: &ImplSpec,
+    threads: usize,
+    func: Func,
+    sizes: &[usize],
+    how: &str,
+) -> anyhow::Error {
+    for &size in sizes {
+        match check_in_child(session, spec, threads, func, &[size]) {
+            Ok(_) => {}
+            Err(e) => {
+                return match e.downcast_ref::<benchmp::Error>().and_then(death) {
+                    Some(at) => {
+                        anyhow::anyhow!("check failed: {func} {at} at size {size} ({spec})")
+                    }
+                    None => e.context(format!("{func} check of {spec} at size {size}")),
+                };
+            }
+        }
+    }
+    anyhow::anyhow!(
+        "check failed: {func} {how} during its check, but no size ended its child on its own ({spec})"
+    )
+}
+
+/// One child checking `func` at `sizes`: the source it loaded and what it found.
+fn check_in_child(
+    session: &mut Session<CheckData>,
+    spec: &ImplSpec,
+    threads: usize,
+    func: Func,
+    sizes: &[usize],
+) -> Result<(String, CheckReport)> {
+    let name = match sizes {
+        [one] => format!("{func} size {one}"),
+        _ => func.to_string(),
+    };
+    let params = CheckParams {
+        func,
+        sizes: sizes.to_vec(),
+    };
+    let mut s = Spec::latency(&name, 1.0, params);
+    s.iterations = Iterations::Fixed(1);
+    s.subtract_loop_overhead = false;
+    let m = session.measure(s, |_| {
+        Ok(CheckBench {
+            loaded: load(spec)?,
+            func,
+            sizes: sizes.to_vec(),
+            threads,
+            report: None,
+        })
+    })?;
+    let child = m.children.first().context("no child reported")?;
+    let (_, r) = child.timed_detail().map_err(|e| anyhow::anyhow!(e))?;
+    Ok((child.detail.clone().unwrap_or_default(), r.clone()))
+}
