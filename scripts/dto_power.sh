@@ -70,11 +70,11 @@ work, runs, bench = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 def load(kind, i):
     with open(f"{work}/{kind}-{i}.json") as f:
         r = json.load(f)
-    c = [c for c in r["cells"] if c["test"] == bench][0]
+    c = [c for c in r["extra"]["cells"] if c["test"] == bench][0]
     return r, c
 first, _ = load("aa", 1)
-s = first["setup"]
-print(f"CPU {s['pinned_cpu']} ({first['host']['cpu_model']}), timer {s['timer']} at {s['timer_hz']/1e9:.3f} GHz, "
+s = first["extra"]["setup"]
+print(f"CPU {s['cpus'][0]} ({first['host']['cpu_model']}), timer {s['timer']} at {s['timer_hz']/1e9:.3f} GHz, "
       f"{s['rounds']} rounds x {s['iterations']} iterations, cold cache: {s['cold_cache']}, "
       f"min effect {s['min_effect_pct']} %")
 print(f"{'run':>3}  {'A/A base':>9} {'A/A cur':>9} {'change':>7} {'KS p':>8} {'verdict':<7}   "

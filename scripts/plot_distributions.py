@@ -7,7 +7,8 @@ Usage: plot_distributions.py [results_dir] [pagesize] [optype]
   optype       memcpy, memset or memcmp (default: memcpy)
 
 Writes distributions_{pagesize}_{optype}_{density,violin,ecdf}.png into results_dir: one panel
-per benchmark, baseline and current of every configuration side by side. The x range is the
+per benchmark, baseline and current of every configuration (and CPU, when dto measured several)
+side by side. The x range is the
 1st-99th percentile of the panel's samples so a few slow outliers do not flatten the plot.
 Requires pandas, numpy and matplotlib; with scipy the density is a Gaussian KDE, without it a
 histogram. Exit status: 0 written, 1 no matching samples, 2 bad arguments.
@@ -58,6 +59,10 @@ def main(argv):
     df = df[(df["pagesize"] == pagesize) & (df["optype"] == optype)]
     if df.empty:
         fail(f"no {optype} samples with {pagesize} pages in {path}", 1)
+
+    if "cpu" in df.columns and df["cpu"].nunique() > 1:
+        # Several CPUs measured (dto --cpus): one series per configuration and CPU.
+        df = df.assign(config=df["config"] + " cpu" + df["cpu"].astype(str))
 
     tests = list(dict.fromkeys(df["test"]))
     series = list(dict.fromkeys(zip(df["config"], df["version"])))
