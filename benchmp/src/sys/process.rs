@@ -175,9 +175,16 @@ pub struct InterruptGuard {
     old: Vec<(Signal, SigAction)>,
 }
 
+/// Guards alive now: only the outermost installs and restores the handlers, and only it
+/// clears the flag, so a signal that arrived under an outer guard is never forgotten.
+static GUARDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 impl InterruptGuard {
-    /// Installs the flag handlers.
+    /// Installs the flag handlers (inside another guard: keeps the outer one's).
     pub fn install() -> InterruptGuard {
+        if GUARDS.fetch_add(1, Ordering::SeqCst) > 0 {
+            return InterruptGuard { old: Vec::new() };
+        }
         INTERRUPT.store(0, Ordering::SeqCst);
         // No SA_RESTART: a blocking poll returns EINTR so the parent notices at once.
         let action = SigAction::new(
@@ -198,6 +205,7 @@ impl InterruptGuard {
 
 impl Drop for InterruptGuard {
     fn drop(&mut self) {
+        GUARDS.fetch_sub(1, Ordering::SeqCst);
         for (sig, prev) in self.old.drain(..) {
             // SAFETY: reinstalls the disposition that was in place before `install`.
             let _ = unsafe { signal::sigaction(sig, &prev) };
