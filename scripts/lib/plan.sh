@@ -15,13 +15,13 @@ SUITE_TOOLS="bw_mem lat_mem_rd dhry coremark dto"
 suite_plan() {
   local mode=$1 ncpus=$2 llc=$3
   local n=5 ops="rd wr rdwr cp bcopy bzero rdvec cpnt" size=64m
-  local lat_n=3 lat_len lat_strides="64" dhry_time=2 dto_env="PERF_SHORT=1" all="$ncpus"
+  local lat_n=3 lat_len lat_strides="64" dhry_time=2 dto_env="PERF_SHORT=1" all="$ncpus" lat_c2c_n=11
   # lat_mem_rd: to four times the last-level cache (at least 8 MiB), in MiB.
   lat_len=$(( (llc * 4 + 1048575) / 1048576 ))
   [ "$lat_len" -lt 8 ] && lat_len=8
   case "$mode" in
-    quick) n=3; ops="rd wr cp bzero"; lat_n=1; dhry_time=0.5; all=1 ;;
-    full) n=11; ops="rd wr rdwr cp fwr frd fcp bzero bcopy rdvec wrnt cpnt memcpy memset"; size=256m
+    quick) n=3; ops="rd wr cp bzero"; lat_n=1; dhry_time=0.5; all=1; lat_c2c_n=5 ;;
+    full) n=11; ops="rd wr rdwr cp fwr frd fcp bzero bcopy rdvec wrnt cpnt memcpy memset"; size=256m; lat_c2c_n=51
           lat_n=11; lat_strides="16 64 256"; dhry_time=5; dto_env="" ;;
   esac
   local op p
@@ -34,6 +34,10 @@ suite_plan() {
   echo "lat_mem_rd-t||lat_mem_rd|-N $lat_n -t $lat_len $lat_strides --stdout --json={json} --csv={csv}"
   if [ "$mode" = full ]; then
     echo "lat_mem_rd-seq||lat_mem_rd|-N $lat_n $lat_len $lat_strides --stdout --json={json} --csv={csv}"
+  fi
+  # Core-to-core latency: every ordered pair of CPUs (a few seconds on a phone's eight).
+  if [ "$ncpus" -gt 1 ]; then
+    echo "lat_mem_rd-c2c||lat_mem_rd|--c2c -N $lat_c2c_n --json={json}"
   fi
   # CoreMark-compatible runs need at least 10 s each to validate; quick mode runs one core only.
   for p in 1 "$all"; do

@@ -30,6 +30,9 @@ done
 ls "$out"/*.png >/dev/null 2>&1 || fail "no plots next to the results"
 [ -f "$out/lat_mem_rd-t.png" ] || fail "no latency curve plot"
 [ -f "$out/bw_mem.png" ] || fail "no bandwidth plot"
+if [ "$(nproc)" -gt 1 ]; then
+  [ -f "$out/lat_mem_rd-c2c.png" ] || fail "no core-to-core heat map"
+fi
 ls "$out"/dto-speedup/*.png >/dev/null 2>&1 || fail "no dto distribution plots"
 
 # The comparison machinery on a run against itself (whether two separate runs agree is a
