@@ -39,11 +39,19 @@ impl Progress {
     /// Clears the line.
     pub fn finish(&mut self) {
         if self.enabled {
-            let mut e = std::io::stderr().lock();
-            let _ = write!(e, "\r\x1b[2K");
-            let _ = e.flush();
+            clear_line();
             self.enabled = false;
         }
+    }
+}
+
+/// Clears the progress line on a terminal's stderr (for output that interleaves with it);
+/// does nothing when stderr is not a terminal.
+pub fn clear_line() {
+    let mut e = std::io::stderr().lock();
+    if e.is_terminal() {
+        let _ = write!(e, "\r\x1b[2K");
+        let _ = e.flush();
     }
 }
 

@@ -139,51 +139,14 @@ pub fn round_deadline(b: &Bench, pages: PageKind, iters: u32) -> Duration {
 pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result<Report> {
     let st = &plan.settings;
     let benches = bench::select(&plan.only, st.short).map_err(benchmp::Usage)?;
-    sys::timer_check().map_err(benchmp::Unsupported)?;
-    for c in &plan.configs {
-        for spec in [&c.baseline, &c.current] {
-            if let Err((code, msg)) = spec.preflight() {
-                return Err(if code == benchmp::EXIT_UNSUPPORTED {
-                    benchmp::Unsupported(msg).into()
-                } else {
-                    benchmp::Usage(msg).into()
-                });
-            }
-        }
-    }
+    preflight(plan)?;
     let allowed = benchmp::sys::affinity::allowed_cpus().context("reading the CPU affinity")?;
     let lmbench_sched = std::env::var_os(benchmp::sched::LMBENCH_SCHED_ENV).is_some();
     let placed = placement_for(given, st.cpu, lmbench_sched, &allowed);
-    let cpu_note = placed.note.clone();
     let mut session = Session::<DtoData>::start("dto", &placed.args, &TimingArgs::default())?;
     session.set_repetitions(1);
     let cpus = pinned_cpus(&session.placement)?;
-
-    // Page sizes: 2 MiB needs two buffers' worth of reserved huge pages per CPU (every child
-    // maps its buffers before the first one is timed).
-    let largest = benches.iter().map(|b| b.size).max().unwrap_or(0);
-    let mut page_sizes = Vec::new();
-    for &p in &plan.pages {
-        let status = if p == PageKind::Huge {
-            let per_buffer = largest.div_ceil(p.bytes()) * p.bytes();
-            let need = 2 * per_buffer as u64 * cpus.len() as u64;
-            match benchmp::sys::mem::check_huge_pages(need) {
-                Ok(()) => None,
-                Err(e) => Some(e.to_string()),
-            }
-        } else {
-            None
-        };
-        page_sizes.push((p, status));
-    }
-    if page_sizes.iter().all(|(_, s)| s.is_some()) {
-        let why = page_sizes
-            .iter()
-            .filter_map(|(_, s)| s.clone())
-            .collect::<Vec<_>>()
-            .join("; ");
-        return Err(benchmp::Unsupported(format!("no page size can be measured: {why}")).into());
-    }
+    let page_sizes = page_sizes(plan, &benches, cpus.len())?;
     let measured: Vec<PageKind> = page_sizes
         .iter()
         .filter(|(_, s)| s.is_none())
@@ -195,7 +158,6 @@ pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result
         .max()
         .unwrap_or_default();
     session.set_min_timeout(deadline);
-
     std::fs::create_dir_all(&st.results_dir).map_err(|e| {
         benchmp::Usage(format!(
             "RESULTS_DIR {} cannot be made: {e}",
@@ -216,14 +178,119 @@ pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result
         st.uncore_freq_mhz,
     );
     let hz = sys::timer_hz();
-    let to_ns = |t: u64| t as f64 * 1e9 / hz;
+    let (cells, figures) = measure_cells(
+        &mut session,
+        plan,
+        (&benches, &measured, &cpus),
+        &mut dist,
+        hz,
+    )?;
+    dist.finish()?;
+    let setup = Setup {
+        cpus,
+        cpu_note: placed.note.clone(),
+        timer: sys::TIMER.into(),
+        timer_hz: hz,
+        core_freq: pin.core.clone(),
+        uncore_freq: pin.uncore.clone(),
+        rounds: st.rounds,
+        iterations: st.iters,
+        warmup_iterations: WARMUP_ITERS,
+        min_effect_pct: st.min_effect_pct,
+        cold_cache: st.cold_cache,
+        flush: sys::flush_method().into(),
+        short: st.short,
+        round_timeout_s: given.timeout.max(deadline.as_secs()),
+        distributions_csv: csv_path.display().to_string(),
+    };
+    drop(pin);
+    let extra = extra(plan, setup, &page_sizes, cells);
+    let mut report = session.finish(output, Some(extra));
+    report.figures = figures;
+    if let Some(source) = placed.source {
+        report.placement.source = source.into();
+    }
+    // Every sample is in distributions.csv and the current side's in the figures: the rounds'
+    // records keep their timing, not a third copy of the ticks.
+    for m in &mut report.measurements {
+        for c in &mut m.children {
+            for s in &mut c.samples {
+                s.detail = None;
+            }
+        }
+    }
+    Ok(report)
+}
 
+/// Refuses, before anything runs, the timer and implementations this machine lacks (3) or
+/// that cannot be loaded (2).
+fn preflight(plan: &RunPlan) -> Result<()> {
+    sys::timer_check().map_err(benchmp::Unsupported)?;
+    for c in &plan.configs {
+        for spec in [&c.baseline, &c.current] {
+            if let Err((code, msg)) = spec.preflight() {
+                return Err(if code == benchmp::EXIT_UNSUPPORTED {
+                    benchmp::Unsupported(msg).into()
+                } else {
+                    benchmp::Usage(msg).into()
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Each page size asked for, with why it cannot be measured (2 MiB needs two buffers' worth
+/// of reserved huge pages per CPU: every child maps its buffers before the first is timed);
+/// exit 3 when none can be.
+fn page_sizes(
+    plan: &RunPlan,
+    benches: &[&'static Bench],
+    cpus: usize,
+) -> Result<Vec<(PageKind, Option<String>)>> {
+    let largest = benches.iter().map(|b| b.size).max().unwrap_or(0);
+    let mut page_sizes = Vec::new();
+    for &p in &plan.pages {
+        let status = if p == PageKind::Huge {
+            let per_buffer = largest.div_ceil(p.bytes()) * p.bytes();
+            let need = 2 * per_buffer as u64 * cpus as u64;
+            match benchmp::sys::mem::check_huge_pages(need) {
+                Ok(()) => None,
+                Err(e) => Some(e.to_string()),
+            }
+        } else {
+            None
+        };
+        page_sizes.push((p, status));
+    }
+    if page_sizes.iter().all(|(_, s)| s.is_some()) {
+        let why = page_sizes
+            .iter()
+            .filter_map(|(_, s)| s.clone())
+            .collect::<Vec<_>>()
+            .join("; ");
+        return Err(benchmp::Unsupported(format!("no page size can be measured: {why}")).into());
+    }
+    Ok(page_sizes)
+}
+
+/// Every cell (benchmark × configuration × page size) on every CPU: its rounds, its samples
+/// in distributions.csv, its analysis and its figure.
+fn measure_cells(
+    session: &mut Session<DtoData>,
+    plan: &RunPlan,
+    (benches, measured, cpus): (&[&'static Bench], &[PageKind], &[usize]),
+    dist: &mut Distributions,
+    hz: f64,
+) -> Result<(Vec<Cell>, Vec<Figure>)> {
+    let st = &plan.settings;
+    let to_ns = |t: u64| t as f64 * 1e9 / hz;
     let total = measured.len() * benches.len() * plan.configs.len() * st.rounds as usize;
     let mut progress = Progress::new("dto", total);
     let mut cells = Vec::new();
     let mut figures = Vec::new();
-    for &pages in &measured {
-        for &b in &benches {
+    for &pages in measured {
+        for &b in benches {
             for config in &plan.configs {
                 let rp = RoundPlan {
                     bench: b,
@@ -232,7 +299,7 @@ pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result
                     iters: st.iters,
                     cold: st.cold_cache,
                 };
-                let ticks = rounds(&mut session, &rp, st.rounds, &cpus, &mut progress)?;
+                let ticks = rounds(session, &rp, st.rounds, cpus, &mut progress)?;
                 for (&cpu, ticks) in cpus.iter().zip(&ticks) {
                     dist.write(b, pages, &config.label, cpu, ticks, &to_ns)?;
                     let (cell, samples) = analyse(&rp, cpu, ticks, st, &to_ns)?;
@@ -251,29 +318,19 @@ pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result
         }
     }
     progress.finish();
-    dist.finish()?;
+    Ok((cells, figures))
+}
+
+/// dto's section of the report.
+fn extra(
+    plan: &RunPlan,
+    setup: Setup,
+    page_sizes: &[(PageKind, Option<String>)],
+    cells: Vec<Cell>,
+) -> Extra {
     let regressions = cells.iter().filter(|c| c.verdict == Verdict::Fail).count();
     let noisy = cells.iter().filter(|c| c.verdict == Verdict::Noisy).count();
-    let speedup = report::speedups(&cells);
-    let setup = Setup {
-        cpus,
-        cpu_note,
-        timer: sys::TIMER.into(),
-        timer_hz: hz,
-        core_freq: pin.core.clone(),
-        uncore_freq: pin.uncore.clone(),
-        rounds: st.rounds,
-        iterations: st.iters,
-        warmup_iterations: WARMUP_ITERS,
-        min_effect_pct: st.min_effect_pct,
-        cold_cache: st.cold_cache,
-        flush: sys::flush_method().into(),
-        short: st.short,
-        round_timeout_s: given.timeout.max(deadline.as_secs()),
-        distributions_csv: csv_path.display().to_string(),
-    };
-    drop(pin);
-    let extra = Extra {
+    Extra {
         mode: plan.mode.clone(),
         setup,
         configs: plan.configs.clone(),
@@ -285,27 +342,12 @@ pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result
                 note: s.clone(),
             })
             .collect(),
+        speedup: report::speedups(&cells),
         cells,
-        speedup,
         regressions,
         noisy,
         result: if regressions == 0 { "PASS" } else { "FAIL" }.into(),
-    };
-    let mut report = session.finish(output, Some(extra));
-    report.figures = figures;
-    if let Some(source) = placed.source {
-        report.placement.source = source.into();
     }
-    // Every sample is in distributions.csv and the current side's in the figures: the rounds'
-    // records keep their timing, not a third copy of the ticks.
-    for m in &mut report.measurements {
-        for c in &mut m.children {
-            for s in &mut c.samples {
-                s.detail = None;
-            }
-        }
-    }
-    Ok(report)
 }
 
 /// Per CPU, per round: the baseline and current ticks.

@@ -1,7 +1,5 @@
 //! socbench `lat_mem_rd`: arguments and output around [`lat_mem_rd::measure::run`].
 
-use std::io::IsTerminal;
-
 use anyhow::Result;
 use benchmp::Pages;
 use benchmp::cli::{OutputArgs, PlacementArgs, Stream, TimingArgs};
@@ -148,7 +146,6 @@ struct Printer {
     on: bool,
     to: Stream,
     explicit: bool,
-    progress_on_tty: bool,
 }
 
 impl Printer {
@@ -156,9 +153,7 @@ impl Printer {
         if !self.on {
             return;
         }
-        if self.progress_on_tty {
-            eprint!("\r\x1b[2K");
-        }
+        benchmp::progress::clear_line();
         let _ = self.to.write(s);
     }
 
@@ -196,7 +191,6 @@ fn run(cli: Cli) -> Result<i32> {
         on: text_on,
         to: cli.output.result_stream(),
         explicit: sweep.explicit_strides,
-        progress_on_tty: std::io::stderr().is_terminal(),
     };
     let finished = measure::run(
         &sweep,
