@@ -228,6 +228,52 @@ pub fn mix(buf: &mut [u32], reads: usize) -> u32 {
     s.iter().fold(0, |a, &x| a.wrapping_add(x))
 }
 
+/// lmbench's unrolled operations `n` passes a call, with the kernels above: what runs where
+/// there is no assembly version, and the reference the assembly versions are tested against.
+/// Sums come back as the wrapping u64 sum of the passes' 32-bit sums.
+pub mod repeated {
+    use super as p;
+
+    fn repeat(n: u64, mut f: impl FnMut() -> u32) -> u64 {
+        (0..n).fold(0u64, |s, _| s.wrapping_add(u64::from(f())))
+    }
+
+    /// `n` passes of [`p::rd`].
+    pub fn rd(b: &[u32], n: u64) -> u64 {
+        repeat(n, || p::rd(b))
+    }
+
+    /// `n` passes of [`p::frd`].
+    pub fn frd(b: &[u32], n: u64) -> u64 {
+        repeat(n, || p::frd(b))
+    }
+
+    /// `n` passes of [`p::rdwr`].
+    pub fn rdwr(b: &mut [u32], n: u64) -> u64 {
+        repeat(n, || p::rdwr(b))
+    }
+
+    /// `n` passes of [`p::wr`].
+    pub fn wr(b: &mut [u32], n: u64) {
+        (0..n).for_each(|_| p::wr(b));
+    }
+
+    /// `n` passes of [`p::fwr`].
+    pub fn fwr(b: &mut [u32], n: u64) {
+        (0..n).for_each(|_| p::fwr(b));
+    }
+
+    /// `n` passes of [`p::cp`].
+    pub fn cp(s: &[u32], d: &mut [u32], n: u64) {
+        (0..n).for_each(|_| p::cp(s, d));
+    }
+
+    /// `n` passes of [`p::fcp`].
+    pub fn fcp(s: &[u32], d: &mut [u32], n: u64) {
+        (0..n).for_each(|_| p::fcp(s, d));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
