@@ -1,4 +1,4 @@
-//! The kernels: one pass of an operation over its buffers, and the choice of implementation.
+//! The kernels: passes of an operation over its buffers, and the choice of implementation.
 //!
 //! lmbench's nine operations have one implementation each: the unrolled ones in
 //! [`lmbench_x86_64`] on x86_64 (assembly with the instruction shape of the reference build, GCC
@@ -7,6 +7,8 @@
 //! `bcopy` through libc. The peak-bandwidth kernels (`rdvec`, `wrnt`, `cpnt`, the mixes) have a variant
 //! per instruction set, chosen once at run time (AVX-512, AVX2 or SSE2 on x86_64, NEON on
 //! aarch64) with a portable fallback, and the choice is recorded in the report.
+
+use std::hint::black_box;
 
 use benchmp::{Unsupported, Usage};
 use serde::Serialize;
@@ -112,6 +114,16 @@ pub enum Io<'a> {
     One(&'a mut [u8]),
     /// Copies from the first buffer into the second (same length).
     Two(&'a [u8], &'a mut [u8]),
+}
+
+impl Io<'_> {
+    /// The same buffers, borrowed again for one pass.
+    fn reborrow(&mut self) -> Io<'_> {
+        match self {
+            Io::One(b) => Io::One(b),
+            Io::Two(s, d) => Io::Two(s, d),
+        }
+    }
 }
 
 /// An operation bound to an implementation this CPU can run. Only [`Kernel::select`] builds
@@ -224,43 +236,67 @@ impl Kernel {
     /// length. Buffers must be 64-byte aligned (the non-temporal stores need it); a copy's
     /// destination at least as long as its source.
     pub fn pass(&self, io: Io<'_>) -> u64 {
+        self.passes(io, 1)
+    }
+
+    /// Runs `n` passes over the buffers and returns the wrapping sum of their checksums (see
+    /// [`Kernel::pass`]).
+    ///
+    /// lmbench's operations and libc's loop over the passes right around the kernel, as
+    /// lmbench's own loops do: at 512 bytes a pass lasts a few nanoseconds, so a dispatch and
+    /// slice checks per pass would be part of the figure. The other operations hide the
+    /// buffers' addresses from the optimiser at every pass, so that no pass's stores can be
+    /// merged with the next one's or dropped; lmbench's kernels need no such help (assembly,
+    /// or volatile accesses), and the libc loops hand the destination to an empty asm statement
+    /// after each call.
+    pub fn passes(&self, io: Io<'_>, n: u64) -> u64 {
         use portable as p;
         match (self.op, io) {
-            (Op::Rd, Io::One(b)) => lm::rd(p::words(b), 1),
+            (Op::Rd, Io::One(b)) => lm::rd(p::words(b), n),
+            (Op::Frd, Io::One(b)) => lm::frd(p::words(b), n),
+            (Op::Rdwr, Io::One(b)) => lm::rdwr(p::words_mut(b), n),
             (Op::Wr, Io::One(b)) => {
-                lm::wr(p::words_mut(b), 1);
+                lm::wr(p::words_mut(b), n);
                 0
             }
-            (Op::Rdwr, Io::One(b)) => lm::rdwr(p::words_mut(b), 1),
-            (Op::Frd, Io::One(b)) => lm::frd(p::words(b), 1),
             (Op::Fwr, Io::One(b)) => {
-                lm::fwr(p::words_mut(b), 1);
-                0
-            }
-            (Op::Bzero, Io::One(b)) => {
-                p::libc_memset(b, 0);
-                0
-            }
-            (Op::Memset, Io::One(b)) => {
-                p::libc_memset(b, 1);
+                lm::fwr(p::words_mut(b), n);
                 0
             }
             (Op::Cp, Io::Two(s, d)) => {
-                lm::cp(p::words(s), p::words_mut(d), 1);
+                lm::cp(p::words(s), p::words_mut(d), n);
                 0
             }
             (Op::Fcp, Io::Two(s, d)) => {
-                lm::fcp(p::words(s), p::words_mut(d), 1);
+                lm::fcp(p::words(s), p::words_mut(d), n);
+                0
+            }
+            (op @ (Op::Bzero | Op::Memset), Io::One(b)) => {
+                p::libc_memset_passes(b, u8::from(op == Op::Memset), n);
                 0
             }
             (Op::Bcopy, Io::Two(s, d)) => {
-                p::libc_memmove(s, d);
+                p::libc_memmove_passes(s, d, n);
                 0
             }
             (Op::Memcpy, Io::Two(s, d)) => {
-                p::libc_memcpy(s, d);
+                p::libc_memcpy_passes(s, d, n);
                 0
             }
+            (_, mut io) => {
+                let mut sum = 0u64;
+                for _ in 0..n {
+                    sum = sum.wrapping_add(self.vector_pass(black_box(io.reborrow())));
+                }
+                sum
+            }
+        }
+    }
+
+    /// One pass of a peak-bandwidth kernel.
+    fn vector_pass(&self, io: Io<'_>) -> u64 {
+        use portable as p;
+        match (self.op, io) {
             (Op::Rdvec, Io::One(b)) => self.rdvec(p::words(b)).into(),
             (Op::Wrnt, Io::One(b)) => {
                 self.wrnt(p::words_mut(b));
@@ -371,6 +407,46 @@ mod tests {
             Kernel::all_available(Op::Rdvec).last().unwrap().isa(),
             Isa::Portable
         );
+    }
+
+    /// Two buffers of `len` bytes (the second for copies) holding a pattern.
+    fn buffers(len: usize) -> (benchmp::Buffer, benchmp::Buffer) {
+        let mut a = benchmp::Buffer::new(len, benchmp::Pages::Small).unwrap();
+        let mut b = benchmp::Buffer::new(len, benchmp::Pages::Small).unwrap();
+        for (i, x) in a.as_mut_slice().iter_mut().enumerate() {
+            *x = (i * 7 + 3) as u8;
+        }
+        b.as_mut_slice().fill(0xa5);
+        (a, b)
+    }
+
+    fn io<'a>(op: Op, a: &'a mut benchmp::Buffer, b: &'a mut benchmp::Buffer) -> Io<'a> {
+        if op.uses_second_buffer() {
+            Io::Two(a.as_slice(), b.as_mut_slice())
+        } else {
+            Io::One(a.as_mut_slice())
+        }
+    }
+
+    #[test]
+    fn passes_equal_as_many_single_passes() {
+        for op in Op::ALL {
+            for k in Kernel::all_available(op) {
+                for len in [512, 4096 + 200] {
+                    let (mut a1, mut b1) = buffers(len);
+                    let (mut a2, mut b2) = buffers(len);
+                    let many = k.passes(io(op, &mut a1, &mut b1), 3);
+                    let single: u64 = (0..3).fold(0u64, |s, _| {
+                        s.wrapping_add(k.pass(io(op, &mut a2, &mut b2)))
+                    });
+                    let what = format!("{op} {} {len}", k.label());
+                    assert_eq!(many, single, "{what}: checksum");
+                    assert_eq!(a1.as_slice(), a2.as_slice(), "{what}: first buffer");
+                    assert_eq!(b1.as_slice(), b2.as_slice(), "{what}: second buffer");
+                    assert_eq!(k.passes(io(op, &mut a1, &mut b1), 0), 0, "{what}: no pass");
+                }
+            }
+        }
     }
 
     #[test]
