@@ -4,8 +4,9 @@
 //!
 //! The shape is part of the figure. One pointer per buffer is advanced by 512 bytes after each
 //! chunk, and every access addresses `[pointer + offset of the int in the chunk]`. The sums are
-//! one dependent add chain per chunk, added into the pass's sum after the chunk (`rd`, `frd`),
-//! or one chain through the sum (`rdwr`). The loop ends with `cmp`/`jb` against the end of the
+//! one dependent add chain per chunk, added into the sum after the chunk (`rd`, `frd`), or one
+//! chain through the sum (`rdwr`); the sum runs on from pass to pass, as lmbench's register
+//! does. The loop ends with `cmp`/`jb` against the end of the
 //! last whole chunk. Measured on an AMD EPYC (Zen 4) KVM guest, one core, against lmbench's own
 //! `bw_mem` in A B B A order, before this module:
 //!
@@ -17,7 +18,7 @@
 //!   caches; `fcp`: rustc's partly rolled loop ran 0.7-0.9× lmbench's fully unrolled one.
 //!
 //! Every function reads and writes exactly the ints the portable kernels do (the tests compare
-//! them) and returns the same checksums. Each takes a pass count and loops over the passes
+//! them) and returns the same checksum, the wrapping 32-bit sum of every int read. Each takes a pass count and loops over the passes
 //! itself, as lmbench's functions do.
 #![allow(unsafe_code)]
 
@@ -75,7 +76,7 @@ macro_rules! store_one {
     ($($o:literal)*) => { concat!($("mov dword ptr [{p} + ", $o, "], 1\n",)*) };
 }
 
-/// `add s, [p + o]` then `mov [p + o], 1` for each offset: the chain runs through the total.
+/// `add s, [p + o]` then `mov [p + o], 1` for each offset: the chain runs through the sum.
 macro_rules! add_then_store_one {
     ($($o:literal)*) => {
         concat!($("add {s:e}, dword ptr [{p} + ", $o, "]\nmov dword ptr [{p} + ", $o, "], 1\n",)*)
@@ -96,16 +97,15 @@ fn span(p: *const u32, len: usize) -> (*const u32, *const u32) {
 }
 
 /// lmbench `rd`, `passes` times: per chunk, ints 0, 4, … 124 summed in one chain, then added to
-/// the pass's sum. Returns the wrapping sum of the passes' 32-bit sums.
+/// the sum, which runs on over all passes as lmbench's does. Returns it (wrapping, 32-bit).
 #[inline(never)]
 pub fn rd(buf: &[u32], passes: u64) -> u64 {
     let (start, end) = span(buf.as_ptr(), buf.len());
     if start == end {
         return 0;
     }
-    let mut total = 0u64;
+    let mut sum = 0u32;
     for _ in 0..passes {
-        let mut sum = 0u32;
         // SAFETY: the loop reads 4-byte ints at offsets below 512 of each chunk from `start`
         // up to `end`, the end of the last whole chunk of `buf`, so every load lies inside the
         // borrowed slice (4-byte aligned, as any &[u32]); it writes only the named registers.
@@ -125,22 +125,20 @@ pub fn rd(buf: &[u32], passes: u64) -> u64 {
                 options(nostack, readonly),
             );
         }
-        total = total.wrapping_add(u64::from(sum));
     }
-    total
+    u64::from(sum)
 }
 
 /// lmbench `frd`, `passes` times: per chunk, all 128 ints summed in one chain, then added to
-/// the pass's sum. Returns the wrapping sum of the passes' 32-bit sums.
+/// the sum, which runs on over all passes. Returns it (wrapping, 32-bit).
 #[inline(never)]
 pub fn frd(buf: &[u32], passes: u64) -> u64 {
     let (start, end) = span(buf.as_ptr(), buf.len());
     if start == end {
         return 0;
     }
-    let mut total = 0u64;
+    let mut sum = 0u32;
     for _ in 0..passes {
-        let mut sum = 0u32;
         // SAFETY: as in `rd`: every load is at an offset below 512 of a whole chunk of `buf`.
         unsafe {
             asm!(
@@ -158,9 +156,8 @@ pub fn frd(buf: &[u32], passes: u64) -> u64 {
                 options(nostack, readonly),
             );
         }
-        total = total.wrapping_add(u64::from(sum));
     }
-    total
+    u64::from(sum)
 }
 
 /// lmbench `wr`, `passes` times: per chunk, 1 into ints 0, 4, … 124.
@@ -214,8 +211,10 @@ pub fn fwr(buf: &mut [u32], passes: u64) {
     }
 }
 
-/// lmbench `rdwr`, `passes` times: per chunk, for ints 0, 4, … 124: add it to the pass's sum,
-/// then store 1 into it. Returns the wrapping sum of the passes' 32-bit sums.
+/// lmbench `rdwr`, `passes` times: per chunk, for ints 0, 4, … 124: add it to the sum, then
+/// store 1 into it. The sum is one dependent chain through every pass, as lmbench's (a chain
+/// restarted at every pass let small buffers' passes overlap: 1.8× lmbench's figure at 512
+/// bytes). Returns it (wrapping, 32-bit).
 #[inline(never)]
 pub fn rdwr(buf: &mut [u32], passes: u64) -> u64 {
     let start = buf.as_mut_ptr();
@@ -223,9 +222,8 @@ pub fn rdwr(buf: &mut [u32], passes: u64) -> u64 {
     if start.cast_const() == end {
         return 0;
     }
-    let mut total = 0u64;
+    let mut sum = 0u32;
     for _ in 0..passes {
-        let mut sum = 0u32;
         // SAFETY: as in `wr`; the loads are at the same offsets as the stores.
         unsafe {
             asm!(
@@ -240,9 +238,8 @@ pub fn rdwr(buf: &mut [u32], passes: u64) -> u64 {
                 options(nostack),
             );
         }
-        total = total.wrapping_add(u64::from(sum));
     }
-    total
+    u64::from(sum)
 }
 
 /// lmbench `cp`, `passes` times: per chunk, ints 0, 4, … 124 of `src` copied to the same place

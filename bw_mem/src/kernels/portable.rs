@@ -281,12 +281,12 @@ pub fn mix(buf: &mut [u32], reads: usize) -> u32 {
 
 /// lmbench's unrolled operations `n` passes a call, with the kernels above: what runs where
 /// there is no assembly version, and the reference the assembly versions are tested against.
-/// Sums come back as the wrapping u64 sum of the passes' 32-bit sums.
+/// Sums come back as the wrapping 32-bit sum of every int read in all passes.
 pub mod repeated {
     use super as p;
 
     fn repeat(n: u64, mut f: impl FnMut() -> u32) -> u64 {
-        (0..n).fold(0u64, |s, _| s.wrapping_add(u64::from(f())))
+        u64::from((0..n).fold(0u32, |s, _| s.wrapping_add(f())))
     }
 
     /// `n` passes of [`p::rd`].
