@@ -38,6 +38,9 @@ pub struct Spec<P> {
     pub iterations: Iterations,
     /// Subtract the calibrated loop overhead (lmbench does; fixed-work benchmarks may not).
     pub subtract_loop_overhead: bool,
+    /// Share of the loop overhead subtracted per iteration: 1 when an iteration is lmbench's,
+    /// less when it is a fraction of lmbench's (lat_mem_rd: 100 loads of lmbench's count).
+    pub loop_overhead_share: f64,
 }
 
 impl<P> Spec<P> {
@@ -54,6 +57,7 @@ impl<P> Spec<P> {
             enough_floor_us: 0,
             iterations: Iterations::Calibrate { hint: None },
             subtract_loop_overhead: true,
+            loop_overhead_share: 1.0,
         }
     }
 
@@ -326,7 +330,7 @@ impl<T: ToolData> Session<T> {
             0
         };
         let lo = if spec.subtract_loop_overhead {
-            cal.loop_overhead_ns
+            cal.loop_overhead_ns * spec.loop_overhead_share
         } else {
             0.0
         };

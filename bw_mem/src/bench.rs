@@ -7,8 +7,6 @@
 //! faults land in the first timed intervals; here every page of both is faulted in before the
 //! first interval.
 
-use std::hint::black_box;
-
 use benchmp::sys::mem::{MemError, PagesObtained};
 use benchmp::{Benchmark, Buffer, Pages};
 use serde::{Deserialize, Serialize};
@@ -145,14 +143,8 @@ impl Benchmark for BwBench {
     type Child = ChildPages;
 
     fn run(&mut self, iterations: u64) -> u64 {
-        let mut checksum = 0u64;
-        for _ in 0..iterations {
-            // Hiding the buffers' addresses each pass makes every pass's stores observable,
-            // so none can be merged with the next pass's or dropped.
-            let io = black_box(self.bufs.io());
-            checksum = checksum.wrapping_add(self.kernel.pass(io));
-        }
-        checksum
+        // The kernel loops over the passes itself (see `Kernel::passes`).
+        self.kernel.passes(self.bufs.io(), iterations)
     }
 
     /// The pages the kernel gave this child's buffers (read from its /proc/self/smaps), so

@@ -41,9 +41,10 @@ struct Cli {
     #[command(flatten)]
     output: OutputArgs,
 
-    /// Page size of the buffers: 4k (transparent huge pages refused), thp (asked with madvise)
-    /// or huge (reserved 2 MiB hugetlb pages; needs /proc/sys/vm/nr_hugepages).
-    #[arg(long, value_enum, default_value = "4k")]
+    /// Page size of the buffers: system (no advice, the kernel's THP policy decides, as for
+    /// lmbench's valloc), 4k (transparent huge pages refused), thp (asked with madvise) or huge
+    /// (reserved 2 MiB hugetlb pages; needs /proc/sys/vm/nr_hugepages).
+    #[arg(long, value_enum, default_value = "system")]
     pages: Pages,
 
     /// Implementation of rdvec, wrnt, cpnt and the mixes. Default: the widest this CPU has.

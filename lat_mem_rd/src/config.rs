@@ -99,7 +99,7 @@ pub struct Request {
     pub random: bool,
     /// `--exact-rings`.
     pub exact_rings: bool,
-    /// `--pages` (`None`: 4k).
+    /// `--pages` (`None`: system, as lmbench's malloc).
     pub pages: Option<Pages>,
     /// `--recalibrate-each-size`.
     pub recalibrate_each_size: bool,
@@ -193,7 +193,7 @@ pub fn check(req: &Request, page_size: u64) -> Result<Sweep, Usage> {
         } else {
             Rings::Lmbench
         },
-        pages: req.pages.unwrap_or(Pages::Small),
+        pages: req.pages.unwrap_or(Pages::System),
         page_size,
         strategy: if req.recalibrate_each_size {
             Strategy::RecalibrateEachSize
@@ -252,7 +252,7 @@ mod tests {
         assert_eq!((s.min_bytes, s.max_bytes), (512, M));
         assert_eq!(s.mode, Mode::Sequential);
         assert_eq!(s.rings, Rings::Lmbench);
-        assert_eq!(s.pages, Pages::Small);
+        assert_eq!(s.pages, Pages::System);
         assert_eq!(s.strategy, Strategy::Predicted);
         let s = check(&req(M, &[16, 128]), 4096).unwrap();
         assert!(s.explicit_strides);

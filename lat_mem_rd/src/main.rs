@@ -52,10 +52,11 @@ struct Cli {
     #[arg(long, value_name = "SIZE", value_parser = config::parse_nonzero_size)]
     max: Option<u64>,
 
-    /// Page size of the buffers: 4k (transparent huge pages refused with MADV_NOHUGEPAGE), thp
-    /// (asked with MADV_HUGEPAGE) or huge (reserved 2 MiB hugetlb pages, see
+    /// Page size of the buffers: system (no advice, the kernel's THP policy decides, as for
+    /// lmbench's malloc), 4k (transparent huge pages refused with MADV_NOHUGEPAGE), thp (asked
+    /// with MADV_HUGEPAGE) or huge (reserved 2 MiB hugetlb pages, see
     /// /proc/sys/vm/nr_hugepages). The pages obtained are in the JSON.
-    #[arg(long, value_enum, value_name = "PAGES", default_value = "4k")]
+    #[arg(long, value_enum, value_name = "PAGES", default_value = "system")]
     pages: Pages,
 
     /// Print the curve summary on the stream the results do not use (stdout by default)

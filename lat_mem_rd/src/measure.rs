@@ -456,6 +456,8 @@ impl SizeRun<'_> {
             },
         );
         spec.enough_floor_us = sweep.enough_floor_us;
+        // lmbench subtracts its loop overhead once per call of count loads; a pass is 100.
+        spec.loop_overhead_share = LOADS_PER_PASS as f64 / lmbench_count(g.range, g.stride) as f64;
         spec.iterations = Iterations::Calibrate { hint: predicted };
         let make = |child: &ChildInfo| build_child(&g, sweep.pages, sweep.seed, child);
         let (m, framework_ns) = match sweep.strategy {

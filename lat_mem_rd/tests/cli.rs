@@ -66,7 +66,7 @@ fn help_describes_every_option() {
     ] {
         assert!(text.contains(flag), "{flag} missing from:\n{text}");
     }
-    assert!(text.contains("[default: 4k]"));
+    assert!(text.contains("[default: system]"));
 }
 
 #[test]

@@ -20,6 +20,9 @@ pub const HUGE_PAGE: usize = 2 << 20;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Pages {
+    /// No advice: the kernel's transparent-huge-page policy decides, as it does for memory
+    /// from malloc (what lmbench gets: huge pages with THP `always`, base pages with `madvise`).
+    System,
     /// Base pages only; transparent huge pages are refused with MADV_NOHUGEPAGE.
     #[value(name = "4k")]
     #[serde(rename = "4k")]
@@ -94,9 +97,10 @@ impl MemError {
 }
 
 impl Pages {
-    /// The option value (`4k`, `thp`, `huge`).
+    /// The option value (`system`, `4k`, `thp`, `huge`).
     pub fn name(self) -> &'static str {
         match self {
+            Pages::System => "system",
             Pages::Small => "4k",
             Pages::Thp => "thp",
             Pages::Huge => "huge",
@@ -260,7 +264,7 @@ impl Buffer {
         let advice = match pages {
             Pages::Small => Some(MmapAdvise::MADV_NOHUGEPAGE),
             Pages::Thp => Some(MmapAdvise::MADV_HUGEPAGE),
-            Pages::Huge => None,
+            Pages::System | Pages::Huge => None,
         };
         if let Some(advice) = advice {
             // SAFETY: the range is exactly the mapping just created; advice does not unmap it.

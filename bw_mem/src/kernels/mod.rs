@@ -1,11 +1,14 @@
-//! The kernels: one pass of an operation over its buffers, and the choice of implementation.
+//! The kernels: passes of an operation over its buffers, and the choice of implementation.
 //!
 //! lmbench's nine operations have one implementation each: the unrolled ones in
-//! [`portable`] (4-byte scalar accesses through volatile loads and stores, so the compiler can
-//! neither widen nor drop them, as lmbench's `-O` build accesses memory), `bzero` and `bcopy`
-//! through libc. The peak-bandwidth kernels (`rdvec`, `wrnt`, `cpnt`, the mixes) have a variant
+//! [`lmbench_x86_64`] on x86_64 (assembly with the instruction shape of the reference build, GCC
+//! `-O`: the figure depends on it) and in [`portable`] elsewhere (4-byte scalar accesses through
+//! volatile loads and stores, so the compiler can neither widen nor drop them), `bzero` and
+//! `bcopy` through libc. The peak-bandwidth kernels (`rdvec`, `wrnt`, `cpnt`, the mixes) have a variant
 //! per instruction set, chosen once at run time (AVX-512, AVX2 or SSE2 on x86_64, NEON on
 //! aarch64) with a portable fallback, and the choice is recorded in the report.
+
+use std::hint::black_box;
 
 use benchmp::{Unsupported, Usage};
 use serde::Serialize;
@@ -16,6 +19,23 @@ pub mod portable;
 
 #[cfg(target_arch = "x86_64")]
 pub mod x86_64;
+
+#[cfg(target_arch = "x86_64")]
+pub mod lmbench_x86_64;
+
+/// lmbench's unrolled operations, `n` passes a call: in assembly with the reference build's
+/// loop shape on x86_64, the portable volatile-access code elsewhere.
+#[cfg(target_arch = "x86_64")]
+use lmbench_x86_64 as lm;
+#[cfg(not(target_arch = "x86_64"))]
+use portable::repeated as lm;
+
+/// How the implementation of lmbench's unrolled operations is named in reports.
+const LMBENCH_LOOPS: &str = if cfg!(target_arch = "x86_64") {
+    "x86_64 asm, gcc -O shape (4-byte)"
+} else {
+    "portable (4-byte volatile)"
+};
 
 #[cfg(target_arch = "aarch64")]
 pub mod aarch64;
@@ -94,6 +114,16 @@ pub enum Io<'a> {
     One(&'a mut [u8]),
     /// Copies from the first buffer into the second (same length).
     Two(&'a [u8], &'a mut [u8]),
+}
+
+impl Io<'_> {
+    /// The same buffers, borrowed again for one pass.
+    fn reborrow(&mut self) -> Io<'_> {
+        match self {
+            Io::One(b) => Io::One(b),
+            Io::Two(s, d) => Io::Two(s, d),
+        }
+    }
 }
 
 /// An operation bound to an implementation this CPU can run. Only [`Kernel::select`] builds
@@ -193,7 +223,7 @@ impl Kernel {
         } else if self.isa == Isa::Portable && matches!(self.op, Op::Wrnt | Op::Cpnt) {
             "portable (ordinary stores, not non-temporal)".into()
         } else if self.isa == Isa::Portable && self.op.is_lmbench() {
-            "portable (4-byte volatile)".into()
+            LMBENCH_LOOPS.into()
         } else {
             self.isa.name().into()
         }
@@ -206,44 +236,68 @@ impl Kernel {
     /// length. Buffers must be 64-byte aligned (the non-temporal stores need it); a copy's
     /// destination at least as long as its source.
     pub fn pass(&self, io: Io<'_>) -> u64 {
+        self.passes(io, 1)
+    }
+
+    /// Runs `n` passes over the buffers and returns the checksum of them all: the wrapping
+    /// 32-bit sum of every word read in every pass (see [`Kernel::pass`]).
+    ///
+    /// lmbench's operations and libc's loop over the passes right around the kernel, as
+    /// lmbench's own loops do: at 512 bytes a pass lasts a few nanoseconds, so a dispatch and
+    /// slice checks per pass would be part of the figure. The other operations hide the
+    /// buffers' addresses from the optimiser at every pass, so that no pass's stores can be
+    /// merged with the next one's or dropped; lmbench's kernels need no such help (assembly,
+    /// or volatile accesses), and the libc loops hand the destination to an empty asm statement
+    /// after each call.
+    pub fn passes(&self, io: Io<'_>, n: u64) -> u64 {
         use portable as p;
         match (self.op, io) {
-            (Op::Rd, Io::One(b)) => p::rd(p::words(b)).into(),
+            (Op::Rd, Io::One(b)) => lm::rd(p::words(b), n),
+            (Op::Frd, Io::One(b)) => lm::frd(p::words(b), n),
+            (Op::Rdwr, Io::One(b)) => lm::rdwr(p::words_mut(b), n),
             (Op::Wr, Io::One(b)) => {
-                p::wr(p::words_mut(b));
+                lm::wr(p::words_mut(b), n);
                 0
             }
-            (Op::Rdwr, Io::One(b)) => p::rdwr(p::words_mut(b)).into(),
-            (Op::Frd, Io::One(b)) => p::frd(p::words(b)).into(),
             (Op::Fwr, Io::One(b)) => {
-                p::fwr(p::words_mut(b));
-                0
-            }
-            (Op::Bzero, Io::One(b)) => {
-                p::libc_memset(b, 0);
-                0
-            }
-            (Op::Memset, Io::One(b)) => {
-                p::libc_memset(b, 1);
+                lm::fwr(p::words_mut(b), n);
                 0
             }
             (Op::Cp, Io::Two(s, d)) => {
-                p::cp(p::words(s), p::words_mut(d));
+                lm::cp(p::words(s), p::words_mut(d), n);
                 0
             }
             (Op::Fcp, Io::Two(s, d)) => {
-                p::fcp(p::words(s), p::words_mut(d));
+                lm::fcp(p::words(s), p::words_mut(d), n);
+                0
+            }
+            (op @ (Op::Bzero | Op::Memset), Io::One(b)) => {
+                p::libc_memset_passes(b, u8::from(op == Op::Memset), n);
                 0
             }
             (Op::Bcopy, Io::Two(s, d)) => {
-                p::libc_memmove(s, d);
+                p::libc_memmove_passes(s, d, n);
                 0
             }
             (Op::Memcpy, Io::Two(s, d)) => {
-                p::libc_memcpy(s, d);
+                p::libc_memcpy_passes(s, d, n);
                 0
             }
-            (Op::Rdvec, Io::One(b)) => self.rdvec(p::words(b)).into(),
+            (_, mut io) => {
+                let mut sum = 0u32;
+                for _ in 0..n {
+                    sum = sum.wrapping_add(self.vector_pass(black_box(io.reborrow())));
+                }
+                u64::from(sum)
+            }
+        }
+    }
+
+    /// One pass of a peak-bandwidth kernel; its checksum.
+    fn vector_pass(&self, io: Io<'_>) -> u32 {
+        use portable as p;
+        match (self.op, io) {
+            (Op::Rdvec, Io::One(b)) => self.rdvec(p::words(b)),
             (Op::Wrnt, Io::One(b)) => {
                 self.wrnt(p::words_mut(b));
                 0
@@ -254,7 +308,7 @@ impl Kernel {
             }
             (op @ (Op::Mix3_1 | Op::Mix2_1 | Op::Mix1_1), Io::One(b)) => {
                 let reads = op.mix_reads().unwrap_or(1) as usize;
-                self.mix(p::words_mut(b), reads).into()
+                self.mix(p::words_mut(b), reads)
             }
             (op, io) => panic!("{op} given the wrong buffers: {io:?}"),
         }
@@ -353,6 +407,47 @@ mod tests {
             Kernel::all_available(Op::Rdvec).last().unwrap().isa(),
             Isa::Portable
         );
+    }
+
+    /// Two buffers of `len` bytes (the second for copies) holding a pattern.
+    fn buffers(len: usize) -> (benchmp::Buffer, benchmp::Buffer) {
+        let mut a = benchmp::Buffer::new(len, benchmp::Pages::Small).unwrap();
+        let mut b = benchmp::Buffer::new(len, benchmp::Pages::Small).unwrap();
+        for (i, x) in a.as_mut_slice().iter_mut().enumerate() {
+            *x = (i * 7 + 3) as u8;
+        }
+        b.as_mut_slice().fill(0xa5);
+        (a, b)
+    }
+
+    fn io<'a>(op: Op, a: &'a mut benchmp::Buffer, b: &'a mut benchmp::Buffer) -> Io<'a> {
+        if op.uses_second_buffer() {
+            Io::Two(a.as_slice(), b.as_mut_slice())
+        } else {
+            Io::One(a.as_mut_slice())
+        }
+    }
+
+    #[test]
+    fn passes_equal_as_many_single_passes() {
+        for op in Op::ALL {
+            for k in Kernel::all_available(op) {
+                for len in [512, 4096 + 200] {
+                    let (mut a1, mut b1) = buffers(len);
+                    let (mut a2, mut b2) = buffers(len);
+                    let many = k.passes(io(op, &mut a1, &mut b1), 3);
+                    let single = (0..3).fold(0u32, |s, _| {
+                        s.wrapping_add(k.pass(io(op, &mut a2, &mut b2)) as u32)
+                    });
+                    let single = u64::from(single);
+                    let what = format!("{op} {} {len}", k.label());
+                    assert_eq!(many, single, "{what}: checksum");
+                    assert_eq!(a1.as_slice(), a2.as_slice(), "{what}: first buffer");
+                    assert_eq!(b1.as_slice(), b2.as_slice(), "{what}: second buffer");
+                    assert_eq!(k.passes(io(op, &mut a1, &mut b1), 0), 0, "{what}: no pass");
+                }
+            }
+        }
     }
 
     #[test]

@@ -174,6 +174,57 @@ pub fn libc_memcpy(src: &[u8], dst: &mut [u8]) {
     unsafe { libc::memcpy(dst.as_mut_ptr().cast(), src.as_ptr().cast(), src.len()) };
 }
 
+/// Tells the compiler that the memory at `p` may have been read here: no instruction, but no
+/// store to it before can be dropped as dead, so one pass's libc call cannot be merged with
+/// the next one's or hoisted out of the loop.
+#[inline(always)]
+fn touched(p: *const u8) {
+    // SAFETY: an empty assembly statement executes nothing; given `p` and without `nomem`, it
+    // only stops the compiler from assuming the memory `p` reaches unread across it.
+    unsafe { std::arch::asm!("/* {0} */", in(reg) p, options(nostack, preserves_flags)) };
+}
+
+/// `n` passes of libc `memset` over the whole buffer, as lmbench's `bzero` loop calls
+/// `bzero` once per iteration: no work between the calls but the loop.
+#[inline(never)]
+pub fn libc_memset_passes(buf: &mut [u8], byte: u8, n: u64) {
+    for _ in 0..n {
+        // SAFETY: the pointer and length describe exactly the borrowed, writable slice.
+        unsafe { libc::memset(buf.as_mut_ptr().cast(), i32::from(byte), buf.len()) };
+        touched(buf.as_ptr());
+    }
+}
+
+/// `n` passes of libc `memmove` of `src` into `dst` (lmbench's `bcopy` loop). The compiler
+/// calls `memcpy` for it (two borrows cannot overlap); glibc runs the same code for both on
+/// x86_64.
+///
+/// # Panics
+/// When `dst` is shorter than `src`.
+#[inline(never)]
+pub fn libc_memmove_passes(src: &[u8], dst: &mut [u8], n: u64) {
+    assert!(dst.len() >= src.len(), "destination shorter than source");
+    for _ in 0..n {
+        // SAFETY: as in `libc_memmove`.
+        unsafe { libc::memmove(dst.as_mut_ptr().cast(), src.as_ptr().cast(), src.len()) };
+        touched(dst.as_ptr());
+    }
+}
+
+/// `n` passes of libc `memcpy` of `src` into `dst`.
+///
+/// # Panics
+/// When `dst` is shorter than `src`.
+#[inline(never)]
+pub fn libc_memcpy_passes(src: &[u8], dst: &mut [u8], n: u64) {
+    assert!(dst.len() >= src.len(), "destination shorter than source");
+    for _ in 0..n {
+        // SAFETY: as in `libc_memcpy`.
+        unsafe { libc::memcpy(dst.as_mut_ptr().cast(), src.as_ptr().cast(), src.len()) };
+        touched(dst.as_ptr());
+    }
+}
+
 /// `rdvec` fallback and reference: the wrapping sum of every int of every chunk (plain loads;
 /// the compiler picks the width for the build's target).
 #[inline(never)]
@@ -226,6 +277,52 @@ pub fn mix(buf: &mut [u32], reads: usize) -> u32 {
         }
     }
     s.iter().fold(0, |a, &x| a.wrapping_add(x))
+}
+
+/// lmbench's unrolled operations `n` passes a call, with the kernels above: what runs where
+/// there is no assembly version, and the reference the assembly versions are tested against.
+/// Sums come back as the wrapping 32-bit sum of every int read in all passes.
+pub mod repeated {
+    use super as p;
+
+    fn repeat(n: u64, mut f: impl FnMut() -> u32) -> u64 {
+        u64::from((0..n).fold(0u32, |s, _| s.wrapping_add(f())))
+    }
+
+    /// `n` passes of [`p::rd`].
+    pub fn rd(b: &[u32], n: u64) -> u64 {
+        repeat(n, || p::rd(b))
+    }
+
+    /// `n` passes of [`p::frd`].
+    pub fn frd(b: &[u32], n: u64) -> u64 {
+        repeat(n, || p::frd(b))
+    }
+
+    /// `n` passes of [`p::rdwr`].
+    pub fn rdwr(b: &mut [u32], n: u64) -> u64 {
+        repeat(n, || p::rdwr(b))
+    }
+
+    /// `n` passes of [`p::wr`].
+    pub fn wr(b: &mut [u32], n: u64) {
+        (0..n).for_each(|_| p::wr(b));
+    }
+
+    /// `n` passes of [`p::fwr`].
+    pub fn fwr(b: &mut [u32], n: u64) {
+        (0..n).for_each(|_| p::fwr(b));
+    }
+
+    /// `n` passes of [`p::cp`].
+    pub fn cp(s: &[u32], d: &mut [u32], n: u64) {
+        (0..n).for_each(|_| p::cp(s, d));
+    }
+
+    /// `n` passes of [`p::fcp`].
+    pub fn fcp(s: &[u32], d: &mut [u32], n: u64) {
+        (0..n).for_each(|_| p::fcp(s, d));
+    }
 }
 
 #[cfg(test)]
