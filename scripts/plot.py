@@ -5,6 +5,7 @@
   with the cache sizes sysfs reports marked;
 - bw_mem: bandwidth per operation, one bar group per parallelism, stacked by cluster;
 - lat_mem_rd --c2c: a heat map of the core-to-core matrix;
+- lat_mem_rd --loaded: latency against load bandwidth, a point per injection delay;
 - dto: density, violin and ECDF plots of distributions.csv (scripts/plot_distributions.py);
 - after suite.sh --baseline: both sides' samples of every regressed figure (compare.json).
 
@@ -196,6 +197,36 @@ def c2c_plot(path, data, out):
     return png
 
 
+def loaded_plot(path, data, out):
+    """lat_mem_rd --loaded: latency against load bandwidth, one point per delay (MLC's curve)."""
+    t = data.get("extra") or {}
+    rows = [r for r in t.get("rows", []) if r.get("delay") is not None]
+    idle = [r for r in t.get("rows", []) if r.get("delay") is None]
+    if not rows:
+        return None
+    rows.sort(key=lambda r: r["load_mb_s"])
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot([r["load_mb_s"] for r in rows], [r["latency_ns"] for r in rows], "o-",
+            label=f"load {t.get('load')} on CPUs {','.join(map(str, t.get('load_cpus', [])))}")
+    for r in rows:
+        ax.annotate(str(r["delay"]), (r["load_mb_s"], r["latency_ns"]), fontsize=7,
+                    textcoords="offset points", xytext=(3, 3))
+    if idle:
+        ax.axhline(idle[0]["latency_ns"], color="grey", linestyle="--", linewidth=1,
+                   label="unloaded")
+    ax.set_xlabel("load bandwidth, MB/s (labels: injection delay)")
+    ax.set_ylabel("latency, ns")
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"loaded latency, random chain over {t.get('size_bytes', 0) >> 20} MiB "
+                 f"on CPU {t.get('chase_cpu')}", fontsize=9)
+    ax.legend(fontsize=7)
+    png = out / (path.stem + ".png")
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    return png
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
@@ -209,6 +240,10 @@ def main():
             continue
         if data.get("tool") == "lat_mem_rd" and "handshake" in (data.get("extra") or {}):
             png = c2c_plot(path, data, out)
+            if png:
+                made.append(png)
+        elif data.get("tool") == "lat_mem_rd" and "rows" in (data.get("extra") or {}):
+            png = loaded_plot(path, data, out)
             if png:
                 made.append(png)
         elif data.get("tool") == "lat_mem_rd":

@@ -16,6 +16,7 @@ pub mod config;
 pub mod curve;
 pub mod freq;
 pub mod kernels;
+pub mod loaded;
 pub mod measure;
 pub mod report;
 pub mod summary;

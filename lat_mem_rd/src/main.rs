@@ -21,7 +21,7 @@ use lat_mem_rd::text;
 #[command(
     name = "lat_mem_rd",
     version,
-    override_usage = "lat_mem_rd [OPTIONS] <LEN> [STRIDE]...\n       lat_mem_rd [OPTIONS] --c2c"
+    override_usage = "lat_mem_rd [OPTIONS] <LEN> [STRIDE]...\n       lat_mem_rd [OPTIONS] --c2c\n       lat_mem_rd [OPTIONS] --loaded <LEN> [STRIDE]"
 )]
 struct Cli {
     #[command(flatten)]
@@ -91,6 +91,31 @@ struct Cli {
     #[arg(long, conflicts_with_all = ["random", "exact_rings", "min", "max", "summary", "recalibrate_each_size", "enough_floor", "seed", "strides", "len"])]
     c2c: bool,
 
+    /// Latency under load instead of a sweep: one child chases lmbench's random chain (-t)
+    /// over LEN on the first CPU of --cpus while load children run a bw_mem operation on
+    /// --load-cpus, throttled by each of --delays in turn; prints one row per delay (and an
+    /// unloaded row) with the latency and the load bandwidth, as MLC's loaded-latency table.
+    #[arg(long, conflicts_with_all = ["c2c", "exact_rings", "min", "max", "summary", "recalibrate_each_size"])]
+    loaded: bool,
+
+    /// The load's bw_mem operation (rd wr rdwr cp fwr frd fcp bzero bcopy rdvec wrnt cpnt
+    /// memcpy memset mix3_1 mix2_1 mix1_1).
+    #[arg(long, value_name = "OP", default_value = "rd", value_parser = lat_mem_rd::loaded::parse_load, requires = "loaded")]
+    load: bw_mem::ops::Op,
+
+    /// CPUs of the load children. Default: every allowed CPU but the chaser's.
+    #[arg(long, value_name = "LIST", value_parser = benchmp::cli::cpu_list, requires = "loaded")]
+    load_cpus: Option<benchmp::cli::CpuList>,
+
+    /// Buffer of each load child (k, m, g suffixes). Default: LEN.
+    #[arg(long, value_name = "SIZE", value_parser = config::parse_nonzero_size, requires = "loaded")]
+    load_size: Option<u64>,
+
+    /// Injection delays, iterations of an empty loop after each 4 KiB chunk of load, one row
+    /// each. Default: 0,50,200,500,1000,2000,5000,20000.
+    #[arg(long, value_name = "LIST", value_parser = lat_mem_rd::loaded::parse_delays, requires = "loaded")]
+    delays: Option<lat_mem_rd::loaded::Delays>,
+
     /// Largest array size: a whole number of MiB as lmbench's (64 = 64 MiB), or a size with a
     /// k, m or g suffix (512k, 8m, 1g). Each child allocates it (plus two pages) at every size.
     #[arg(value_name = "LEN", value_parser = config::parse_len, required_unless_present = "c2c")]
@@ -128,6 +153,53 @@ fn c2c(cli: Cli) -> Result<i32> {
             .as_ref()
             .map(|m| c2c::render(m, repetitions))
             .unwrap_or_default()
+    })
+}
+
+/// `--loaded`: the loaded-latency table, on stdout (not an lmbench output).
+fn loaded(cli: Cli) -> Result<i32> {
+    use lat_mem_rd::loaded;
+    let output = cli.output.results_on(Stream::Stdout);
+    let len = cli.len.unwrap_or(0);
+    let stride = match cli.strides.as_slice() {
+        [] => lat_mem_rd::chain::DEFAULT_STRIDE as u64,
+        [s] => *s,
+        _ => {
+            return Err(benchmp::Usage("--loaded takes one stride at most".into()).into());
+        }
+    };
+    config::check(
+        &Request {
+            len_bytes: len,
+            strides: vec![stride],
+            random: true,
+            ..Request::default()
+        },
+        config::system_page_size(),
+    )?;
+    let req = loaded::Request {
+        len_bytes: len,
+        stride_bytes: stride,
+        load_bytes: cli.load_size.unwrap_or(len),
+        load: cli.load,
+        load_cpus: cli.load_cpus.map(|l| l.0),
+        delays: cli
+            .delays
+            .map_or_else(|| loaded::DEFAULT_DELAYS.to_vec(), |d| d.0),
+        pages: cli.pages,
+        enough_floor_us: cli.enough_floor.unwrap_or(measure::ENOUGH_FLOOR_US),
+        seed: cli.seed,
+    };
+    let mut session = benchmp::Session::<loaded::Loaded>::start(TOOL, &cli.placement, &cli.timing)?;
+    let table = loaded::measure(&mut session, &req)?;
+    let mut report = session.finish(&output, Some(table));
+    report.figures = report
+        .extra
+        .as_ref()
+        .map(loaded::figures)
+        .unwrap_or_default();
+    benchmp::emit(&report, &output, |r| {
+        r.extra.as_ref().map(loaded::render).unwrap_or_default()
     })
 }
 
@@ -171,6 +243,9 @@ fn run(cli: Cli) -> Result<i32> {
     cli.output.check()?;
     if cli.c2c {
         return c2c(cli);
+    }
+    if cli.loaded {
+        return loaded(cli);
     }
     let sweep = config::check(
         &Request {

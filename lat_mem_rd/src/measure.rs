@@ -189,12 +189,12 @@ pub fn prediction_source(this: &[Point], earlier: &[Curve], size: u64) -> Option
 
 /// The benchmark each child runs: its own ring, and what it reports about it.
 #[derive(Debug)]
-struct Load {
+pub(crate) struct Chase {
     ring: Ring,
     note: ChildNote,
 }
 
-impl Benchmark for Load {
+impl Benchmark for Chase {
     type Sample = ();
     type Child = ChildNote;
 
@@ -213,12 +213,12 @@ fn seed_for(fixed: Option<u64>, size: u64, index: usize) -> u64 {
 }
 
 /// Per child, after pinning: map the buffer, write the chain, report what the kernel gave.
-fn build_child(
+pub(crate) fn build_child(
     g: &Geometry,
     pages: Pages,
     fixed_seed: Option<u64>,
     child: &ChildInfo,
-) -> anyhow::Result<Load> {
+) -> anyhow::Result<Chase> {
     let t = now_ns();
     let buf = Buffer::new(g.alloc_bytes(), pages).with_context(|| {
         format!(
@@ -236,7 +236,7 @@ fn build_child(
         setup_ns: now_ns() - t,
         pages: ring.pages_obtained(),
     };
-    Ok(Load { ring, note })
+    Ok(Chase { ring, note })
 }
 
 fn layout_name(mode: Mode, rings: Rings) -> &'static str {

@@ -443,3 +443,185 @@ fn c2c_mistakes_are_one_line() {
         ],
     );
 }
+
+#[test]
+fn loaded_gives_a_row_per_delay_with_its_load() {
+    let cpus = benchmp::sys::affinity::allowed_cpus().unwrap();
+    if cpus.len() < 2
+        && benchmp::testing::skip(
+            "loaded_gives_a_row_per_delay_with_its_load",
+            "needs two CPUs",
+        )
+    {
+        return;
+    }
+    let (chaser, load) = (cpus[0].to_string(), cpus[1].to_string());
+    let args = [
+        "--loaded",
+        "4m",
+        "-N",
+        "2",
+        "--enough-floor",
+        "0",
+        "--cpus",
+        &chaser,
+        "--load-cpus",
+        &load,
+        "--load",
+        "cp",
+        "--delays",
+        "0,20000",
+    ];
+    let v = tool().json(&args);
+    let t = &v["extra"];
+    assert_eq!(t["load"], "cp");
+    assert_eq!(t["chase_cpu"].as_u64(), Some(cpus[0] as u64));
+    let rows = t["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "unloaded + 2 delays: {t}");
+    assert!(rows[0]["delay"].is_null() && rows[0]["load_mb_s"].as_f64() == Some(0.0));
+    for (row, delay) in rows[1..].iter().zip([0, 20000]) {
+        assert_eq!(row["delay"].as_u64(), Some(delay));
+        assert!(row["latency_ns"].as_f64().unwrap() > 0.0);
+        assert_eq!(row["samples"].as_array().unwrap().len(), 2);
+        let l = &row["loads"][0];
+        assert_eq!(l["cpu"].as_u64(), Some(cpus[1] as u64));
+        assert!(
+            l["mb_s"].as_f64().unwrap() > 0.0 && l["ran_through"] == true,
+            "{row}"
+        );
+        let overlap = row["overlap"].as_f64().unwrap();
+        assert!(overlap > 0.9 && overlap <= 1.0, "{row}");
+    }
+    // The throttled load moves less than the unthrottled one.
+    assert!(
+        rows[2]["load_mb_s"].as_f64() < rows[1]["load_mb_s"].as_f64(),
+        "{t}"
+    );
+    // Each loaded row is a measurement with its load child judged over its window.
+    let ms = v["measurements"].as_array().unwrap();
+    assert_eq!(ms.len(), 3);
+    assert!(ms[0].get("loads").is_none());
+    for m in &ms[1..] {
+        let l = &m["loads"][0];
+        assert!(l["started_ns"].as_u64() <= l["window_start_ns"].as_u64());
+        assert!(l["stopped_ns"].as_u64() >= l["window_end_ns"].as_u64());
+    }
+    assert_eq!(v["figures"].as_array().unwrap().len(), 3);
+    let text = benchmp::testing::stdout(&tool().ok(&args));
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[1].contains("Inject") && lines[2].contains("MB/sec"),
+        "{text}"
+    );
+    assert_eq!(lines.len(), 7, "{text}");
+    assert!(lines[4].trim_start().starts_with("unloaded"), "{text}");
+}
+
+#[test]
+fn loaded_mistakes_are_one_line() {
+    check_bad_inputs(
+        &tool(),
+        &[
+            Bad::args(&["--loaded", "8m", "--delays", "1,x"], "not a delay"),
+            Bad::args(&["--loaded", "8m", "--delays", ""], "not a delay"),
+            Bad::args(&["--loaded", "8m", "--delays", "5,5"], "twice"),
+            Bad::args(
+                &["--loaded", "8m", "--load", "read"],
+                "not a bw_mem operation",
+            ),
+            Bad::args(&["--loaded", "8m", "--load-cpus", "9999"], "--load-cpus"),
+            Bad::args(&["--loaded", "8m", "--load-cpus", "x"], "--load-cpus"),
+            Bad::args(
+                &["--loaded", "8m", "--cpus", "0", "--load-cpus", "0"],
+                "chaser",
+            ),
+            Bad::args(&["--loaded", "8m", "--load-size", "1k"], "--load-size"),
+            Bad::args(&["--loaded", "8m", "64", "128"], "one stride"),
+            Bad::args(&["--delays", "0", "8m"], "--loaded"),
+            Bad::args(&["--loaded", "--c2c"], "--c2c"),
+            Bad::args(&["--loaded", "100g"], "memory"),
+        ],
+    );
+}
+
+/// Children of `parent` (from /proc: the fourth field of each process's stat).
+fn children_of(parent: u32) -> Vec<i32> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        let ppid = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1).map(str::to_string));
+        if ppid.as_deref() == Some(parent.to_string().as_str()) {
+            found.push(pid);
+        }
+    }
+    found.sort_unstable();
+    found
+}
+
+#[test]
+fn a_load_frozen_under_the_chase_fails_the_row() {
+    use std::time::{Duration, Instant};
+    let cpus = benchmp::sys::affinity::allowed_cpus().unwrap();
+    if cpus.len() < 2
+        && benchmp::testing::skip(
+            "a_load_frozen_under_the_chase_fails_the_row",
+            "needs two CPUs",
+        )
+    {
+        return;
+    }
+    let (chaser, load) = (cpus[0].to_string(), cpus[1].to_string());
+    // About two seconds of 2 ms intervals under load after the unloaded row.
+    let child = tool()
+        .command(&[
+            "--loaded",
+            "2m",
+            "-N",
+            "1000",
+            "--enough-floor",
+            "2000",
+            "--cpus",
+            &chaser,
+            "--load-cpus",
+            &load,
+            "--delays",
+            "0",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The loaded row is the first with two children: the chaser, then the load.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut kids = Vec::new();
+    while kids.len() < 2 && Instant::now() < deadline {
+        kids = children_of(child.id());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(kids.len(), 2, "children: {kids:?}");
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = nix::unistd::Pid::from_raw(kids[1]);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "(CPU {load}) did not load the whole measuring window"
+        )),
+        "{err}"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "no table from a run whose load stopped"
+    );
+}

@@ -32,6 +32,7 @@ ls "$out"/*.png >/dev/null 2>&1 || fail "no plots next to the results"
 [ -f "$out/bw_mem.png" ] || fail "no bandwidth plot"
 if [ "$(nproc)" -gt 1 ]; then
   [ -f "$out/lat_mem_rd-c2c.png" ] || fail "no core-to-core heat map"
+  [ -f "$out/lat_mem_rd-loaded.png" ] || fail "no loaded-latency plot"
 fi
 ls "$out"/dto-speedup/*.png >/dev/null 2>&1 || fail "no dto distribution plots"
 

@@ -1,0 +1,696 @@
+//! `lat_mem_rd --loaded LEN`: memory latency while other cores stream through memory, as
+//! Intel MLC's `--loaded_latency` and multichase's multiload report it.
+//!
+//! One measuring child chases lmbench's random chain (`-t`) over LEN on the first CPU of
+//! `--cpus`. Load children (benchmp's, started before its first timed interval and judged over
+//! exactly its window) run a bw_mem operation over their own buffers in chunks of
+//! [`CHUNK_BYTES`], with an injection delay (iterations of an empty loop) after each chunk. One
+//! row per delay, and an unloaded row first, each with the chaser's latency and the load
+//! bandwidth the loads achieved over the chaser's window.
+
+use std::fmt::Write as _;
+use std::hint::black_box;
+
+use benchmp::ab::Better;
+use benchmp::cpulist::format_cpu_list;
+use benchmp::figure::Figure;
+use benchmp::run::{Iterations, LoadRun};
+use benchmp::size::HumanSize;
+use benchmp::sys::mem::MemoryNeed;
+use benchmp::topology::Topology;
+use benchmp::{Benchmark, ChildInfo, Measurement, Pages, Session, Spec, ToolData, Usage};
+use bw_mem::bench::Buffers;
+use bw_mem::kernels::{Io, Kernel};
+use bw_mem::ops::Op;
+use serde::{Deserialize, Serialize};
+
+use crate::chain::{Geometry, Mode, Rings, lmbench_count};
+use crate::kernels::LOADS_PER_PASS;
+use crate::measure::{ChildNote, build_child};
+
+/// Bytes a load child moves between two injection delays.
+pub const CHUNK_BYTES: usize = 4096;
+
+/// Default injection delays: from none (as fast as the load can go) to one at which the
+/// load is a few per cent of its peak.
+pub const DEFAULT_DELAYS: [u64; 8] = [0, 50, 200, 500, 1000, 2000, 5000, 20000];
+
+/// Largest injection delay accepted (a billion empty loop iterations is seconds per chunk).
+pub const MAX_DELAY: u64 = 100_000_000;
+
+/// What a `--loaded` run is asked to do.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// Chain size, bytes (the chase runs over all of it, lmbench's `-t` layout).
+    pub len_bytes: u64,
+    /// Chain stride, bytes.
+    pub stride_bytes: u64,
+    /// Size of each load child's buffer, bytes.
+    pub load_bytes: u64,
+    /// The load's operation.
+    pub load: Op,
+    /// Load CPUs given with `--load-cpus`.
+    pub load_cpus: Option<Vec<usize>>,
+    /// Injection delays, in the order given.
+    pub delays: Vec<u64>,
+    /// Page policy of every buffer.
+    pub pages: Pages,
+    /// Interval floor, µs.
+    pub enough_floor_us: u64,
+    /// Fixed seed of the chain's page shuffle.
+    pub seed: Option<u64>,
+}
+
+/// `--delays`: injection delays in the order given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delays(pub Vec<u64>);
+
+/// Parses `--delays`: a comma-separated list of whole numbers of empty loop iterations.
+pub fn parse_delays(s: &str) -> Result<Delays, String> {
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let part = part.trim();
+        let d: u64 = part.parse().map_err(|_| {
+            format!(
+                "'{part}' is not a delay: give whole numbers of loop iterations, e.g. 0,200,5000"
+            )
+        })?;
+        if d > MAX_DELAY {
+            return Err(format!(
+                "delay {d} is above the largest accepted, {MAX_DELAY}"
+            ));
+        }
+        if out.contains(&d) {
+            return Err(format!("delay {d} is given twice"));
+        }
+        out.push(d);
+    }
+    Ok(Delays(out))
+}
+
+/// Parses `--load`: any bw_mem operation.
+pub fn parse_load(s: &str) -> Result<Op, String> {
+    Op::parse(s).ok_or_else(|| format!("'{s}' is not a bw_mem operation; one of: {}", Op::names()))
+}
+
+/// The CPUs the loads run on: those given, or every allowed CPU but the chaser's. Refuses the
+/// chaser's own CPU, CPUs this process may not use, repeats and an empty set.
+pub fn load_cpus(
+    given: Option<&[usize]>,
+    allowed: &[usize],
+    chaser: usize,
+) -> Result<Vec<usize>, Usage> {
+    let cpus: Vec<usize> = match given {
+        Some(list) => list.to_vec(),
+        None => allowed.iter().copied().filter(|&c| c != chaser).collect(),
+    };
+    if cpus.is_empty() {
+        return Err(Usage(format!(
+            "--loaded needs a CPU for the load besides the chaser's (CPU {chaser}); this process may use {}",
+            format_cpu_list(allowed)
+        )));
+    }
+    for (i, &c) in cpus.iter().enumerate() {
+        if c == chaser {
+            return Err(Usage(format!(
+                "--load-cpus: CPU {c} is the chaser's; the load needs other CPUs"
+            )));
+        }
+        if !allowed.contains(&c) {
+            return Err(Usage(format!(
+                "--load-cpus: CPU {c} is not one this process may use ({})",
+                format_cpu_list(allowed)
+            )));
+        }
+        if cpus[..i].contains(&c) {
+            return Err(Usage(format!("--load-cpus: CPU {c} is given twice")));
+        }
+    }
+    Ok(cpus)
+}
+
+/// The report data of a `--loaded` run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Loaded;
+
+impl ToolData for Loaded {
+    type Params = RowParams;
+    type Sample = ();
+    type Child = ChildNote;
+    type Extra = Table;
+}
+
+/// The report of a `--loaded` run.
+pub type Report = benchmp::Report<Loaded>;
+
+/// Parameters of one row's measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RowParams {
+    /// Chain size, bytes.
+    pub size_bytes: u64,
+    /// Chain stride, bytes.
+    pub stride_bytes: u64,
+    /// Injection delay (`None`: the unloaded row).
+    pub delay: Option<u64>,
+    /// The load's operation.
+    pub load: String,
+}
+
+/// One load child's share of a row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadFigure {
+    /// CPU it ran on.
+    pub cpu: usize,
+    /// Its cluster.
+    pub cluster: usize,
+    /// Bandwidth over the chaser's window, MB/s (lmbench's accounting: bytes of the chunks).
+    pub mb_s: f64,
+    /// Share of the chaser's window it spent loading (1: all of it).
+    pub coverage: f64,
+    /// Time inside the window it was not running, ns.
+    pub stalled_ns: u64,
+    /// It loaded the whole window.
+    pub ran_through: bool,
+}
+
+/// Load bandwidth of one cluster in a row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterLoad {
+    /// Cluster.
+    pub cluster: usize,
+    /// Load CPUs in it.
+    pub cpus: Vec<usize>,
+    /// Their summed bandwidth, MB/s.
+    pub mb_s: f64,
+}
+
+/// One row of the table: a delay, the load it gave, the latency under it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// Injection delay (`None`: unloaded).
+    pub delay: Option<u64>,
+    /// Chaser's latency, ns per load (lmbench's minimum rule over its intervals).
+    pub latency_ns: f64,
+    /// ns per load of every accepted interval.
+    pub samples: Vec<f64>,
+    /// Summed load bandwidth over the chaser's window, MB/s.
+    pub load_mb_s: f64,
+    /// The same as memory traffic (bw_mem's bus model: write-allocate counted), MB/s.
+    pub load_bus_mb_s: f64,
+    /// Each load child.
+    pub loads: Vec<LoadFigure>,
+    /// Per cluster of the load CPUs.
+    pub clusters: Vec<ClusterLoad>,
+    /// Smallest share of the window any load covered (1 for the unloaded row).
+    pub overlap: f64,
+}
+
+/// The report's tool section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Table {
+    /// Chain size, bytes.
+    pub size_bytes: u64,
+    /// Chain stride, bytes.
+    pub stride_bytes: u64,
+    /// The chain's layout.
+    pub layout: String,
+    /// The chaser's CPU.
+    pub chase_cpu: usize,
+    /// The load's operation.
+    pub load: String,
+    /// The load's implementation.
+    pub load_kernel: String,
+    /// The load CPUs.
+    pub load_cpus: Vec<usize>,
+    /// Each load child's buffer, bytes.
+    pub load_bytes: u64,
+    /// Bytes between two delays.
+    pub chunk_bytes: u64,
+    /// What a delay counts.
+    pub delay_unit: String,
+    /// Rows: unloaded first, then one per delay in the order given.
+    pub rows: Vec<Row>,
+}
+
+/// A load child: passes of `kernel` over its buffers chunk by chunk, each chunk followed by
+/// the injection delay.
+#[derive(Debug)]
+struct Loader {
+    kernel: Kernel,
+    bufs: Buffers,
+    len: usize,
+    at: usize,
+    delay: u64,
+}
+
+impl Loader {
+    fn new(op: Op, len: usize, pages: Pages) -> anyhow::Result<Loader> {
+        let kernel = Kernel::select(op, None)?;
+        let bufs = Buffers::new(len, op.uses_second_buffer(), false, pages)?;
+        Ok(Loader {
+            kernel,
+            bufs,
+            len: len - len % CHUNK_BYTES,
+            at: 0,
+            delay: 0,
+        })
+    }
+}
+
+/// `n` iterations of an empty loop the optimiser cannot remove.
+#[inline(never)]
+fn inject_delay(n: u64) {
+    for i in 0..n {
+        black_box(i);
+    }
+}
+
+impl Benchmark for Loader {
+    type Sample = ();
+    type Child = ();
+
+    fn run(&mut self, iterations: u64) -> u64 {
+        let mut sum = 0u64;
+        for _ in 0..iterations {
+            let r = self.at..self.at + CHUNK_BYTES;
+            let io = match self.bufs.io() {
+                Io::One(b) => Io::One(&mut b[r]),
+                Io::Two(s, d) => Io::Two(&s[r.clone()], &mut d[r]),
+            };
+            sum = sum.wrapping_add(self.kernel.passes(black_box(io), 1));
+            self.at += CHUNK_BYTES;
+            if self.at >= self.len {
+                self.at = 0;
+            }
+            inject_delay(self.delay);
+        }
+        sum
+    }
+}
+
+/// Checks the request, measures the unloaded row and one row per delay, and returns the table.
+pub fn measure(session: &mut Session<Loaded>, req: &Request) -> anyhow::Result<Table> {
+    let chaser = match session.placement.cpus.first() {
+        Some(&Some(c)) => c,
+        _ => *session
+            .placement
+            .allowed
+            .first()
+            .ok_or_else(|| Usage("no CPU is allowed for the chaser".into()))?,
+    };
+    let cpus = load_cpus(req.load_cpus.as_deref(), &session.placement.allowed, chaser)?;
+    if req.load_bytes < CHUNK_BYTES as u64 {
+        return Err(Usage(format!(
+            "--load-size must be at least {} (one chunk)",
+            HumanSize(CHUNK_BYTES as u64)
+        ))
+        .into());
+    }
+    let page = crate::config::system_page_size() as usize;
+    let g = Geometry {
+        range: req.len_bytes as usize,
+        stride: req.stride_bytes as usize,
+        maxlen: req.len_bytes as usize,
+        pagesize: page,
+        mode: Mode::Random,
+        rings: Rings::Lmbench,
+    };
+    // The chaser's chain and every load child's buffers, counted as one child's for the check.
+    let per_load = req.load_bytes * if req.load.uses_second_buffer() { 2 } else { 1 };
+    MemoryNeed {
+        size_bytes: req.len_bytes,
+        buffers: vec![
+            g.alloc_bytes() as u64,
+            per_load.saturating_mul(cpus.len() as u64),
+        ],
+        children: 1,
+        pages: req.pages,
+    }
+    .check()?;
+    let kernel = Kernel::select(req.load, None)?;
+    session.set_placement(vec![Some(chaser)]);
+    let traffic = req.load.traffic(CHUNK_BYTES as u64);
+    let load_cpus: Vec<Option<usize>> = cpus.iter().map(|&c| Some(c)).collect();
+    let topology = session.topology.clone();
+    let mut rows = Vec::new();
+    for delay in std::iter::once(None).chain(req.delays.iter().copied().map(Some)) {
+        let mut spec = Spec::latency(
+            &match delay {
+                None => "unloaded".to_string(),
+                Some(d) => format!("delay {d}"),
+            },
+            LOADS_PER_PASS as f64,
+            RowParams {
+                size_bytes: req.len_bytes,
+                stride_bytes: req.stride_bytes,
+                delay,
+                load: req.load.name().into(),
+            },
+        );
+        spec.enough_floor_us = req.enough_floor_us;
+        spec.loop_overhead_share = LOADS_PER_PASS as f64 / lmbench_count(g.range, g.stride) as f64;
+        spec.iterations = Iterations::Calibrate { hint: None };
+        let make = |child: &ChildInfo| build_child(&g, req.pages, req.seed, child);
+        let m = match delay {
+            None => session.measure(spec, make)?,
+            Some(d) => session.measure_loaded(
+                spec,
+                make,
+                benchmp::Loads {
+                    cpus: &load_cpus,
+                    required: true,
+                },
+                |_: &ChildInfo| {
+                    let mut l = Loader::new(req.load, req.load_bytes as usize, req.pages)?;
+                    l.delay = d;
+                    Ok(l)
+                },
+            )?,
+        };
+        rows.push(row(
+            m,
+            delay,
+            &topology,
+            traffic.counted_bytes as f64,
+            traffic.bus_bytes as f64,
+        ));
+    }
+    Ok(Table {
+        size_bytes: req.len_bytes,
+        stride_bytes: req.stride_bytes,
+        layout: "random".into(),
+        chase_cpu: chaser,
+        load: req.load.name().into(),
+        load_kernel: kernel.label(),
+        load_cpus: cpus,
+        load_bytes: req.load_bytes,
+        chunk_bytes: CHUNK_BYTES as u64,
+        delay_unit: "iterations of an empty loop after each chunk".into(),
+        rows,
+    })
+}
+
+/// Share of the window `l` spent loading: its run cut to the window, less its stalls.
+pub fn coverage(l: &LoadRun) -> f64 {
+    let w = l.window_ns();
+    if w == 0 {
+        return 0.0;
+    }
+    let from = l.started_ns.max(l.window_start_ns);
+    let to = l.stopped_ns.min(l.window_end_ns);
+    let ran = to.saturating_sub(from).saturating_sub(l.stalled_ns);
+    ran as f64 / w as f64
+}
+
+/// A row from a measurement and its loads; `bytes`/`bus` per load iteration.
+fn row(m: &Measurement<Loaded>, delay: Option<u64>, topo: &Topology, bytes: f64, bus: f64) -> Row {
+    let samples: Vec<f64> = m
+        .children
+        .iter()
+        .flat_map(|c| c.pairs().map(|p| m.metric.value(p)))
+        .collect();
+    let loads: Vec<LoadFigure> = m
+        .loads
+        .iter()
+        .map(|l| {
+            let cpu = l.cpu.unwrap_or(0);
+            LoadFigure {
+                cpu,
+                cluster: topo.cluster_of(cpu),
+                mb_s: l.rate(bytes) / 1e6,
+                coverage: coverage(l),
+                stalled_ns: l.stalled_ns,
+                ran_through: l.ran_through,
+            }
+        })
+        .collect();
+    let bus_mb_s = m.loads.iter().map(|l| l.rate(bus) / 1e6).sum();
+    Row {
+        delay,
+        latency_ns: m.aggregate.cluster,
+        samples,
+        load_mb_s: loads.iter().map(|l| l.mb_s).sum(),
+        load_bus_mb_s: bus_mb_s,
+        overlap: loads.iter().map(|l| l.coverage).fold(1.0, f64::min),
+        clusters: per_cluster(&loads),
+        loads,
+    }
+}
+
+/// Load bandwidth summed per cluster, clusters in order.
+pub fn per_cluster(loads: &[LoadFigure]) -> Vec<ClusterLoad> {
+    let mut out: Vec<ClusterLoad> = Vec::new();
+    for l in loads {
+        match out.iter_mut().find(|c| c.cluster == l.cluster) {
+            Some(c) => {
+                c.cpus.push(l.cpu);
+                c.mb_s += l.mb_s;
+            }
+            None => out.push(ClusterLoad {
+                cluster: l.cluster,
+                cpus: vec![l.cpu],
+                mb_s: l.mb_s,
+            }),
+        }
+    }
+    out.sort_by_key(|c| c.cluster);
+    out
+}
+
+/// One latency figure per row, for comparisons.
+pub fn figures(t: &Table) -> Vec<Figure> {
+    t.rows
+        .iter()
+        .map(|r| Figure {
+            name: match r.delay {
+                None => "loaded latency unloaded".into(),
+                Some(d) => format!("loaded latency delay {d}"),
+            },
+            cpu: Some(t.chase_cpu),
+            cluster: None,
+            unit: "ns".into(),
+            better: Better::Lower,
+            value: r.latency_ns,
+            samples: r.samples.clone(),
+        })
+        .collect()
+}
+
+/// The table as text, in MLC's loaded-latency layout (delay, latency, bandwidth), with a
+/// column per cluster when the loads span several.
+pub fn render(t: &Table) -> String {
+    let mut out = format!(
+        "loaded latency: random chain over {} (stride {}) on CPU {}; load {} ({}) on CPUs {}, {} per chunk\n",
+        HumanSize(t.size_bytes),
+        t.stride_bytes,
+        t.chase_cpu,
+        t.load,
+        t.load_kernel,
+        format_cpu_list(&t.load_cpus),
+        HumanSize(t.chunk_bytes),
+    );
+    let clusters: Vec<usize> = t
+        .rows
+        .iter()
+        .flat_map(|r| r.clusters.iter().map(|c| c.cluster))
+        .fold(Vec::new(), |mut v, c| {
+            if !v.contains(&c) {
+                v.push(c);
+            }
+            v
+        });
+    let split = clusters.len() > 1;
+    let _ = write!(
+        out,
+        "{:>10} {:>10} {:>12}",
+        "Inject", "Latency", "Bandwidth"
+    );
+    if split {
+        for c in &clusters {
+            let _ = write!(out, " {:>12}", format!("cluster {c}"));
+        }
+    }
+    out.push('\n');
+    let _ = write!(out, "{:>10} {:>10} {:>12}", "Delay", "(ns)", "MB/sec");
+    if split {
+        for _ in &clusters {
+            let _ = write!(out, " {:>12}", "MB/sec");
+        }
+    }
+    out.push('\n');
+    let width = 34 + if split { 13 * clusters.len() } else { 0 };
+    out.push_str(&"=".repeat(width));
+    out.push('\n');
+    for r in &t.rows {
+        let (delay, mb) = match r.delay {
+            None => ("unloaded".to_string(), "-".to_string()),
+            Some(d) => (d.to_string(), format!("{:.0}", r.load_mb_s)),
+        };
+        let _ = write!(out, "{delay:>10} {:>10.2} {mb:>12}", r.latency_ns);
+        if split {
+            for c in &clusters {
+                let mb = r
+                    .clusters
+                    .iter()
+                    .find(|k| k.cluster == *c)
+                    .map_or(0.0, |k| k.mb_s);
+                let _ = write!(out, " {mb:>12.0}");
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delays_parse_and_refuse() {
+        assert_eq!(parse_delays("0,200, 5000").unwrap().0, vec![0, 200, 5000]);
+        for bad in ["", "1,,2", "-1", "x", "1.5", "3,3", "100000001"] {
+            assert!(parse_delays(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn load_ops_parse() {
+        assert_eq!(parse_load("cp").unwrap(), Op::Cp);
+        assert_eq!(parse_load("mix2_1").unwrap(), Op::Mix2_1);
+        assert!(parse_load("read").unwrap_err().contains("rd"));
+    }
+
+    #[test]
+    fn load_cpus_default_to_the_others_and_refuse_mistakes() {
+        assert_eq!(load_cpus(None, &[0, 1, 2, 3], 2).unwrap(), vec![0, 1, 3]);
+        assert_eq!(load_cpus(Some(&[3]), &[0, 1, 2, 3], 0).unwrap(), vec![3]);
+        assert!(load_cpus(None, &[0], 0).unwrap_err().0.contains("besides"));
+        assert!(
+            load_cpus(Some(&[0]), &[0, 1], 0)
+                .unwrap_err()
+                .0
+                .contains("chaser")
+        );
+        assert!(
+            load_cpus(Some(&[5]), &[0, 1], 0)
+                .unwrap_err()
+                .0
+                .contains("may use")
+        );
+        assert!(
+            load_cpus(Some(&[1, 1]), &[0, 1], 0)
+                .unwrap_err()
+                .0
+                .contains("twice")
+        );
+    }
+
+    /// On the phone fixture (clusters 0-1, 2-4, 5-6, 7), the default loads of a chaser on
+    /// CPU 4 are the seven other CPUs, over all four clusters, summed per cluster.
+    #[test]
+    fn phone8_loads_sum_per_cluster() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../benchmp/tests/fixtures/phone8/sys");
+        let topo = Topology::from_root(&root).unwrap();
+        let allowed: Vec<usize> = (0..8).collect();
+        let cpus = load_cpus(None, &allowed, 4).unwrap();
+        assert_eq!(cpus, vec![0, 1, 2, 3, 5, 6, 7]);
+        let loads: Vec<LoadFigure> = cpus
+            .iter()
+            .map(|&cpu| LoadFigure {
+                cpu,
+                cluster: topo.cluster_of(cpu),
+                mb_s: 1000.0 * (cpu as f64 + 1.0),
+                coverage: 1.0,
+                stalled_ns: 0,
+                ran_through: true,
+            })
+            .collect();
+        let c = per_cluster(&loads);
+        let summary: Vec<(usize, Vec<usize>, f64)> = c
+            .iter()
+            .map(|k| (k.cluster, k.cpus.clone(), k.mb_s))
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                (0, vec![0, 1], 3_000.0),
+                (1, vec![2, 3], 7_000.0),
+                (2, vec![5, 6], 13_000.0),
+                (3, vec![7], 8_000.0)
+            ]
+        );
+        let t = Table {
+            size_bytes: 1 << 20,
+            stride_bytes: 64,
+            layout: "random".into(),
+            chase_cpu: 4,
+            load: "rd".into(),
+            load_kernel: "x".into(),
+            load_cpus: cpus,
+            load_bytes: 1 << 20,
+            chunk_bytes: 4096,
+            delay_unit: String::new(),
+            rows: vec![Row {
+                delay: Some(0),
+                latency_ns: 100.0,
+                samples: vec![100.0],
+                load_mb_s: 31_000.0,
+                load_bus_mb_s: 31_000.0,
+                loads,
+                clusters: c,
+                overlap: 1.0,
+            }],
+        };
+        let text = render(&t);
+        assert!(text.contains("cluster 3"), "{text}");
+        assert!(
+            text.lines().last().unwrap().trim_end().ends_with("8000"),
+            "{text}"
+        );
+    }
+
+    /// Coverage counts only the part of the window the load ran without stalling.
+    #[test]
+    fn coverage_of_a_window() {
+        let mut l = LoadRun {
+            index: 1,
+            pid: 1,
+            cpu: Some(1),
+            started_ns: 0,
+            stopped_ns: 1000,
+            window_start_ns: 100,
+            window_end_ns: 900,
+            iterations: 1.0,
+            batches: 1,
+            median_batch_ns: 1,
+            longest_batch_ns: 1,
+            stalled_ns: 0,
+            ran_through: true,
+            checksum: 0,
+        };
+        assert_eq!(coverage(&l), 1.0);
+        l.stalled_ns = 200;
+        assert_eq!(coverage(&l), 0.75);
+        l.stalled_ns = 0;
+        l.stopped_ns = 500;
+        assert_eq!(coverage(&l), 0.5);
+    }
+
+    /// Every operation runs chunk by chunk over its buffers, wrapping at the end.
+    #[test]
+    fn a_loader_runs_every_operation() {
+        for op in Op::ALL {
+            let Ok(mut l) = Loader::new(op, 3 * CHUNK_BYTES + 100, Pages::Small) else {
+                continue; // no kernel on this CPU (non-temporal stores without SIMD)
+            };
+            l.delay = 3;
+            l.run(7);
+            assert_eq!(
+                l.at, CHUNK_BYTES,
+                "{op}: 7 chunks over 3 wrap to the second"
+            );
+        }
+    }
+}
