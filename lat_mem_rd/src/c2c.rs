@@ -4,11 +4,12 @@
 //! Two pinned children share one cache line (benchmp's [`SharedPage`], mapped before they
 //! are forked): the measuring child (the pinger, on the row's CPU) and a load child (the
 //! ponger, on the column's CPU), started before the pinger's first timed interval and stopped
-//! after its last. The handshake is a read/write one: the pinger stores an odd sequence
-//! number and spins on loads until the ponger, spinning on loads too, has stored the next
-//! even one. One round trip moves the line twice, so the figure is the round trip's time
-//! over two: ns per one-way transfer, the median of the intervals (each a fixed count of
-//! round trips), as nviennot's core-to-core-latency and Intel MLC's --c2c_latency report it.
+//! after its last. The handshake is compare-and-swap on a sequence number: the pinger swaps
+//! the even number it expects for the next odd one, the ponger the odd one for the next even
+//! one, each retrying its swap until the other's has landed, so every attempt asks for the
+//! line in exclusive state (as nviennot's core-to-core-latency's CAS benchmark does). One
+//! round trip moves the line twice, so the figure is the round trip's time over two: ns per
+//! one-way transfer, the median of the intervals (each a fixed count of round trips).
 
 use std::hint::spin_loop;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,7 +21,7 @@ use benchmp::{Benchmark, Iterations, Rule, Session, Spec, ToolData};
 use serde::{Deserialize, Serialize};
 
 /// How the line is bounced, in words (recorded in the report).
-pub const HANDSHAKE: &str = "read/write handshake on one cache line: the pinger stores an odd sequence number, the ponger answers with the next even one, both spinning on loads (release stores, acquire loads)";
+pub const HANDSHAKE: &str = "compare-and-swap on one cache line: the pinger swaps the even sequence number it expects for the next odd one, the ponger the odd one for the next even one, each retrying until the other's swap has landed (acquire-release)";
 
 /// Round trips in one timed interval.
 pub const ROUND_TRIPS: u64 = 2000;
@@ -66,12 +67,13 @@ impl Benchmark for Pinger<'_> {
 
     fn run(&mut self, iterations: u64) -> u64 {
         for _ in 0..iterations {
-            let ping = self.seq + 1;
-            self.line.store(ping, Ordering::Release);
-            while self.line.load(Ordering::Acquire) != ping + 1 {
-                spin_loop();
-            }
-            self.seq = ping + 1;
+            // Lands once the ponger has answered the previous ping (the line holds `seq`).
+            while self
+                .line
+                .compare_exchange(self.seq, self.seq + 1, Ordering::AcqRel, Ordering::Relaxed)
+                .is_err()
+            {}
+            self.seq += 2;
         }
         self.seq
     }
@@ -87,6 +89,8 @@ impl Benchmark for Pinger<'_> {
 #[derive(Debug)]
 struct Ponger<'a> {
     line: &'a AtomicU64,
+    /// The odd number the next ping stores.
+    next: u64,
 }
 
 impl Benchmark for Ponger<'_> {
@@ -97,14 +101,18 @@ impl Benchmark for Ponger<'_> {
         let mut answered = 0;
         let mut idle = 0u32;
         while answered < iterations && idle < IDLE_SPINS {
-            let v = self.line.load(Ordering::Acquire);
-            if v & 1 == 1 {
-                self.line.store(v + 1, Ordering::Release);
+            let swapped = self.line.compare_exchange(
+                self.next,
+                self.next + 1,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            );
+            if swapped.is_ok() {
+                self.next += 2;
                 answered += 1;
                 idle = 0;
             } else {
                 idle += 1;
-                spin_loop();
             }
         }
         answered
@@ -195,7 +203,7 @@ pub fn measure(session: &mut Session<C2c>, cpus: &[usize]) -> anyhow::Result<Mat
                     cpus: &[Some(to)],
                     required: false,
                 },
-                |_| Ok(Ponger { line }),
+                |_| Ok(Ponger { line, next: 1 }),
             )?;
             let samples: Vec<f64> = m.children[0].pairs().map(|p| m.metric.value(p)).collect();
             pairs.push(PairFigure {
@@ -375,10 +383,19 @@ mod tests {
     #[test]
     fn a_ponger_answers_pings_and_gives_up_when_none_come() {
         let line = AtomicU64::new(0);
-        let mut pong = Ponger { line: &line };
+        let mut pong = Ponger {
+            line: &line,
+            next: 1,
+        };
         assert_eq!(pong.run(5), 0, "no ping: back after its idle spins");
-        line.store(7, Ordering::SeqCst);
+        let mut ping = Pinger {
+            line: &line,
+            seq: 0,
+        };
+        assert_eq!(ping.run(1), 2, "the first ping lands at once");
         assert_eq!(pong.run(1), 1);
-        assert_eq!(line.load(Ordering::SeqCst), 8);
+        assert_eq!(line.load(Ordering::SeqCst), 2);
+        line.store(7, Ordering::SeqCst);
+        assert_eq!(pong.run(1), 0, "a number out of turn is not a ping");
     }
 }
