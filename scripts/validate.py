@@ -17,6 +17,10 @@ reference itself:
   the whole size sweep up to --lat-len MiB, both tools at lmbench's 100 ms interval floor;
   one run covers every stride of a mode. Sizes are grouped into bands (L1, L2, L3, memory
   from the caches sysfs reports), and the fields lmbench's summary reads are shown alone.
+- lat_mem_rd --c2c against nviennot's core-to-core-latency (`cargo install
+  core-to-core-latency`), its compare-and-swap benchmark, on two CPUs.
+- lat_mem_rd --loaded against google/multichase's multiload (built from its sources), unloaded
+  and with one streaming-read load thread, at --size MiB.
 
 Both tools get ENOUGH, TIMING_O and LOOP_O from benchmp's cached calibration (lmbench's own
 variables, which both honour), so they time intervals of one length and subtract the same
@@ -25,7 +29,8 @@ of one figure; a difference "agrees" when |ours/lmbench - 1| is within the large
 sides' spreads, or within 1 % (what a few runs resolve) when both spreads are smaller.
 
 Usage: scripts/validate.py [--rounds R] [--cpu N] [--bin DIR] [--lmbench DIR]
-                           [--only bw|lat|peers] [--size MIB] [--bw-max SIZE]
+                           [--only bw|lat|peers|c2c|loaded] [--size MIB] [--bw-max SIZE]
+                           [--c2c-tool PATH] [--multiload PATH]
                            [--bw-sizes LIST] [--ops LIST] [--lat-len MIB]
                            [--strides LIST] [--modes seq,rand] [--lat-n N] [--save FILE]
 """
@@ -389,13 +394,100 @@ def peers(args, ours):
     return lines
 
 
+def c2c_peer(args, ours):
+    """lat_mem_rd --c2c against core-to-core-latency's CAS benchmark (-b 1), CPUs --cpu and the
+    next allowed one: the mean of the two directions, ns per one-way transfer."""
+    tool = args.c2c_tool
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        print("skipped c2c: needs two CPUs", file=sys.stderr)
+        return []
+    a = args.cpu if args.cpu in cpus else cpus[0]
+    b = next(c for c in cpus if c != a)
+    pair = f"{a},{b}"
+
+    def mine():
+        with tempfile.NamedTemporaryFile(suffix=".json") as f:
+            run([f"{ours.bindir}/lat_mem_rd", "--c2c", "--cpus", pair, "-N", "11",
+                 f"--json={f.name}"], env=ours.env)
+            m = json.load(open(f.name))["extra"]
+        return (m["ns"][0][1] + m["ns"][1][0]) / 2
+
+    def theirs():
+        out, _ = run([tool, "--cores", pair, "-b", "1", "--csv"])
+        vals = [float(v) for v in re.findall(r"[0-9]+\.[0-9]+", out)]
+        if not vals:
+            raise RuntimeError("core-to-core-latency: no figure in its CSV")
+        return statistics.mean(vals)
+
+    xs, ys = abba(mine, theirs, args.rounds)
+    a_, b_, r, sa, sb, ok = compare(xs, ys)
+    return [f"#### `lat_mem_rd --c2c --cpus {pair}` against core-to-core-latency `-b 1`, ns per one-way transfer",
+            "", "| ours | core-to-core-latency | ours/peer | spread ours | spread peer | agrees |",
+            "| ---: | ---: | ---: | ---: | ---: | --- |",
+            f"| {a_:.1f} | {b_:.1f} | {r:.3f} | {pct(sa)} | {pct(sb)} | {'yes' if ok else 'no'} |"]
+
+
+def loaded_peer(args, ours):
+    """lat_mem_rd --loaded against multichase's multiload: unloaded (-c simple) and with one
+    streaming-read load (-c chaseload -l stream-sum, our --load rd with delay 0), chase on
+    --cpu, load on the next allowed CPU, --size MiB each, 64-byte stride, one random order
+    over the whole buffer (multiload -T SIZE), so that nearly every load is on another page,
+    as in lmbench's -t chain (multiload's default groups loads by pages, with far fewer TLB
+    misses). Also compared: the change under load, loaded over unloaded latency."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        print("skipped loaded: needs two CPUs", file=sys.stderr)
+        return []
+    a = args.cpu if args.cpu in cpus else cpus[0]
+    b = next(c for c in cpus if c != a)
+    size = f"{args.size}m"
+
+    def mine():
+        with tempfile.NamedTemporaryFile(suffix=".json") as f:
+            run([f"{ours.bindir}/lat_mem_rd", "--loaded", size, "--cpus", str(a), "--load-cpus",
+                 str(b), "--load", "rd", "--delays", "0", "-N", "5", f"--json={f.name}"],
+                env=ours.env)
+            rows = json.load(open(f.name))["extra"]["rows"]
+        idle, loaded = rows[0]["latency_ns"], rows[1]["latency_ns"]
+        return idle, loaded, rows[1]["load_mb_s"], loaded / idle
+
+    def multiload(extra):
+        out, _ = run(["taskset", "-c", f"{a},{b}", args.multiload, "-s", "64", "-T", size,
+                      "-m", size, "-n", "5"] + extra)
+        line = [ln for ln in out.splitlines() if ln.strip() and ln.strip()[0].isdigit()][-1]
+        f = [x.strip() for x in line.split(",")]
+        # Samples, Byte/thd, ChaseThds, ChaseNS, ChaseMibs, ChDeviate, LoadThds, LdMaxMibs,
+        # LdAvgMibs (MiB/s: converted to MB/s)
+        return float(f[3]), float(f[8]) * MIB / 1e6
+
+    def theirs():
+        idle, _ = multiload(["-c", "simple", "-t", "1"])
+        loaded, mb = multiload(["-c", "chaseload", "-l", "stream-sum", "-t", "2"])
+        return idle, loaded, mb, loaded / idle
+
+    xs, ys = abba(mine, theirs, args.rounds)
+    lines = [f"#### `lat_mem_rd --loaded {size} --load rd --delays 0` against multiload, chase on CPU {a}, load on CPU {b}",
+             "", "| figure | ours | multiload | ours/peer | spread ours | spread peer | agrees |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for i, name in enumerate(("unloaded latency, ns", "loaded latency, ns", "load bandwidth, MB/s",
+                              "loaded / unloaded")):
+        a_, b_, r, sa, sb, ok = compare([x[i] for x in xs], [y[i] for y in ys])
+        lines.append(f"| {name} | {fmt(a_)} | {fmt(b_)} | {r:.3f} | {pct(sa)} | {pct(sb)} | {'yes' if ok else 'no'} |")
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--cpu", type=int, default=1)
     ap.add_argument("--bin", default=os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"), "release"))
     ap.add_argument("--lmbench", help="folder with lmbench's bw_mem and lat_mem_rd binaries")
-    ap.add_argument("--only", choices=["bw", "lat", "peers"])
+    ap.add_argument("--only", choices=["bw", "lat", "peers", "c2c", "loaded"])
+    ap.add_argument("--c2c-tool", default=shutil.which("core-to-core-latency"),
+                    help="core-to-core-latency binary (cargo install core-to-core-latency)")
+    ap.add_argument("--multiload", default=shutil.which("multiload"),
+                    help="multichase's multiload, built from github.com/google/multichase")
     ap.add_argument("--size", type=int, default=256, help="peer comparisons' buffer, MiB")
     ap.add_argument("--bw-max", type=parse_size, default=64 * MIB,
                     help="largest bw_mem size against lmbench (default 64m, as the harness's MB)")
@@ -413,6 +505,16 @@ def main():
     out, raw = [], {}
     if args.only in (None, "peers"):
         out += peers(args, ours) + [""]
+    if args.only in (None, "c2c"):
+        if args.c2c_tool:
+            out += c2c_peer(args, ours) + [""]
+        else:
+            print("skipped c2c: no core-to-core-latency (--c2c-tool)", file=sys.stderr)
+    if args.only in (None, "loaded"):
+        if args.multiload:
+            out += loaded_peer(args, ours) + [""]
+        else:
+            print("skipped loaded: no multiload (--multiload)", file=sys.stderr)
     if args.lmbench and args.only in (None, "bw"):
         lines, raw["bw"] = bw_lmbench(args, ours, env)
         out += lines + [""]
