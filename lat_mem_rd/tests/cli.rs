@@ -444,6 +444,24 @@ fn c2c_mistakes_are_one_line() {
     );
 }
 
+/// Runs `lat_mem_rd ARGS` (a `--loaded` run) and returns its output once it succeeds. A
+/// host that stalls the load for more than a tenth of the chaser's short window makes the run
+/// refuse its row, which is right but not what this test checks: up to three tries.
+fn loaded_run(args: &[&str]) -> Output {
+    for _ in 0..3 {
+        let o = lat_mem_rd(args);
+        if o.status.code() == Some(1)
+            && stderr(&o).contains("did not load the whole measuring window")
+        {
+            eprintln!("retrying: {}", stderr(&o).trim());
+            continue;
+        }
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        return o;
+    }
+    panic!("the load was starved in three runs in a row");
+}
+
 #[test]
 fn loaded_gives_a_row_per_delay_with_its_load() {
     let cpus = benchmp::sys::affinity::allowed_cpus().unwrap();
@@ -462,7 +480,7 @@ fn loaded_gives_a_row_per_delay_with_its_load() {
         "-N",
         "2",
         "--enough-floor",
-        "0",
+        "30000",
         "--cpus",
         &chaser,
         "--load-cpus",
@@ -472,7 +490,8 @@ fn loaded_gives_a_row_per_delay_with_its_load() {
         "--delays",
         "0,20000",
     ];
-    let v = tool().json(&args);
+    let with_json: Vec<&str> = args.iter().copied().chain(["--json"]).collect();
+    let v: serde_json::Value = serde_json::from_str(&stdout(&loaded_run(&with_json))).unwrap();
     let t = &v["extra"];
     assert_eq!(t["load"], "cp");
     assert_eq!(t["chase_cpu"].as_u64(), Some(cpus[0] as u64));
@@ -507,7 +526,7 @@ fn loaded_gives_a_row_per_delay_with_its_load() {
         assert!(l["stopped_ns"].as_u64() >= l["window_end_ns"].as_u64());
     }
     assert_eq!(v["figures"].as_array().unwrap().len(), 3);
-    let text = benchmp::testing::stdout(&tool().ok(&args));
+    let text = stdout(&loaded_run(&args));
     let lines: Vec<&str> = text.lines().collect();
     assert!(
         lines[1].contains("Inject") && lines[2].contains("MB/sec"),

@@ -16,15 +16,17 @@ suite_plan() {
   local mode=$1 ncpus=$2 llc=$3
   local n=5 ops="rd wr rdwr cp bcopy bzero rdvec cpnt" size=64m
   local lat_n=3 lat_len lat_strides="64" dhry_time=2 dto_env="PERF_SHORT=1" all="$ncpus" lat_c2c_n=11
-  local loaded_delays="0,200,1000,5000,20000" loaded_len=256m
+  # --loaded: at least three intervals per row, so a short preemption of a load is a small
+  # share of the window it must cover.
+  local loaded_delays="0,200,1000,5000,20000" loaded_len=256m loaded_n=5
   # lat_mem_rd: to four times the last-level cache (at least 8 MiB), in MiB.
   lat_len=$(( (llc * 4 + 1048575) / 1048576 ))
   [ "$lat_len" -lt 8 ] && lat_len=8
   case "$mode" in
     quick) n=3; ops="rd wr cp bzero"; lat_n=1; dhry_time=0.5; all=1; lat_c2c_n=5
-           loaded_delays="0,5000"; loaded_len=64m ;;
+           loaded_delays="0,5000"; loaded_len=64m; loaded_n=3 ;;
     full) n=11; ops="rd wr rdwr cp fwr frd fcp bzero bcopy rdvec wrnt cpnt memcpy memset"; size=256m; lat_c2c_n=51
-          loaded_delays="0,50,200,500,1000,2000,5000,20000"
+          loaded_delays="0,50,200,500,1000,2000,5000,20000"; loaded_n=11
           lat_n=11; lat_strides="16 64 256"; dhry_time=5; dto_env="" ;;
   esac
   local op p
@@ -42,7 +44,7 @@ suite_plan() {
   if [ "$ncpus" -gt 1 ]; then
     echo "lat_mem_rd-c2c||lat_mem_rd|--c2c -N $lat_c2c_n --json={json}"
     # Latency under load: the first CPU chases while every other one streams reads.
-    echo "lat_mem_rd-loaded||lat_mem_rd|--loaded $loaded_len -N $lat_n --delays $loaded_delays --json={json}"
+    echo "lat_mem_rd-loaded||lat_mem_rd|--loaded $loaded_len -N $loaded_n --delays $loaded_delays --json={json}"
   fi
   # CoreMark-compatible runs need at least 10 s each to validate; quick mode runs one core only.
   for p in 1 "$all"; do
