@@ -394,16 +394,24 @@ def peers(args, ours):
     return lines
 
 
+def two_cpus(args, what):
+    """--cpu (or the first allowed CPU) and the next allowed one; (None, None) when this
+    process may use only one."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        print(f"skipped {what}: needs two CPUs", file=sys.stderr)
+        return None, None
+    a = args.cpu if args.cpu in cpus else cpus[0]
+    return a, next(c for c in cpus if c != a)
+
+
 def c2c_peer(args, ours):
     """lat_mem_rd --c2c against core-to-core-latency's CAS benchmark (-b 1), CPUs --cpu and the
     next allowed one: the mean of the two directions, ns per one-way transfer."""
     tool = args.c2c_tool
-    cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) < 2:
-        print("skipped c2c: needs two CPUs", file=sys.stderr)
+    a, b = two_cpus(args, "c2c")
+    if a is None:
         return []
-    a = args.cpu if args.cpu in cpus else cpus[0]
-    b = next(c for c in cpus if c != a)
     pair = f"{a},{b}"
 
     def mine():
@@ -435,12 +443,9 @@ def loaded_peer(args, ours):
     over the whole buffer (multiload -T SIZE), so that nearly every load is on another page,
     as in lmbench's -t chain (multiload's default groups loads by pages, with far fewer TLB
     misses). Also compared: the change under load, loaded over unloaded latency."""
-    cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) < 2:
-        print("skipped loaded: needs two CPUs", file=sys.stderr)
+    a, b = two_cpus(args, "loaded")
+    if a is None:
         return []
-    a = args.cpu if args.cpu in cpus else cpus[0]
-    b = next(c for c in cpus if c != a)
     size = f"{args.size}m"
 
     def mine():

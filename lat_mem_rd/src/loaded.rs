@@ -301,7 +301,7 @@ pub fn measure(session: &mut Session<Loaded>, req: &Request) -> anyhow::Result<T
     let cpus = load_cpus(req.load_cpus.as_deref(), &session.placement.allowed, chaser)?;
     if req.load_bytes < CHUNK_BYTES as u64 {
         return Err(Usage(format!(
-            "--load-size must be at least {} (one chunk)",
+            "each load's buffer (--load-size, default LEN) must be at least {}, one chunk",
             HumanSize(CHUNK_BYTES as u64)
         ))
         .into());
