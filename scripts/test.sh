@@ -37,10 +37,14 @@ cargo test -p ftrace --test record -- --ignored
 # 64 MiB read can take; not a performance test).
 cargo test --release -p bw_mem --test not_optimised_away
 
-# NEON kernels and the portable fallbacks, built for aarch64 and run under qemu-user.
+# NEON kernels and the portable fallbacks (bw_mem's and dto's), built for aarch64 and run under
+# qemu-user.
 CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=rust-lld \
 CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUNNER=qemu-aarch64-static \
   cargo test -p bw_mem --target aarch64-unknown-linux-musl --lib --test kernels
+CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=rust-lld \
+CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUNNER=qemu-aarch64-static \
+  cargo test -p dto --target aarch64-unknown-linux-musl --lib kernels
 
 shellcheck -x scripts/*.sh scripts/lib/*.sh scripts/lava/*.sh scripts/tests/*.sh scripts/tests/fake-adb .ci/run
 python3 -m py_compile scripts/*.py

@@ -7,6 +7,9 @@
 
 use std::ffi::{c_int, c_void};
 
+#[macro_use]
+mod vector;
+
 #[cfg(target_arch = "aarch64")]
 pub mod aarch64;
 pub mod portable;
@@ -205,6 +208,50 @@ mod tests {
         }
         assert!(Kernel::Portable.available().is_ok());
         assert!(Kernel::from_name("bogus").is_none());
+    }
+
+    /// Every kernel this CPU runs copies, moves (overlapping both ways), fills and compares
+    /// as the portable one does, at sizes around each vector width and offsets within a line.
+    #[test]
+    #[allow(unsafe_code)]
+    fn every_available_kernel_agrees_with_the_portable_one() {
+        let reference = Kernel::Portable.fns().unwrap();
+        let pattern: Vec<u8> = (0..600u32).map(|i| (i * 7 + 3) as u8).collect();
+        for k in Kernel::ALL {
+            let Ok(f) = k.fns() else { continue };
+            for n in [0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 300] {
+                for off in [0, 1, 5] {
+                    let run = |fns: MemFns| {
+                        let mut dst = vec![0u8; 600];
+                        let mut mv = pattern.clone();
+                        let mut set = vec![9u8; 600];
+                        // SAFETY: every range lies inside its 600-byte vector; n + off + 8 < 600.
+                        let cmp = unsafe {
+                            (fns.memcpy)(
+                                dst[off..].as_mut_ptr().cast(),
+                                pattern.as_ptr().cast(),
+                                n,
+                            );
+                            let base = mv.as_mut_ptr();
+                            (fns.memmove)(base.add(off + 8).cast(), base.add(off).cast(), n);
+                            (fns.memmove)(base.add(off).cast(), base.add(off + 3).cast(), n);
+                            (fns.memset)(set[off..].as_mut_ptr().cast(), 0xab, n);
+                            let mut other = pattern.clone();
+                            if n > 0 {
+                                other[off + n - 1] ^= 1;
+                            }
+                            (fns.memcmp)(
+                                pattern[off..].as_ptr().cast(),
+                                other[off..].as_ptr().cast(),
+                                n,
+                            )
+                        };
+                        (dst, mv, set, cmp.signum())
+                    };
+                    assert!(run(f) == run(reference), "{} n={n} off={off}", k.name());
+                }
+            }
+        }
     }
 
     #[cfg(target_arch = "x86_64")]

@@ -78,116 +78,14 @@ pub unsafe extern "C" fn erms_memset(dst: *mut c_void, c: c_int, n: usize) -> *m
 
 // ---------------------------------------------------------------- AVX2 (32-byte vectors)
 
-/// memcpy with 32-byte unaligned AVX2 loads and stores.
-///
-/// # Safety
-/// As C's memcpy, and the CPU must support AVX2.
-#[target_feature(enable = "avx2")]
-pub unsafe extern "C" fn avx2_memcpy(
-    dst: *mut c_void,
-    src: *const c_void,
-    n: usize,
-) -> *mut c_void {
-    // SAFETY: memcpy's ranges do not overlap, so the forward routine applies.
-    unsafe { avx2_forward(dst.cast(), src.cast(), n) };
-    dst
-}
-
-/// Forward vector copy; correct for overlap when dst is at or below src.
-///
-/// # Safety
-/// Ranges valid for `n` bytes; AVX2 present.
-#[target_feature(enable = "avx2")]
-unsafe fn avx2_forward(d: *mut u8, s: *const u8, n: usize) {
-    if n < 32 {
-        // SAFETY: forwarded contract.
-        unsafe { portable::copy_forward(d, s, n) };
-        return;
-    }
-    // SAFETY: every access below lies in [0, n) of its range. The last 32 bytes are loaded
-    // before any store, and each chunk is loaded before stores can reach it (dst <= src).
-    unsafe {
-        let tail = _mm256_loadu_si256(s.add(n - 32).cast());
-        let mut i = 0;
-        while i + 32 <= n {
-            let v = _mm256_loadu_si256(s.add(i).cast());
-            _mm256_storeu_si256(d.add(i).cast(), v);
-            i += 32;
-        }
-        _mm256_storeu_si256(d.add(n - 32).cast(), tail);
-    }
-}
-
-/// Backward vector copy; correct for overlap when dst is above src.
-///
-/// # Safety
-/// Ranges valid for `n` bytes; AVX2 present.
-#[target_feature(enable = "avx2")]
-unsafe fn avx2_backward(d: *mut u8, s: *const u8, n: usize) {
-    if n < 32 {
-        // SAFETY: forwarded contract.
-        unsafe { portable::copy_backward(d, s, n) };
-        return;
-    }
-    // SAFETY: accesses lie in [0, n); the first 32 bytes are loaded before any store and each
-    // chunk is loaded before a store can reach it (dst above src, copying from the end).
-    unsafe {
-        let head = _mm256_loadu_si256(s.cast());
-        let mut i = n;
-        while i >= 32 {
-            i -= 32;
-            let v = _mm256_loadu_si256(s.add(i).cast());
-            _mm256_storeu_si256(d.add(i).cast(), v);
-        }
-        _mm256_storeu_si256(d.cast(), head);
-    }
-}
-
-/// memmove with AVX2, copying backwards when dst overlaps above src.
-///
-/// # Safety
-/// As C's memmove, and the CPU must support AVX2.
-#[target_feature(enable = "avx2")]
-pub unsafe extern "C" fn avx2_memmove(
-    dst: *mut c_void,
-    src: *const c_void,
-    n: usize,
-) -> *mut c_void {
-    let (d, s) = (dst.cast::<u8>(), src.cast::<u8>());
-    // SAFETY: the direction is chosen so no source byte is overwritten before it is read.
-    unsafe {
-        if portable::must_copy_backward(d, s, n) {
-            avx2_backward(d, s, n);
-        } else {
-            avx2_forward(d, s, n);
-        }
-    }
-    dst
-}
-
-/// memset with 32-byte AVX2 stores.
-///
-/// # Safety
-/// As C's memset, and the CPU must support AVX2.
-#[target_feature(enable = "avx2")]
-pub unsafe extern "C" fn avx2_memset(dst: *mut c_void, c: c_int, n: usize) -> *mut c_void {
-    let d = dst.cast::<u8>();
-    if n < 32 {
-        // SAFETY: forwarded contract.
-        unsafe { portable::fill(d, c as u8, n) };
-        return dst;
-    }
-    // SAFETY: stores lie in [0, n) of the caller's range.
-    unsafe {
-        let v = _mm256_set1_epi8(c as u8 as i8);
-        let mut i = 0;
-        while i + 32 <= n {
-            _mm256_storeu_si256(d.add(i).cast(), v);
-            i += 32;
-        }
-        _mm256_storeu_si256(d.add(n - 32).cast(), v);
-    }
-    dst
+vector_copy_fill! {
+    feature: "avx2",
+    name: "AVX2 (32-byte)",
+    width: 32,
+    load: _mm256_loadu_si256,
+    store: _mm256_storeu_si256,
+    splat: _mm256_set1_epi8,
+    fns: (avx2_forward, avx2_backward, avx2_memcpy, avx2_memmove, avx2_memset),
 }
 
 /// memcmp comparing 32 bytes per step with AVX2.
@@ -226,114 +124,14 @@ pub unsafe extern "C" fn avx2_memcmp(a: *const c_void, b: *const c_void, n: usiz
 
 // ---------------------------------------------------------------- AVX-512 (64-byte vectors)
 
-/// Forward 64-byte copy; correct for overlap when dst is at or below src.
-///
-/// # Safety
-/// Ranges valid for `n` bytes; AVX-512F present.
-#[target_feature(enable = "avx512f")]
-unsafe fn avx512_forward(d: *mut u8, s: *const u8, n: usize) {
-    if n < 64 {
-        // SAFETY: forwarded contract.
-        unsafe { portable::copy_forward(d, s, n) };
-        return;
-    }
-    // SAFETY: as avx2_forward, with 64-byte chunks.
-    unsafe {
-        let tail = _mm512_loadu_si512(s.add(n - 64).cast());
-        let mut i = 0;
-        while i + 64 <= n {
-            let v = _mm512_loadu_si512(s.add(i).cast());
-            _mm512_storeu_si512(d.add(i).cast(), v);
-            i += 64;
-        }
-        _mm512_storeu_si512(d.add(n - 64).cast(), tail);
-    }
-}
-
-/// Backward 64-byte copy; correct for overlap when dst is above src.
-///
-/// # Safety
-/// Ranges valid for `n` bytes; AVX-512F present.
-#[target_feature(enable = "avx512f")]
-unsafe fn avx512_backward(d: *mut u8, s: *const u8, n: usize) {
-    if n < 64 {
-        // SAFETY: forwarded contract.
-        unsafe { portable::copy_backward(d, s, n) };
-        return;
-    }
-    // SAFETY: as avx2_backward, with 64-byte chunks.
-    unsafe {
-        let head = _mm512_loadu_si512(s.cast());
-        let mut i = n;
-        while i >= 64 {
-            i -= 64;
-            let v = _mm512_loadu_si512(s.add(i).cast());
-            _mm512_storeu_si512(d.add(i).cast(), v);
-        }
-        _mm512_storeu_si512(d.cast(), head);
-    }
-}
-
-/// memcpy with 64-byte AVX-512 loads and stores.
-///
-/// # Safety
-/// As C's memcpy, and the CPU must support AVX-512F.
-#[target_feature(enable = "avx512f")]
-pub unsafe extern "C" fn avx512_memcpy(
-    dst: *mut c_void,
-    src: *const c_void,
-    n: usize,
-) -> *mut c_void {
-    // SAFETY: memcpy's ranges do not overlap.
-    unsafe { avx512_forward(dst.cast(), src.cast(), n) };
-    dst
-}
-
-/// memmove with AVX-512, copying backwards when dst overlaps above src.
-///
-/// # Safety
-/// As C's memmove, and the CPU must support AVX-512F.
-#[target_feature(enable = "avx512f")]
-pub unsafe extern "C" fn avx512_memmove(
-    dst: *mut c_void,
-    src: *const c_void,
-    n: usize,
-) -> *mut c_void {
-    let (d, s) = (dst.cast::<u8>(), src.cast::<u8>());
-    // SAFETY: the direction is chosen so no source byte is overwritten before it is read.
-    unsafe {
-        if portable::must_copy_backward(d, s, n) {
-            avx512_backward(d, s, n);
-        } else {
-            avx512_forward(d, s, n);
-        }
-    }
-    dst
-}
-
-/// memset with 64-byte AVX-512 stores.
-///
-/// # Safety
-/// As C's memset, and the CPU must support AVX-512F.
-#[target_feature(enable = "avx512f")]
-pub unsafe extern "C" fn avx512_memset(dst: *mut c_void, c: c_int, n: usize) -> *mut c_void {
-    let d = dst.cast::<u8>();
-    if n < 64 {
-        // SAFETY: forwarded contract.
-        unsafe { portable::fill(d, c as u8, n) };
-        return dst;
-    }
-    // SAFETY: stores lie in [0, n) of the caller's range.
-    unsafe {
-        let v = _mm512_set1_epi8(c as u8 as i8);
-        let mut i = 0;
-        while i + 64 <= n {
-            _mm512_storeu_si512(d.add(i).cast(), v);
-            i += 64;
-        }
-        _mm512_storeu_si512(d.add(n - 64).cast(), v);
-    }
-    dst
+vector_copy_fill! {
+    feature: "avx512f",
+    name: "AVX-512F (64-byte)",
+    width: 64,
+    load: _mm512_loadu_si512,
+    store: _mm512_storeu_si512,
+    splat: _mm512_set1_epi8,
+    fns: (avx512_forward, avx512_backward, avx512_memcpy, avx512_memmove, avx512_memset),
 }
 
 /// memcmp comparing 64 bytes per step with AVX-512BW byte masks.
