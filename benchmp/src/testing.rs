@@ -290,3 +290,47 @@ fn strs<S: AsRef<OsStr>>(args: &[S]) -> Vec<String> {
         .map(|a| a.as_ref().to_string_lossy().into_owned())
         .collect()
 }
+
+/// Process ids of the children of `parent`, in fork order (from the parent field of each
+/// process's /proc stat).
+pub fn children_of(parent: u32) -> Vec<i32> {
+    let mut found = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for e in dir.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        let ppid = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1).map(str::to_string));
+        if ppid.as_deref() == Some(parent.to_string().as_str()) {
+            found.push(pid);
+        }
+    }
+    found.sort_unstable();
+    found
+}
+
+/// Waits (up to a minute) until `parent` has two children, lets them run for `after`, then
+/// stops the second one forked (SIGSTOP) for `stopped`, as a debugger or a phone's freezer
+/// would.
+pub fn freeze_second_child(parent: u32, after: Duration, stopped: Duration) {
+    use nix::sys::signal::{Signal, kill};
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut kids = Vec::new();
+    while kids.len() < 2 && Instant::now() < deadline {
+        kids = children_of(parent);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(kids.len(), 2, "children of {parent}: {kids:?}");
+    std::thread::sleep(after);
+    let pid = nix::unistd::Pid::from_raw(kids[1]);
+    kill(pid, Signal::SIGSTOP).expect("SIGSTOP a child");
+    std::thread::sleep(stopped);
+    kill(pid, Signal::SIGCONT).expect("SIGCONT a child");
+}

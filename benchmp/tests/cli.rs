@@ -323,41 +323,6 @@ fn stop_signals_to_the_parent_kill_and_reap_every_child() {
     }
 }
 
-/// The children of a running probe (processes with the tag whose parent is `parent`).
-fn children_of(tag: &str, parent: u32) -> Vec<i32> {
-    leftovers(tag)
-        .iter()
-        .filter_map(|p| p.parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|s| {
-                    let after = s.rsplit_once(") ")?.1.to_string();
-                    after.split_whitespace().nth(1).map(|p| p.to_string())
-                })
-                .is_some_and(|ppid| ppid == parent.to_string())
-        })
-        .collect()
-}
-
-/// Waits for a probe's two children, lets them run for `after`, then stops the second one
-/// forked (SIGSTOP) for `stopped`.
-fn freeze_second_child(tag: &str, probe: u32, after: Duration, stopped: Duration) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut kids = Vec::new();
-    while kids.len() < 2 && Instant::now() < deadline {
-        kids = children_of(tag, probe);
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert_eq!(kids.len(), 2, "children of the probe: {kids:?}");
-    kids.sort_unstable();
-    std::thread::sleep(after);
-    let pid = nix::unistd::Pid::from_raw(kids[1]);
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
-    std::thread::sleep(stopped);
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT).unwrap();
-}
-
 #[test]
 fn a_child_stopped_while_the_others_ran_is_not_a_parallel_figure() {
     let _serial = serial();
@@ -378,8 +343,7 @@ fn a_child_stopped_while_the_others_ran_is_not_a_parallel_figure() {
         .unwrap();
     // Into the timed phase, then freeze one child for five seconds, as a debugger or a
     // phone's freezer would.
-    freeze_second_child(
-        tag,
+    benchmp::testing::freeze_second_child(
         probe.id(),
         Duration::from_millis(300),
         Duration::from_secs(5),
@@ -691,8 +655,7 @@ fn a_load_stopped_while_latency_is_measured_fails_the_run() {
         .spawn()
         .unwrap();
     // The load child (forked second) is frozen for three seconds.
-    freeze_second_child(
-        tag,
+    benchmp::testing::freeze_second_child(
         probe.id(),
         Duration::from_millis(400),
         Duration::from_secs(3),

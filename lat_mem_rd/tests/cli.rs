@@ -563,30 +563,9 @@ fn loaded_mistakes_are_one_line() {
     );
 }
 
-/// Children of `parent` (from /proc: the fourth field of each process's stat).
-fn children_of(parent: u32) -> Vec<i32> {
-    let mut found = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
-            continue;
-        };
-        let ppid = stat
-            .rsplit_once(") ")
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1).map(str::to_string));
-        if ppid.as_deref() == Some(parent.to_string().as_str()) {
-            found.push(pid);
-        }
-    }
-    found.sort_unstable();
-    found
-}
-
 #[test]
 fn a_load_frozen_under_the_chase_fails_the_row() {
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     let cpus = benchmp::sys::affinity::allowed_cpus().unwrap();
     if cpus.len() < 2
         && benchmp::testing::skip(
@@ -618,18 +597,11 @@ fn a_load_frozen_under_the_chase_fails_the_row() {
         .spawn()
         .unwrap();
     // The loaded row is the first with two children: the chaser, then the load.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut kids = Vec::new();
-    while kids.len() < 2 && Instant::now() < deadline {
-        kids = children_of(child.id());
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    assert_eq!(kids.len(), 2, "children: {kids:?}");
-    std::thread::sleep(Duration::from_millis(300));
-    let pid = nix::unistd::Pid::from_raw(kids[1]);
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
-    std::thread::sleep(Duration::from_secs(3));
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT).unwrap();
+    benchmp::testing::freeze_second_child(
+        child.id(),
+        Duration::from_millis(300),
+        Duration::from_secs(3),
+    );
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
