@@ -1,22 +1,27 @@
 #!/usr/bin/env bash
-# Power of `benchmp compare` on this machine: its false alarms between runs of one build, and
-# how often it catches a real slowdown.
+# Power of `benchmp compare` on this machine: its false alarms between two runs of one build,
+# and how often it catches a real slowdown. Every pair is run interleaved (`suite.sh --ab`):
+# each suite entry runs with the baseline's binaries and the current ones back to back, in
+# alternating order, so host drift between runs minutes apart falls on both sides alike.
 #
-#   A/A   RUNS + 1 quick suite runs of the same build, each compared with the one before it
-#         (RUNS pairs): a pair with any FAIL is a false alarm. Goal: at most 1 in 20.
-#   slow  RUNS more quick suite runs in which one entry is slowed by a competing busy process
-#         on its CPU for part of its run (coremark-P1 by default: a busy loop on its CPU for
-#         SLOW_SECONDS of its ~10 s timed run, about 10 % of its throughput), each compared
-#         with the clean run before it: the slowed entry's figure must be a FAIL. Goal: at
+#   A/A   RUNS quick suite runs, baseline and current the same build: a pair with any FAIL
+#         is a false alarm. Goal: at most 1 in 20.
+#   slow  RUNS pairs of the slowed tool's entries only (the verdict asked for is that tool's),
+#         the current side slowed by a competing busy process on its CPU for part of its run
+#         (coremark-P1 by default: a busy loop shares its CPU for SLOW_SECONDS of its ~12 s
+#         timed run, which starts after ~4.5 s of sizing the count here; sharing the CPU for
+#         2.5 s costs it about 1.2 s, 10 %): that entry's figure must be a FAIL. Goal: at
 #         least 19 in 20.
-# Every suite run holds the shared CPU lock. Prints each pair's verdict counts, then the two
-# rates against the goal.
+# Then, per entry, the largest change any A/A pair showed: what a change must exceed on this
+# host to be told from its drift. Every suite run holds the shared CPU lock.
 #
 # Environment:
 #   COMPARE_RUNS       pairs of each kind (default 20)
 #   COMPARE_SLOW       entry to slow down (default coremark-P1)
-#   SLOW_SECONDS       seconds the competing loop runs (default 2)
-#   SLOW_AFTER         seconds into the entry it starts (default 3, after the count is sized)
+#   SLOW_SECONDS       seconds the competing loop runs (default 2.5)
+#   SLOW_AFTER         seconds into the entry it starts (default 6, inside the timed run)
+#   COMPARE_KEEP       keep every run's results and comparison in this folder (default: a
+#                      temporary folder, removed at the end)
 #   SOCBENCH_LOCK      lock file (default /tmp/socbench-cpu.lock)
 #
 # Exit status: 0 goal met, 1 goal missed or a run failed, 2 bad settings, 3 missing tools.
@@ -32,17 +37,24 @@ for tool in cargo python3 taskset timeout; do
 done
 runs=${COMPARE_RUNS:-20}
 slow_entry=${COMPARE_SLOW:-coremark-P1}
-slow_s=${SLOW_SECONDS:-2}
-slow_after=${SLOW_AFTER:-3}
+slow_s=${SLOW_SECONDS:-2.5}
+slow_after=${SLOW_AFTER:-6}
 [[ $runs =~ ^[1-9][0-9]*$ ]] || die "COMPARE_RUNS must be a whole number of at least 1" 2
-[[ $slow_s =~ ^[0-9]+$ && $slow_after =~ ^[0-9]+$ ]] || die "SLOW_SECONDS and SLOW_AFTER are whole seconds" 2
+num='^[0-9]+([.][0-9]+)?$'
+[[ $slow_s =~ $num && $slow_after =~ $num ]] || die "SLOW_SECONDS and SLOW_AFTER are seconds (for example 2.5)" 2
 slow_tool=${slow_entry%%-*}
 
 echo "building the release binaries (cargo build --release --workspace)" >&2
 locked cargo build --quiet --release --workspace || die "build failed"
 bin=${CARGO_TARGET_DIR:-$PWD/target}/release
-work=$(mktemp -d "${TMPDIR:-/tmp}/bench_compare.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+if [ -n "${COMPARE_KEEP:-}" ]; then
+  mkdir -p "$COMPARE_KEEP" || die "cannot make COMPARE_KEEP=$COMPARE_KEEP" 2
+  work=$(cd "$COMPARE_KEEP" && pwd)
+  rm -rf "$work/slowbin"
+else
+  work=$(mktemp -d "${TMPDIR:-/tmp}/bench_compare.XXXXXX")
+  trap 'rm -rf "$work"' EXIT
+fi
 
 # The slowed tool runs through a stand-in that starts a busy loop on the CPU its first child
 # is pinned to (the first allowed CPU: the default placement) partway into the run.
@@ -57,41 +69,73 @@ exec "$bin/$slow_tool" "\$@"
 EOF
 chmod +x "$work/slowbin/$slow_tool"
 
-suite() { # suite OUT [BIN_DIR]
-  locked scripts/suite.sh --quick --no-build --no-plots --bin-dir "${2:-$bin}" --out "$1" >/dev/null 2>&1 || true
+suite() { # suite OUT CURRENT_BIN_DIR [suite.sh options]: baseline is always the clean build
+  local dest=$1 cur=$2
+  shift 2
+  rm -rf "$dest"
+  locked scripts/suite.sh --quick --no-build --no-plots --bin-dir "$cur" --ab "$bin" --out "$dest" "$@" >/dev/null 2>&1 || true
 }
-verdicts() { # verdicts BASE CUR -> "fail improved noisy missing pass" and the slowed entry's verdict
-  "$bin/benchmp" compare "$1" "$2" --json="$work/cmp.json" >/dev/null 2>&1 || true
-  python3 - "$work/cmp.json" "$slow_entry" <<'PY'
+verdicts() { # verdicts DIR -> "fail improved noisy missing pass" and the slowed entry's verdict
+  python3 - "$1/compare.json" "$slow_entry" <<'PY'
 import json, sys
-c = json.load(open(sys.argv[1]))
+try:
+    c = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    print("- - - - - -")
+    sys.exit()
 k = c["counts"]
 slowed = [r["verdict"] for r in c["rows"] if r["entry"] == sys.argv[2]]
 print(k["fail"], k["improved"], k["noisy"], k["missing"], k["pass"], ",".join(slowed) or "-")
 PY
 }
 
-echo "== A/A: $((runs + 1)) quick suite runs, each compared with the one before"
-suite "$work/aa0"
-false_alarms=0
+echo "== A/A: $runs interleaved quick suite runs of one build"
+false_alarms=0 failed_runs=0
 for i in $(seq 1 "$runs"); do
-  suite "$work/aa$i"
-  read -r fail improved noisy missing pass _ < <(verdicts "$work/aa$((i - 1))" "$work/aa$i")
+  suite "$work/aa$i" "$bin"
+  read -r fail improved noisy missing pass _ < <(verdicts "$work/aa$i")
   printf 'pair %2d: %s FAIL, %s IMPROVED, %s NOISY, %s MISSING, %s PASS\n' "$i" "$fail" "$improved" "$noisy" "$missing" "$pass"
-  [ "$fail" -gt 0 ] && false_alarms=$((false_alarms + 1))
+  if [ "$fail" = - ]; then failed_runs=$((failed_runs + 1)); elif [ "$fail" -gt 0 ]; then false_alarms=$((false_alarms + 1)); fi
 done
 
-echo "== slowed: $runs pairs, $slow_entry with a busy loop on CPU $cpu for $slow_s s from $slow_after s"
+echo "== slowed: $runs interleaved pairs of $slow_tool, $slow_entry with a busy loop on CPU $cpu for $slow_s s from $slow_after s"
 detected=0
 for i in $(seq 1 "$runs"); do
-  suite "$work/clean$i"
-  suite "$work/slow$i" "$work/slowbin"
-  read -r fail _ _ _ _ slowed < <(verdicts "$work/clean$i" "$work/slow$i")
-  printf 'pair %2d: %s on %s (%s FAIL in all)\n' "$i" "$slowed" "$slow_entry" "$fail"
+  suite "$work/slow$i" "$work/slowbin" --only "$slow_tool"
+  read -r fail _ _ _ _ slowed < <(verdicts "$work/slow$i")
+  change=$(python3 -c 'import json,sys
+try: rows = json.load(open(sys.argv[1]))["rows"]
+except (OSError, ValueError): rows = []
+print(" ".join("%+.1f%%" % r["change_pct"] for r in rows if r["entry"] == sys.argv[2] and r["change_pct"] is not None) or "-")' "$work/slow$i/compare.json" "$slow_entry")
+  printf 'pair %2d: %s on %s, change %s (%s FAIL in all)\n' "$i" "$slowed" "$slow_entry" "$change" "$fail"
+  [ "$fail" = - ] && failed_runs=$((failed_runs + 1))
   case ",$slowed," in *,FAIL,*) detected=$((detected + 1)) ;; esac
 done
 
 echo
+echo "== A/A drift per entry: the largest |change| of its figures in each pair, median and max over pairs"
+python3 - "$work" "$runs" <<'PY'
+import json, statistics, sys
+from pathlib import Path
+worst = {}
+for i in range(1, int(sys.argv[2]) + 1):
+    try:
+        rows = json.load(open(Path(sys.argv[1]) / f"aa{i}" / "compare.json"))["rows"]
+    except (OSError, ValueError):
+        continue
+    pair = {}
+    for r in rows:
+        if r["change_pct"] is not None:
+            pair[r["entry"]] = max(pair.get(r["entry"], 0.0), abs(r["change_pct"]))
+    for e, v in pair.items():
+        worst.setdefault(e, []).append(v)
+for e in sorted(worst):
+    v = worst[e]
+    print(f"{e:<22} median {statistics.median(v):5.1f} %   max {max(v):5.1f} %   ({len(v)} pairs)")
+PY
+
+echo
 echo "false alarms: $false_alarms of $runs A/A pairs (goal: at most 1 in 20)"
 echo "detected:     $detected of $runs slowed pairs (goal: at least 19 in 20)"
-[ $((false_alarms * 20)) -le "$runs" ] && [ $((detected * 20)) -ge $((runs * 19)) ]
+[ "$failed_runs" -eq 0 ] || echo "$failed_runs pairs gave no comparison (a run failed)"
+[ "$failed_runs" -eq 0 ] && [ $((false_alarms * 20)) -le "$runs" ] && [ $((detected * 20)) -ge $((runs * 19)) ]

@@ -2,14 +2,16 @@
 # socbench suite runner: builds the release binaries and runs every tool with defaults that
 # finish in a few minutes on a 2-core machine. Results (JSON, CSV, lmbench-compatible text,
 # plots) go to results/<host>-<timestamp>/; a failure in one tool is reported and the rest
-# still run. With --baseline DIR the run is compared with an earlier one (benchmp compare).
+# still run. With --baseline DIR the run is compared with an earlier one (benchmp compare);
+# with --ab BIN_DIR every entry also runs with another build's binaries, right before or after
+# this build's, and the two are compared (drift of the host then falls on both sides alike).
 # Exit status: 0 when every entry succeeded (and nothing regressed), 1 otherwise, 2 for bad
 # options.
 set -uo pipefail
 
 usage() {
   cat <<'USAGE'
-Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR] [--baseline DIR] [--no-build] [--bin-dir DIR] [--no-plots]
+Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR] [--baseline DIR | --ab BIN_DIR] [--no-build] [--bin-dir DIR] [--no-plots]
 
   --quick        fewer operations and repetitions (about a minute)
   --full         every operation, lmbench's 11 repetitions, more strides (tens of minutes)
@@ -17,6 +19,10 @@ Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR] [--basel
   --out DIR      results folder (default results/<host>-<timestamp>)
   --baseline DIR compare with an earlier results folder (benchmp compare): a verdict per
                  entry in the summary, compare.txt/.json/.csv and a plot of each regression
+  --ab BIN_DIR   also run every entry with the binaries in BIN_DIR (the baseline build),
+                 alternately before and after this build's run of it, into OUT/base, then
+                 compare as --baseline does: an A/B verdict that host drift between runs
+                 minutes apart cannot fake
   --no-build     use the binaries already built
   --bin-dir DIR  where the binaries are (default target/release)
   --no-plots     skip the PNG plots
@@ -30,7 +36,7 @@ top=$(cd "$here/.." && pwd)
 # shellcheck source=scripts/lib/setup.sh
 . "$here/lib/setup.sh"
 
-mode=default only=() out="" build=1 bin_dir="" plots=1 baseline=""
+mode=default only=() out="" build=1 bin_dir="" plots=1 baseline="" ab_bin=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) mode=quick ;;
@@ -42,6 +48,9 @@ while [ $# -gt 0 ]; do
     --baseline) [ $# -ge 2 ] || { echo "suite.sh: --baseline needs a results folder" >&2; exit 2; }
                 [ -d "$2" ] || { echo "suite.sh: --baseline $2 is not a folder" >&2; exit 2; }
                 baseline=$(cd "$2" && pwd); shift ;;
+    --ab) [ $# -ge 2 ] || { echo "suite.sh: --ab needs the baseline build's binary folder" >&2; exit 2; }
+          [ -d "$2" ] || { echo "suite.sh: --ab $2 is not a folder" >&2; exit 2; }
+          ab_bin=$(cd "$2" && pwd); shift ;;
     --no-build) build=0 ;;
     --bin-dir) [ $# -ge 2 ] || { echo "suite.sh: --bin-dir needs a folder" >&2; exit 2; }; bin_dir=$2; shift ;;
     --no-plots) plots=0 ;;
@@ -50,6 +59,11 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+
+if [ -n "$baseline" ] && [ -n "$ab_bin" ]; then
+  echo "suite.sh: --baseline and --ab are two ways to name the baseline: give one" >&2
+  exit 2
+fi
 
 cd "$top" || exit 1
 if [ -z "$bin_dir" ]; then
@@ -75,27 +89,53 @@ echo "== socbench suite ($mode) on $host: $ncpus CPUs, results in $out"
 
 status="$out/status.tsv"
 printf 'label\ttool\texit\tseconds\n' > "$status"
+if [ -n "$ab_bin" ]; then
+  baseline="$out/base"
+  mkdir -p "$baseline" || exit 1
+  printf 'label\ttool\texit\tseconds\n' > "$baseline/status.tsv"
+fi
 failures=0
-while IFS='|' read -r label envs tool args; do
-  if [ ${#only[@]} -gt 0 ]; then
-    case " ${only[*]} " in *" $tool "*) ;; *) continue ;; esac
-  fi
-  json="$out/$label.json" csv="$out/$label.csv" dir="$out/$label"
+
+# run_entry BIN_DIR OUT LABEL ENVS TOOL ARGS: one plan entry with one build, results in OUT.
+run_entry() {
+  local bin=$1 dest=$2 label=$3 envs=$4 tool=$5 args=$6 rc start secs
+  local json="$dest/$label.json" csv="$dest/$label.csv" dir="$dest/$label"
   args=${args//\{json\}/$json}; args=${args//\{csv\}/$csv}; args=${args//\{dir\}/$dir}
   envs=${envs//\{dir\}/$dir}
   case " $args $envs " in *" $dir "*|*"=$dir "*) mkdir -p "$dir" ;; esac
+  local argv envv
   read -r -a argv <<< "$args"
   read -r -a envv <<< "$envs"
   printf '%-22s %s %s\n' "$label" "$tool" "$args"
   start=$(date +%s.%N)
-  env "${envv[@]}" "$bin_dir/$tool" "${argv[@]}" > "$out/$label.txt" 2> "$out/$label.err"
+  env "${envv[@]}" "$bin/$tool" "${argv[@]}" > "$dest/$label.txt" 2> "$dest/$label.err"
   rc=$?
   secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-  printf '%s\t%s\t%s\t%s\n' "$label" "$tool" "$rc" "$secs" >> "$status"
+  printf '%s\t%s\t%s\t%s\n' "$label" "$tool" "$rc" "$secs" >> "$dest/status.tsv"
   if [ "$rc" -ne 0 ]; then
     failures=$((failures + 1))
-    echo "   FAILED (exit $rc, ${secs} s): $(head -c 300 "$out/$label.err" | tr '\n' ' ')"
+    echo "   FAILED (exit $rc, ${secs} s): $(head -c 300 "$dest/$label.err" | tr '\n' ' ')"
   fi
+}
+
+turn=0
+while IFS='|' read -r label envs tool args; do
+  if [ ${#only[@]} -gt 0 ]; then
+    case " ${only[*]} " in *" $tool "*) ;; *) continue ;; esac
+  fi
+  if [ -z "$ab_bin" ]; then
+    run_entry "$bin_dir" "$out" "$label" "$envs" "$tool" "$args"
+    continue
+  fi
+  # A B, then B A for the next entry: neither build always runs first, warm or cold.
+  if [ $((turn % 2)) -eq 0 ]; then
+    run_entry "$ab_bin" "$baseline" "$label" "$envs" "$tool" "$args"
+    run_entry "$bin_dir" "$out" "$label" "$envs" "$tool" "$args"
+  else
+    run_entry "$bin_dir" "$out" "$label" "$envs" "$tool" "$args"
+    run_entry "$ab_bin" "$baseline" "$label" "$envs" "$tool" "$args"
+  fi
+  turn=$((turn + 1))
 done < <(suite_plan "$mode" "$ncpus" "$llc")
 
 regressed=0

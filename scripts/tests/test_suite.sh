@@ -46,4 +46,25 @@ grep -q " 0 FAIL" "$out/compare.txt" || fail "a run compared with itself has fai
 again=$(python3 "$top/scripts/summary.py" "$out")
 grep -qE "^entry +tool +figure +unit +s +verdict" <<< "$again" || fail "no verdict column after a comparison"
 grep -qE "^bw_mem-rd-P1 .* PASS" <<< "$again" || fail "bw_mem-rd-P1 is not PASS against itself"
+
+# --ab: each entry with a second build's binaries too, into OUT/base, then compared. Both
+# sides are this build here, so only the machinery is checked, not the verdict (A/A drift on
+# a shared host is bench_compare.sh's measurement): dhry alone, run from both folders.
+ab="$out/ab"
+rc=0
+"$top/scripts/suite.sh" --quick --no-build --no-plots --only dhry --ab "$bin" --out "$ab" > "$out/ab.txt" 2>&1 || rc=$?
+[ "$rc" -le 1 ] || fail "suite.sh --ab: exit $rc ($(tail -n 3 "$out/ab.txt"))"
+for side in "$ab" "$ab/base"; do
+  [ -s "$side/dhry-P1.json" ] || fail "suite.sh --ab left no $side/dhry-P1.json"
+  grep -qP "^dhry-P1\tdhry\t0\t" "$side/status.tsv" || fail "suite.sh --ab: dhry-P1 did not succeed in $side"
+done
+python3 - "$ab/compare.json" <<'PY' || fail "suite.sh --ab: no verdict for dhry-P1 in compare.json"
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["rows"] if r["entry"] == "dhry-P1"]
+sys.exit(0 if rows and all(r["base"] and r["current"] and r["verdict"] != "MISSING" for r in rows) else 1)
+PY
+grep -qE "^dhry-P1 .* (PASS|FAIL|IMPROVED|NOISY)" "$ab/compare.txt" || fail "suite.sh --ab: compare.txt has no dhry-P1 row"
+rc=0
+"$top/scripts/suite.sh" --no-build --ab "$bin" --baseline "$out" > "$out/both.txt" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] || fail "suite.sh with both --ab and --baseline: exit $rc, not 2"
 echo "PASS test_suite.sh"
