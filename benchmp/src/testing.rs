@@ -334,3 +334,19 @@ pub fn freeze_second_child(parent: u32, after: Duration, stopped: Duration) {
     std::thread::sleep(stopped);
     kill(pid, Signal::SIGCONT).expect("SIGCONT a child");
 }
+
+/// Runs `cmd` with its output captured, freezes its second child as [`freeze_second_child`]
+/// does, and returns what it printed.
+pub fn output_with_second_child_frozen(
+    cmd: &mut Command,
+    after: Duration,
+    stopped: Duration,
+) -> Output {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the tool");
+    freeze_second_child(child.id(), after, stopped);
+    child.wait_with_output().expect("wait for the tool")
+}

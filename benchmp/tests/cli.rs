@@ -334,21 +334,13 @@ fn a_child_stopped_while_the_others_ran_is_not_a_parallel_figure() {
         return;
     }
     let tag = "sigstop";
-    // About a second of timed intervals per child (500 × 2 ms).
-    let probe = probe(tag)
-        .args(["-P", "2", "-N", "500", "--json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Into the timed phase, then freeze one child for five seconds, as a debugger or a
-    // phone's freezer would.
-    benchmp::testing::freeze_second_child(
-        probe.id(),
+    // About a second of timed intervals per child (500 × 2 ms); into the timed phase, one
+    // child is frozen for five seconds, as a debugger or a phone's freezer would.
+    let out = benchmp::testing::output_with_second_child_frozen(
+        probe(tag).args(["-P", "2", "-N", "500", "--json"]),
         Duration::from_millis(300),
         Duration::from_secs(5),
     );
-    let out = probe.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("did not run together"), "{err}");
@@ -647,20 +639,13 @@ fn a_load_stopped_while_latency_is_measured_fails_the_run() {
         return;
     }
     let tag = "loadstop";
-    // About two seconds of timed intervals (1000 × 2 ms) on CPU 0, a load on CPU 1.
-    let probe = probe(tag)
-        .args(["-N", "1000", "--cpus", "0", "--load-cpus", "1", "--json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The load child (forked second) is frozen for three seconds.
-    benchmp::testing::freeze_second_child(
-        probe.id(),
+    // About two seconds of timed intervals (1000 × 2 ms) on CPU 0, a load on CPU 1; the load
+    // child (forked second) is frozen for three seconds.
+    let out = benchmp::testing::output_with_second_child_frozen(
+        probe(tag).args(["-N", "1000", "--cpus", "0", "--load-cpus", "1", "--json"]),
         Duration::from_millis(400),
         Duration::from_secs(3),
     );
-    let out = probe.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(

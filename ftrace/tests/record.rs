@@ -29,6 +29,22 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// Runs `ftrace record ARGS` to its end.
+fn record(args: &[&str]) -> Output {
+    Command::new(bin())
+        .arg("record")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Asserts that `out` ended with exit status `code` and said `needle` on stderr.
+fn assert_exit(out: &Output, code: i32, needle: &str) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(code), "{err}");
+    assert!(err.contains(needle), "{err}");
+}
+
 /// Takes the tracefs lock and returns tracefs, mounting it with `ftrace record --mount` when
 /// needed; panics with the reason when this machine cannot run the test.
 fn tracefs() -> (Flock<File>, Tracefs) {
@@ -219,41 +235,15 @@ fn failing_command_status_is_passed_on_and_settings_come_back() {
     let (_lock, fs) = tracefs();
     let before = settings(&fs);
     let trace_path = temp("fail.txt");
-    let out = Command::new(bin())
-        .args([
-            "record",
-            "-o",
-            trace_path.to_str().unwrap(),
-            "--event",
-            EVENT,
-            "--",
-            "sh",
-            "-c",
-            "exit 7",
-        ])
-        .output()
-        .unwrap();
+    let path = trace_path.to_str().unwrap();
+    let out = record(&["-o", path, "--event", EVENT, "--", "sh", "-c", "exit 7"]);
     let _ = std::fs::remove_file(&trace_path);
     assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
     assert_restored(&fs, &before);
 
-    let out = Command::new(bin())
-        .args([
-            "record",
-            "-o",
-            trace_path.to_str().unwrap(),
-            "--",
-            "/nonexistent/program",
-        ])
-        .output()
-        .unwrap();
+    let out = record(&["-o", path, "--", "/nonexistent/program"]);
     let _ = std::fs::remove_file(&trace_path);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("cannot run /nonexistent/program"),
-        "{}",
-        stderr(&out)
-    );
+    assert_exit(&out, 2, "cannot run /nonexistent/program");
     assert_restored(&fs, &before);
 }
 
@@ -262,46 +252,33 @@ fn failing_command_status_is_passed_on_and_settings_come_back() {
 fn unknown_event_and_refused_buffer_are_status_2_and_change_nothing() {
     let (_lock, fs) = tracefs();
     let before = settings(&fs);
-    let out = Command::new(bin())
-        .args([
-            "record",
-            "-o",
-            "/dev/null",
-            "--event",
-            "sched/no_such_event",
-            "--",
-            "true",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let out = record(&[
+        "-o",
+        "/dev/null",
+        "--event",
+        "sched/no_such_event",
+        "--",
+        "true",
+    ]);
+    assert_exit(
+        &out,
+        2,
+        "events/sched/no_such_event/enable: no event sched/no_such_event",
+    );
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.contains("events/sched/no_such_event/enable: no event sched/no_such_event"),
-        "{err}"
-    );
     assert!(err.contains("available_events"), "{err}");
     assert_restored(&fs, &before);
 
-    let out = Command::new(bin())
-        .args([
-            "record",
-            "-o",
-            "/dev/null",
-            "--buffer-kb",
-            "999999999999",
-            "--",
-            "true",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("buffer_size_kb: the kernel refused"),
-        "{}",
-        stderr(&out)
-    );
+    let out = record(&[
+        "-o",
+        "/dev/null",
+        "--buffer-kb",
+        "999999999999",
+        "--",
+        "true",
+    ]);
+    assert_exit(&out, 2, "buffer_size_kb: the kernel refused");
     assert_restored(&fs, &before);
 }
 
@@ -380,12 +357,7 @@ fn not_root_is_status_2() {
         "setpriv failed: {}",
         stderr(&out)
     );
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("permission denied: run as root"),
-        "{}",
-        stderr(&out)
-    );
+    assert_exit(&out, 2, "permission denied: run as root");
     assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
     assert_restored(&fs, &before);
 }

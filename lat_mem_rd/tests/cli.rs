@@ -576,9 +576,10 @@ fn a_load_frozen_under_the_chase_fails_the_row() {
         return;
     }
     let (chaser, load) = (cpus[0].to_string(), cpus[1].to_string());
-    // About two seconds of 2 ms intervals under load after the unloaded row.
-    let child = tool()
-        .command(&[
+    // About two seconds of 2 ms intervals under load after the unloaded row. The loaded row
+    // is the first with two children: the chaser, then the load, which is frozen.
+    let out = benchmp::testing::output_with_second_child_frozen(
+        &mut tool().command(&[
             "--loaded",
             "2m",
             "-N",
@@ -591,18 +592,10 @@ fn a_load_frozen_under_the_chase_fails_the_row() {
             &load,
             "--delays",
             "0",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The loaded row is the first with two children: the chaser, then the load.
-    benchmp::testing::freeze_second_child(
-        child.id(),
+        ]),
         Duration::from_millis(300),
         Duration::from_secs(3),
     );
-    let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(

@@ -96,120 +96,141 @@ fn span(p: *const u32, len: usize) -> (*const u32, *const u32) {
     (p, p.wrapping_add(len / CHUNK_WORDS * CHUNK_WORDS))
 }
 
-/// lmbench `rd`, `passes` times: per chunk, ints 0, 4, … 124 summed in one chain, then added to
-/// the sum, which runs on over all passes as lmbench's does. Returns it (wrapping, 32-bit).
-#[inline(never)]
-pub fn rd(buf: &[u32], passes: u64) -> u64 {
-    let (start, end) = span(buf.as_ptr(), buf.len());
-    if start == end {
-        return 0;
-    }
-    let mut sum = 0u32;
-    for _ in 0..passes {
-        // SAFETY: the loop reads 4-byte ints at offsets below 512 of each chunk from `start`
-        // up to `end`, the end of the last whole chunk of `buf`, so every load lies inside the
-        // borrowed slice (4-byte aligned, as any &[u32]); it writes only the named registers.
-        unsafe {
-            asm!(
-                "2:",
-                "mov {t:e}, dword ptr [{p}]",
-                quads_from_16!(add_into_t),
-                "add {s:e}, {t:e}",
-                "add {p}, 512",
-                "cmp {p}, {end}",
-                "jb 2b",
-                p = inout(reg) start => _,
-                end = in(reg) end,
-                s = inout(reg) sum,
-                t = out(reg) _,
-                options(nostack, readonly),
-            );
+/// A summing kernel: per chunk, int 0 and the ints at `$offsets` summed in one chain `t`, then
+/// added to the sum, which runs on over all passes as lmbench's does (wrapping, 32-bit).
+macro_rules! summing_kernel {
+    ($(#[$doc:meta])* $name:ident, $offsets:ident) => {
+        $(#[$doc])*
+        #[inline(never)]
+        pub fn $name(buf: &[u32], passes: u64) -> u64 {
+            let (start, end) = span(buf.as_ptr(), buf.len());
+            if start == end {
+                return 0;
+            }
+            let mut sum = 0u32;
+            for _ in 0..passes {
+                // SAFETY: the loop reads 4-byte ints at offsets below 512 of each chunk from
+                // `start` up to `end`, the end of the last whole chunk of `buf`, so every load
+                // lies inside the borrowed slice (4-byte aligned, as any &[u32]); it writes
+                // only the named registers.
+                unsafe {
+                    asm!(
+                        "2:",
+                        "mov {t:e}, dword ptr [{p}]",
+                        $offsets!(add_into_t),
+                        "add {s:e}, {t:e}",
+                        "add {p}, 512",
+                        "cmp {p}, {end}",
+                        "jb 2b",
+                        p = inout(reg) start => _,
+                        end = in(reg) end,
+                        s = inout(reg) sum,
+                        t = out(reg) _,
+                        options(nostack, readonly),
+                    );
+                }
+            }
+            u64::from(sum)
         }
-    }
-    u64::from(sum)
+    };
 }
 
-/// lmbench `frd`, `passes` times: per chunk, all 128 ints summed in one chain, then added to
-/// the sum, which runs on over all passes. Returns it (wrapping, 32-bit).
-#[inline(never)]
-pub fn frd(buf: &[u32], passes: u64) -> u64 {
-    let (start, end) = span(buf.as_ptr(), buf.len());
-    if start == end {
-        return 0;
-    }
-    let mut sum = 0u32;
-    for _ in 0..passes {
-        // SAFETY: as in `rd`: every load is at an offset below 512 of a whole chunk of `buf`.
-        unsafe {
-            asm!(
-                "2:",
-                "mov {t:e}, dword ptr [{p}]",
-                words_from_4!(add_into_t),
-                "add {s:e}, {t:e}",
-                "add {p}, 512",
-                "cmp {p}, {end}",
-                "jb 2b",
-                p = inout(reg) start => _,
-                end = in(reg) end,
-                s = inout(reg) sum,
-                t = out(reg) _,
-                options(nostack, readonly),
-            );
+/// A storing kernel: per chunk, 1 into the ints at `$offsets` (after the leading offsets
+/// given), in that order.
+macro_rules! storing_kernel {
+    ($(#[$doc:meta])* $name:ident, $offsets:ident $(, $first:literal)*) => {
+        $(#[$doc])*
+        #[inline(never)]
+        pub fn $name(buf: &mut [u32], passes: u64) {
+            let start = buf.as_mut_ptr();
+            let (_, end) = span(start, buf.len());
+            if start.cast_const() == end {
+                return;
+            }
+            for _ in 0..passes {
+                // SAFETY: every store is at an offset below 512 of a whole chunk of `buf`,
+                // from `start` up to `end`; `buf` is borrowed exclusively and nothing else is
+                // written.
+                unsafe {
+                    asm!(
+                        "2:",
+                        $offsets!(store_one $(, $first)*),
+                        "add {p}, 512",
+                        "cmp {p}, {end}",
+                        "jb 2b",
+                        p = inout(reg) start => _,
+                        end = in(reg) end,
+                        options(nostack),
+                    );
+                }
+            }
         }
-    }
-    u64::from(sum)
+    };
 }
 
-/// lmbench `wr`, `passes` times: per chunk, 1 into ints 0, 4, … 124.
-#[inline(never)]
-pub fn wr(buf: &mut [u32], passes: u64) {
-    let start = buf.as_mut_ptr();
-    let (_, end) = span(start, buf.len());
-    if start.cast_const() == end {
-        return;
-    }
-    for _ in 0..passes {
-        // SAFETY: every store is at an offset below 512 of a whole chunk of `buf`, from
-        // `start` up to `end`; `buf` is borrowed exclusively and nothing else is written.
-        unsafe {
-            asm!(
-                "2:",
-                quads_from_16!(store_one, 0),
-                "add {p}, 512",
-                "cmp {p}, {end}",
-                "jb 2b",
-                p = inout(reg) start => _,
-                end = in(reg) end,
-                options(nostack),
-            );
+/// A copying kernel: per chunk, int 0 and the ints at `$offsets` of `src` copied to the same
+/// place in `dst`, in that order.
+macro_rules! copying_kernel {
+    ($(#[$doc:meta])* $name:ident, $offsets:ident) => {
+        $(#[$doc])*
+        #[inline(never)]
+        pub fn $name(src: &[u32], dst: &mut [u32], passes: u64) {
+            let (start, end) = span(src.as_ptr(), src.len().min(dst.len()));
+            if start == end {
+                return;
+            }
+            let dst = dst.as_mut_ptr();
+            for _ in 0..passes {
+                // SAFETY: the loads are at offsets below 512 of whole chunks of `src` up to
+                // `end`, the stores at the same offsets from the start of `dst`, which holds at
+                // least as many whole chunks (their count comes from the shorter slice) and is
+                // borrowed exclusively, so it cannot overlap `src`.
+                unsafe {
+                    asm!(
+                        "2:",
+                        $offsets!(copy_through_t, 0),
+                        "add {p}, 512",
+                        "add {d}, 512",
+                        "cmp {p}, {end}",
+                        "jb 2b",
+                        p = inout(reg) start => _,
+                        d = inout(reg) dst => _,
+                        end = in(reg) end,
+                        t = out(reg) _,
+                        options(nostack),
+                    );
+                }
+            }
         }
-    }
+    };
 }
 
-/// lmbench `fwr`, `passes` times: per chunk, 1 into every int from int 127 down to int 0.
-#[inline(never)]
-pub fn fwr(buf: &mut [u32], passes: u64) {
-    let start = buf.as_mut_ptr();
-    let (_, end) = span(start, buf.len());
-    if start.cast_const() == end {
-        return;
-    }
-    for _ in 0..passes {
-        // SAFETY: as in `wr`.
-        unsafe {
-            asm!(
-                "2:",
-                words_down!(store_one),
-                "add {p}, 512",
-                "cmp {p}, {end}",
-                "jb 2b",
-                p = inout(reg) start => _,
-                end = in(reg) end,
-                options(nostack),
-            );
-        }
-    }
-}
+summing_kernel!(
+    /// lmbench `rd`, `passes` times: per chunk, ints 0, 4, … 124 summed in one chain, then
+    /// added to the sum. Returns it.
+    rd,
+    quads_from_16
+);
+
+summing_kernel!(
+    /// lmbench `frd`, `passes` times: per chunk, all 128 ints summed in one chain, then added
+    /// to the sum. Returns it.
+    frd,
+    words_from_4
+);
+
+storing_kernel!(
+    /// lmbench `wr`, `passes` times: per chunk, 1 into ints 0, 4, … 124.
+    wr,
+    quads_from_16,
+    0
+);
+
+storing_kernel!(
+    /// lmbench `fwr`, `passes` times: per chunk, 1 into every int from int 127 down to int 0.
+    fwr,
+    words_down
+);
 
 /// lmbench `rdwr`, `passes` times: per chunk, for ints 0, 4, … 124: add it to the sum, then
 /// store 1 into it. The sum is one dependent chain through every pass, as lmbench's (a chain
@@ -224,7 +245,8 @@ pub fn rdwr(buf: &mut [u32], passes: u64) -> u64 {
     }
     let mut sum = 0u32;
     for _ in 0..passes {
-        // SAFETY: as in `wr`; the loads are at the same offsets as the stores.
+        // SAFETY: as in the storing kernels (`wr`); the loads are at the same offsets as the
+        // stores.
         unsafe {
             asm!(
                 "2:",
@@ -242,66 +264,19 @@ pub fn rdwr(buf: &mut [u32], passes: u64) -> u64 {
     u64::from(sum)
 }
 
-/// lmbench `cp`, `passes` times: per chunk, ints 0, 4, … 124 of `src` copied to the same place
-/// in `dst`.
-#[inline(never)]
-pub fn cp(src: &[u32], dst: &mut [u32], passes: u64) {
-    let (start, end) = span(src.as_ptr(), src.len().min(dst.len()));
-    if start == end {
-        return;
-    }
-    let dst = dst.as_mut_ptr();
-    for _ in 0..passes {
-        // SAFETY: the loads are at offsets below 512 of whole chunks of `src` up to `end`, the
-        // stores at the same offsets from the start of `dst`, which holds at least as many
-        // whole chunks (their count comes from the shorter slice) and is borrowed exclusively,
-        // so it cannot overlap `src`.
-        unsafe {
-            asm!(
-                "2:",
-                quads_from_16!(copy_through_t, 0),
-                "add {p}, 512",
-                "add {d}, 512",
-                "cmp {p}, {end}",
-                "jb 2b",
-                p = inout(reg) start => _,
-                d = inout(reg) dst => _,
-                end = in(reg) end,
-                t = out(reg) _,
-                options(nostack),
-            );
-        }
-    }
-}
+copying_kernel!(
+    /// lmbench `cp`, `passes` times: per chunk, ints 0, 4, … 124 of `src` copied to the same
+    /// place in `dst`.
+    cp,
+    quads_from_16
+);
 
-/// lmbench `fcp`, `passes` times: per chunk, every int of `src` copied to the same place in
-/// `dst`, int 0 first.
-#[inline(never)]
-pub fn fcp(src: &[u32], dst: &mut [u32], passes: u64) {
-    let (start, end) = span(src.as_ptr(), src.len().min(dst.len()));
-    if start == end {
-        return;
-    }
-    let dst = dst.as_mut_ptr();
-    for _ in 0..passes {
-        // SAFETY: as in `cp`.
-        unsafe {
-            asm!(
-                "2:",
-                words_from_4!(copy_through_t, 0),
-                "add {p}, 512",
-                "add {d}, 512",
-                "cmp {p}, {end}",
-                "jb 2b",
-                p = inout(reg) start => _,
-                d = inout(reg) dst => _,
-                end = in(reg) end,
-                t = out(reg) _,
-                options(nostack),
-            );
-        }
-    }
-}
+copying_kernel!(
+    /// lmbench `fcp`, `passes` times: per chunk, every int of `src` copied to the same place
+    /// in `dst`, int 0 first.
+    fcp,
+    words_from_4
+);
 
 #[cfg(test)]
 mod tests {
