@@ -96,9 +96,10 @@ if [ -n "$ab_bin" ]; then
 fi
 failures=0
 
-# run_entry BIN_DIR OUT LABEL ENVS TOOL ARGS: one plan entry with one build, results in OUT.
+# run_entry BIN_DIR OUT SIDE LABEL ENVS TOOL ARGS: one plan entry with one build, results in
+# OUT; SIDE names the build in the progress lines ("" for this one).
 run_entry() {
-  local bin=$1 dest=$2 label=$3 envs=$4 tool=$5 args=$6 rc start secs
+  local bin=$1 dest=$2 side=$3 label=$4 envs=$5 tool=$6 args=$7 rc start secs
   local json="$dest/$label.json" csv="$dest/$label.csv" dir="$dest/$label"
   args=${args//\{json\}/$json}; args=${args//\{csv\}/$csv}; args=${args//\{dir\}/$dir}
   envs=${envs//\{dir\}/$dir}
@@ -106,7 +107,7 @@ run_entry() {
   local argv envv
   read -r -a argv <<< "$args"
   read -r -a envv <<< "$envs"
-  printf '%-22s %s %s\n' "$label" "$tool" "$args"
+  printf '%-22s %s %s\n' "$label$side" "$tool" "$args"
   start=$(date +%s.%N)
   env "${envv[@]}" "$bin/$tool" "${argv[@]}" > "$dest/$label.txt" 2> "$dest/$label.err"
   rc=$?
@@ -114,7 +115,7 @@ run_entry() {
   printf '%s\t%s\t%s\t%s\n' "$label" "$tool" "$rc" "$secs" >> "$dest/status.tsv"
   if [ "$rc" -ne 0 ]; then
     failures=$((failures + 1))
-    echo "   FAILED (exit $rc, ${secs} s): $(head -c 300 "$dest/$label.err" | tr '\n' ' ')"
+    echo "   FAILED$side (exit $rc, ${secs} s): $(head -c 300 "$dest/$label.err" | tr '\n' ' ')"
   fi
 }
 
@@ -124,16 +125,16 @@ while IFS='|' read -r label envs tool args; do
     case " ${only[*]} " in *" $tool "*) ;; *) continue ;; esac
   fi
   if [ -z "$ab_bin" ]; then
-    run_entry "$bin_dir" "$out" "$label" "$envs" "$tool" "$args"
+    run_entry "$bin_dir" "$out" "" "$label" "$envs" "$tool" "$args"
     continue
   fi
   # A B, then B A for the next entry: neither build always runs first, warm or cold.
   if [ $((turn % 2)) -eq 0 ]; then
-    run_entry "$ab_bin" "$baseline" "$label" "$envs" "$tool" "$args"
-    run_entry "$bin_dir" "$out" "$label" "$envs" "$tool" "$args"
+    run_entry "$ab_bin" "$baseline" " (base)" "$label" "$envs" "$tool" "$args"
+    run_entry "$bin_dir" "$out" "" "$label" "$envs" "$tool" "$args"
   else
-    run_entry "$bin_dir" "$out" "$label" "$envs" "$tool" "$args"
-    run_entry "$ab_bin" "$baseline" "$label" "$envs" "$tool" "$args"
+    run_entry "$bin_dir" "$out" "" "$label" "$envs" "$tool" "$args"
+    run_entry "$ab_bin" "$baseline" " (base)" "$label" "$envs" "$tool" "$args"
   fi
   turn=$((turn + 1))
 done < <(suite_plan "$mode" "$ncpus" "$llc")
