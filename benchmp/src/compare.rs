@@ -106,6 +106,10 @@ pub struct Side {
     pub outliers: usize,
     /// The samples, sorted (for plots of both sides' distributions).
     pub samples: Vec<f64>,
+    /// The run-quality verdict of this side's report was noisy (a child lost time to other
+    /// tasks, migrated, or the clock changed): a change may be the run's, not the build's.
+    #[serde(default)]
+    pub noisy: bool,
 }
 
 /// One row of the comparison.
@@ -196,22 +200,20 @@ pub fn compare(
         let c = cur.iter().find(|c| pairs(b, c));
         shared += usize::from(c.is_some());
         let theirs = c.map_or(&[][..], |c| &c.report.figures[..]);
-        rows.extend(compare_figures(
-            &b.label,
-            &b.report.tool,
-            &b.report.figures,
-            theirs,
-            rule,
-        ));
+        let mut entry_rows =
+            compare_figures(&b.label, &b.report.tool, &b.report.figures, theirs, rule);
+        for r in &mut entry_rows {
+            mark_noisy(r, Some(b), c);
+        }
+        rows.extend(entry_rows);
     }
     for c in cur.iter().filter(|c| !base.iter().any(|b| pairs(b, c))) {
-        rows.extend(compare_figures(
-            &c.label,
-            &c.report.tool,
-            &[],
-            &c.report.figures,
-            rule,
-        ));
+        let mut entry_rows =
+            compare_figures(&c.label, &c.report.tool, &[], &c.report.figures, rule);
+        for r in &mut entry_rows {
+            mark_noisy(r, None, Some(c));
+        }
+        rows.extend(entry_rows);
     }
     if shared == 0 {
         let names = |e: &[Entry]| {
@@ -246,6 +248,17 @@ pub fn compare(
         rows,
         counts,
     })
+}
+
+/// Carries each side's run-quality verdict into the row.
+fn mark_noisy(row: &mut Row, base: Option<&Entry>, cur: Option<&Entry>) {
+    let noisy = |e: Option<&Entry>| e.is_some_and(|e| e.report.quality.verdict.noisy);
+    if let Some(s) = row.base.as_mut() {
+        s.noisy = noisy(base);
+    }
+    if let Some(s) = row.current.as_mut() {
+        s.noisy = noisy(cur);
+    }
 }
 
 /// Matches two reports' figures and judges every pair; the unmatched are MISSING.
@@ -360,6 +373,7 @@ fn side(f: &Figure, sorted: &[f64], outliers: usize) -> Side {
         } else {
             sorted.to_vec()
         },
+        noisy: false,
     }
 }
 
@@ -395,7 +409,7 @@ pub fn render_text(c: &Comparison) -> String {
     for r in &c.rows {
         let _ = writeln!(
             out,
-            "{:<w$}  {:>12}  {:>12}  {:<12}  {:>8}  {:>8}  {}",
+            "{:<w$}  {:>12}  {:>12}  {:<12}  {:>8}  {:>8}  {}{}",
             format!("{} {}", r.entry, r.figure),
             num(r.base.as_ref().map(|s| s.trimmed_mean)),
             num(r.current.as_ref().map(|s| s.trimmed_mean)),
@@ -410,7 +424,8 @@ pub fn render_text(c: &Comparison) -> String {
             r.change_pct
                 .map_or("-".to_string(), |v| format!("{v:+.1}%")),
             r.ks_p.map_or("-".to_string(), |p| format!("{p:.3}")),
-            r.verdict.label()
+            r.verdict.label(),
+            noisy_note(r)
         );
     }
     let k = &c.counts;
@@ -425,6 +440,18 @@ pub fn render_text(c: &Comparison) -> String {
         k.missing
     );
     out
+}
+
+/// " (base run noisy)", " (current run noisy)" or " (both runs noisy)": which side's report
+/// judged its own run noisy, so that a verdict can be read with it.
+fn noisy_note(r: &Row) -> &'static str {
+    let noisy = |s: &Option<Side>| s.as_ref().is_some_and(|s| s.noisy);
+    match (noisy(&r.base), noisy(&r.current)) {
+        (true, true) => " (both runs noisy)",
+        (true, false) => " (base run noisy)",
+        (false, true) => " (current run noisy)",
+        (false, false) => "",
+    }
 }
 
 /// One CSV row per figure.
@@ -445,6 +472,8 @@ pub fn write_csv(c: &Comparison, w: impl std::io::Write) -> std::io::Result<()> 
         "ks_p",
         "base_outliers",
         "current_outliers",
+        "base_noisy",
+        "current_noisy",
         "verdict",
     ])?;
     let num = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.6}"));
@@ -469,6 +498,8 @@ pub fn write_csv(c: &Comparison, w: impl std::io::Write) -> std::io::Result<()> 
             num(r.ks_p),
             s(&r.base, |x| x.outliers.to_string()),
             s(&r.current, |x| x.outliers.to_string()),
+            s(&r.base, |x| x.noisy.to_string()),
+            s(&r.current, |x| x.noisy.to_string()),
             r.verdict.label().to_string(),
         ])?;
     }

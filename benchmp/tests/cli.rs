@@ -511,6 +511,8 @@ fn compare_judges_every_shared_figure() {
         let v = f["value"].as_f64().unwrap();
         f["samples"] = (0..11).map(|i| v * (1.0 + 0.001 * i as f64)).collect();
     }
+    // A quiet run, whatever this machine's was.
+    base["quality"]["verdict"] = serde_json::json!({"noisy": false, "reasons": []});
     std::fs::write(a.join("spin.json"), serde_json::to_vec(&base).unwrap()).unwrap();
     // The same run on both sides: every figure passes, exit 0.
     std::fs::write(b.join("spin.json"), serde_json::to_vec(&base).unwrap()).unwrap();
@@ -525,8 +527,11 @@ fn compare_judges_every_shared_figure() {
     let rows = v["rows"].as_array().unwrap();
     assert!(!rows.is_empty());
     assert!(rows.iter().all(|r| r["verdict"] == "PASS"), "{rows:?}");
-    // The same samples 30 % slower (a throughput): a regression on every figure, exit 1.
+    // The same samples 30 % slower (a throughput): a regression on every figure, exit 1,
+    // shown with the slower run's own noise verdict.
     let mut slow = base.clone();
+    slow["quality"]["verdict"] =
+        serde_json::json!({"noisy": true, "reasons": ["child 0 (CPU 0): lost 9 %"]});
     for f in slow["figures"].as_array_mut().unwrap() {
         f["value"] = (f["value"].as_f64().unwrap() * 0.7).into();
         for s in f["samples"].as_array_mut().unwrap() {
@@ -537,14 +542,19 @@ fn compare_judges_every_shared_figure() {
     let o = compare(&a, &b, &[]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{text}");
-    assert!(text.contains("-30.0%") && text.contains("FAIL"), "{text}");
+    assert!(
+        text.contains("-30.0%") && text.contains("FAIL (current run noisy)"),
+        "{text}"
+    );
     // ...and the other way round an improvement, exit 0.
     let o = compare(&b, &a, &["--csv"]);
     assert_eq!(o.status.code(), Some(0));
     let csv = String::from_utf8_lossy(&o.stdout);
     assert!(csv.starts_with("entry,tool,figure"), "{csv}");
     assert!(
-        csv.lines().skip(1).all(|l| l.ends_with(",IMPROVED")),
+        csv.lines()
+            .skip(1)
+            .all(|l| l.ends_with(",true,false,IMPROVED")),
         "{csv}"
     );
     // A figure only one side has is MISSING, not a failure.
