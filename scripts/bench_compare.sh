@@ -75,17 +75,19 @@ suite() { # suite OUT CURRENT_BIN_DIR [suite.sh options]: baseline is always the
   rm -rf "$dest"
   locked scripts/suite.sh --quick --no-build --no-plots --bin-dir "$cur" --ab "$bin" --out "$dest" "$@" >/dev/null 2>&1 || true
 }
-verdicts() { # verdicts DIR -> "fail improved noisy missing pass" and the slowed entry's verdict
+verdicts() { # verdicts DIR -> "fail improved noisy missing pass", the slowed entry's verdict and change
   python3 - "$1/compare.json" "$slow_entry" <<'PY'
 import json, sys
 try:
     c = json.load(open(sys.argv[1]))
 except (OSError, ValueError):
-    print("- - - - - -")
+    print("- - - - - - -")
     sys.exit()
 k = c["counts"]
-slowed = [r["verdict"] for r in c["rows"] if r["entry"] == sys.argv[2]]
-print(k["fail"], k["improved"], k["noisy"], k["missing"], k["pass"], ",".join(slowed) or "-")
+slowed = [r for r in c["rows"] if r["entry"] == sys.argv[2]]
+verdict = ",".join(r["verdict"] for r in slowed) or "-"
+change = " ".join("%+.1f%%" % r["change_pct"] for r in slowed if r["change_pct"] is not None) or "-"
+print(k["fail"], k["improved"], k["noisy"], k["missing"], k["pass"], verdict, change)
 PY
 }
 
@@ -102,11 +104,7 @@ echo "== slowed: $runs interleaved pairs of $slow_tool, $slow_entry with a busy 
 detected=0
 for i in $(seq 1 "$runs"); do
   suite "$work/slow$i" "$work/slowbin" --only "$slow_tool"
-  read -r fail _ _ _ _ slowed < <(verdicts "$work/slow$i")
-  change=$(python3 -c 'import json,sys
-try: rows = json.load(open(sys.argv[1]))["rows"]
-except (OSError, ValueError): rows = []
-print(" ".join("%+.1f%%" % r["change_pct"] for r in rows if r["entry"] == sys.argv[2] and r["change_pct"] is not None) or "-")' "$work/slow$i/compare.json" "$slow_entry")
+  read -r fail _ _ _ _ slowed change < <(verdicts "$work/slow$i")
   printf 'pair %2d: %s on %s, change %s (%s FAIL in all)\n' "$i" "$slowed" "$slow_entry" "$change" "$fail"
   [ "$fail" = - ] && failed_runs=$((failed_runs + 1))
   case ",$slowed," in *,FAIL,*) detected=$((detected + 1)) ;; esac
