@@ -285,6 +285,26 @@ pub fn skip(test: &str, why: &str) -> bool {
     true
 }
 
+/// The boundary every function starts on in this workspace's builds (`.cargo/config.toml`:
+/// `-align-all-functions=6`), which keeps a kernel's loops at fixed offsets in their cache lines.
+pub const CODE_ALIGN: usize = 64;
+
+/// Asserts that each named function (a name and its address, `f as *const ()`) starts on a
+/// [`CODE_ALIGN`] boundary. Fails for a build without the workspace's flags (a RUSTFLAGS
+/// variable replaces them), where a figure can move when unrelated code moves.
+pub fn assert_code_aligned(functions: &[(&str, *const ())]) {
+    let off: Vec<String> = functions
+        .iter()
+        .filter(|(_, addr)| !(*addr as usize).is_multiple_of(CODE_ALIGN))
+        .map(|(name, addr)| format!("{name} at {addr:p}"))
+        .collect();
+    assert!(
+        off.is_empty(),
+        "not on a {CODE_ALIGN}-byte boundary: {} (built without .cargo/config.toml's rustflags?)",
+        off.join(", ")
+    );
+}
+
 fn strs<S: AsRef<OsStr>>(args: &[S]) -> Vec<String> {
     args.iter()
         .map(|a| a.as_ref().to_string_lossy().into_owned())

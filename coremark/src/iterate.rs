@@ -227,6 +227,15 @@ mod tests {
     use super::*;
     use crate::KnownRun;
 
+    /// The timed function starts on a cache line in every build.
+    #[test]
+    fn the_timed_code_starts_on_a_cache_line() {
+        benchmp::testing::assert_code_aligned(&[(
+            "Context::iterate",
+            Context::iterate as *const (),
+        )]);
+    }
+
     #[test]
     fn sizes_are_checked() {
         assert!(matches!(

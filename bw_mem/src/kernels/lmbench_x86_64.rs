@@ -293,6 +293,21 @@ mod tests {
     /// Lengths with no whole chunk, one, several, and a tail.
     const LENGTHS: [usize; 6] = [0, 100, 128, 300, 1024, 4096 + 44];
 
+    /// Each kernel, and so its loop, sits at the same offset within its cache lines in
+    /// every build.
+    #[test]
+    fn kernels_start_on_cache_lines() {
+        benchmp::testing::assert_code_aligned(&[
+            ("rd", rd as *const ()),
+            ("wr", wr as *const ()),
+            ("rdwr", rdwr as *const ()),
+            ("cp", cp as *const ()),
+            ("frd", frd as *const ()),
+            ("fwr", fwr as *const ()),
+            ("fcp", fcp as *const ()),
+        ]);
+    }
+
     #[test]
     fn sums_equal_the_portable_kernels() {
         for n in LENGTHS {
