@@ -165,14 +165,17 @@ measure() { # kind, program, cpu...
     local cpus
     cpus=$(IFS=,; echo "$*")
     if [[ $kind == dhry ]]; then
-        locked "$ours" --cpus "$cpus" --variant "$prog" --runs "$runs" --json 2>"$work/err" |
-            python3 -c '
+        # Its own verdict first (a failed or unsynchronised run writes no report to read).
+        locked "$ours" --cpus "$cpus" --variant "$prog" --runs "$runs" --json \
+            >"$work/run.json" 2>"$work/err" ||
+            die "dhry --variant $prog on cpus $cpus failed: $(tail -n1 "$work/err")"
+        python3 -c '
 import json, sys
-e = json.load(sys.stdin)["extra"]
+e = json.load(open(sys.argv[1]))["extra"]
 if not e["verification_passed"]:
     sys.exit("dhry: verification failed")
-print(sum(c["dhrystones_per_s"] for c in e["children"]))' ||
-            die "dhry --variant $prog on cpus $cpus failed: $(tail -n1 "$work/err")"
+print(sum(c["dhrystones_per_s"] for c in e["children"]))' "$work/run.json" ||
+            die "dhry --variant $prog on cpus $cpus: no figure in its report"
     else
         # The reference reads the run count from stdin and prints its own figure; its K&R
         # main() returns no value, so its exit status means nothing: judge the output. All
