@@ -100,14 +100,18 @@ failures=0
 # OUT; SIDE names the build in the progress lines ("" for this one).
 run_entry() {
   local bin=$1 dest=$2 side=$3 label=$4 envs=$5 tool=$6 args=$7 rc start secs
-  local json="$dest/$label.json" csv="$dest/$label.csv" dir="$dest/$label"
-  args=${args//\{json\}/$json}; args=${args//\{csv\}/$csv}; args=${args//\{dir\}/$dir}
-  envs=${envs//\{dir\}/$dir}
-  case " $args $envs " in *" $dir "*|*"=$dir "*) mkdir -p "$dir" ;; esac
+  local dir="$dest/$label"
+  case "$args $envs" in *"{dir}"*) mkdir -p "$dir" ;; esac
+  # Split first, then fill in the placeholders word by word: a results folder with spaces
+  # stays one argument.
   local argv envv
   read -r -a argv <<< "$args"
   read -r -a envv <<< "$envs"
-  printf '%-22s %s %s\n' "$label$side" "$tool" "$args"
+  argv=("${argv[@]//\{json\}/$dest/$label.json}")
+  argv=("${argv[@]//\{csv\}/$dest/$label.csv}")
+  argv=("${argv[@]//\{dir\}/$dir}")
+  envv=("${envv[@]//\{dir\}/$dir}")
+  printf '%-22s %s %s\n' "$label$side" "$tool" "${argv[*]}"
   start=$(date +%s.%N)
   env "${envv[@]}" "$bin/$tool" "${argv[@]}" > "$dest/$label.txt" 2> "$dest/$label.err"
   rc=$?

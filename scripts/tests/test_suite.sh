@@ -49,14 +49,16 @@ grep -qE "^bw_mem-rd-P1 .* PASS" <<< "$again" || fail "bw_mem-rd-P1 is not PASS 
 
 # --ab: each entry with a second build's binaries too, into OUT/base, then compared. Both
 # sides are this build here, so only the machinery is checked, not the verdict (A/A drift on
-# a shared host is bench_compare.sh's measurement): dhry alone, run from both folders.
-ab="$out/ab"
+# a shared host is bench_compare.sh's measurement): dhry and dto, run from both folders. The
+# results folder has a space in its name: every {json}, {csv} and {dir} must stay one argument.
+ab="$out/a b"
 rc=0
-"$top/scripts/suite.sh" --quick --no-build --no-plots --only dhry --ab "$bin" --out "$ab" > "$out/ab.txt" 2>&1 || rc=$?
+"$top/scripts/suite.sh" --quick --no-build --no-plots --only dhry --only dto --ab "$bin" --out "$ab" > "$out/ab.txt" 2>&1 || rc=$?
 [ "$rc" -le 1 ] || fail "suite.sh --ab: exit $rc ($(tail -n 3 "$out/ab.txt"))"
 for side in "$ab" "$ab/base"; do
   [ -s "$side/dhry-P1.json" ] || fail "suite.sh --ab left no $side/dhry-P1.json"
   grep -qP "^dhry-P1\tdhry\t0\t" "$side/status.tsv" || fail "suite.sh --ab: dhry-P1 did not succeed in $side"
+  [ -s "$side/dto-speedup/distributions.csv" ] || fail "suite.sh --ab left no $side/dto-speedup/distributions.csv"
 done
 python3 - "$ab/compare.json" <<'PY' || fail "suite.sh --ab: no verdict for dhry-P1 in compare.json"
 import json, sys
