@@ -210,6 +210,23 @@ mod tests {
         assert!(Kernel::from_name("bogus").is_none());
     }
 
+    /// Every kernel function, available on this CPU or not, sits at the same offset within
+    /// its cache lines in every build.
+    #[test]
+    fn every_kernel_starts_on_a_cache_line() {
+        for k in Kernel::ALL {
+            let f = k.fns_unchecked();
+            let n =
+                ["memcpy", "memmove", "memset", "memcmp"].map(|op| format!("{} {op}", k.name()));
+            benchmp::testing::assert_code_aligned(&[
+                (&n[0], f.memcpy as *const ()),
+                (&n[1], f.memmove as *const ()),
+                (&n[2], f.memset as *const ()),
+                (&n[3], f.memcmp as *const ()),
+            ]);
+        }
+    }
+
     /// Every kernel this CPU runs copies, moves (overlapping both ways), fills and compares
     /// as the portable one does, at sizes around each vector width and offsets within a line.
     #[test]

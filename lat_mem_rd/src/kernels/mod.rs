@@ -150,6 +150,12 @@ mod tests {
         (Ring::build(buf, &plan).unwrap(), plan)
     }
 
+    /// The chase loop sits at the same offset within its cache lines in every build.
+    #[test]
+    fn chase_starts_on_a_cache_line() {
+        benchmp::testing::assert_code_aligned(&[("chase", chase as *const ())]);
+    }
+
     #[test]
     fn chase_follows_the_planned_ring() {
         for (mode, range, stride) in [
