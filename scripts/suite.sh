@@ -87,8 +87,7 @@ for f in /sys/devices/system/cpu/cpu0/cache/index*/size; do
 done
 echo "== socbench suite ($mode) on $host: $ncpus CPUs, results in $out"
 
-status="$out/status.tsv"
-printf 'label\ttool\texit\tseconds\n' > "$status"
+printf 'label\ttool\texit\tseconds\n' > "$out/status.tsv"
 if [ -n "$ab_bin" ]; then
   baseline="$out/base"
   mkdir -p "$baseline" || exit 1
