@@ -412,7 +412,7 @@ fn workspace_bin(name: &str) -> Option<PathBuf> {
     path.is_file().then_some(path)
 }
 
-/// Phases one process reported in its JSON: (name, rep, duration µs).
+/// Phases one process reported in its JSON: (name, rep, start ns, end ns).
 fn phases(list: &serde_json::Value) -> Vec<(String, Option<u64>, u64, u64)> {
     list.as_array()
         .unwrap()
