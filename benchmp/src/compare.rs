@@ -200,20 +200,18 @@ pub fn compare(
         let c = cur.iter().find(|c| pairs(b, c));
         shared += usize::from(c.is_some());
         let theirs = c.map_or(&[][..], |c| &c.report.figures[..]);
-        let mut entry_rows =
-            compare_figures(&b.label, &b.report.tool, &b.report.figures, theirs, rule);
-        for r in &mut entry_rows {
-            mark_noisy(r, Some(b), c);
-        }
-        rows.extend(entry_rows);
+        rows.extend(with_noise(
+            compare_figures(&b.label, &b.report.tool, &b.report.figures, theirs, rule),
+            Some(b),
+            c,
+        ));
     }
     for c in cur.iter().filter(|c| !base.iter().any(|b| pairs(b, c))) {
-        let mut entry_rows =
-            compare_figures(&c.label, &c.report.tool, &[], &c.report.figures, rule);
-        for r in &mut entry_rows {
-            mark_noisy(r, None, Some(c));
-        }
-        rows.extend(entry_rows);
+        rows.extend(with_noise(
+            compare_figures(&c.label, &c.report.tool, &[], &c.report.figures, rule),
+            None,
+            Some(c),
+        ));
     }
     if shared == 0 {
         let names = |e: &[Entry]| {
@@ -250,15 +248,18 @@ pub fn compare(
     })
 }
 
-/// Carries each side's run-quality verdict into the row.
-fn mark_noisy(row: &mut Row, base: Option<&Entry>, cur: Option<&Entry>) {
+/// One entry's rows, each side carrying its report's run-quality verdict.
+fn with_noise(mut rows: Vec<Row>, base: Option<&Entry>, cur: Option<&Entry>) -> Vec<Row> {
     let noisy = |e: Option<&Entry>| e.is_some_and(|e| e.report.quality.verdict.noisy);
-    if let Some(s) = row.base.as_mut() {
-        s.noisy = noisy(base);
+    for row in &mut rows {
+        if let Some(s) = row.base.as_mut() {
+            s.noisy = noisy(base);
+        }
+        if let Some(s) = row.current.as_mut() {
+            s.noisy = noisy(cur);
+        }
     }
-    if let Some(s) = row.current.as_mut() {
-        s.noisy = noisy(cur);
-    }
+    rows
 }
 
 /// Matches two reports' figures and judges every pair; the unmatched are MISSING.
