@@ -290,7 +290,25 @@ pub fn check_outputs(json: Option<&str>, csv: Option<&str>) -> Result<(), crate:
             check_output_file(option, p)?;
         }
     }
+    if let (Some(j), Some(c)) = (json.filter(|p| *p != "-"), csv.filter(|p| *p != "-"))
+        && crate::files::same_file(std::path::Path::new(j), std::path::Path::new(c))
+    {
+        return Err(crate::error::Usage(format!(
+            "--json={j} and --csv={c} are one file; the second would replace the first: give each its own"
+        )));
+    }
     Ok(())
+}
+
+/// Writes a command's result to stdout and flushes it, so a closed or full stdout (`>
+/// /dev/full`) is an error naming it (exit 1), not a panic of `print!`.
+pub fn write_stdout(text: &str) -> anyhow::Result<()> {
+    use anyhow::Context;
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    o.write_all(text.as_bytes())
+        .and_then(|()| o.flush())
+        .context("cannot write the result to stdout")
 }
 
 /// Checks that a report file can be written, before any time is spent measuring: a name is
@@ -321,6 +339,12 @@ pub fn check_output_file(option: &str, path: &str) -> Result<(), crate::error::U
             Ok(())
         }
         Err(e) => Err(bad(match e.kind() {
+            ErrorKind::NotFound
+                if p.parent()
+                    .is_some_and(|d| d.as_os_str().is_empty() || d.is_dir()) =>
+            {
+                format!("cannot be created in its folder: {e}")
+            }
             ErrorKind::NotFound => "its folder does not exist".into(),
             ErrorKind::PermissionDenied => "permission denied".into(),
             _ => format!("cannot be written: {e}"),

@@ -17,12 +17,22 @@ use crate::ab::{self, Better, Rule, Verdict};
 use crate::figure::Figure;
 use crate::report::{AnyTool, Report};
 
+/// The largest report file read (dto's, the largest, are tens of MB): a larger file, like a
+/// device that never ends (`/dev/zero`), is refused before it fills memory.
+pub const MAX_REPORT_BYTES: u64 = 512 << 20;
+
 /// Why two runs cannot be compared (always bad input, exit status 2).
 #[derive(Debug, thiserror::Error)]
 pub enum CompareError {
     /// The path cannot be read.
     #[error("cannot read {}", .0.display())]
     Read(PathBuf, #[source] std::io::Error),
+    /// A path that is no report file: a device, a FIFO, a socket.
+    #[error("{} is {}, not a report file", .0.display(), .1)]
+    NotAFile(PathBuf, &'static str),
+    /// A file too large to be a report.
+    #[error("{} has {} bytes, more than a report can ({} at most)", .0.display(), .1, MAX_REPORT_BYTES)]
+    TooLarge(PathBuf, u64),
     /// A file is not a socbench report.
     #[error("{} is not a socbench report", .0.display())]
     NotReport(PathBuf, #[source] serde_json::Error),
@@ -39,6 +49,44 @@ pub enum CompareError {
         /// What did not match.
         why: String,
     },
+    /// A figure of one name is measured differently on the two sides.
+    #[error(
+        "{entry} {figure}: BASE has {base} and CUR {cur}; a figure can only be compared with the same figure"
+    )]
+    Mismatch {
+        /// The entry.
+        entry: String,
+        /// The figure.
+        figure: String,
+        /// BASE's unit and direction.
+        base: String,
+        /// CUR's.
+        cur: String,
+    },
+    /// A figure with no size to take a change against (0, negative or not a number).
+    #[error(
+        "{entry} {figure}: {side}'s figure is {value}, so no change can be computed against it"
+    )]
+    NoBase {
+        /// The entry.
+        entry: String,
+        /// The figure.
+        figure: String,
+        /// BASE or CUR.
+        side: &'static str,
+        /// The value.
+        value: f64,
+    },
+    /// An output file is one of the inputs (by inode: a link or another spelling counts).
+    #[error("{option}={}: is the input {}; choose another output file", .output.display(), .input.display())]
+    OutputIsInput {
+        /// --json or --csv.
+        option: &'static str,
+        /// The output path as given.
+        output: PathBuf,
+        /// The input file it is.
+        input: PathBuf,
+    },
 }
 
 /// One report of a run, with the entry name it is matched by.
@@ -50,45 +98,144 @@ pub struct Entry {
     pub report: Report<AnyTool>,
 }
 
-/// Reads a report file, or every report of a result folder (other JSON files are skipped).
+/// Reads a report file, or every report of a result folder. In a folder every `*.json` must
+/// be a report, except a comparison written there earlier (suite.sh keeps `compare.json`
+/// beside its reports), which is passed over.
 pub fn load(path: &Path) -> Result<Vec<Entry>, CompareError> {
     let meta = std::fs::metadata(path).map_err(|e| CompareError::Read(path.to_path_buf(), e))?;
     if !meta.is_dir() {
-        let report = read_report(path)?;
+        let report = read_report(path, &meta)?;
         return Ok(vec![Entry {
             label: report.tool.clone(),
             report,
         }]);
     }
-    let mut files: Vec<PathBuf> = std::fs::read_dir(path)
-        .map_err(|e| CompareError::Read(path.to_path_buf(), e))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json") && p.is_file())
-        .collect();
-    files.sort();
-    let entries: Vec<Entry> = files
-        .iter()
-        .filter_map(|f| {
-            let report = read_report(f).ok()?;
-            let label = f.file_stem()?.to_string_lossy().into_owned();
-            Some(Entry { label, report })
-        })
-        .collect();
+    let mut entries = Vec::new();
+    for (f, meta) in report_files(path)? {
+        let text = read_bounded(&f, &meta)?;
+        match serde_json::from_slice::<Report<AnyTool>>(&text) {
+            Ok(report) => entries.push(Entry {
+                label: f
+                    .file_stem()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned(),
+                report: with_figures(report),
+            }),
+            Err(_) if serde_json::from_slice::<Comparison>(&text).is_ok() => {}
+            Err(e) => return Err(CompareError::NotReport(f, e)),
+        }
+    }
     if entries.is_empty() {
         return Err(CompareError::Empty(path.to_path_buf()));
     }
     Ok(entries)
 }
 
-fn read_report(path: &Path) -> Result<Report<AnyTool>, CompareError> {
-    let text = std::fs::read(path).map_err(|e| CompareError::Read(path.to_path_buf(), e))?;
-    let mut report: Report<AnyTool> = serde_json::from_slice(&text)
+/// The `*.json` files of a result folder, sorted, with their metadata (through symlinks).
+pub fn report_files(dir: &Path) -> Result<Vec<(PathBuf, std::fs::Metadata)>, CompareError> {
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(|e| CompareError::Read(dir.to_path_buf(), e))? {
+        let p = e
+            .map_err(|e| CompareError::Read(dir.to_path_buf(), e))?
+            .path();
+        if p.extension().is_some_and(|x| x == "json") {
+            let meta = std::fs::metadata(&p).map_err(|e| CompareError::Read(p.clone(), e))?;
+            files.push((p, meta));
+        }
+    }
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(files)
+}
+
+/// Every file a run's path stands for: the report itself, or each `*.json` of a folder.
+pub fn input_files(path: &Path) -> Vec<PathBuf> {
+    if path.is_dir() {
+        report_files(path)
+            .map(|v| v.into_iter().map(|(p, _)| p).collect())
+            .unwrap_or_default()
+    } else {
+        vec![path.to_path_buf()]
+    }
+}
+
+fn read_report(path: &Path, meta: &std::fs::Metadata) -> Result<Report<AnyTool>, CompareError> {
+    let text = read_bounded(path, meta)?;
+    let report: Report<AnyTool> = serde_json::from_slice(&text)
         .map_err(|e| CompareError::NotReport(path.to_path_buf(), e))?;
+    Ok(with_figures(report))
+}
+
+/// A regular file's bytes, refusing what cannot be a report file before reading it (a
+/// device, a FIFO, a folder, a file over [`MAX_REPORT_BYTES`]) and reading at most that much
+/// in case the file grows meanwhile.
+fn read_bounded(path: &Path, meta: &std::fs::Metadata) -> Result<Vec<u8>, CompareError> {
+    use std::io::Read;
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    let kind = if t.is_file() {
+        None
+    } else if t.is_dir() {
+        Some("a folder")
+    } else if t.is_fifo() {
+        Some("a FIFO")
+    } else if t.is_char_device() || t.is_block_device() {
+        Some("a device")
+    } else {
+        Some("a special file")
+    };
+    if let Some(kind) = kind {
+        return Err(CompareError::NotAFile(path.to_path_buf(), kind));
+    }
+    if meta.len() > MAX_REPORT_BYTES {
+        return Err(CompareError::TooLarge(path.to_path_buf(), meta.len()));
+    }
+    let read = |e| CompareError::Read(path.to_path_buf(), e);
+    let mut text = Vec::new();
+    std::fs::File::open(path)
+        .map_err(read)?
+        .take(MAX_REPORT_BYTES + 1)
+        .read_to_end(&mut text)
+        .map_err(read)?;
+    if text.len() as u64 > MAX_REPORT_BYTES {
+        return Err(CompareError::TooLarge(
+            path.to_path_buf(),
+            text.len() as u64,
+        ));
+    }
+    Ok(text)
+}
+
+/// A report from before figures were kept gets its measurements' default figures.
+fn with_figures(mut report: Report<AnyTool>) -> Report<AnyTool> {
     if report.figures.is_empty() {
-        // A report from before figures were kept: its measurements' default figures.
         report.figures = crate::figure::default_figures(&report.measurements, |m| m.name.clone());
     }
-    Ok(report)
+    report
+}
+
+/// Refuses an output file that is one of the inputs (by inode, so `./a.json`, a symlink or a
+/// hard link to it count), before anything is read: writing it would destroy the input.
+pub fn refuse_overwrite(
+    inputs: &[&Path],
+    outputs: &[(&'static str, Option<&str>)],
+) -> Result<(), CompareError> {
+    for &(option, out) in outputs {
+        let Some(out) = out.filter(|o| *o != "-") else {
+            continue;
+        };
+        let out = Path::new(out);
+        for input in inputs.iter().flat_map(|p| input_files(p)) {
+            if crate::files::same_file(&input, out) {
+                return Err(CompareError::OutputIsInput {
+                    option,
+                    output: out.to_path_buf(),
+                    input,
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One side of a compared figure.
@@ -201,14 +348,14 @@ pub fn compare(
         shared += usize::from(c.is_some());
         let theirs = c.map_or(&[][..], |c| &c.report.figures[..]);
         rows.extend(with_noise(
-            compare_figures(&b.label, &b.report.tool, &b.report.figures, theirs, rule),
+            compare_figures(&b.label, &b.report.tool, &b.report.figures, theirs, rule)?,
             Some(b),
             c,
         ));
     }
     for c in cur.iter().filter(|c| !base.iter().any(|b| pairs(b, c))) {
         rows.extend(with_noise(
-            compare_figures(&c.label, &c.report.tool, &[], &c.report.figures, rule),
+            compare_figures(&c.label, &c.report.tool, &[], &c.report.figures, rule)?,
             None,
             Some(c),
         ));
@@ -262,14 +409,15 @@ fn with_noise(mut rows: Vec<Row>, base: Option<&Entry>, cur: Option<&Entry>) -> 
     rows
 }
 
-/// Matches two reports' figures and judges every pair; the unmatched are MISSING.
+/// Matches two reports' figures and judges every pair; the unmatched are MISSING. A pair that
+/// cannot be judged (other units or directions, a base of 0) is an error.
 pub fn compare_figures(
     entry: &str,
     tool: &str,
     base: &[Figure],
     cur: &[Figure],
     rule: Rule,
-) -> Vec<Row> {
+) -> Result<Vec<Row>, CompareError> {
     let key = |f: &Figure| (f.name.clone(), f.cpu, f.cluster);
     let mut used_cur = vec![false; cur.len()];
     let mut pairs: Vec<(Option<&Figure>, Option<&Figure>)> = Vec::new();
@@ -312,8 +460,42 @@ pub fn compare_figures(
         .collect()
 }
 
+/// Refuses a pair whose change means nothing: other units or directions, or a base that is 0,
+/// negative or not a number (a change against it is infinite or undefined).
+fn check_pair(entry: &str, b: &Figure, c: &Figure) -> Result<(), CompareError> {
+    let how = |f: &Figure| format!("{} ({} is better)", f.unit, f.better.word());
+    if b.unit != c.unit || b.better != c.better {
+        return Err(CompareError::Mismatch {
+            entry: entry.to_string(),
+            figure: b.describe(),
+            base: how(b),
+            cur: how(c),
+        });
+    }
+    let bad = |side, value| CompareError::NoBase {
+        entry: entry.to_string(),
+        figure: b.describe(),
+        side,
+        value,
+    };
+    let (tb, tc) = (ab::trimmed_mean(&sorted(b)), ab::trimmed_mean(&sorted(c)));
+    if !(tb.is_finite() && tb > 0.0) {
+        return Err(bad("BASE", tb));
+    }
+    if !(tc.is_finite() && tc >= 0.0) {
+        return Err(bad("CUR", tc));
+    }
+    Ok(())
+}
+
 /// The row of one matched (or unmatched) pair of figures.
-fn judge_pair(entry: &str, tool: &str, b: Option<&Figure>, c: Option<&Figure>, rule: Rule) -> Row {
+fn judge_pair(
+    entry: &str,
+    tool: &str,
+    b: Option<&Figure>,
+    c: Option<&Figure>,
+    rule: Rule,
+) -> Result<Row, CompareError> {
     let any = b.or(c).expect("one side at least");
     let figure = match (b, c) {
         (Some(b), Some(c)) if b.cpu != c.cpu => {
@@ -337,8 +519,9 @@ fn judge_pair(entry: &str, tool: &str, b: Option<&Figure>, c: Option<&Figure>, r
     let (Some(b), Some(c)) = (b, c) else {
         row.base = b.map(|f| side(f, &sorted(f), 0));
         row.current = c.map(|f| side(f, &sorted(f), 0));
-        return row;
+        return Ok(row);
     };
+    check_pair(entry, b, c)?;
     let (sb, sc) = (sorted(b), sorted(c));
     let cmp = ab::compare(&sb, &sc, rule.min_effect_pct, false);
     let outliers = |s: &[f64], n: usize| if s.is_empty() { 0 } else { n };
@@ -348,7 +531,7 @@ fn judge_pair(entry: &str, tool: &str, b: Option<&Figure>, c: Option<&Figure>, r
     row.ks_d = Some(cmp.ks.d);
     row.ks_p = Some(cmp.ks.p);
     row.verdict = ab::judge(&cmp, any.better, rule, (b.samples.len(), c.samples.len()));
-    row
+    Ok(row)
 }
 
 /// A figure's samples sorted, or its value alone when it has none.
@@ -535,17 +718,17 @@ mod tests {
         let base = [fig("rd 64M", Some(0), Better::Higher, &spread(1000.0))];
         let slower = [fig("rd 64M", Some(0), Better::Higher, &spread(850.0))];
         let faster = [fig("rd 64M", Some(0), Better::Higher, &spread(1200.0))];
-        let rows = compare_figures("e", "bw_mem", &base, &slower, rule);
+        let rows = compare_figures("e", "bw_mem", &base, &slower, rule).unwrap();
         assert_eq!(rows[0].verdict, Verdict::Fail);
         assert!((rows[0].change_pct.unwrap() + 15.0).abs() < 0.01);
-        let rows = compare_figures("e", "bw_mem", &base, &faster, rule);
+        let rows = compare_figures("e", "bw_mem", &base, &faster, rule).unwrap();
         assert_eq!(rows[0].verdict, Verdict::Improved);
         // For a latency, more is worse.
         let lat = [fig("L1", None, Better::Lower, &spread(1.0))];
         let more = [fig("L1", None, Better::Lower, &spread(1.2))];
-        let rows = compare_figures("e", "lat_mem_rd", &lat, &more, rule);
+        let rows = compare_figures("e", "lat_mem_rd", &lat, &more, rule).unwrap();
         assert_eq!(rows[0].verdict, Verdict::Fail);
-        let rows = compare_figures("e", "bw_mem", &base, &base, rule);
+        let rows = compare_figures("e", "bw_mem", &base, &base, rule).unwrap();
         assert_eq!(rows[0].verdict, Verdict::Pass);
     }
 
@@ -557,7 +740,7 @@ mod tests {
             fig("wr 64M", Some(0), Better::Higher, &spread(500.0)),
         ];
         let cur = [fig("rd 64M", Some(4), Better::Higher, &spread(2000.0))];
-        let rows = compare_figures("e", "bw_mem", &base, &cur, rule);
+        let rows = compare_figures("e", "bw_mem", &base, &cur, rule).unwrap();
         assert_eq!(rows.len(), 2);
         let rd = rows.iter().find(|r| r.figure.starts_with("rd")).unwrap();
         assert_eq!(rd.figure, "rd 64M (cpu0 vs cpu4)");
@@ -572,10 +755,10 @@ mod tests {
         let rule = Rule::default();
         let base = [fig("coremark", Some(0), Better::Higher, &[100.0])];
         let cur = [fig("coremark", Some(0), Better::Higher, &[50.0])];
-        let rows = compare_figures("e", "coremark", &base, &cur, rule);
+        let rows = compare_figures("e", "coremark", &base, &cur, rule).unwrap();
         assert_eq!(rows[0].verdict, Verdict::Fail);
         let cur = [fig("coremark", Some(0), Better::Higher, &[97.0])];
-        let rows = compare_figures("e", "coremark", &base, &cur, rule);
+        let rows = compare_figures("e", "coremark", &base, &cur, rule).unwrap();
         assert_eq!(rows[0].verdict, Verdict::Pass);
     }
 }

@@ -32,6 +32,7 @@ pub mod compare;
 pub mod cpulist;
 pub mod error;
 pub mod figure;
+pub mod files;
 pub mod freq;
 pub mod host;
 pub mod progress;

@@ -20,6 +20,14 @@ use benchmp::sys::clock::now_ns;
 use benchmp::{Benchmark, ChildInfo, NoData, Session, Spec};
 use clap::{Parser, Subcommand, ValueEnum};
 
+/// `println!` that fails with an error (exit 1) instead of panicking when stdout cannot be
+/// written (a full disk, `> /dev/full`, a closed pipe).
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        benchmp::cli::write_stdout(&format!("{}\n", format_args!($($arg)*)))?
+    };
+}
+
 #[derive(Debug, Parser)]
 #[command(
     name = "benchmp",
@@ -189,15 +197,21 @@ fn compare(
     csv: Option<&str>,
 ) -> Result<i32> {
     use benchmp::compare;
+    compare::refuse_overwrite(&[base, current], &[("--json", json), ("--csv", csv)])?;
     benchmp::cli::check_outputs(json, csv)?;
     let b = compare::load(base)?;
     let c = compare::load(current)?;
     let cmp = compare::compare(base, &b, current, &c, rule)?;
-    match (json, csv) {
-        (Some("-"), _) => println!("{}", serde_json::to_string_pretty(&cmp)?),
-        (_, Some("-")) => compare::write_csv(&cmp, std::io::stdout().lock())?,
-        _ => print!("{}", compare::render_text(&cmp)),
-    }
+    let shown = match (json, csv) {
+        (Some("-"), _) => serde_json::to_string_pretty(&cmp)? + "\n",
+        (_, Some("-")) => {
+            let mut v = Vec::new();
+            compare::write_csv(&cmp, &mut v)?;
+            String::from_utf8(v)?
+        }
+        _ => compare::render_text(&cmp),
+    };
+    benchmp::cli::write_stdout(&shown)?;
     if let Some(path) = json.filter(|p| *p != "-") {
         benchmp::session::write_file(path, |w| {
             serde_json::to_writer_pretty(&mut *w, &cmp)?;
@@ -250,11 +264,11 @@ fn calibrate(mut timing: TimingArgs, json: bool) -> Result<i32> {
     };
     let c = benchmp::timing::calibrate(&req)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&c)?);
+        outln!("{}", serde_json::to_string_pretty(&c)?);
     } else {
-        println!("ENOUGH={}", c.enough_us);
-        println!("TIMING_O={}", c.timing_overhead_ns / 1000.0);
-        println!("LOOP_O={}", c.loop_overhead_ns / 1000.0);
+        outln!("ENOUGH={}", c.enough_us);
+        outln!("TIMING_O={}", c.timing_overhead_ns / 1000.0);
+        outln!("LOOP_O={}", c.loop_overhead_ns / 1000.0);
         if let Some(p) = &c.cache_file {
             eprintln!(
                 "benchmp: calibrated in {:.2} s; cached in {}",
@@ -270,11 +284,11 @@ fn calibrate(mut timing: TimingArgs, json: bool) -> Result<i32> {
 fn topology(json: bool) -> Result<i32> {
     let t = benchmp::topology::Topology::detect()?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&t)?);
+        outln!("{}", serde_json::to_string_pretty(&t)?);
     } else {
-        println!("{}", t.describe());
+        outln!("{}", t.describe());
         for c in &t.clusters {
-            println!(
+            outln!(
                 "cluster {}: CPUs {} capacity {} max {} kHz",
                 c.index,
                 benchmp::cpulist::format_cpu_list(&c.cpus),
@@ -283,7 +297,7 @@ fn topology(json: bool) -> Result<i32> {
             );
         }
         for k in &t.caches {
-            println!(
+            outln!(
                 "L{} {:<11} {:>8} line {:>3} shared by {}",
                 k.level,
                 k.kind,
@@ -354,20 +368,20 @@ fn overhead(timing: &TimingArgs) -> Result<i32> {
     };
     let t = now_ns();
     let cal = benchmp::timing::calibrate(&req)?;
-    println!(
+    outln!(
         "calibration (measured, no cache): {:.3} s",
         (now_ns() - t) as f64 / 1e9
     );
-    println!("  interval (ENOUGH):  {} us", cal.enough_us);
-    println!(
+    outln!("  interval (ENOUGH):  {} us", cal.enough_us);
+    outln!(
         "  timing overhead:    {:.1} ns per clock read",
         cal.timing_overhead_ns
     );
-    println!(
+    outln!(
         "  loop overhead:      {:.4} ns per iteration",
         cal.loop_overhead_ns
     );
-    println!("  clock resolution:   {} ns", cal.clock_resolution_ns);
+    outln!("  clock resolution:   {} ns", cal.clock_resolution_ns);
 
     // Reference cost of one spin iteration, measured directly over ~0.5 s, best of 5.
     let mut per_iter = f64::INFINITY;
@@ -377,7 +391,7 @@ fn overhead(timing: &TimingArgs) -> Result<i32> {
         black_box(spin(1, black_box(n)));
         per_iter = per_iter.min((now_ns() - t0) as f64 / n as f64);
     }
-    println!("spin reference:       {per_iter:.4} ns per iteration (direct, best of 5 x {n})");
+    outln!("spin reference:       {per_iter:.4} ns per iteration (direct, best of 5 x {n})");
     fork_costs()?;
     spin_errors(per_iter)?;
     Ok(0)
@@ -412,7 +426,7 @@ fn fork_costs() -> Result<()> {
                 })
             })?
             .wall_ns;
-        println!(
+        outln!(
             "fork + handshake + reap: {:.3} ms for {p} child{} ({:.3} ms per child)",
             wall as f64 / 1e6,
             if p == 1 { "" } else { "ren" },
@@ -424,10 +438,13 @@ fn fork_costs() -> Result<()> {
 
 /// Known-duration spins measured through the framework against the direct reference.
 fn spin_errors(per_iter: f64) -> Result<()> {
-    println!("known-duration spins measured through benchmp (fixed count, 21 samples, median):");
-    println!(
+    outln!("known-duration spins measured through benchmp (fixed count, 21 samples, median):");
+    outln!(
         "  {:>8}  {:>12}  {:>12}  {:>9}",
-        "target", "measured ns", "expected ns", "error"
+        "target",
+        "measured ns",
+        "expected ns",
+        "error"
     );
     for target_ns in [1_000u64, 10_000, 100_000] {
         let iters = ((target_ns as f64) / per_iter).round().max(1.0) as u64;
@@ -456,7 +473,7 @@ fn spin_errors(per_iter: f64) -> Result<()> {
         })?;
         let measured = m.figures[0].pair.u as f64 / m.figures[0].pair.n as f64 * iters as f64;
         let expected = iters as f64 * per_iter;
-        println!(
+        outln!(
             "  {:>6}us  {:>12.1}  {:>12.1}  {:>+8.2}%",
             target_ns / 1000,
             measured,

@@ -181,6 +181,10 @@ pub struct Placement {
     pub cpus: Vec<Option<usize>>,
     /// The process's allowed CPUs at start.
     pub allowed: Vec<usize>,
+    /// What the placement did that the user may not expect (a CUSTOM CPU wrapped onto
+    /// another), shown with the run's notes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Resolves lmbench-policy placement for `parallel` children: logical number mod online CPUs,
@@ -203,6 +207,36 @@ pub fn place_by_policy(
             })
         })
         .collect())
+}
+
+/// One line per CPU a CUSTOM list names that is not the CPU a child gets: lmbench wraps a
+/// number beyond the online or allowed CPUs onto another one, silently; we say so.
+pub fn wrap_warnings(
+    policy: &Policy,
+    parallel: usize,
+    online: &[usize],
+    allowed: &[usize],
+) -> Vec<String> {
+    let (Policy::Custom(list) | Policy::CustomUnique(list)) = policy else {
+        return Vec::new();
+    };
+    let Ok(placed) = place_by_policy(policy, parallel, online, allowed) else {
+        return Vec::new();
+    };
+    let mut lines = Vec::new();
+    for (i, cpu) in placed.iter().enumerate() {
+        let named = list[i % list.len()];
+        if let Some(got) = *cpu
+            && got != named
+        {
+            lines.push(format!(
+                "{policy}: child {i} runs on CPU {got}, not CPU {named}: lmbench takes the number modulo the {} online CPUs, then as an index into the allowed ones ({}); --cpus pins to the CPUs named or refuses them",
+                online.len(),
+                format_cpu_list(allowed)
+            ));
+        }
+    }
+    lines
 }
 
 /// Places children on an explicit CPU list (`--cpus`): child i on cpus[i mod len]. Every CPU
@@ -318,6 +352,16 @@ mod tests {
         let got = place_by_policy(&Policy::UniqueSpread, 8, &all, &all).unwrap();
         let got: Vec<usize> = got.into_iter().map(Option::unwrap).collect();
         assert_eq!(got, vec![0, 4, 2, 6, 1, 5, 3, 7]);
+    }
+
+    #[test]
+    fn a_custom_cpu_that_wraps_is_named() {
+        let online = [0, 1];
+        let w = wrap_warnings(&Policy::Custom(vec![0, 9]), 2, &online, &online);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("child 1 runs on CPU 1, not CPU 9"), "{w:?}");
+        assert!(wrap_warnings(&Policy::Custom(vec![1, 0]), 2, &online, &online).is_empty());
+        assert!(wrap_warnings(&Policy::Unique, 4, &online, &online).is_empty());
     }
 
     #[test]

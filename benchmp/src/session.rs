@@ -1,7 +1,6 @@
 //! A tool run: topology, placement, calibration and machine state gathered once, any number of
 //! measurements, then one report and its output. This is the API the tools call.
 
-use std::io::Write;
 use std::time::Duration;
 
 use crate::aggregate::{AggregateMode, Metric, Rule, aggregate, child_figures};
@@ -13,7 +12,7 @@ use crate::report::{Measurement, Quality, Report, ToolData, write_csv, write_jso
 use crate::run::{Benchmark, ChildInfo, Iterations, RunConfig, run_loaded};
 use crate::sched::{
     LMBENCH_SCHED_ENV, Placement, PlacementError, Policy, parse_policy, place_by_policy,
-    place_on_list,
+    place_on_list, wrap_warnings,
 };
 use crate::stats::Pair;
 use crate::sys::clock::now_ns;
@@ -132,12 +131,13 @@ impl<T: ToolData> Session<T> {
             what: "sched_getaffinity",
             source,
         })?;
-        let (cpus, policy, source) = if let Some(list) = &placement.cpus {
+        let (cpus, policy, source, warnings) = if let Some(list) = &placement.cpus {
             let p = placement.parallel.unwrap_or(list.0.len());
             (
                 place_on_list(&list.0, p, &online, &allowed)?,
                 format!("cpus {}", crate::cpulist::format_cpu_list(&list.0)),
                 "--cpus".to_string(),
+                Vec::new(),
             )
         } else {
             let (policy, source) = match (&placement.sched, std::env::var(LMBENCH_SCHED_ENV)) {
@@ -164,6 +164,7 @@ impl<T: ToolData> Session<T> {
                 place_by_policy(&policy, p, &online, &allowed)?,
                 policy.to_string(),
                 source.to_string(),
+                wrap_warnings(&policy, p, &online, &allowed),
             )
         };
         let before = MachineState::capture(&topology.root, &online);
@@ -176,6 +177,7 @@ impl<T: ToolData> Session<T> {
                 source,
                 cpus,
                 allowed,
+                warnings,
             },
             calibration: None,
             timing_only: None,
@@ -465,12 +467,17 @@ pub fn emit<T: ToolData>(
             .write(&text(report))
             .context("cannot write the result")?;
     }
-    let notes: String = report
-        .quality
-        .verdict
-        .reasons
-        .iter()
-        .map(|r| format!("{}: noisy: {r}\n", report.tool))
+    let warnings = report.placement.warnings.iter();
+    let notes: String = warnings
+        .map(|w| format!("{}: warning: {w}\n", report.tool))
+        .chain(
+            report
+                .quality
+                .verdict
+                .reasons
+                .iter()
+                .map(|r| format!("{}: noisy: {r}\n", report.tool)),
+        )
         .collect();
     let _ = output.note_stream().write(&notes);
     if let Some(path) = output.json.as_deref().filter(|p| *p != "-") {
@@ -486,18 +493,7 @@ pub fn emit<T: ToolData>(
     })
 }
 
-/// Writes one report file through a buffer, flushing it so a full disk is an error here.
-pub fn write_file(
-    path: &str,
-    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
-) -> anyhow::Result<()> {
-    use anyhow::Context;
-    let f = std::fs::File::create(path).with_context(|| format!("cannot write {path}"))?;
-    let mut w = std::io::BufWriter::new(f);
-    write(&mut w)
-        .and_then(|()| w.flush())
-        .with_context(|| format!("cannot write {path}"))
-}
+pub use crate::files::write_file;
 
 /// Shown by tools that print a per-cluster breakdown: `cluster 0 (CPUs 0-3): 2 children ...`.
 pub fn cluster_lines<T: ToolData>(

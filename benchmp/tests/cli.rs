@@ -665,3 +665,201 @@ fn a_load_stopped_while_latency_is_measured_fails_the_run() {
     assert!(out.stdout.is_empty());
     assert_no_leftovers(tag);
 }
+
+/// A probe report with tight samples (11 per figure), as JSON.
+fn tight_report(dir: &std::path::Path) -> serde_json::Value {
+    let mut r = probe_report(dir, "tight", &["-N", "11"]);
+    for f in r["figures"].as_array_mut().unwrap() {
+        let v = f["value"].as_f64().unwrap();
+        f["samples"] = (0..11).map(|i| v * (1.0 + 0.001 * i as f64)).collect();
+    }
+    let _ = std::fs::remove_file(dir.join("tight.json"));
+    r
+}
+
+#[test]
+fn compare_never_writes_over_an_input_and_refuses_what_is_not_a_report() {
+    use benchmp::testing::{Bad, Tool, check_bad_inputs};
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-cli", "compare-inputs");
+    let report = tight_report(&dir);
+    let bytes = serde_json::to_vec(&report).unwrap();
+    let p = |name: &str| dir.join(name).display().to_string();
+    for name in ["a.json", "c.json", "d1/spin.json", "d2/spin.json"] {
+        std::fs::create_dir_all(dir.join(name).parent().unwrap()).unwrap();
+        std::fs::write(dir.join(name), &bytes).unwrap();
+    }
+    std::os::unix::fs::symlink(dir.join("a.json"), dir.join("soft.json")).unwrap();
+    std::fs::hard_link(dir.join("a.json"), dir.join("hard.json")).unwrap();
+    // Reports that cannot be compared, each in a folder with a good report beside it.
+    let folder = |name: &str, file: &str, text: &[u8]| {
+        std::fs::create_dir_all(dir.join(name)).unwrap();
+        std::fs::write(dir.join(name).join("spin.json"), &bytes).unwrap();
+        std::fs::write(dir.join(name).join(file), text).unwrap();
+        p(name)
+    };
+    let truncated = folder("truncated", "dhry.json", &bytes[..bytes.len() / 2]);
+    let empty = folder("empty", "dhry.json", b"");
+    let fifo = folder("fifo", "keep.txt", b"");
+    nix::unistd::mkfifo(
+        &dir.join("fifo").join("dhry.json"),
+        nix::sys::stat::Mode::S_IRWXU,
+    )
+    .unwrap();
+    let big = dir.join("big.json");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(600 << 20)
+        .unwrap();
+    let mut zero = report.clone();
+    for f in zero["figures"].as_array_mut().unwrap() {
+        f["value"] = 0.0.into();
+        f["samples"] = vec![0.0; 11].into();
+    }
+    std::fs::write(dir.join("zero.json"), serde_json::to_vec(&zero).unwrap()).unwrap();
+    let mut ns = report.clone();
+    for f in ns["figures"].as_array_mut().unwrap() {
+        f["unit"] = "ns".into();
+        f["better"] = "lower".into();
+    }
+    std::fs::write(dir.join("ns.json"), serde_json::to_vec(&ns).unwrap()).unwrap();
+
+    let (a, c) = (p("a.json"), p("c.json"));
+    let dot = format!("{}/./a.json", dir.display());
+    let json_to = |f: &str| format!("--json={f}");
+    let csv_to = |f: &str| format!("--csv={f}");
+    let cases = [
+        (vec![a.clone(), c.clone(), json_to(&a)], "is the input"),
+        (vec![a.clone(), c.clone(), json_to(&dot)], "is the input"),
+        (
+            vec![a.clone(), c.clone(), json_to(&p("soft.json"))],
+            "is the input",
+        ),
+        (
+            vec![a.clone(), c.clone(), json_to(&p("hard.json"))],
+            "is the input",
+        ),
+        (vec![a.clone(), c.clone(), csv_to(&c)], "is the input"),
+        (
+            vec![p("d1"), p("d2"), json_to(&p("d2/spin.json"))],
+            "is the input",
+        ),
+        (vec!["/dev/zero".into(), a.clone()], "is a device"),
+        (vec![p("fifo/dhry.json"), a.clone()], "is a FIFO"),
+        (
+            vec![big.display().to_string(), a.clone()],
+            "more than a report can",
+        ),
+        (vec![p("d1"), truncated], "is not a socbench report"),
+        (vec![p("d1"), empty], "is not a socbench report"),
+        (vec![p("d1"), fifo], "is a FIFO"),
+        (
+            vec![
+                a.clone(),
+                c.clone(),
+                json_to(&p("same.out")),
+                csv_to(&p("same.out")),
+            ],
+            "are one file",
+        ),
+        (vec![p("zero.json"), a.clone()], "no change can be computed"),
+        (
+            vec![a.clone(), p("ns.json")],
+            "can only be compared with the same figure",
+        ),
+    ];
+    let table: Vec<Bad> = cases
+        .iter()
+        .map(|(args, says)| {
+            let mut all = vec!["compare"];
+            all.extend(args.iter().map(String::as_str));
+            Bad::args(&all, says)
+        })
+        .collect();
+    check_bad_inputs(&Tool::new("benchmp", env!("CARGO_BIN_EXE_benchmp")), &table);
+    for name in ["a.json", "c.json", "d2/spin.json"] {
+        assert_eq!(
+            std::fs::read(dir.join(name)).unwrap(),
+            bytes,
+            "{name} was changed"
+        );
+    }
+    assert!(!dir.join("same.out").exists());
+
+    // A comparison written into a results folder is passed over when the folder is read again.
+    let o = compare(
+        &dir.join("d1"),
+        &dir.join("d2"),
+        &[&json_to(&p("d2/compare.json"))],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = compare(&dir.join("d1"), &dir.join("d2"), &["--json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["counts"]["missing"], 0, "{v}");
+
+    // A result that cannot be written is one line and exit 1, not a panic.
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    for extra in [&[][..], &["--json"][..], &["--csv"][..]] {
+        let o = Command::new(env!("CARGO_BIN_EXE_benchmp"))
+            .args(["compare", &a, &c])
+            .args(extra)
+            .stdout(full.try_clone().unwrap())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{extra:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{extra:?}: {err}");
+        assert!(err.starts_with("benchmp: cannot write"), "{err}");
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_benchmp"))
+        .arg("topology")
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_custom_cpu_lmbench_would_wrap_is_named_in_a_warning() {
+    let _serial = serial();
+    let n = online_cpus();
+    let sched = format!("CUSTOM 0 {}", n + 1);
+    let out = probe("wrap")
+        .args(["-P", "2", "--iterations", "1000", "--json"])
+        .env("LMBENCH_SCHED", &sched)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let v = json(&out);
+    let warnings = v["placement"]["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{v}");
+    let said = format!("not CPU {}", n + 1);
+    assert!(
+        warnings[0].as_str().unwrap().contains(&said),
+        "{warnings:?}"
+    );
+    assert!(
+        err.contains("benchmp-probe: warning: ") && err.contains(&said),
+        "{err}"
+    );
+}

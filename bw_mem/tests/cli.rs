@@ -332,6 +332,19 @@ fn every_mistake_is_one_line_before_any_measurement() {
             "folder does not exist",
         ),
         Bad::args(&["--csv=/proc/x", "8m", "rd"], "--csv=/proc/x"),
+        Bad::args(
+            &["--json=/proc/x.json", "8m", "rd"],
+            "cannot be created in its folder",
+        ),
+        Bad::args(
+            &[
+                "--json=/tmp/bw-same.out",
+                "--csv=/tmp/./bw-same.out",
+                "8m",
+                "rd",
+            ],
+            "are one file",
+        ),
         Bad::args(&["--json=", "8m", "rd"], "needs a file name"),
         Bad::args(&[&json_dir, "8m", "rd"], "is a folder"),
         Bad::args(&[&csv_dir, "8m", "rd"], "is a folder"),

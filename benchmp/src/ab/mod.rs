@@ -266,6 +266,16 @@ pub enum Better {
     Lower,
 }
 
+impl Better {
+    /// "higher" or "lower".
+    pub fn word(self) -> &'static str {
+        match self {
+            Better::Higher => "higher",
+            Better::Lower => "lower",
+        }
+    }
+}
+
 /// The rule that turns a comparison into a verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Rule {
