@@ -88,7 +88,7 @@ fn main() {
 
 fn run(cli: Cli) -> Result<i32> {
     if cli.list_ops {
-        print!("{}", text::list_ops());
+        benchmp::cli::write_stdout(&text::list_ops())?;
         return Ok(0);
     }
     if cli.step.is_some() && cli.sweep.is_none() {

@@ -436,3 +436,23 @@ fn thp_and_small_pages_are_reported() {
     assert_eq!(v["extra"]["pages_requested"], "thp");
     assert!(v["extra"]["pages_obtained"][0]["buf"]["anon_huge_bytes"].is_u64());
 }
+
+#[test]
+fn a_stdout_that_cannot_be_written_is_one_line_and_exit_1() {
+    for args in [
+        &["--list-ops"][..],
+        &["--stdout", "-N", "1", "8k", "rd"][..],
+        &["--json", "-N", "1", "8k", "rd"][..],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let o = bw_mem().command(args).stdout(full).output().unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("bw_mem: cannot write"), "{args:?}: {err}");
+    }
+}
