@@ -62,7 +62,8 @@ enum Cmd {
     /// Compare two runs: two report files (any tool's --json) or two result folders of
     /// scripts/suite.sh. Every figure both have gets a verdict: PASS, FAIL (a regression),
     /// IMPROVED, NOISY (a shift the KS test cannot tell from the spread) or MISSING. Exit
-    /// status 1 when any figure regressed, 0 otherwise, 2 for bad input.
+    /// status 1 when any figure regressed, 0 otherwise, 2 for bad input (an output file that
+    /// is an input, by inode, included: inputs are never written).
     Compare {
         /// The baseline run (a report file or a result folder).
         base: std::path::PathBuf,
