@@ -4,6 +4,7 @@
 #![allow(unsafe_code)]
 
 use std::fmt;
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use crate::kernels::{CmpFn, CopyFn, Kernel, MemFns, SetFn};
@@ -54,19 +55,23 @@ impl ImplSpec {
     }
 
     /// Checks what can be checked without loading anything: kernel support on this CPU and
-    /// the library file's existence. `Err((exit_code, message))`.
+    /// that the library is a file (not missing, not a folder). `Err((exit_code, message))`.
     pub fn preflight(&self) -> Result<(), (i32, String)> {
         match self {
             ImplSpec::Cpu => Ok(()),
             ImplSpec::Lib(p) => {
-                if p.components().count() > 1 && !p.is_file() {
-                    Err((
-                        benchmp::EXIT_USAGE,
-                        format!("library {} does not exist", p.display()),
-                    ))
+                // dlopen searches the library path for a name without a slash.
+                let why = if !p.as_os_str().as_bytes().contains(&b'/') || p.is_file() {
+                    return Ok(());
+                } else if p.is_dir() {
+                    "is a folder, not a shared library"
                 } else {
-                    Ok(())
-                }
+                    "does not exist"
+                };
+                Err((
+                    benchmp::EXIT_USAGE,
+                    format!("library {} {why}", p.display()),
+                ))
             }
             ImplSpec::Kernel(k) => k.available().map_err(|why| {
                 (
@@ -275,6 +280,20 @@ mod tests {
         // SAFETY: both arrays hold 4 bytes and do not overlap.
         unsafe { (l.fns.memcpy)(dst.as_mut_ptr().cast(), src.as_ptr().cast(), 4) };
         assert_eq!(dst, src);
+    }
+
+    #[test]
+    fn preflight_names_a_folder_and_a_missing_file() {
+        let dir = std::env::temp_dir();
+        let (code, msg) = ImplSpec::Lib(dir.clone()).preflight().unwrap_err();
+        assert_eq!(code, benchmp::EXIT_USAGE);
+        assert!(msg.ends_with("is a folder, not a shared library"), "{msg}");
+        let (_, msg) = ImplSpec::Lib(dir.join("no-such-libx.so"))
+            .preflight()
+            .unwrap_err();
+        assert!(msg.ends_with("does not exist"), "{msg}");
+        // A bare name is for dlopen to search, whatever the current folder holds.
+        assert!(ImplSpec::Lib("libc.so.6".into()).preflight().is_ok());
     }
 
     #[test]

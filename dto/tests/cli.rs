@@ -243,6 +243,7 @@ fn bad_input_is_one_line_and_exit_2() {
     std::fs::write(&file, "not a folder\n").unwrap();
     let file = file.to_str().unwrap().to_string();
     let lib = format!("lib:{file}");
+    let lib_dir = format!("lib:{}", dir.display());
     let json_dir = format!("--json={}", dir.display());
     let csv_dir = format!("--csv={}", dir.display());
     let first = benchmp::sys::affinity::allowed_cpus().unwrap()[0].to_string();
@@ -343,6 +344,11 @@ fn bad_input_is_one_line_and_exit_2() {
             "does not exist",
         ),
         Bad::args(&["check", "--impl", &lib], "memcpy check of lib:"),
+        Bad::args(&["check", "--impl", &lib_dir], "is a folder"),
+        Bad::args(
+            &["ab", "--baseline", "cpu", "--current", &lib_dir],
+            "is a folder",
+        ),
         Bad::args(&["check", "--impl", missing], "not available").exits(3),
         Bad::args(
             &["ab", "--baseline", "cpu", "--current", missing],
