@@ -97,10 +97,21 @@ fn death(e: &benchmp::Error) -> Option<String> {
     }
 }
 
+/// Refuses a malformed LMBENCH_SCHED as `dto ab` does (exit 2), although the check's children
+/// are unpinned whatever it says: a typo in the caller's environment is never silently passed.
+fn check_lmbench_sched(value: Option<&str>) -> Result<(), benchmp::sched::PlacementError> {
+    value.map_or(Ok(()), |v| benchmp::sched::parse_policy(v).map(drop))
+}
+
 /// Runs the four functions' checks of `spec`, each in a child with `threads` threads. The
 /// library's variables must already be in this process's environment. A child that dies
 /// makes the check fail with the function and the first size that dies on its own.
 pub fn run(spec: &ImplSpec, threads: usize, timeout: Duration) -> Result<Outcome> {
+    check_lmbench_sched(
+        std::env::var(benchmp::sched::LMBENCH_SCHED_ENV)
+            .ok()
+            .as_deref(),
+    )?;
     let placement = PlacementArgs {
         // Unpinned, as an application's threads would be; one child at a time.
         sched: Some("DEFAULT".into()),
@@ -189,4 +200,18 @@ fn check_in_child(
     let child = m.children.first().context("no child reported")?;
     let (_, r) = child.timed_detail().map_err(|e| anyhow::anyhow!(e))?;
     Ok((child.detail.clone().unwrap_or_default(), r.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_malformed_lmbench_sched_is_refused_and_a_policy_accepted() {
+        assert!(check_lmbench_sched(None).is_ok());
+        assert!(check_lmbench_sched(Some("UNIQUE")).is_ok());
+        let e = anyhow::Error::new(check_lmbench_sched(Some("bogus")).unwrap_err());
+        assert_eq!(benchmp::error::exit_code_of(&e), benchmp::EXIT_USAGE);
+        assert!(e.to_string().starts_with("LMBENCH_SCHED 'bogus'"), "{e}");
+    }
 }

@@ -349,6 +349,11 @@ fn bad_input_is_one_line_and_exit_2() {
             &["ab", "--baseline", "cpu", "--current", &lib_dir],
             "is a folder",
         ),
+        Bad::env(
+            &["check", "--impl", "cpu"],
+            &[("LMBENCH_SCHED", "bogus")],
+            "LMBENCH_SCHED 'bogus' is not a policy",
+        ),
         Bad::args(&["check", "--impl", missing], "not available").exits(3),
         Bad::args(
             &["ab", "--baseline", "cpu", "--current", missing],
