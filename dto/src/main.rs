@@ -203,6 +203,7 @@ fn run_cli(cli: Cli) -> Result<i32> {
 
 fn perf(mode: &str, configs: Vec<Config>, common: Common) -> Result<i32> {
     common.output.check()?;
+    refuse_outputs_on_inputs(&configs, &common.output)?;
     let settings = Settings::from_process().map_err(benchmp::Usage)?;
     let notes = common.output.note_stream();
     if settings.iters_capped {
@@ -237,6 +238,29 @@ fn perf(mode: &str, configs: Vec<Config>, common: Common) -> Result<i32> {
         return Ok(benchmp::EXIT_FAILED);
     }
     Ok(code)
+}
+
+/// Refuses a --json or --csv file that is one of the libraries measured (a link or another
+/// spelling counts): the report would replace the input.
+fn refuse_outputs_on_inputs(configs: &[Config], o: &OutputArgs) -> Result<()> {
+    let libs = configs.iter().flat_map(|c| [&c.baseline, &c.current]);
+    for lib in libs.filter_map(|i| match i {
+        ImplSpec::Lib(p) => Some(p),
+        _ => None,
+    }) {
+        for (option, path) in [("--json", o.json.as_deref()), ("--csv", o.csv.as_deref())] {
+            if let Some(path) = path.filter(|p| *p != "-")
+                && benchmp::files::same_file(std::path::Path::new(path), lib)
+            {
+                return Err(benchmp::Usage(format!(
+                    "{option}={path} is the library lib:{} being measured; choose another file",
+                    lib.display()
+                ))
+                .into());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Writes the report as asked: the guide's text (or JSON, or the per-cell CSV, on stdout),

@@ -244,6 +244,7 @@ fn bad_input_is_one_line_and_exit_2() {
     let file = file.to_str().unwrap().to_string();
     let lib = format!("lib:{file}");
     let lib_dir = format!("lib:{}", dir.display());
+    let json_on_lib = format!("--json={file}");
     let json_dir = format!("--json={}", dir.display());
     let csv_dir = format!("--csv={}", dir.display());
     let first = benchmp::sys::affinity::allowed_cpus().unwrap()[0].to_string();
@@ -348,6 +349,10 @@ fn bad_input_is_one_line_and_exit_2() {
         Bad::args(
             &["ab", "--baseline", "cpu", "--current", &lib_dir],
             "is a folder",
+        ),
+        Bad::args(
+            &["ab", "--baseline", &lib, "--current", "cpu", &json_on_lib],
+            "being measured",
         ),
         Bad::env(
             &["check", "--impl", "cpu"],
