@@ -3,12 +3,13 @@
 //! measurement (its children, one per CPU, timed one after another), the analysis of each
 //! cell per CPU, the figures, and distributions.csv.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use benchmp::cli::{CpuList, OutputArgs, PlacementArgs, TimingArgs};
 use benchmp::figure::Figure;
+use benchmp::files::StagedFile;
 use benchmp::progress::Progress;
 use benchmp::{Iterations, Session, Spec};
 
@@ -158,19 +159,12 @@ pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result
         .max()
         .unwrap_or_default();
     session.set_min_timeout(deadline);
-    std::fs::create_dir_all(&st.results_dir).map_err(|e| {
-        benchmp::Usage(format!(
-            "RESULTS_DIR {} cannot be made: {e}",
-            st.results_dir.display()
-        ))
-    })?;
-    let csv_path = st.results_dir.join("distributions.csv");
-    let _ = std::fs::remove_file(&csv_path);
-    let mut dist = Distributions::create(&csv_path)?;
-
     // From here on SIGINT/SIGTERM only set a flag between rounds too, so the frequency limits
-    // are restored before the error ends the run (benchmp handles them during a round).
+    // are restored and the unfinished distributions.csv removed before the error ends the run
+    // (benchmp handles them during a round).
     let _guard = benchmp::sys::process::InterruptGuard::install();
+    let csv_path = st.results_dir.join("distributions.csv");
+    let mut dist = Distributions::create(&st.results_dir, &csv_path)?;
     let pin = FreqPin::apply(
         Path::new("/sys"),
         &cpus,
@@ -477,28 +471,34 @@ fn analyse(
     Ok((cell, samples))
 }
 
-/// distributions.csv: every raw sample, for the plotting script.
+/// distributions.csv: every raw sample, for the plotting script. It is written beside the
+/// destination and put in place only when the run is complete, so an interrupted or failed run
+/// leaves the earlier file as it was.
 struct Distributions {
-    w: csv::Writer<std::io::BufWriter<std::fs::File>>,
+    w: csv::Writer<StagedFile>,
+    path: PathBuf,
 }
 
 impl Distributions {
-    fn create(path: &Path) -> Result<Distributions> {
-        let f =
-            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-        let mut w = csv::Writer::from_writer(std::io::BufWriter::new(f));
-        w.write_record([
-            "pagesize",
-            "optype",
-            "test",
-            "config",
-            "version",
-            "round",
-            "iteration",
-            "ns",
-            "cpu",
-        ])?;
-        Ok(Distributions { w })
+    /// Makes RESULTS_DIR and starts the file in it: creating the hidden copy is the write
+    /// attempt that refuses (exit 2) a folder that cannot be written, before anything runs.
+    fn create(dir: &Path, path: &Path) -> Result<Distributions> {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            benchmp::Usage(format!("RESULTS_DIR {} cannot be made: {e}", dir.display()))
+        })?;
+        let f = StagedFile::create(path).map_err(|e| {
+            benchmp::Usage(format!(
+                "RESULTS_DIR {}: cannot write {} there: {e}",
+                dir.display(),
+                path.file_name().unwrap_or_default().to_string_lossy()
+            ))
+        })?;
+        let mut w = csv::Writer::from_writer(f);
+        w.write_record(DIST_COLUMNS)?;
+        Ok(Distributions {
+            w,
+            path: path.to_path_buf(),
+        })
     }
 
     fn write(
@@ -514,27 +514,49 @@ impl Distributions {
         for (version, rounds) in [("baseline", &ticks.0), ("current", &ticks.1)] {
             for (r, samples) in rounds.iter().enumerate() {
                 for (i, &t) in samples.iter().enumerate() {
-                    self.w.write_record([
-                        pages.short(),
-                        b.op.name(),
-                        b.name,
-                        config,
-                        version,
-                        &r.to_string(),
-                        &i.to_string(),
-                        &format!("{:.1}", to_ns(t)),
-                        &cpu,
-                    ])?;
+                    self.w
+                        .write_record([
+                            pages.short(),
+                            b.op.name(),
+                            b.name,
+                            config,
+                            version,
+                            &r.to_string(),
+                            &i.to_string(),
+                            &format!("{:.1}", to_ns(t)),
+                            &cpu,
+                        ])
+                        .with_context(|| format!("writing {}", self.path.display()))?;
                 }
             }
         }
         Ok(())
     }
 
-    fn finish(mut self) -> Result<()> {
-        self.w.flush().context("writing distributions.csv")
+    /// Puts the complete file in place.
+    fn finish(self) -> Result<()> {
+        let what = || format!("writing {}", self.path.display());
+        let staged = self
+            .w
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .with_context(what)?;
+        staged.commit().with_context(what)
     }
 }
+
+/// The columns of distributions.csv: the DTO guide's, then the CPU.
+const DIST_COLUMNS: [&str; 9] = [
+    "pagesize",
+    "optype",
+    "test",
+    "config",
+    "version",
+    "round",
+    "iteration",
+    "ns",
+    "cpu",
+];
 
 #[cfg(test)]
 mod tests {

@@ -4,6 +4,7 @@
 //! distributions.csv, on one CPU and on two. Every fork happens inside the binary, never in
 //! this multi-threaded test runner. No test asserts a time.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -217,21 +218,7 @@ fn a_crashing_library_is_named_with_function_and_size() {
         "{err}"
     );
     assert!(o.stdout.is_empty(), "{}", text(&o.stdout));
-    let left: Vec<String> = std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .bytes()
-                .all(|b| b.is_ascii_digit())
-        })
-        .filter(|e| {
-            std::fs::read(e.path().join("environ"))
-                .is_ok_and(|env| env.split(|&b| b == 0).any(|v| v.ends_with(mark.as_bytes())))
-        })
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
+    let left = processes_marked(&mark);
     assert!(left.is_empty(), "processes left behind: {left:?}");
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -270,7 +257,7 @@ fn bad_input_is_one_line_and_exit_2() {
     } else {
         "avx2"
     };
-    let table = vec![
+    let mut table = vec![
         Bad::args(
             &["ab", "--baseline", "bogus", "--current", "cpu"],
             "unknown implementation",
@@ -329,6 +316,12 @@ fn bad_input_is_one_line_and_exit_2() {
         ab_env("PERF_CORE_FREQ_MHZ", "fast", "PERF_CORE_FREQ_MHZ"),
         ab_env("RESULTS_DIR", &file, "RESULTS_DIR"),
         ab_env("RESULTS_DIR", &format!("{file}/sub"), "RESULTS_DIR"),
+        // An existing folder that cannot be written (not even by root).
+        ab_env(
+            "RESULTS_DIR",
+            "/proc",
+            "RESULTS_DIR /proc: cannot write distributions.csv",
+        ),
         ab_env("LMBENCH_SCHED", "bogus", "LMBENCH_SCHED"),
         ab_env("LMBENCH_SCHED", "DEFAULT", "unpinned"),
         ab_env("ENOUGH", "abc", "ENOUGH"),
@@ -367,6 +360,17 @@ fn bad_input_is_one_line_and_exit_2() {
         .exits(3),
         Bad::args(&["frobnicate"], "frobnicate"),
     ];
+    // Root writes into a folder of mode 555; anyone else must be refused there too.
+    let read_only = dir.join("read-only");
+    std::fs::create_dir(&read_only).unwrap();
+    std::fs::set_permissions(&read_only, std::fs::Permissions::from_mode(0o555)).unwrap();
+    if !nix::unistd::geteuid().is_root() {
+        table.push(ab_env(
+            "RESULTS_DIR",
+            read_only.to_str().unwrap(),
+            "cannot write distributions.csv",
+        ));
+    }
     // A case that gets as far as distributions.csv writes it here, not into the package.
     let results = dir.join("results");
     let t = tool().with_env("RESULTS_DIR", Some(results.to_str().unwrap()));
@@ -553,9 +557,35 @@ fn speedup_rows_are_a_a_and_never_fail_the_run() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// Processes whose environment holds `mark` (a variable every child of a run inherits).
+fn processes_marked(mark: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .filter(|e| {
+            std::fs::read(e.path().join("environ"))
+                .is_ok_and(|env| env.split(|&b| b == 0).any(|v| v.ends_with(mark.as_bytes())))
+        })
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
 #[test]
-fn sigint_kills_the_round_and_exits_130() {
+fn sigint_kills_the_round_exits_130_and_keeps_the_earlier_distributions() {
+    use std::time::{Duration, Instant};
     let dir = temp_dir("sigint");
+    let earlier = dir.join("distributions.csv");
+    let before = b"pagesize,optype,test,config,version,round,iteration,ns,cpu\n\
+                   4k,memcpy,memcpy_1m,cpu,baseline,0,0,1234.5,1\n";
+    std::fs::write(&earlier, before).unwrap();
+    let mark = format!("dto-cli-sigint-{}", std::process::id());
+    // Hours of rounds: the run cannot end before the signal, whatever the machine's load.
     let mut c = tool().command(&[
         "ab",
         "--baseline",
@@ -564,24 +594,55 @@ fn sigint_kills_the_round_and_exits_130() {
         "cpu",
         "--only",
         "memcpy_1m",
+        "--pages",
+        "4k",
     ]);
     c.env("PERF_ITERS", "10000")
-        .env("PERF_AB_ROUNDS", "50")
-        .env("RESULTS_DIR", dir.join("r"))
+        .env("PERF_AB_ROUNDS", "1000")
+        .env("RESULTS_DIR", &dir)
+        .env("DTO_CLI_TEST_MARK", &mark)
+        .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
-    let child = c.spawn().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let mut child = c.spawn().unwrap();
+    // The first round's child exists: the run is past its set-up and measuring.
+    let limit = Instant::now() + Duration::from_secs(300);
+    while benchmp::testing::children_of(child.id()).is_empty() {
+        if let Some(status) = child.try_wait().unwrap() {
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "ended before its first round: {status:?}: {}",
+                text(&o.stderr)
+            );
+        }
+        if Instant::now() > limit {
+            let _ = child.kill();
+            panic!("no round started within 300 s");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
         nix::sys::signal::Signal::SIGINT,
     )
     .unwrap();
     let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(130), "{}", text(&o.stderr));
     let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("interrupted by SIGINT"), "{err}");
+    assert_eq!(
+        std::fs::read(&earlier).unwrap(),
+        before,
+        "the earlier distributions.csv changed"
+    );
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["distributions.csv"], "a partial copy was left");
+    let left = processes_marked(&mark);
+    assert!(left.is_empty(), "processes left behind: {left:?}");
     let _ = std::fs::remove_dir_all(dir);
 }
 
