@@ -647,6 +647,31 @@ fn sigint_kills_the_round_exits_130_and_keeps_the_earlier_distributions() {
 }
 
 #[test]
+fn a_full_stdout_is_one_line_and_exit_1() {
+    for args in [
+        &["list"][..],
+        &["list", "--json"],
+        &["check", "--impl", "portable", "--threads", "1"],
+    ] {
+        let full = std::fs::File::options()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let o = tool()
+            .command(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(full)
+            .output()
+            .unwrap();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("dto: "), "{args:?}: {err}");
+    }
+}
+
+#[test]
 fn each_cpu_gets_its_own_cells_and_figures() {
     let Some(two) = cpus("dto each_cpu_gets_its_own_cells_and_figures", 2) else {
         return;
