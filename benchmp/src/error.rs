@@ -142,6 +142,9 @@ pub enum Error {
         /// The load child's result.
         load: Box<crate::run::LoadRun>,
     },
+    /// Worker mode: the link to `benchmp ab` failed (it went away, or sent garbage).
+    #[error("{0}")]
+    Driver(String),
     /// SIGINT, SIGTERM or SIGHUP arrived; every child was killed and reaped.
     #[error("interrupted by {}; all children killed and reaped", .0.as_str())]
     Interrupted(Signal),

@@ -168,6 +168,14 @@ impl<T: ToolData> Session<T> {
             )
         };
         let before = MachineState::capture(&topology.root, &online);
+        if crate::run::worker::active() {
+            crate::run::worker::send(&crate::run::worker::ToDriver::Hello {
+                tool: tool.to_string(),
+                version: env!("CARGO_PKG_VERSION").to_string(),
+                args: std::env::args().collect(),
+            })
+            .map_err(|e| Error::Driver(e.to_string()))?;
+        }
         Ok(Session {
             tool: tool.to_string(),
             args: std::env::args().collect(),
@@ -278,7 +286,7 @@ impl<T: ToolData> Session<T> {
         G: FnMut(&ChildInfo) -> anyhow::Result<L>,
     {
         let (enough_us, timing_overhead_ns, loop_overhead_ns) = self.interval_for(&spec)?;
-        let cfg = RunConfig {
+        let mut cfg = RunConfig {
             label: spec.name.clone(),
             placement: self.placement.cpus.clone(),
             warmup_us: self.warmup_us,
@@ -290,7 +298,11 @@ impl<T: ToolData> Session<T> {
             child_timeout: self.timeout,
             sequential: self.sequential,
             loads: loads.cpus.to_vec(),
+            paced: None,
         };
+        if crate::run::worker::active() {
+            pace(&mut cfg, &spec.metric)?;
+        }
         let ran = run_loaded(&cfg, make, make_load)?;
         if let Some(l) = ran.loads.iter().find(|l| loads.required && !l.ran_through) {
             return Err(Error::LoadNotRunning {
@@ -444,6 +456,29 @@ impl<T: ToolData> Session<T> {
             extra,
         }
     }
+}
+
+/// Makes a measurement a `benchmp ab` worker's: every child sizes its count to the driver's
+/// repetition length (fixed counts too: the driver shares one count between both builds) and
+/// times one repetition per step. Load children cannot be paired yet: refused in one line.
+fn pace(cfg: &mut RunConfig, metric: &Metric) -> Result<(), Error> {
+    use crate::run::worker::{self, ToDriver};
+    if !cfg.loads.is_empty() {
+        let message = format!(
+            "{}: a measurement with load children cannot run as a benchmp ab worker yet",
+            cfg.label
+        );
+        let _ = worker::send(&ToDriver::Refused {
+            message: message.clone(),
+        });
+        return Err(Error::Driver(message));
+    }
+    cfg.iterations = Iterations::Calibrate { hint: None };
+    cfg.enough_ns = worker::rep_ns();
+    cfg.warmup_us = 0;
+    cfg.sequential = false;
+    cfg.paced = Some(metric.clone());
+    Ok(())
 }
 
 /// Writes the report as asked (text, JSON, CSV; stdout, stderr or files), warns about noise on

@@ -127,7 +127,9 @@ fn run(cli: &Cli) -> anyhow::Result<i32> {
             .map(|r| r.run.seconds())
             .fold(f64::INFINITY, f64::min);
         let given = matches!(cli.iterations, Some(n) if n > 0);
-        if given || shortest >= MIN_VALID_SECONDS || attempts >= MAX_ATTEMPTS {
+        // Under benchmp ab the repetitions are the driver's: no second run.
+        let worker = benchmp::run::worker::active();
+        if given || worker || shortest >= MIN_VALID_SECONDS || attempts >= MAX_ATTEMPTS {
             break runs;
         }
         let scaled = f64::from(iterations) * 1.2 * MIN_VALID_SECONDS / shortest.max(0.001);
@@ -144,7 +146,10 @@ fn run(cli: &Cli) -> anyhow::Result<i32> {
     let code = benchmp::emit(&framework, out, |r| {
         report.text_with_figures(r, out.aggregate)
     })?;
-    if report.has_errors() {
+    // Under benchmp ab a repetition lasts the driver's few milliseconds, not the 10 s a
+    // CoreMark-compatible result needs: only a CRC mismatch makes that run fail.
+    let paired = benchmp::run::worker::active() && report.mismatches.is_empty();
+    if report.has_errors() && !paired {
         eprintln!(
             "coremark: result not valid: {}",
             report.problems().join("; ")

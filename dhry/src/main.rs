@@ -151,7 +151,8 @@ fn run(cli: &Cli) -> Result<i32> {
         let m = session.measure(spec, |_: &ChildInfo| Ok(LoopBench::new(variant, runs)))?;
         let loops = parallel::loop_results(m)?;
         match rerun_count(plan, runs, &loops) {
-            Some(more) if attempts < MAX_ATTEMPTS => {
+            // Under benchmp ab the repetitions are the driver's: no second run.
+            Some(more) if attempts < MAX_ATTEMPTS && !benchmp::run::worker::active() => {
                 // A fresh session, so the report holds only the loop it describes.
                 attempts += 1;
                 runs = more;

@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::hint::black_box;
 
-use super::protocol::{self, GO, LOAD, RESULT, Up, WINDOW};
+use super::protocol::{self, GO, LOAD, RESULT, STEP, Up, WINDOW};
 use super::{Benchmark, ChildInfo, ChildRun, Data, Iterations, LoadRun, Phase, RunConfig, Sample};
 use crate::error::exit_code_of;
 use crate::sys::affinity::{current_cpu, pin_and_verify};
@@ -183,19 +183,35 @@ where
     });
     let mut keep = Keep { phases, sink, busy };
 
+    if cfg.paced.is_some() {
+        let sized = Up::<B::Sample, B::Child>::Sized { count: sized.count };
+        protocol::send(up, &sized).map_err(Failure::talking)?;
+    }
     protocol::send(up, &Up::<B::Sample, B::Child>::Ready).map_err(Failure::talking)?;
     if !keep.wait(cfg, "warmup", GO, down, &mut bench) {
         return Ok(());
     }
     let counts_before = migrations.as_mut().and_then(Counter::read);
-    let timed = timed_intervals(
-        cfg,
-        &mut bench,
-        sized.count,
-        up,
-        &mut keep.phases,
-        &mut keep.sink,
-    )?;
+    let timed = if cfg.paced.is_some() {
+        paced_intervals(
+            cfg,
+            &mut bench,
+            sized.count,
+            up,
+            down,
+            &mut keep.phases,
+            &mut keep.sink,
+        )?
+    } else {
+        timed_intervals(
+            cfg,
+            &mut bench,
+            sized.count,
+            up,
+            &mut keep.phases,
+            &mut keep.sink,
+        )?
+    };
     let migrations = match (counts_before, migrations.as_mut().and_then(Counter::read)) {
         (Some(a), Some(b)) => Some(b.saturating_sub(a)),
         _ => None,
@@ -452,7 +468,8 @@ fn wait_for<B: Benchmark>(
     }
     .entered();
     let t = now_ns();
-    let got = if cfg.sequential {
+    // A worker's children wait without running: the other build's steps run meanwhile.
+    let got = if cfg.sequential || cfg.paced.is_some() {
         protocol::wait_byte(down)
     } else {
         loop {
@@ -543,6 +560,75 @@ fn timed_intervals<B: Benchmark>(
         gave_up: accepted < wanted,
         usage,
         cpu_share: (cpu1 - cpu0) as f64 / (wall1 - wall0).max(1) as f64,
+    })
+}
+
+/// Worker mode's timing loop: one repetition per STEP of the count it names (every one
+/// accepted, none re-sized), until STOP or a closed pipe; the child sleeps between steps.
+fn paced_intervals<B: Benchmark>(
+    cfg: &RunConfig,
+    bench: &mut B,
+    count: u64,
+    up: &mut File,
+    down: &mut File,
+    phases: &mut Phases,
+    sink: &mut u64,
+) -> Result<Timed<B::Sample>, Failure> {
+    let u0 = Usage::now();
+    let (mut wall, mut cpu) = (0u64, 0u64);
+    let mut samples: Vec<Sample<B::Sample>> = Vec::new();
+    while protocol::wait_byte(down) == STEP {
+        let n = protocol::read_count(down)
+            .filter(|&n| n > 0)
+            .unwrap_or(count);
+        let rep = samples.len();
+        let before = Usage::now();
+        let cpu0 = crate::sys::clock::thread_cpu_ns();
+        let (cpu_start, start, end, cpu_end, ck);
+        {
+            let _s = tracing::info_span!("rep", n = rep).entered();
+            cpu_start = current_cpu();
+            start = now_ns();
+            ck = bench.run(n);
+            end = now_ns();
+            cpu_end = current_cpu();
+        }
+        cpu += crate::sys::clock::thread_cpu_ns().saturating_sub(cpu0);
+        let preempted = Usage::now().since(&before).involuntary_switches;
+        *sink ^= black_box(ck);
+        let detail = bench.sample_detail();
+        let elapsed = end - start;
+        wall += elapsed;
+        let net = elapsed as f64 - cfg.timing_overhead_ns - n as f64 * cfg.loop_overhead_ns;
+        let net_ns = if net > 0.0 { net as u64 } else { 0 };
+        samples.push(Sample {
+            iterations: n,
+            elapsed_ns: elapsed,
+            net_ns,
+            start_ns: start,
+            accepted: true,
+            cpu_start,
+            cpu_end,
+            detail,
+        });
+        phases.push("rep", Some(rep), start, end);
+        let step = super::worker::StepSample {
+            iterations: n,
+            elapsed_ns: elapsed,
+            net_ns,
+            start_ns: start,
+            cpus: (cpu_start, cpu_end),
+            preempted,
+        };
+        protocol::send(up, &Up::<B::Sample, B::Child>::Stepped(step)).map_err(Failure::talking)?;
+    }
+    Ok(Timed {
+        gave_up: samples.is_empty(),
+        samples,
+        count,
+        usage: Usage::now().since(&u0),
+        // The share of the timed repetitions' wall time the child had the CPU for.
+        cpu_share: cpu as f64 / wall.max(1) as f64,
     })
 }
 

@@ -24,6 +24,7 @@ use crate::sys::usage::Usage;
 mod child;
 mod parent;
 mod protocol;
+pub mod worker;
 
 pub use parent::{Idle, run, run_loaded};
 
@@ -141,6 +142,9 @@ pub struct RunConfig {
     pub sequential: bool,
     /// CPU of each load child (`None`: unpinned); empty for an ordinary run.
     pub loads: Vec<Option<usize>>,
+    /// Worker mode ([`worker`]): the children time one repetition per step of the driver,
+    /// each accepted, with the count the step names; `None` for an ordinary run.
+    pub paced: Option<crate::aggregate::Metric>,
 }
 
 /// What one load child achieved over the measuring children's window.

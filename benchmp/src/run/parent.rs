@@ -11,7 +11,8 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 
-use super::protocol::{self, EXIT, GO, LOAD, RESULT, Up, WINDOW};
+use super::protocol::{self, EXIT, GO, LOAD, RESULT, STEP, STOP, Up, WINDOW};
+use super::worker::{self, StepSample, ToDriver, ToWorker};
 use super::{Benchmark, ChildInfo, ChildRun, Data, LoadRun, Ran, Role, RunConfig, Who, child};
 use crate::error::{Error, Stage};
 use crate::sys::clock::now_ns;
@@ -54,6 +55,10 @@ struct Kid<S, C> {
     load: Option<LoadRun>,
     eof: bool,
     reaped: Option<Exit>,
+    /// Worker mode: the count it sized.
+    count: Option<u64>,
+    /// Worker mode: the sample of the step under way, once it arrives.
+    stepped: Option<StepSample>,
 }
 
 /// Runs the measurement: forks one child per placement entry (each pins itself, builds its
@@ -200,6 +205,8 @@ fn spawn<S, C>(
                 load: None,
                 eof: false,
                 reaped: None,
+                count: None,
+                stepped: None,
             })
         }
     }
@@ -258,6 +265,9 @@ fn drive<S: Data, C: Data>(cfg: &RunConfig, kids: &mut [Kid<S, C>]) -> Result<()
         for k in kids.iter_mut().filter(|k| !load(k)) {
             send_byte(k, GO)?;
         }
+        if let Some(metric) = &cfg.paced {
+            steps(cfg, metric, kids)?;
+        }
         pump(cfg, kids, |k| load(k) || k.state >= State::Done, None)?;
     }
     for k in kids.iter_mut().filter(|k| !load(k)) {
@@ -292,6 +302,95 @@ fn drive<S: Data, C: Data>(cfg: &RunConfig, kids: &mut [Kid<S, C>]) -> Result<()
         }
     }
     Ok(())
+}
+
+/// Worker mode: tells the driver the children are ready, then runs one repetition in every
+/// child per STEP it sends, answering with their samples, until STOP.
+fn steps<S: Data, C: Data>(
+    cfg: &RunConfig,
+    metric: &crate::aggregate::Metric,
+    kids: &mut [Kid<S, C>],
+) -> Result<(), Error> {
+    let link = |e: worker::LinkError| Error::Driver(e.to_string());
+    worker::send(&ToDriver::Ready {
+        measurement: cfg.label.clone(),
+        metric: metric.clone(),
+        cpus: kids.iter().map(|k| k.who.cpu).collect(),
+        counts: kids.iter().map(|k| k.count.unwrap_or(1)).collect(),
+    })
+    .map_err(link)?;
+    loop {
+        wait_for_command(kids)?;
+        match worker::next().map_err(link)? {
+            ToWorker::Step { iterations } => {
+                let mut msg = vec![STEP];
+                msg.extend_from_slice(&iterations.to_le_bytes());
+                for k in kids.iter_mut() {
+                    k.stepped = None;
+                    k.last_heard = Instant::now();
+                    k.down.write_all(&msg).map_err(|_| Error::ChildGone {
+                        child: k.who,
+                        stage: k.state.stage(),
+                    })?;
+                }
+                pump(cfg, kids, |k| k.stepped.is_some(), None)?;
+                let samples = kids.iter_mut().filter_map(|k| k.stepped.take()).collect();
+                worker::send(&ToDriver::Rep { samples }).map_err(link)?;
+            }
+            ToWorker::Stop => break,
+        }
+    }
+    for k in kids.iter_mut() {
+        send_byte(k, STOP)?;
+    }
+    Ok(())
+}
+
+/// Waits until the driver's next command is there, watching the children meanwhile (a child
+/// that dies or an interrupt ends the wait with its error; silence is no hang here: the
+/// children wait for the command too).
+fn wait_for_command<S: Data, C: Data>(kids: &mut [Kid<S, C>]) -> Result<(), Error> {
+    let Some(cmd) = worker::command_fd() else {
+        return Ok(());
+    };
+    loop {
+        if let Some(sig) = process::interrupted() {
+            return Err(Error::Interrupted(sig));
+        }
+        if worker::has_buffered_command() {
+            return Ok(());
+        }
+        let mut fds: Vec<PollFd> = vec![PollFd::new(cmd, PollFlags::POLLIN)];
+        let map: Vec<usize> = (0..kids.len()).filter(|&i| !kids[i].eof).collect();
+        fds.extend(
+            map.iter()
+                .map(|&i| PollFd::new(kids[i].up.as_fd(), PollFlags::POLLIN)),
+        );
+        match poll(&mut fds, PollTimeout::from(100u16)) {
+            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+            Err(source) => {
+                return Err(Error::Sys {
+                    what: "poll",
+                    source,
+                });
+            }
+        }
+        let ready = |fd: &PollFd| fd.revents().is_some_and(|r| !r.is_empty());
+        let kids_ready: Vec<usize> = fds[1..]
+            .iter()
+            .zip(&map)
+            .filter(|(fd, _)| ready(fd))
+            .map(|(_, &i)| i)
+            .collect();
+        let command = ready(&fds[0]);
+        for i in kids_ready {
+            listen(&mut kids[i])?;
+            kids[i].last_heard = Instant::now();
+        }
+        if command {
+            return Ok(());
+        }
+    }
 }
 
 /// First timed interval's start to the last one's end over every measuring child.
@@ -392,6 +491,11 @@ fn listen<S: Data, C: Data>(k: &mut Kid<S, C>) -> Result<(), Error> {
         match msg {
             Up::Ready => k.state = k.state.max(State::Ready),
             Up::Progress { elapsed_ns } => k.longest_ns = k.longest_ns.max(elapsed_ns),
+            Up::Sized { count } => k.count = Some(count),
+            Up::Stepped(step) => {
+                k.longest_ns = k.longest_ns.max(step.elapsed_ns);
+                k.stepped = Some(step);
+            }
             Up::Done => k.state = k.state.max(State::Done),
             Up::Result(r) => {
                 k.state = State::Reported;

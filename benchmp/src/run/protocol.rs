@@ -34,6 +34,10 @@ pub(super) enum Up<S, C> {
     Load(Box<LoadRun>),
     /// The child failed; its exit status and the one-line reason.
     Failed { code: i32, message: String },
+    /// Worker mode: the count the child sized for one repetition (sent before Ready).
+    Sized { count: u64 },
+    /// Worker mode: the repetition a STEP asked for.
+    Stepped(super::worker::StepSample),
 }
 
 /// Parent to child: start the timed intervals.
@@ -48,12 +52,35 @@ pub(super) const LOAD: u8 = b'L';
 /// and end, CLOCK_MONOTONIC ns).
 pub(super) const WINDOW: u8 = b'W';
 
+/// Worker mode, parent to child: time one repetition of the count that follows (a
+/// little-endian u64, written with it in one write).
+pub(super) const STEP: u8 = b'S';
+/// Worker mode, parent to child: no more steps; report as after the last interval.
+pub(super) const STOP: u8 = b'T';
+
 /// Reads the 16 bytes of a window after [`WINDOW`] (written with it in one write, so they
 /// are there or about to be); `None` when the pipe closes first.
 pub(super) fn read_window(down: &mut File) -> Option<(u64, u64)> {
     let mut buf = [0u8; 16];
+    read_exact(down, &mut buf)?;
+    let (a, b) = buf.split_at(8);
+    Some((
+        u64::from_le_bytes(a.try_into().ok()?),
+        u64::from_le_bytes(b.try_into().ok()?),
+    ))
+}
+
+/// Reads the count after [`STEP`]; `None` when the pipe closes first.
+pub(super) fn read_count(down: &mut File) -> Option<u64> {
+    let mut buf = [0u8; 8];
+    read_exact(down, &mut buf)?;
+    Some(u64::from_le_bytes(buf))
+}
+
+/// Fills `buf` from the non-blocking control pipe; `None` when it closes first.
+fn read_exact(down: &mut File, buf: &mut [u8]) -> Option<()> {
     let mut got = 0;
-    while got < 16 {
+    while got < buf.len() {
         match down.read(&mut buf[got..]) {
             Ok(0) => return None,
             Ok(n) => got += n,
@@ -64,11 +91,7 @@ pub(super) fn read_window(down: &mut File) -> Option<(u64, u64)> {
             Err(_) => return None,
         }
     }
-    let (a, b) = buf.split_at(8);
-    Some((
-        u64::from_le_bytes(a.try_into().ok()?),
-        u64::from_le_bytes(b.try_into().ok()?),
-    ))
+    Some(())
 }
 
 /// Writes one frame: a little-endian u32 length, then the JSON body.

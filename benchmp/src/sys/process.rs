@@ -212,3 +212,54 @@ impl Drop for InterruptGuard {
         }
     }
 }
+
+/// Takes ownership of a descriptor this process inherited (a pipe end `benchmp ab` passed by
+/// number), after checking that it is open; it is marked close-on-exec.
+pub fn adopt_inherited_fd(fd: i32) -> std::io::Result<std::fs::File> {
+    use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+    use std::os::fd::{BorrowedFd, FromRawFd};
+    if fd < 3 {
+        return Err(std::io::Error::other(format!(
+            "descriptor {fd} is a standard stream"
+        )));
+    }
+    // SAFETY: fcntl(F_GETFD) on any number is harmless; it fails with EBADF when the number
+    // is not open, which is checked before the descriptor is used.
+    let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
+    fcntl(borrowed, FcntlArg::F_GETFD).map_err(std::io::Error::from)?;
+    let _ = fcntl(borrowed, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC));
+    // SAFETY: the descriptor is open (checked above), was passed to this process to own, and
+    // is adopted once (the caller keeps it in a OnceLock), so no other owner closes it.
+    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
+}
+
+/// A descriptor of the process's own that stays open until it exits (a static's), borrowed
+/// for as long.
+pub fn borrow_static_fd(fd: i32) -> std::os::fd::BorrowedFd<'static> {
+    // SAFETY: callers pass only descriptors owned by statics that are never closed, so the
+    // number refers to the same open file for the rest of the process.
+    unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) }
+}
+
+/// Makes a command's process get two pipe ends as descriptors 3 and 4 (whatever numbers they
+/// have here), with every other descriptor of ours closed at exec as usual.
+pub fn pass_fds(
+    cmd: &mut std::process::Command,
+    read: std::os::fd::RawFd,
+    write: std::os::fd::RawFd,
+) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the forked child before exec and only makes the
+    // async-signal-safe calls fcntl and dup2 on descriptors that are open in it.
+    unsafe {
+        cmd.pre_exec(move || {
+            // First move both above the targets, so neither is overwritten by the other.
+            let r = libc::fcntl(read, libc::F_DUPFD_CLOEXEC, 10);
+            let w = libc::fcntl(write, libc::F_DUPFD_CLOEXEC, 10);
+            if r < 0 || w < 0 || libc::dup2(r, 3) < 0 || libc::dup2(w, 4) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}

@@ -1,0 +1,223 @@
+//! Worker mode for `benchmp ab`: a tool whose repetitions start only when a driver asks.
+//!
+//! `benchmp ab` starts two builds of one tool with [`FDS_ENV`] naming two inherited pipe ends.
+//! Each measurement's children are forked, pinned, sized to the driver's repetition length
+//! ([`REP_ENV`]) and warm before the worker says [`ToDriver::Ready`]; then every
+//! [`ToWorker::Step`] runs one timed repetition in every child and is answered with its
+//! samples, until [`ToWorker::Stop`] ends the measurement and the tool goes on as usual. The
+//! driver interleaves the two workers' steps, so both builds see the machine in the same state.
+//! Messages are JSON, one per line.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::BorrowedFd;
+use std::sync::{Mutex, OnceLock};
+
+use serde::{Deserialize, Serialize};
+
+use crate::aggregate::Metric;
+
+/// `R,W`: the descriptors a worker reads the driver's commands from and writes to.
+pub const FDS_ENV: &str = "BENCHMP_AB_FDS";
+/// The length a repetition is sized to in worker mode, µs.
+pub const REP_ENV: &str = "BENCHMP_AB_REP_US";
+/// The repetition length without [`REP_ENV`], µs.
+pub const DEFAULT_REP_US: u64 = 20_000;
+
+/// Worker to driver.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToDriver {
+    /// The tool started as a worker (sent when its session starts).
+    Hello {
+        /// The tool (`bw_mem`).
+        tool: String,
+        /// socbench's version.
+        version: String,
+        /// Its command line.
+        args: Vec<String>,
+    },
+    /// A measurement's children are ready for their first step.
+    Ready {
+        /// The measurement's name (`rd 64M`): both sides must agree.
+        measurement: String,
+        /// How a sample becomes the figure.
+        metric: Metric,
+        /// CPU of each measuring child.
+        cpus: Vec<Option<usize>>,
+        /// The count each child sized for one repetition.
+        counts: Vec<u64>,
+    },
+    /// One step's samples, one per child in index order.
+    Rep {
+        /// The samples.
+        samples: Vec<StepSample>,
+    },
+    /// The measurement cannot run as a worker (why, in one line).
+    Refused {
+        /// Why.
+        message: String,
+    },
+}
+
+/// One child's timed repetition of one step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepSample {
+    /// Iterations run.
+    pub iterations: u64,
+    /// Clock difference, ns.
+    pub elapsed_ns: u64,
+    /// After the timing and loop overheads, ns.
+    pub net_ns: u64,
+    /// Start, CLOCK_MONOTONIC ns.
+    pub start_ns: u64,
+    /// CPU at the start and the end.
+    pub cpus: (Option<usize>, Option<usize>),
+    /// Involuntary context switches of the child during the step.
+    #[serde(default)]
+    pub preempted: u64,
+}
+
+/// Driver to worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToWorker {
+    /// Run one repetition of this many iterations in every child.
+    Step {
+        /// Iterations per child.
+        iterations: u64,
+    },
+    /// The measurement is over.
+    Stop,
+}
+
+/// Why the link to the driver failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LinkError {
+    /// The variable does not name two open descriptors.
+    #[error("{FDS_ENV}={0}: not two open descriptors R,W given by benchmp ab")]
+    Env(String),
+    /// Reading or writing the pipes failed, or the driver closed them.
+    #[error("the benchmp ab driver went away ({0})")]
+    Gone(String),
+    /// A line that is not a command.
+    #[error("the benchmp ab driver sent garbage: {0}")]
+    Garbage(String),
+}
+
+/// The worker's two pipe ends.
+#[derive(Debug)]
+pub struct Link {
+    r: BufReader<File>,
+    w: File,
+}
+
+static LINK: OnceLock<Result<Mutex<Link>, String>> = OnceLock::new();
+
+/// The link from [`FDS_ENV`], opened once; `None` when this is no worker.
+fn link() -> Option<Result<&'static Mutex<Link>, LinkError>> {
+    let spec = std::env::var(FDS_ENV).ok()?;
+    let opened = LINK.get_or_init(|| {
+        let bad = || spec.clone();
+        let (r, w) = spec.split_once(',').ok_or_else(bad)?;
+        let fd = |s: &str| s.trim().parse::<i32>().map_err(|_| bad());
+        let (r, w) = (fd(r)?, fd(w)?);
+        let adopt = |fd| crate::sys::process::adopt_inherited_fd(fd).map_err(|_| bad());
+        Ok(Mutex::new(Link {
+            r: BufReader::new(adopt(r)?),
+            w: adopt(w)?,
+        }))
+    });
+    Some(opened.as_ref().map_err(|s| LinkError::Env(s.clone())))
+}
+
+/// True when this process runs as a `benchmp ab` worker.
+pub fn active() -> bool {
+    std::env::var_os(FDS_ENV).is_some()
+}
+
+/// The repetition length the driver asked for, ns.
+pub fn rep_ns() -> u64 {
+    std::env::var(REP_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&us| us > 0)
+        .unwrap_or(DEFAULT_REP_US)
+        * 1000
+}
+
+/// Sends one message to the driver.
+pub fn send(msg: &ToDriver) -> Result<(), LinkError> {
+    let Some(link) = link() else {
+        return Ok(());
+    };
+    let mut l = link?.lock().unwrap_or_else(|e| e.into_inner());
+    let mut line = serde_json::to_vec(msg).map_err(|e| LinkError::Gone(e.to_string()))?;
+    line.push(b'\n');
+    l.w.write_all(&line)
+        .and_then(|()| l.w.flush())
+        .map_err(|e| LinkError::Gone(e.to_string()))
+}
+
+/// The descriptor commands arrive on, to poll beside the children's pipes (the link sits in a
+/// static and is never closed).
+pub fn command_fd() -> Option<BorrowedFd<'static>> {
+    use std::os::fd::AsRawFd;
+    let link = link()?.ok()?;
+    let raw = link
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .r
+        .get_ref()
+        .as_raw_fd();
+    Some(crate::sys::process::borrow_static_fd(raw))
+}
+
+/// True when a command line is waiting (or the driver hung up): [`next`] will not block.
+pub fn has_buffered_command() -> bool {
+    link().and_then(Result::ok).is_some_and(|l| {
+        !l.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .r
+            .buffer()
+            .is_empty()
+    })
+}
+
+/// Reads the next command (blocking); EOF is an error: the driver went away.
+pub fn next() -> Result<ToWorker, LinkError> {
+    let Some(link) = link() else {
+        return Ok(ToWorker::Stop);
+    };
+    let mut l = link?.lock().unwrap_or_else(|e| e.into_inner());
+    let mut line = String::new();
+    match l.r.read_line(&mut line) {
+        Ok(0) => Err(LinkError::Gone("its pipe closed".into())),
+        Ok(_) => serde_json::from_str(line.trim()).map_err(|_| LinkError::Garbage(line)),
+        Err(e) => Err(LinkError::Gone(e.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_round_trip_as_json_lines() {
+        let m = ToDriver::Ready {
+            measurement: "rd 64M".into(),
+            metric: Metric::Rate {
+                per_iteration: 1.0,
+                unit: "MB/s".into(),
+            },
+            cpus: vec![Some(1)],
+            counts: vec![12],
+        };
+        let text = serde_json::to_string(&m).unwrap();
+        assert!(!text.contains('\n'));
+        assert_eq!(serde_json::from_str::<ToDriver>(&text).unwrap(), m);
+        let s = serde_json::to_string(&ToWorker::Step { iterations: 7 }).unwrap();
+        assert_eq!(s, r#"{"step":{"iterations":7}}"#);
+        assert_eq!(serde_json::to_string(&ToWorker::Stop).unwrap(), r#""stop""#);
+    }
+}
