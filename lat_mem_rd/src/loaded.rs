@@ -16,7 +16,7 @@ use benchmp::cpulist::format_cpu_list;
 use benchmp::figure::Figure;
 use benchmp::run::{Iterations, LoadRun};
 use benchmp::size::HumanSize;
-use benchmp::sys::mem::MemoryNeed;
+use benchmp::sys::mem::{MemError, MemoryNeed};
 use benchmp::topology::Topology;
 use benchmp::{Benchmark, ChildInfo, Measurement, Pages, Session, Spec, ToolData, Usage};
 use bw_mem::bench::Buffers;
@@ -288,6 +288,24 @@ impl Benchmark for Loader {
     }
 }
 
+/// The refusal of a loaded run whose memory does not fit, naming each part: the chaser's chain
+/// and the load children's buffers, one or two each as the load's operation uses.
+fn too_big(req: &Request, chain_bytes: u64, loads: usize, need: u128, have: u64) -> String {
+    let buffers = if req.load.uses_second_buffer() {
+        "a source and a destination buffer"
+    } else {
+        "one buffer"
+    };
+    format!(
+        "--loaded {}: the chaser's chain ({} bytes) and {loads} load {} of {} with {buffers} of {} each (--load-size, default LEN) need {need} bytes of memory but only {have} bytes are available (MemAvailable in /proc/meminfo)",
+        HumanSize(req.len_bytes),
+        chain_bytes,
+        if loads == 1 { "child" } else { "children" },
+        req.load.name(),
+        HumanSize(req.load_bytes),
+    )
+}
+
 /// Checks the request, measures the unloaded row and one row per delay, and returns the table.
 pub fn measure(session: &mut Session<Loaded>, req: &Request) -> anyhow::Result<Table> {
     let chaser = match session.placement.cpus.first() {
@@ -326,7 +344,22 @@ pub fn measure(session: &mut Session<Loaded>, req: &Request) -> anyhow::Result<T
         children: 1,
         pages: req.pages,
     }
-    .check()?;
+    .check()
+    .map_err(|e| match e {
+        MemError::TooBig {
+            need_bytes,
+            have_bytes,
+            ..
+        } => Usage(too_big(
+            req,
+            g.alloc_bytes() as u64,
+            cpus.len(),
+            need_bytes,
+            have_bytes,
+        ))
+        .into(),
+        other => anyhow::Error::new(other),
+    })?;
     let kernel = Kernel::select(req.load, None)?;
     session.set_placement(vec![Some(chaser)]);
     let traffic = req.load.traffic(CHUNK_BYTES as u64);
@@ -649,6 +682,34 @@ mod tests {
             text.lines().last().unwrap().trim_end().ends_with("8000"),
             "{text}"
         );
+    }
+
+    /// A load that does not fit is worded by its operation's buffers: rd has one, cp two.
+    #[test]
+    fn a_refusal_names_the_buffers_of_the_load() {
+        let req = |load| Request {
+            len_bytes: 8 << 20,
+            stride_bytes: 64,
+            load_bytes: 100 << 30,
+            load,
+            load_cpus: None,
+            delays: vec![0],
+            pages: Pages::System,
+            enough_floor_us: 0,
+            seed: None,
+        };
+        let rd = too_big(&req(Op::Rd), 8 << 20, 1, 1 << 40, 1 << 30);
+        assert!(
+            rd.contains("1 load child of rd with one buffer of 100G each"),
+            "{rd}"
+        );
+        assert!(!rd.contains("destination"), "{rd}");
+        let cp = too_big(&req(Op::Cp), 8 << 20, 3, 1 << 40, 1 << 30);
+        assert!(
+            cp.contains("3 load children of cp with a source and a destination buffer of 100G"),
+            "{cp}"
+        );
+        assert!(cp.contains("memory") && !cp.contains('\n'), "{cp}");
     }
 
     /// Coverage counts only the part of the window the load ran without stalling.

@@ -572,6 +572,15 @@ fn loaded_mistakes_are_one_line() {
             Bad::args(&["--delays", "0", "8m"], "--loaded"),
             Bad::args(&["--loaded", "--c2c"], "--c2c"),
             Bad::args(&["--loaded", "100g"], "memory"),
+            // Worded by the load's buffers: rd reads one, cp copies from one into another.
+            Bad::args(
+                &["--loaded", "8m", "--load", "rd", "--load-size", "4096g"],
+                "of rd with one buffer of 4096G",
+            ),
+            Bad::args(
+                &["--loaded", "8m", "--load", "cp", "--load-size", "4096g"],
+                "of cp with a source and a destination buffer of 4096G",
+            ),
         ],
     );
 }
