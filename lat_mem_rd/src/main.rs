@@ -1,6 +1,6 @@
 //! socbench `lat_mem_rd`: arguments and output around [`lat_mem_rd::measure::run`].
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use benchmp::Pages;
 use benchmp::cli::{OutputArgs, PlacementArgs, Stream, TimingArgs};
 use clap::Parser;
@@ -214,7 +214,8 @@ fn main() {
     }
 }
 
-/// Writes the lmbench text as the sweep goes, clearing the progress line first.
+/// Writes the lmbench text as the sweep goes, clearing the progress line first. A write that
+/// fails (a full disk, a closed pipe) ends the sweep: the result can no longer be delivered.
 struct Printer {
     on: bool,
     to: Stream,
@@ -222,15 +223,15 @@ struct Printer {
 }
 
 impl Printer {
-    fn write(&self, s: &str) {
+    fn write(&self, s: &str) -> Result<()> {
         if !self.on {
-            return;
+            return Ok(());
         }
         benchmp::progress::clear_line();
-        let _ = self.to.write(s);
+        self.to.write(s).context("cannot write the result")
     }
 
-    fn event(&self, e: Event) {
+    fn event(&self, e: Event) -> Result<()> {
         match e {
             Event::StrideStart(stride) => self.write(&text::header(stride)),
             Event::Point(p) => self.write(&text::line(p.size_bytes, p.ns)),

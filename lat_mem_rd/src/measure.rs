@@ -327,14 +327,15 @@ fn point_from(
     }
 }
 
-/// Runs the sweep, calling `on_event` as strides start and sizes finish.
+/// Runs the sweep, calling `on_event` as strides start and sizes finish; an error from it (the
+/// text output failed) ends the sweep with that error.
 pub fn run(
     sweep: &Sweep,
     placement: &PlacementArgs,
     timing: &TimingArgs,
     output: &OutputArgs,
     mhz: Option<f64>,
-    mut on_event: impl FnMut(Event),
+    mut on_event: impl FnMut(Event) -> anyhow::Result<()>,
 ) -> anyhow::Result<Finished> {
     let t0 = now_ns();
     let mut session = Session::start(TOOL, placement, timing)?;
@@ -362,7 +363,7 @@ pub fn run(
         layout: layout_name(sweep.mode, sweep.rings),
     };
     for &stride in &sweep.strides {
-        on_event(Event::StrideStart(stride));
+        on_event(Event::StrideStart(stride))?;
         let mut points: Vec<Point> = Vec::new();
         for size in sizes_for_stride(sweep.min_bytes, sweep.max_bytes, stride) {
             progress.step(&format!("stride {stride}: {}", HumanSize(size)));
@@ -373,10 +374,10 @@ pub fn run(
                 &points,
                 &curves,
             )?;
-            on_event(Event::Point(&point));
+            on_event(Event::Point(&point))?;
             points.push(point);
         }
-        on_event(Event::StrideEnd(stride));
+        on_event(Event::StrideEnd(stride))?;
         curves.push(Curve {
             stride_bytes: stride,
             points,

@@ -585,6 +585,36 @@ fn loaded_mistakes_are_one_line() {
     );
 }
 
+/// A result that cannot be written (stdout on /dev/full) is one line and exit 1, never a panic
+/// or a silent success: the streamed lmbench text, and the JSON and CSV at the end.
+#[test]
+fn a_full_stdout_is_one_line_and_exit_1() {
+    for args in [
+        &["--stdout", "--min", "512", "--max", "1k", "-N", "1", "1k"][..],
+        &["--json", "--min", "512", "--max", "1k", "-N", "1", "1k"],
+        &["--csv", "--min", "512", "--max", "1k", "-N", "1", "1k"],
+    ] {
+        let full = std::fs::File::options()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let o = tool()
+            .command(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(full)
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("lat_mem_rd: cannot write"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
 #[test]
 fn a_load_frozen_under_the_chase_fails_the_row() {
     use std::time::Duration;
