@@ -6,17 +6,22 @@
 # with --ab BIN_DIR every entry also runs with another build's binaries, right before or after
 # this build's, and the two are compared (drift of the host then falls on both sides alike).
 # Exit status: 0 when every entry succeeded (and nothing regressed), 1 otherwise, 2 for bad
-# options.
+# options (refused before anything runs, one line on stderr), 128+n interrupted by signal n
+# (SIGINT, SIGTERM, SIGHUP: the running entry and everything it forked is stopped first).
 set -uo pipefail
 
 usage() {
   cat <<'USAGE'
-Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR] [--baseline DIR | --ab BIN_DIR] [--no-build] [--bin-dir DIR] [--no-plots]
+Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR [--force]] [--baseline DIR | --ab BIN_DIR] [--no-build] [--bin-dir DIR] [--no-plots]
 
   --quick        fewer operations and repetitions (about a minute)
   --full         every operation, lmbench's 11 repetitions, more strides (tens of minutes)
   --only TOOL    run only this tool (repeatable): bw_mem lat_mem_rd dhry coremark dto
-  --out DIR      results folder (default results/<host>-<timestamp>)
+  --out DIR      results folder (default results/<host>-<timestamp>); it must be empty or
+                 new, and no other suite may be writing into it
+  --force        run into a --out folder that is not empty, after removing the files an
+                 earlier suite wrote there (status.tsv, compare.*, base/, every entry's
+                 files and folder, the plots); other files stay
   --baseline DIR compare with an earlier results folder (benchmp compare): a verdict per
                  entry in the summary, compare.txt/.json/.csv and a plot of each regression
   --ab BIN_DIR   also run every entry with the binaries in BIN_DIR (the baseline build),
@@ -26,6 +31,10 @@ Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR] [--basel
   --no-build     use the binaries already built
   --bin-dir DIR  where the binaries are (default target/release)
   --no-plots     skip the PNG plots
+
+Every tool the selected entries need must be an executable file in the binary folder (and
+in BIN_DIR with --ab), and a --baseline folder must hold the JSON report of at least one
+selected entry; otherwise the suite refuses before anything runs (exit 2).
 USAGE
 }
 
@@ -35,49 +44,59 @@ top=$(cd "$here/.." && pwd)
 . "$here/lib/plan.sh"
 # shellcheck source=scripts/lib/setup.sh
 . "$here/lib/setup.sh"
+# shellcheck source=scripts/lib/child.sh
+. "$here/lib/child.sh"
+child_default_int "$0" "$@"
+# shellcheck source=scripts/lib/outdir.sh
+. "$here/lib/outdir.sh"
 
-mode=default only=() out="" build=1 bin_dir="" plots=1 baseline="" ab_bin=""
+# A refusal: one line, status 2, and no folder this run made is left behind.
+die() {
+  echo "suite.sh: $*" >&2
+  outdir_undo
+  exit 2
+}
+# An absolute path for a path given relative to where the suite was started.
+absolute() { case "$1" in /*) printf '%s' "$1" ;; *) printf '%s' "$PWD/$1" ;; esac; }
+
+mode=default only=() out="" build=1 bin_dir="" plots=1 baseline="" ab_bin="" force=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) mode=quick ;;
     --full) mode=full ;;
-    --only) [ $# -ge 2 ] || { echo "suite.sh: --only needs a tool name" >&2; exit 2; }
-            case " $SUITE_TOOLS " in *" $2 "*) ;; *) echo "suite.sh: unknown tool '$2' (tools: $SUITE_TOOLS)" >&2; exit 2 ;; esac
+    --only) [ $# -ge 2 ] || die "--only needs a tool name"
+            case " $SUITE_TOOLS " in *" $2 "*) ;; *) die "unknown tool '$2' (tools: $SUITE_TOOLS)" ;; esac
             only+=("$2"); shift ;;
-    --out) [ $# -ge 2 ] || { echo "suite.sh: --out needs a folder" >&2; exit 2; }; out=$2; shift ;;
-    --baseline) [ $# -ge 2 ] || { echo "suite.sh: --baseline needs a results folder" >&2; exit 2; }
-                [ -d "$2" ] || { echo "suite.sh: --baseline $2 is not a folder" >&2; exit 2; }
+    --out) [ $# -ge 2 ] || die "--out needs a folder"; [ -n "$2" ] || die "--out needs a folder"
+           out=$(absolute "$2"); shift ;;
+    --force) force=1 ;;
+    --baseline) [ $# -ge 2 ] || die "--baseline needs a results folder"
+                [ -d "$2" ] || die "--baseline $2 is not a folder"
                 baseline=$(cd "$2" && pwd); shift ;;
-    --ab) [ $# -ge 2 ] || { echo "suite.sh: --ab needs the baseline build's binary folder" >&2; exit 2; }
-          [ -d "$2" ] || { echo "suite.sh: --ab $2 is not a folder" >&2; exit 2; }
+    --ab) [ $# -ge 2 ] || die "--ab needs the baseline build's binary folder"
+          [ -d "$2" ] || die "--ab $2 is not a folder"
           ab_bin=$(cd "$2" && pwd); shift ;;
     --no-build) build=0 ;;
-    --bin-dir) [ $# -ge 2 ] || { echo "suite.sh: --bin-dir needs a folder" >&2; exit 2; }; bin_dir=$2; shift ;;
+    --bin-dir) [ $# -ge 2 ] || die "--bin-dir needs a folder"
+               [ -d "$2" ] || die "--bin-dir $2 is not a folder"
+               bin_dir=$(cd "$2" && pwd); shift ;;
     --no-plots) plots=0 ;;
     -h|--help) usage; exit 0 ;;
-    *) echo "suite.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+    *) die "unknown option '$1' (see --help)" ;;
   esac
   shift
 done
 
 if [ -n "$baseline" ] && [ -n "$ab_bin" ]; then
-  echo "suite.sh: --baseline and --ab are two ways to name the baseline: give one" >&2
-  exit 2
+  die "--baseline and --ab are two ways to name the baseline: give one"
 fi
 
 cd "$top" || exit 1
 if [ -z "$bin_dir" ]; then
   bin_dir="${CARGO_TARGET_DIR:-$top/target}/release"
 fi
-if [ "$build" = 1 ]; then
-  echo "== building release binaries"
-  cargo build --release --workspace --quiet || { echo "suite.sh: build failed" >&2; exit 1; }
-fi
-
 host=$(hostname -s 2>/dev/null || hostname)
-[ -n "$out" ] || out="results/${host}-$(date +%Y%m%d-%H%M%S)"
-mkdir -p "$out" || exit 1
-out=$(cd "$out" && pwd)
+[ -n "$out" ] || out="$top/results/${host}-$(date +%Y%m%d-%H%M%S)"
 ncpus=$(nproc)
 llc=0
 for f in /sys/devices/system/cpu/cpu0/cache/index*/size; do
@@ -85,6 +104,65 @@ for f in /sys/devices/system/cpu/cpu0/cache/index*/size; do
   v=$(cat "$f"); case "$v" in *K) v=$(( ${v%K} * 1024 )) ;; *M) v=$(( ${v%M} * 1048576 )) ;; esac
   [ "$v" -gt "$llc" ] && llc=$v
 done
+
+# The selected entries, and the tools they need.
+plan=() needed=()
+while IFS= read -r line; do
+  IFS='|' read -r label _ tool _ <<< "$line"
+  if [ ${#only[@]} -gt 0 ]; then
+    case " ${only[*]} " in *" $tool "*) ;; *) continue ;; esac
+  fi
+  plan+=("$line")
+  case " ${needed[*]} " in *" $tool "*) ;; *) needed+=("$tool") ;; esac
+done < <(suite_plan "$mode" "$ncpus" "$llc")
+
+# check_bins DIR WHAT TOOL...: every TOOL is an executable file in DIR (WHAT names DIR).
+check_bins() {
+  local dir=$1 what=$2 t
+  shift 2
+  for t in "$@"; do
+    if [ ! -f "$dir/$t" ] || [ ! -x "$dir/$t" ]; then die "$what $dir has no executable $t"; fi
+  done
+}
+compare_tools=()
+[ -n "$baseline$ab_bin" ] && compare_tools=(benchmp)
+[ "$build" = 1 ] || check_bins "$bin_dir" "the binary folder" "${needed[@]}" "${compare_tools[@]}"
+[ -z "$ab_bin" ] || check_bins "$ab_bin" "--ab" "${needed[@]}"
+if [ -n "$baseline" ]; then
+  found=0
+  for line in "${plan[@]}"; do
+    [ -f "$baseline/${line%%|*}.json" ] && { found=1; break; }
+  done
+  [ "$found" = 1 ] || die "--baseline $baseline holds no JSON report of a selected entry (such as ${plan[0]%%|*}.json): nothing to compare"
+fi
+
+# The results folder: new or empty (or --force), writable, and this run's alone.
+outdir_create "$out" || die "--out $out $outdir_why"
+out=$(cd "$out" && pwd)
+# The folder is the other suite's now, even if this one made it: nothing of it is removed.
+outdir_lock "$out" || { outdir_made=(); die "--out $out: another suite is writing into it (it holds the folder's lock)"; }
+[ -z "$outdir_why" ] || echo "suite.sh: $outdir_why" >&2
+if ! outdir_empty "$out"; then
+  [ "$force" = 1 ] || die "--out $out is not empty: its results would be overwritten (give a new folder, or --force)"
+  case "$baseline/" in "$out"/*) die "--baseline $baseline is inside --out $out, which --force clears" ;; esac
+fi
+
+child_traps suite.sh
+if [ "$build" = 1 ]; then
+  echo "== building release binaries"
+  child_run cargo build --release --workspace --quiet || { echo "suite.sh: build failed" >&2; outdir_undo; exit 1; }
+  check_bins "$bin_dir" "the binary folder" "${needed[@]}" "${compare_tools[@]}"
+fi
+outdir_made=()
+if [ "$force" = 1 ]; then
+  # An earlier suite's files only: every entry's label starts with its tool's name.
+  shopt -s nullglob
+  old=("$out/status.tsv" "$out"/compare.* "$out"/compare-*.png "$out/base")
+  for t in $SUITE_TOOLS; do old+=("$out/$t".png "$out/$t"-*); done
+  shopt -u nullglob
+  rm -rf -- "${old[@]}"
+fi
+
 echo "== socbench suite ($mode) on $host: $ncpus CPUs, results in $out"
 
 printf 'label\ttool\texit\tseconds\n' > "$out/status.tsv"
@@ -112,7 +190,8 @@ run_entry() {
   envv=("${envv[@]//\{dir\}/$dir}")
   printf '%-22s %s %s\n' "$label$side" "$tool" "${argv[*]}"
   start=$(date +%s.%N)
-  env "${envv[@]}" "$bin/$tool" "${argv[@]}" > "$dest/$label.txt" 2> "$dest/$label.err"
+  # In a process group of its own: a signal to the suite stops the tool and its children.
+  child_run env "${envv[@]}" "$bin/$tool" "${argv[@]}" > "$dest/$label.txt" 2> "$dest/$label.err"
   rc=$?
   secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
   printf '%s\t%s\t%s\t%s\n' "$label" "$tool" "$rc" "$secs" >> "$dest/status.tsv"
@@ -123,10 +202,8 @@ run_entry() {
 }
 
 turn=0
-while IFS='|' read -r label envs tool args; do
-  if [ ${#only[@]} -gt 0 ]; then
-    case " ${only[*]} " in *" $tool "*) ;; *) continue ;; esac
-  fi
+for line in "${plan[@]}"; do
+  IFS='|' read -r label envs tool args <<< "$line"
   if [ -z "$ab_bin" ]; then
     run_entry "$bin_dir" "$out" "" "$label" "$envs" "$tool" "$args"
     continue
@@ -140,12 +217,12 @@ while IFS='|' read -r label envs tool args; do
     run_entry "$ab_bin" "$baseline" " (base)" "$label" "$envs" "$tool" "$args"
   fi
   turn=$((turn + 1))
-done < <(suite_plan "$mode" "$ncpus" "$llc")
+done
 
 regressed=0
 if [ -n "$baseline" ]; then
   echo "== comparing with $baseline"
-  "$bin_dir/benchmp" compare "$baseline" "$out" --json="$out/compare.json" --csv="$out/compare.csv" > "$out/compare.txt"
+  child_run "$bin_dir/benchmp" compare "$baseline" "$out" --json="$out/compare.json" --csv="$out/compare.csv" > "$out/compare.txt"
   case $? in
     0) ;;
     1) regressed=1 ;;
@@ -156,10 +233,10 @@ fi
 
 if [ "$plots" = 1 ]; then
   if setup_python_packages; then
-    python3 "$here/plot.py" "$out" || echo "suite.sh: plotting failed" >&2
+    child_run python3 "$here/plot.py" "$out" || echo "suite.sh: plotting failed" >&2
   else
     echo "suite.sh: skipping plots (see the set-up line above)" >&2
   fi
 fi
-python3 "$here/summary.py" "$out"
+child_run python3 "$here/summary.py" "$out"
 [ "$failures" -eq 0 ] && [ "$regressed" -eq 0 ]

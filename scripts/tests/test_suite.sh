@@ -1,14 +1,128 @@
 #!/usr/bin/env bash
-# Runs the suite once (quick mode) and checks its results folder: a JSON result per tool, the
-# PNG plots, and a summary table that lists every tool. Correctness only: no figure is judged.
+# Checks the suite runner: bad options, binary folders, baselines and results folders are
+# refused before anything runs (exit 2, one line); a second suite into the same folder is
+# refused; a signal stops the running entry and everything it forked, then the suite exits
+# 128+n. Then runs the suite once (quick mode) and checks its results folder: a JSON result
+# per tool, the PNG plots, and a summary table that lists every tool. Correctness only: no
+# figure is judged. SOCBENCH_BIN names a folder of release binaries to use instead of
+# building them (default: build, then target/release).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 out=$(mktemp -d "${TMPDIR:-/tmp}/socbench-suite.XXXXXX")
-trap 'rm -rf "$out"' EXIT
+r=$(mktemp -d "${TMPDIR:-/tmp}/socbench-suite-checks.XXXXXX")
+started=()
+cleanup() {
+  # Whatever a failed check left running (only the processes this test started).
+  local p
+  for p in "${started[@]}" $(pgrep -f "^$r/bin/" || true); do kill -KILL "$p" 2>/dev/null || true; done
+  rm -rf "$out" "$r"
+}
+trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-if ! summary=$("$top/scripts/suite.sh" --quick --out "$out"); then
+if [ -n "${SOCBENCH_BIN:-}" ]; then
+  bin=$(cd "$SOCBENCH_BIN" && pwd)
+else
+  bin=${CARGO_TARGET_DIR:-$top/target}/release
+  (cd "$top" && cargo build --release --workspace --quiet) || fail "release build failed"
+fi
+nb=(--no-build --bin-dir "$bin" --no-plots --quick)
+
+echo "== refusals before anything runs: exit 2 and one line"
+# refused WHAT ARGS...: suite.sh ARGS exits 2 with one line on stderr, "suite.sh: ...".
+refused() {
+  local what=$1 rc=0 err
+  shift
+  err=$("$top/scripts/suite.sh" "$@" 2>&1 >/dev/null) || rc=$?
+  [ "$rc" -eq 2 ] || fail "$what: exit $rc, not 2: $err"
+  if [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ] || [[ $err != "suite.sh: "* ]]; then
+    fail "$what: not one line from suite.sh: $err"
+  fi
+}
+mkdir -p "$r/empty" "$r/noexec" "$r/other"
+cp "$bin/dhry" "$bin/benchmp" "$r/noexec/" && chmod 644 "$r/noexec/dhry"
+echo '{}' > "$r/other/coremark-P1.json"
+refused "--ab with an empty folder" "${nb[@]}" --only dhry --ab "$r/empty" --out "$r/o1"
+refused "--ab with a binary that is not executable" "${nb[@]}" --only dhry --ab "$r/noexec" --out "$r/o1"
+refused "--bin-dir that does not exist" --no-build --bin-dir "$r/nonexistent" --quick --only dhry --out "$r/o1"
+refused "--bin-dir with a binary that is not executable" --no-build --bin-dir "$r/noexec" --quick --only dhry --out "$r/o1"
+refused "--baseline with an empty folder" "${nb[@]}" --only dhry --baseline "$r/empty" --out "$r/o1"
+refused "--baseline with no entry in common" "${nb[@]}" --only dhry --baseline "$r/other" --out "$r/o1"
+[ ! -e "$r/o1" ] || fail "a refused run left its results folder: $(ls -A "$r/o1")"
+: > "$r/file"
+refused "--out naming a file" "${nb[@]}" --only dhry --out "$r/file"
+refused "--out under a file" "${nb[@]}" --only dhry --out "$r/file/x"
+refused "--out where nothing can be created" "${nb[@]}" --only dhry --out "/proc/socbench-$$/x"
+[ ! -s "$r/file" ] || fail "--out naming a file changed the file"
+if [ "$(id -u)" -ne 0 ]; then  # root writes into a mode 555 folder anyway
+  mkdir -p "$r/ro" && chmod 555 "$r/ro"
+  refused "--out in a read-only folder" "${nb[@]}" --only dhry --out "$r/ro"
+fi
+# An earlier run's results are never overwritten; --force clears them (and only them) first.
+mkdir -p "$r/old"
+for f in dhry-P1.json status.tsv compare.txt notes.md; do echo old > "$r/old/$f"; done
+refused "--out naming a results folder" "${nb[@]}" --only dhry --out "$r/old"
+for f in dhry-P1.json status.tsv compare.txt; do
+  [ "$(cat "$r/old/$f")" = old ] || fail "a refused run changed $f of the earlier results"
+done
+"$top/scripts/suite.sh" "${nb[@]}" --only dhry --out "$r/old" --force > "$r/force.txt" 2>&1 \
+  || fail "suite.sh --force into an earlier results folder: $(tail -n 3 "$r/force.txt")"
+[ ! -e "$r/old/compare.txt" ] || fail "--force left the earlier run's compare.txt"
+[ "$(cat "$r/old/notes.md")" = old ] || fail "--force removed a file the suite never writes"
+grep -qP '^dhry-P1\tdhry\t0\t' "$r/old/status.tsv" || fail "--force: no new dhry-P1 in status.tsv"
+
+echo "== a second suite into the same folder is refused; a signal stops the running entry"
+# Binaries under a path of this test's own, so that every process they start can be found.
+mkdir -p "$r/bin"
+for t in coremark dto dhry benchmp; do ln -s "$bin/$t" "$r/bin/$t"; done
+# start_suite OUT [-m]: a suite running coremark (at least 10 s), then dto, in the background
+# (with -m in a process group of its own, as from a terminal; else as a script's background
+# job, which inherits SIGINT ignored); sets suite_pid once coremark runs with its child.
+start_suite() {
+  [ "${2:-}" = -m ] && set -m
+  "$top/scripts/suite.sh" --no-build --bin-dir "$r/bin" --no-plots --quick --only coremark --only dto \
+    --out "$1" > "$1.log" 2>&1 &
+  suite_pid=$!
+  set +m
+  started+=("$suite_pid")
+  for _ in $(seq 600); do
+    [ "$(pgrep -fc "^$r/bin/coremark")" -ge 2 ] && return 0
+    kill -0 "$suite_pid" 2>/dev/null || fail "the suite ended before coremark ran: $(cat "$1.log")"
+    sleep 0.1
+  done
+  fail "coremark and its child did not start within a minute: $(cat "$1.log")"
+}
+# stopped SIGNAL TARGET STATUS OUT: sends SIGNAL to TARGET (the suite, or -PGID for its
+# group), waits for the suite, and checks its status and that nothing it started is left.
+stopped() {
+  local rc=0 left
+  kill -s "$1" -- "$2"
+  for _ in $(seq 600); do kill -0 "$suite_pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$suite_pid" 2>/dev/null && fail "SIG$1: the suite still runs a minute later"
+  wait "$suite_pid" || rc=$?
+  started=()
+  [ "$rc" -eq "$3" ] || fail "SIG$1: the suite exited $rc, not $3: $(tail -n 3 "$4.log")"
+  left=$(pgrep -af "^$r/bin/" || true)
+  [ -z "$left" ] || fail "SIG$1: processes of the suite are left: $left"
+}
+start_suite "$r/sig" -m
+rc=0; err=$("$top/scripts/suite.sh" "${nb[@]}" --only dhry --out "$r/sig" --force 2>&1 >/dev/null) || rc=$?
+if [ "$rc" -ne 2 ] || [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ] || ! grep -q '^suite.sh: .*another suite' <<< "$err"; then
+  fail "a second suite into a folder in use: exit $rc, $err"
+fi
+if [ ! -s "$r/sig/status.tsv" ] || [ -e "$r/sig/dhry-P1.json" ]; then fail "the second suite touched the first one's folder"; fi
+stopped TERM "$suite_pid" 143 "$r/sig"
+start_suite "$r/sig2" -m
+stopped INT "-$suite_pid" 130 "$r/sig2"
+start_suite "$r/sig3"
+stopped INT "$suite_pid" 130 "$r/sig3"
+for f in "$r/sig2" "$r/sig3"; do
+  if grep -qE '^(coremark-P1|dto-speedup)' "$f/status.tsv"; then fail "SIGINT: the suite went on: $(cat "$f/status.tsv")"; fi
+done
+
+echo "== the whole quick suite"
+if ! summary=$("$top/scripts/suite.sh" --quick --out "$out" --no-build --bin-dir "$bin"); then
   echo "$summary" >&2
   for f in "$out"/*.err; do
     [ -s "$f" ] && { echo "--- $(basename "$f")" >&2; tail -n 20 "$f" >&2; }
@@ -39,7 +153,6 @@ ls "$out"/dto-speedup/*.png >/dev/null 2>&1 || fail "no dto distribution plots"
 # The comparison machinery on a run against itself (whether two separate runs agree is a
 # measurement of this machine, shown by scripts/bench_compare.sh, not a test): every
 # figure of every entry passes, and the summary gains its verdict column.
-bin=${CARGO_TARGET_DIR:-$top/target}/release
 "$bin/benchmp" compare "$out" "$out" --json="$out/compare.json" > "$out/compare.txt" \
   || fail "benchmp compare of a run with itself: exit $? ($(tail -n 1 "$out/compare.txt"))"
 grep -q " 0 FAIL" "$out/compare.txt" || fail "a run compared with itself has failures: $(tail -n 1 "$out/compare.txt")"
@@ -53,7 +166,7 @@ grep -qE "^bw_mem-rd-P1 .* PASS" <<< "$again" || fail "bw_mem-rd-P1 is not PASS 
 # results folder has a space in its name: every {json}, {csv} and {dir} must stay one argument.
 ab="$out/a b"
 rc=0
-"$top/scripts/suite.sh" --quick --no-build --no-plots --only dhry --only dto --ab "$bin" --out "$ab" > "$out/ab.txt" 2>&1 || rc=$?
+"$top/scripts/suite.sh" "${nb[@]}" --only dhry --only dto --ab "$bin" --out "$ab" > "$out/ab.txt" 2>&1 || rc=$?
 [ "$rc" -le 1 ] || fail "suite.sh --ab: exit $rc ($(tail -n 3 "$out/ab.txt"))"
 for side in "$ab" "$ab/base"; do
   [ -s "$side/dhry-P1.json" ] || fail "suite.sh --ab left no $side/dhry-P1.json"
@@ -67,6 +180,6 @@ sys.exit(0 if rows and all(r["base"] and r["current"] and r["verdict"] != "MISSI
 PY
 grep -qE "^dhry-P1 .* (PASS|FAIL|IMPROVED|NOISY)" "$ab/compare.txt" || fail "suite.sh --ab: compare.txt has no dhry-P1 row"
 rc=0
-"$top/scripts/suite.sh" --no-build --ab "$bin" --baseline "$out" > "$out/both.txt" 2>&1 || rc=$?
+"$top/scripts/suite.sh" "${nb[@]}" --ab "$bin" --baseline "$out" > "$out/both.txt" 2>&1 || rc=$?
 [ "$rc" -eq 2 ] || fail "suite.sh with both --ab and --baseline: exit $rc, not 2"
 echo "PASS test_suite.sh"
