@@ -24,6 +24,7 @@ pub mod convert;
 pub mod error;
 pub mod layer;
 pub mod marker;
+pub mod output;
 pub mod record;
 pub mod script;
 mod sys;

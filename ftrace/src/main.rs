@@ -8,7 +8,6 @@
 //! one line on stderr starting `ftrace: `.
 
 use std::ffi::OsString;
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -21,6 +20,7 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use ftrace::error::{excerpt, printable, shown};
 use ftrace::exit_code;
+use ftrace::output::OutputFile;
 use ftrace::record::RecordOptions;
 
 #[derive(Debug, Parser)]
@@ -335,12 +335,16 @@ fn convert(args: ConvertArgs) -> Result<i32> {
         path: args.output.clone(),
         source,
     };
-    let file = File::create(&args.output).map_err(output_error)?;
-    let mut out = BufWriter::new(file);
+    // Written beside the output and renamed over it once whole: a write that fails (a full
+    // disk) leaves an earlier output as it was.
+    let mut file = OutputFile::create(&args.output).map_err(output_error)?;
+    let mut out = BufWriter::new(&mut file);
     serde_json::to_writer(&mut out, &conv.trace)
         .map_err(std::io::Error::from)
         .and_then(|()| out.flush())
         .map_err(output_error)?;
+    drop(out);
+    file.commit().map_err(output_error)?;
 
     let check = ftrace::convert::validate(&conv.trace);
     eprintln!(

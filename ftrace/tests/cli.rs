@@ -391,6 +391,43 @@ fn convert_refuses_bad_input_and_outputs() {
     assert!(long_message.stderr.len() < 300, "{}", stderr(&long_message));
 }
 
+/// A conversion whose write fails part-way (a file-size limit of 512 bytes, as a full disk
+/// would) leaves the earlier output byte for byte, and no partial copy beside it.
+#[test]
+fn convert_that_cannot_finish_its_output_keeps_the_earlier_one() {
+    let dir = Scratch::new("fsize");
+    let out = dir.path("out.json");
+    std::fs::write(&out, "earlier\n").unwrap();
+    // SIGXFSZ ignored (and inherited through exec), so a write past the limit fails (EFBIG)
+    // instead of killing ftrace.
+    let script = r#"trap "" XFSZ; ulimit -f 1; exec "$0" convert --json "$1" "$2""#;
+    let o = Command::new("sh")
+        .args([
+            "-c",
+            script,
+            env!("CARGO_BIN_EXE_ftrace"),
+            &fixture("tgid.txt"),
+            &out,
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("ftrace: ") && err.contains("out.json: cannot write"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "earlier\n");
+    let names: Vec<String> = std::fs::read_dir(&dir.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["out.json"], "a partial copy was left");
+}
+
 /// `record` checks its command and output before looking for tracefs, so these fail the same
 /// way on any machine and touch nothing; `mark` fails on an output it cannot write.
 #[test]
