@@ -11,12 +11,13 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, ExitStatus};
 
 use nix::unistd::AccessFlags;
 
 use crate::error::{Error, Result, exit_code};
+use crate::output::OutputFile;
 use crate::sys;
 use crate::tracefs::{self, Setting, Tracefs};
 
@@ -203,66 +204,6 @@ pub fn check_program(program: &OsStr) -> Result<()> {
         })
 }
 
-/// The trace file, opened before the capture so that a path that cannot be written fails
-/// first; an existing file keeps its content until the trace replaces it.
-#[derive(Debug)]
-struct TraceFile {
-    file: File,
-    path: PathBuf,
-    /// Whether this capture created it and has not saved a trace in it yet: it is removed
-    /// when the capture fails.
-    created: bool,
-}
-
-impl TraceFile {
-    fn open(path: &Path) -> Result<TraceFile> {
-        let error = |source| Error::Output {
-            path: path.to_path_buf(),
-            source,
-        };
-        let (file, created) = match File::create_new(path) {
-            Ok(file) => (file, true),
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => (
-                File::options().write(true).open(path).map_err(error)?,
-                false,
-            ),
-            Err(err) => return Err(error(err)),
-        };
-        Ok(TraceFile {
-            file,
-            path: path.to_path_buf(),
-            created,
-        })
-    }
-
-    /// Replaces the content with `bytes` (a device such as /dev/null is written as is); the
-    /// file is kept from then on.
-    fn save(&mut self, bytes: &[u8]) -> Result<()> {
-        let regular = self.file.metadata().is_ok_and(|m| m.is_file());
-        let result = if regular {
-            self.file.set_len(0)
-        } else {
-            Ok(())
-        };
-        result
-            .and_then(|()| self.file.write_all(bytes))
-            .and_then(|()| self.file.flush())
-            .map_err(|source| Error::Output {
-                path: self.path.clone(),
-                source,
-            })?;
-        self.created = false;
-        Ok(())
-    }
-
-    /// Removes the file when this capture created it and saved nothing.
-    fn discard(self) {
-        if self.created {
-            let _ = std::fs::remove_file(&self.path);
-        }
-    }
-}
-
 /// Sets up tracefs, runs the command, saves the trace and restores every setting.
 ///
 /// The command and the output are checked first, so that a usage mistake is reported as such
@@ -275,25 +216,28 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded> {
         });
     };
     check_program(program)?;
-    let mut out = TraceFile::open(&opts.output)?;
+    // The trace goes to a hidden copy beside the output, created now so that an output that
+    // cannot be written fails first, and renamed over it once saved whole: an earlier file
+    // stays as it was until then, and is untouched when the capture fails.
+    let out = OutputFile::create(&opts.output).map_err(|source| Error::Output {
+        path: opts.output.clone(),
+        source,
+    })?;
     let result = sys::install_forwarding_handlers()
         .map_err(|e| Error::Io {
             path: PathBuf::from("(signal handlers)"),
             action: "install".into(),
             source: e.into(),
         })
-        .and_then(|()| record_with_handlers(opts, &mut out, program, args));
+        .and_then(|()| record_with_handlers(opts, out, program, args));
     sys::set_forward_target(0);
     sys::restore_default_handlers();
-    if result.is_err() {
-        out.discard();
-    }
     result
 }
 
 fn record_with_handlers(
     opts: &RecordOptions,
-    out: &mut TraceFile,
+    mut out: OutputFile,
     program: &OsString,
     args: &[OsString],
 ) -> Result<Recorded> {
@@ -328,7 +272,12 @@ fn record_with_handlers(
             action: "read".into(),
             source,
         })?;
-    out.save(&trace)?;
+    out.write_all(&trace)
+        .and_then(|()| out.commit())
+        .map_err(|source| Error::Output {
+            path: opts.output.clone(),
+            source,
+        })?;
     restore.restore()?;
     Ok(Recorded {
         status,
