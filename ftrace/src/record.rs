@@ -97,15 +97,24 @@ impl Restore {
         &self.fs
     }
 
-    /// Sets `setting` to `value`, remembering the old value the first time it changes.
+    /// Sets `setting` to `value`, remembering the old value the first time it changes: the
+    /// value in effect, which for CPUs whose buffers differ (`buffer_size_kb` reads `X`, which
+    /// cannot be written back) is each CPU's own size.
     pub fn change(&mut self, setting: &Setting, value: &str) -> Result<()> {
         let old = self.fs.get(setting)?;
         if old == value {
             return Ok(());
         }
+        let olds = if *setting == Setting::BufferSizeKb && old == "X" {
+            self.fs.cpu_buffer_sizes()?
+        } else {
+            vec![(setting.clone(), old)]
+        };
         self.fs.set(setting, value)?;
-        if !self.saved.iter().any(|(s, _)| s == setting) {
-            self.saved.push((setting.clone(), old));
+        for (setting, old) in olds {
+            if !self.saved.iter().any(|(s, _)| *s == setting) {
+                self.saved.push((setting, old));
+            }
         }
         Ok(())
     }
@@ -425,6 +434,69 @@ mod tests {
         ] {
             assert!(!well_formed_event(bad), "{bad:?}");
         }
+    }
+
+    /// A fake tracefs folder holding `files` (relative path, content).
+    fn fake_tracefs(name: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+        let root = std::env::temp_dir().join(format!("ftrace-fake-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for (file, content) in files {
+            let path = root.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, content).unwrap();
+        }
+        root
+    }
+
+    #[test]
+    fn an_unexpanded_buffer_is_restored_to_the_size_in_effect() {
+        let root = fake_tracefs("unexpanded", &[("buffer_size_kb", "7 (expanded: 1408)\n")]);
+        let read = || std::fs::read_to_string(root.join("buffer_size_kb")).unwrap();
+        // The size in effect asked again: nothing to change or restore.
+        let mut restore = Restore::new(Tracefs::at(&root));
+        restore.change(&Setting::BufferSizeKb, "1408").unwrap();
+        restore.restore().unwrap();
+        assert_eq!(read(), "7 (expanded: 1408)\n");
+        let mut restore = Restore::new(Tracefs::at(&root));
+        restore.change(&Setting::BufferSizeKb, "4096").unwrap();
+        assert_eq!(read(), "4096");
+        restore.restore().unwrap();
+        assert_eq!(read(), "1408");
+        let _ = std::fs::remove_dir_all(root);
+    }
+
+    #[test]
+    fn buffers_that_differ_per_cpu_are_restored_cpu_by_cpu() {
+        let root = fake_tracefs(
+            "per-cpu",
+            &[
+                ("buffer_size_kb", "X\n"),
+                ("per_cpu/cpu0/buffer_size_kb", "1408\n"),
+                ("per_cpu/cpu1/buffer_size_kb", "4096\n"),
+                ("per_cpu/cpu10/buffer_size_kb", "64\n"),
+            ],
+        );
+        let read = |file: &str| std::fs::read_to_string(root.join(file)).unwrap();
+        let mut restore = Restore::new(Tracefs::at(&root));
+        restore.change(&Setting::BufferSizeKb, "2048").unwrap();
+        // What the kernel does with the write: every CPU gets the size.
+        for cpu in [0, 1, 10] {
+            std::fs::write(
+                root.join(format!("per_cpu/cpu{cpu}/buffer_size_kb")),
+                "2048",
+            )
+            .unwrap();
+        }
+        restore.restore().unwrap();
+        assert_eq!(read("per_cpu/cpu0/buffer_size_kb"), "1408");
+        assert_eq!(read("per_cpu/cpu1/buffer_size_kb"), "4096");
+        assert_eq!(read("per_cpu/cpu10/buffer_size_kb"), "64");
+        assert_ne!(
+            read("buffer_size_kb").trim(),
+            "X",
+            "X is not a size to write"
+        );
+        let _ = std::fs::remove_dir_all(root);
     }
 
     #[test]

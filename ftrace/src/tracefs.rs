@@ -128,6 +128,9 @@ pub enum Setting {
     TracingOn,
     /// `buffer_size_kb`: ring buffer KiB per CPU.
     BufferSizeKb,
+    /// `per_cpu/cpuN/buffer_size_kb`: one CPU's ring buffer KiB (`buffer_size_kb` reads `X`
+    /// when they differ).
+    CpuBufferSizeKb(usize),
     /// `current_tracer`, e.g. `nop`.
     CurrentTracer,
     /// `trace_clock`: the selected clock.
@@ -144,6 +147,7 @@ impl Setting {
         match self {
             Setting::TracingOn => "tracing_on".into(),
             Setting::BufferSizeKb => "buffer_size_kb".into(),
+            Setting::CpuBufferSizeKb(cpu) => format!("per_cpu/cpu{cpu}/buffer_size_kb"),
             Setting::CurrentTracer => "current_tracer".into(),
             Setting::TraceClock => "trace_clock".into(),
             Setting::Option(name) => format!("options/{name}"),
@@ -164,10 +168,12 @@ impl Setting {
                 .find_map(|c| c.strip_prefix('[').and_then(|c| c.strip_suffix(']')))
                 .unwrap_or(raw)
                 .to_string(),
-            Setting::BufferSizeKb => match raw.split_once("(expanded:") {
-                Some((_, expanded)) => expanded.trim_end_matches(')').trim().to_string(),
-                None => raw.to_string(),
-            },
+            Setting::BufferSizeKb | Setting::CpuBufferSizeKb(_) => {
+                match raw.split_once("(expanded:") {
+                    Some((_, expanded)) => expanded.trim_end_matches(')').trim().to_string(),
+                    None => raw.to_string(),
+                }
+            }
             Setting::Event(_) => raw.trim_end_matches('*').to_string(),
             _ => raw.to_string(),
         }
@@ -256,6 +262,33 @@ impl Tracefs {
             .iter()
             .filter(|s| self.has(s))
             .map(|s| Ok((s.clone(), self.get(s)?)))
+            .collect()
+    }
+
+    /// Each CPU's ring buffer size, by CPU number: what `buffer_size_kb` cannot say (it reads
+    /// `X`) when they differ.
+    pub fn cpu_buffer_sizes(&self) -> Result<Vec<(Setting, String)>> {
+        let dir = self.path("per_cpu");
+        let entries = std::fs::read_dir(&dir).map_err(|source| Error::Io {
+            path: dir.clone(),
+            action: "list".into(),
+            source,
+        })?;
+        let mut cpus: Vec<usize> = entries
+            .filter_map(|e| {
+                e.ok()?
+                    .file_name()
+                    .to_str()?
+                    .strip_prefix("cpu")?
+                    .parse()
+                    .ok()
+            })
+            .collect();
+        cpus.sort_unstable();
+        cpus.into_iter()
+            .map(Setting::CpuBufferSizeKb)
+            .filter(|s| self.has(s))
+            .map(|s| Ok((s.clone(), self.get(&s)?)))
             .collect()
     }
 
