@@ -3,8 +3,10 @@
 
 Reads the folder's status.tsv and each entry's JSON report (never the text output) and turns
 them into LAVA results: a test set per tool, a test case per suite entry with its headline
-figure as the measurement, and fail (with the reason as a case of its own and a line in the
-log) for an entry whose tool failed or whose report calls the run noisy. With --baseline it
+figure as the measurement, fail (with the reason as a case of its own and a line in the log)
+for an entry whose tool failed or left no report, and unknown (with the report's noise
+reasons) for one whose report calls the run noisy: the tool worked, but its figure is not to
+be trusted, which on a shared host is common and no failure. With --baseline it
 runs `benchmp compare BASELINE RESULTS_DIR` and reports its outcome and every figure it
 judged. Last it packs the folder
 as RESULTS_DIR.tar.gz and, with --upload-url, posts the archive there and records its address
@@ -35,9 +37,11 @@ import urllib.request
 import uuid
 
 # dto's cell verdicts as LAVA results. REF rows are shown, never judged: their figure is
-# reported as a pass. NOISY (an A/A cell that moved) is a fail, as a noisy run is for the
+# reported as a pass. NOISY (an A/A cell that moved) is unknown, as a noisy run is for the
 # other tools: dto itself exits 0 for it, but the figure is not to be trusted.
-DTO_RESULTS = {"PASS": "pass", "REF": "pass", "FAIL": "fail", "NOISY": "fail"}
+DTO_RESULTS = {"PASS": "pass", "REF": "pass", "FAIL": "fail", "NOISY": "unknown"}
+# Reasons that make an entry unknown rather than a fail: the tool ran, its figure is shaky.
+NOISE_ONLY = {"noisy"}
 EXIT_UNSUPPORTED = 3
 # benchmp compare's verdicts on one figure as LAVA results. IMPROVED and PASS pass, FAIL (a
 # regression) fails; NOISY (a change the KS test cannot tell from the spread) is neither;
@@ -191,8 +195,12 @@ def judge_entry(out, label, code):
         reasons.add("report", f"no figure in {label}.json")
     if code == EXIT_UNSUPPORTED:
         result = "skip"
+    elif not reasons:
+        result = "pass"
+    elif all(kind in NOISE_ONLY for kind, _, _, _ in reasons.items):
+        result = "unknown"
     else:
-        result = "fail" if reasons else "pass"
+        result = "fail"
     return result, figure, unit, reasons, subs
 
 
