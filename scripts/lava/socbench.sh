@@ -20,8 +20,11 @@ Options (an empty value means the default):
                        coremark dto (default: all of them)
   --cpus LIST          run on these CPUs only, e.g. 4-7 or 0,2: on this machine the suite runs
                        under taskset (every tool places its children within the allowed CPUs,
-                       one per CPU); on Android, android.sh passes them as --cpus (dto: PERF_CPU)
-  --sched POLICY       LMBENCH_SCHED for every tool (e.g. UNIQUE, "CUSTOM 4 5 6 7")
+                       one per CPU), and each must be one this process may use; on Android,
+                       android.sh passes them as --cpus (dto: PERF_CPU)
+  --sched POLICY       LMBENCH_SCHED for every tool: DEFAULT, SINGLE, BALANCED,
+                       BALANCED_SPREAD, UNIQUE, UNIQUE_SPREAD, "CUSTOM 4 5 6 7" or
+                       "CUSTOM_UNIQUE 4 5 6 7"
   --bin-dir PATH       the binaries: a folder, or a .tar, .tar.gz or .tar.xz archive of one
                        (default target/release, or target/aarch64-unknown-linux-musl/release
                        with --android)
@@ -41,8 +44,10 @@ Options (an empty value means the default):
 
 Exit status: 0 the suite ran and every entry was reported (an entry that failed is a failed
 LAVA test case, not an error); 1 the run left no results to report, or a LAVA helper failed;
-2 bad options, or a missing tool, binary or baseline (nothing ran). In a LAVA test shell an
-exit 2 also raises a LAVA test error naming the problem.
+2 bad options, or a missing tool, binary or baseline, or the runner refused the run (nothing
+ran, and nothing is left behind); 128+n interrupted by signal n (the run is stopped first).
+In a LAVA test shell an exit 2, or a run that left no results, also raises a LAVA test error
+naming the problem.
 USAGE
 }
 
@@ -50,14 +55,25 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 # shellcheck source=scripts/lib/plan.sh
 . "$top/scripts/lib/plan.sh"
+# shellcheck source=scripts/lib/cpus.sh
+. "$top/scripts/lib/cpus.sh"
+# shellcheck source=scripts/lib/outdir.sh
+. "$top/scripts/lib/outdir.sh"
+# shellcheck source=scripts/lib/child.sh
+. "$top/scripts/lib/child.sh"
+child_default_int "$0" "$@"
 
-# One line and status 2; in a LAVA test shell also a test error (its signal on stderr, which
-# the LAVA log holds as well, so that it is seen from inside command substitutions too).
-die() {
-  echo "socbench.sh: $*" >&2
+# In a LAVA test shell, a test error (its signal on stderr, which the LAVA log holds as well,
+# so that it is seen from inside command substitutions too).
+raise() {
   if command -v lava-test-raise >/dev/null 2>&1; then
     lava-test-raise "socbench.sh: $*" >&2 || true
   fi
+}
+# One line and status 2, and a LAVA test error.
+die() {
+  echo "socbench.sh: $*" >&2
+  raise "$*"
   exit 2
 }
 # The value of an option that needs one.
@@ -95,9 +111,17 @@ read -r -a tool_list <<< "${tools//,/ }"
 for t in "${tool_list[@]}"; do
   case " $SUITE_TOOLS " in *" $t "*) ;; *) die "unknown tool '$t' (tools: $SUITE_TOOLS)" ;; esac
 done
-if [ -n "$cpus" ] && ! [[ "$cpus" =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]]; then
+if [ -n "$cpus" ] && ! cpus_valid "$cpus"; then
   die "--cpus '$cpus' is not a CPU list like 0-3,7"
 fi
+# LMBENCH_SCHED's policies, as the tools parse them (benchmp's sched.rs): the keyword in any
+# case, a CPU list after CUSTOM and CUSTOM_UNIQUE only.
+read -r sched_word sched_rest <<< "$sched"
+case "${sched_word^^}" in
+  ""|DEFAULT|SINGLE|BALANCED|BALANCED_SPREAD|UNIQUE|UNIQUE_SPREAD) [ -z "$sched_rest" ] ;;
+  CUSTOM|CUSTOM_UNIQUE) [[ $sched_rest =~ [0-9] ]] ;;
+  *) false ;;
+esac || die "--sched '$sched' is not an LMBENCH_SCHED policy (DEFAULT, SINGLE, BALANCED, BALANCED_SPREAD, UNIQUE, UNIQUE_SPREAD, 'CUSTOM <cpus>' or 'CUSTOM_UNIQUE <cpus>')"
 case "$upload" in ""|http://*|https://*) ;; *) die "--upload-url '$upload' is not an http(s) URL" ;; esac
 command -v python3 >/dev/null 2>&1 || die "python3 not found on PATH (report.py reads the JSON reports with it)"
 if [ "$android" = 1 ]; then
@@ -105,6 +129,10 @@ if [ "$android" = 1 ]; then
   command -v "${ADB:-adb}" >/dev/null 2>&1 || die "${ADB:-adb} not found on PATH (--android runs the device over adb)"
 elif [ -n "$cpus" ]; then
   command -v taskset >/dev/null 2>&1 || die "taskset not found on PATH (--cpus runs the suite under it; util-linux)"
+  allowed=$(cpus_allowed)
+  if [ -n "$allowed" ] && missing=$(cpus_missing "$cpus" "$allowed"); then
+    die "--cpus $cpus: CPU $missing is not one this test may run on (allowed: $allowed)"
+  fi
 fi
 
 [ -n "$out" ] || out="output/socbench-$(date +%Y%m%d-%H%M%S)"
@@ -114,10 +142,15 @@ if [ "$android" = 0 ] && [[ "$out" =~ [[:space:]] ]]; then
   # suite.sh splits each entry's arguments, results paths included, on spaces.
   die "--out '$out' has white space in its path, which scripts/suite.sh cannot take"
 fi
-mkdir -p "$(dirname "$out")" || die "cannot create the folder of $out"
+# Every folder made from here on goes again when the run leaves no results (a refusal
+# included): the scratch folder, and the parents of --out this run created.
+outdir_create "$(dirname "$out")" || die "the folder of --out $out $outdir_why"
 work="$out.work"
-mkdir -p "$work" || die "cannot create $work"
-trap 'rm -rf "$work"' EXIT
+mkdir -- "$work" 2>/dev/null || { outdir_undo; die "$work exists: another run is writing into --out $out (or remove it)"; }
+trap 'rm -rf "$work"; [ -e "$out" ] || outdir_undo' EXIT
+child_traps socbench.sh
+# suite.sh and android.sh stop their own child within 10 s of a signal.
+child_grace=15
 
 # A folder as given, or the folder an archive holds (unpacked into $work/NAME).
 # unpack PATH NAME MARKER: MARKER is a file the folder must hold.
@@ -171,22 +204,33 @@ if [ "$android" = 1 ]; then
   [ -n "$device_dir" ] && aargs+=(--device-dir "$device_dir")
   sargs=()
   [ "$plan" = default ] || sargs=("--$plan")
-  "$top/scripts/android.sh" "${aargs[@]}" suite "${sargs[@]}"
-  echo "== android.sh exited with status $?"
+  runner=("$top/scripts/android.sh" "${aargs[@]}" suite "${sargs[@]}") runner_name=scripts/android.sh
+  child_run "${runner[@]}"
+  rc=$?
+  echo "== android.sh exited with status $rc"
   found=("$work/runs"/android-*)
   [ -d "${found[0]}" ] && mv "${found[0]}" "$out"
 else
   sargs=(--no-build --bin-dir "$bin" --out "$out" --no-plots)
   [ "$plan" = default ] || sargs+=("--$plan")
   for t in "${tool_list[@]}"; do sargs+=(--only "$t"); done
-  runner=("$top/scripts/suite.sh")
+  runner=("$top/scripts/suite.sh") runner_name=scripts/suite.sh
   [ -n "$cpus" ] && runner=(taskset -c "$cpus" "${runner[@]}")
   if [ -n "$sched" ]; then export LMBENCH_SCHED="$sched"; fi
-  "${runner[@]}" "${sargs[@]}"
-  echo "== suite.sh exited with status $?"
+  runner+=("${sargs[@]}")
+  child_run "${runner[@]}"
+  rc=$?
+  echo "== suite.sh exited with status $rc"
 fi
 if [ ! -f "$out/status.tsv" ]; then
+  rm -rf -- "$out"
+  if [ "$rc" -eq 2 ]; then
+    # The runner refused the run before anything ran, with its own line above.
+    raise "$runner_name refused the run (exit 2): see its line above"
+    exit 2
+  fi
   echo "socbench.sh: the run left no results in $out (see above)" >&2
+  raise "the run left no results (exit $rc)"
   exit 1
 fi
 

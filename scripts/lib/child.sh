@@ -9,6 +9,9 @@
 # stops the child runs in the main shell and only knows the children it started.
 
 child_pid="" child_name=""
+# Seconds a stopped child has before SIGTERM, and as much again before SIGKILL. A script whose
+# child stops children of its own (socbench.sh running suite.sh) gives it longer than theirs.
+child_grace=5
 
 # child_run CMD...: runs CMD (a program or a function's caller's command) in a new process
 # group, standard input from /dev/null, and waits for it; returns its status. Redirections
@@ -39,13 +42,13 @@ child_default_int() {
 }
 
 # child_stop SIGNAL: SIGNAL to the running child's process group, SIGTERM to what is left of it
-# after 5 s, SIGKILL after 5 s more; then reaps the child.
+# after child_grace seconds, SIGKILL after as long again; then reaps the child.
 child_stop() {
   [ -n "$child_pid" ] || return 0
   local sig
   kill -s "$1" -- "-$child_pid" 2>/dev/null
   for sig in TERM KILL; do
-    for _ in $(seq 50); do
+    for _ in $(seq $((child_grace * 10))); do
       kill -0 -- "-$child_pid" 2>/dev/null || break
       sleep 0.1
     done

@@ -10,7 +10,8 @@
 #   - the Android definition does the same through scripts/android.sh and a stand-in adb whose
 #     "device" is this machine, from an archive of the binaries, on one CPU;
 #   - a clean report is all pass; a noisy report is unknown with its reasons, never a fail;
-#   - a bad parameter is one line, status 2 and a LAVA test error.
+#   - a bad parameter (a plan, a tool, a SCHED policy, a CPU this test may not use, a binary
+#     folder) is one line, status 2 and a LAVA test error, and leaves no folder behind.
 # Correctness only: no figure is judged. Uses the quick plan and the fast tools. KEEP=1 keeps
 # its folders (logs, results) for a look afterwards. SOCBENCH_BIN names a folder of release
 # binaries to use instead of building them.
@@ -369,4 +370,24 @@ rc=0; "$top/scripts/lava/socbench.sh" --tools "bw_mem nosuch" --out "$outs/out-e
 rc=0; err=$("$top/scripts/lava/socbench.sh" --plan quick --out "$tmp/out-f" 2>&1 >/dev/null) || rc=$?
 if [ "$rc" -ne 2 ] || ! grep -q 'white space' <<< "$err"; then fail "a results folder with spaces: status $rc, $err"; fi
 if [ -e "$outs/out-e" ] || [ -e "$tmp/out-f" ]; then fail "a results folder was made for bad options"; fi
+# bad_param WHAT PATTERN ARGS...: socbench.sh ARGS, run from an empty folder without --out,
+# exits 2 with one line matching PATTERN and a LAVA test error, and leaves that folder empty.
+bad_param() {
+  local what=$1 pattern=$2 rc=0 err lines
+  shift 2
+  rm -rf "$outs/cwd"; mkdir -p "$outs/cwd"
+  err=$(cd "$outs/cwd" && "$top/scripts/lava/socbench.sh" --plan quick --tools dhry "$@" 2>&1 >/dev/null) || rc=$?
+  lines=$(grep -v '^<LAVA_SIGNAL_' <<< "$err" || true)
+  [ "$rc" -eq 2 ] || fail "$what: expected status 2, got $rc: $err"
+  if [ "$(printf '%s\n' "$lines" | wc -l)" -ne 1 ] || ! grep -qE -- "^socbench.sh: $pattern" <<< "$lines"; then
+    fail "$what: not one line matching '$pattern': $err"
+  fi
+  grep -q '^<LAVA_SIGNAL_TESTRAISE socbench.sh: ' <<< "$err" || fail "$what: no LAVA test error: $err"
+  [ -z "$(ls -A "$outs/cwd")" ] || fail "$what: left $(ls -A "$outs/cwd") behind"
+}
+bad_param "SCHED=garbage" "--sched 'garbage' is not an LMBENCH_SCHED policy" --bin-dir "$release" --sched garbage
+bad_param "SCHED=CUSTOM without CPUs" "--sched 'CUSTOM' is not" --bin-dir "$release" --sched CUSTOM
+bad_param "CPUS=4095" "--cpus 4095: CPU 4095 is not one this test may run on" --bin-dir "$release" --cpus 4095
+bad_param "a missing binary folder" ".*/nonexistent is not a folder" --bin-dir "$outs/nonexistent"
+
 echo "PASS test_lava.sh"
