@@ -20,6 +20,8 @@ use benchmp::sys::clock::now_ns;
 use benchmp::{Benchmark, ChildInfo, NoData, Session, Spec};
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod cmd;
+
 /// `println!` that fails with an error (exit 1) instead of panicking when stdout cannot be
 /// written (a full disk, `> /dev/full`, a closed pipe).
 macro_rules! outln {
@@ -85,6 +87,13 @@ enum Cmd {
         #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
         csv: Option<String>,
     },
+    /// Compare two builds (or two settings) of one tool, paired: both commands start as
+    /// workers on the same CPUs, and each figure's repetitions are taken in pairs, A and B
+    /// back to back in random order, until the verdict is decided or the budget is spent.
+    /// Verdicts: PASS (within ±--min-effect), FAIL (B worse), IMPROVED, NOISY (undecided).
+    /// Exit status 1 when a figure regressed or a side failed, 0 otherwise, 2 for bad input
+    /// (a missing program, a command that is no socbench tool, two tools or figures).
+    Ab(cmd::ab::AbArgs),
     /// Print the framework's own costs: timing and loop overhead, fork and handshake time per
     /// child, and the error of known-duration workloads measured through the framework.
     Overhead {
@@ -111,6 +120,10 @@ struct ProbeArgs {
     /// Run exactly this many iterations per interval instead of calibrating.
     #[arg(long, value_name = "N")]
     iterations: Option<u64>,
+    /// Spin steps per iteration: a known slowdown for the paired A/B tests (`--work 2` takes
+    /// twice as long per iteration as the default 1).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    work: u64,
     /// Also run load children (the same spin, without pause) on these CPUs while the
     /// measuring children time their intervals.
     #[arg(long, value_name = "LIST", value_parser = benchmp::cli::cpu_list)]
@@ -134,6 +147,8 @@ struct Spin {
     acc: u64,
     fail: Option<Failure>,
     runs: u64,
+    /// Spin steps per iteration.
+    work: u64,
 }
 
 impl Benchmark for Spin {
@@ -152,7 +167,7 @@ impl Benchmark for Spin {
                 Failure::Error => {}
             }
         }
-        self.acc = spin(self.acc, iterations);
+        self.acc = spin(self.acc, iterations.saturating_mul(self.work));
         self.acc
     }
 }
@@ -248,6 +263,7 @@ fn run(cli: Cli) -> Result<i32> {
             json.as_deref(),
             csv.as_deref(),
         ),
+        Cmd::Ab(args) => cmd::ab::run(&args),
         Cmd::Calibrate { timing, json } => calibrate(timing, json),
         Cmd::Topology { json } => topology(json),
         Cmd::Probe(args) => probe(args),
@@ -321,6 +337,7 @@ fn probe(args: ProbeArgs) -> Result<i32> {
         fail_child,
         fail_how,
         iterations,
+        work,
         load_cpus,
     } = args;
     let mut s = Session::<NoData>::start("benchmp-probe", &placement, &timing)?;
@@ -337,6 +354,7 @@ fn probe(args: ProbeArgs) -> Result<i32> {
             acc: info.index as u64,
             fail,
             runs: 0,
+            work,
         })
     };
     let loads: Vec<Option<usize>> = load_cpus
@@ -424,6 +442,7 @@ fn fork_costs() -> Result<()> {
                     acc: 0,
                     fail: None,
                     runs: 0,
+                    work: 1,
                 })
             })?
             .wall_ns;
@@ -470,6 +489,7 @@ fn spin_errors(per_iter: f64) -> Result<()> {
                 acc: 0,
                 fail: None,
                 runs: 0,
+                work: 1,
             })
         })?;
         let measured = m.figures[0].pair.u as f64 / m.figures[0].pair.n as f64 * iters as f64;

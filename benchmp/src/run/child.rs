@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::hint::black_box;
 
-use super::protocol::{self, GO, LOAD, RESULT, STEP, Up, WINDOW};
+use super::protocol::{self, GO, LOAD, RESULT, SIZE, STEP, Up, WINDOW};
 use super::{Benchmark, ChildInfo, ChildRun, Data, Iterations, LoadRun, Phase, RunConfig, Sample};
 use crate::error::exit_code_of;
 use crate::sys::affinity::{current_cpu, pin_and_verify};
@@ -172,7 +172,16 @@ where
         b
     };
     let mut sink = 0u64;
-    let sized = size(cfg, &mut bench, &mut sink, &mut phases);
+    // A worker sizes its count only when the driver asks (SIZE), alone on its CPUs.
+    let mut sized = if cfg.paced.is_some() {
+        Sized {
+            count: 1,
+            intervals: 0,
+            ns: 0,
+        }
+    } else {
+        size(cfg, &mut bench, &mut sink, &mut phases)
+    };
     // Keep-busy work between control-pipe checks: batches of about a millisecond, so the CPU
     // stays loaded (lmbench runs the benchmark meanwhile) without a system call every few ns.
     let busy = BusyBatch::new(match cfg.iterations {
@@ -183,10 +192,6 @@ where
     });
     let mut keep = Keep { phases, sink, busy };
 
-    if cfg.paced.is_some() {
-        let sized = Up::<B::Sample, B::Child>::Sized { count: sized.count };
-        protocol::send(up, &sized).map_err(Failure::talking)?;
-    }
     protocol::send(up, &Up::<B::Sample, B::Child>::Ready).map_err(Failure::talking)?;
     if !keep.wait(cfg, "warmup", GO, down, &mut bench) {
         return Ok(());
@@ -196,7 +201,7 @@ where
         paced_intervals(
             cfg,
             &mut bench,
-            sized.count,
+            &mut sized,
             up,
             down,
             &mut keep.phases,
@@ -563,12 +568,14 @@ fn timed_intervals<B: Benchmark>(
     })
 }
 
-/// Worker mode's timing loop: one repetition per STEP of the count it names (every one
-/// accepted, none re-sized), until STOP or a closed pipe; the child sleeps between steps.
+/// Worker mode's timing loop: sizes the count on SIZE, times one repetition per STEP of the
+/// count it names (every one accepted, none re-sized), until STOP or a closed pipe; the
+/// child sleeps between commands.
+#[allow(clippy::too_many_arguments)]
 fn paced_intervals<B: Benchmark>(
     cfg: &RunConfig,
     bench: &mut B,
-    count: u64,
+    sized: &mut Sized,
     up: &mut File,
     down: &mut File,
     phases: &mut Phases,
@@ -577,10 +584,20 @@ fn paced_intervals<B: Benchmark>(
     let u0 = Usage::now();
     let (mut wall, mut cpu) = (0u64, 0u64);
     let mut samples: Vec<Sample<B::Sample>> = Vec::new();
-    while protocol::wait_byte(down) == STEP {
+    loop {
+        match protocol::wait_byte(down) {
+            STEP => {}
+            SIZE => {
+                *sized = size(cfg, bench, sink, phases);
+                let msg = Up::<B::Sample, B::Child>::Sized { count: sized.count };
+                protocol::send(up, &msg).map_err(Failure::talking)?;
+                continue;
+            }
+            _ => break,
+        }
         let n = protocol::read_count(down)
             .filter(|&n| n > 0)
-            .unwrap_or(count);
+            .unwrap_or(sized.count);
         let rep = samples.len();
         let before = Usage::now();
         let cpu0 = crate::sys::clock::thread_cpu_ns();
@@ -625,7 +642,7 @@ fn paced_intervals<B: Benchmark>(
     Ok(Timed {
         gave_up: samples.is_empty(),
         samples,
-        count,
+        count: sized.count,
         usage: Usage::now().since(&u0),
         // The share of the timed repetitions' wall time the child had the CPU for.
         cpu_share: cpu as f64 / wall.max(1) as f64,

@@ -11,7 +11,7 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 
-use super::protocol::{self, EXIT, GO, LOAD, RESULT, STEP, STOP, Up, WINDOW};
+use super::protocol::{self, EXIT, GO, LOAD, RESULT, SIZE, STEP, STOP, Up, WINDOW};
 use super::worker::{self, StepSample, ToDriver, ToWorker};
 use super::{Benchmark, ChildInfo, ChildRun, Data, LoadRun, Ran, Role, RunConfig, Who, child};
 use crate::error::{Error, Stage};
@@ -316,12 +316,20 @@ fn steps<S: Data, C: Data>(
         measurement: cfg.label.clone(),
         metric: metric.clone(),
         cpus: kids.iter().map(|k| k.who.cpu).collect(),
-        counts: kids.iter().map(|k| k.count.unwrap_or(1)).collect(),
     })
     .map_err(link)?;
     loop {
         wait_for_command(kids)?;
         match worker::next().map_err(link)? {
+            ToWorker::Size => {
+                for k in kids.iter_mut() {
+                    k.count = None;
+                    send_byte(k, SIZE)?;
+                }
+                pump(cfg, kids, |k| k.count.is_some(), None)?;
+                let counts = kids.iter().map(|k| k.count.unwrap_or(1)).collect();
+                worker::send(&ToDriver::Sized { counts }).map_err(link)?;
+            }
             ToWorker::Step { iterations } => {
                 let mut msg = vec![STEP];
                 msg.extend_from_slice(&iterations.to_le_bytes());

@@ -34,7 +34,7 @@ pub(super) enum Up<S, C> {
     Load(Box<LoadRun>),
     /// The child failed; its exit status and the one-line reason.
     Failed { code: i32, message: String },
-    /// Worker mode: the count the child sized for one repetition (sent before Ready).
+    /// Worker mode: the count the child sized for one repetition (after SIZE).
     Sized { count: u64 },
     /// Worker mode: the repetition a STEP asked for.
     Stepped(super::worker::StepSample),
@@ -57,6 +57,9 @@ pub(super) const WINDOW: u8 = b'W';
 pub(super) const STEP: u8 = b'S';
 /// Worker mode, parent to child: no more steps; report as after the last interval.
 pub(super) const STOP: u8 = b'T';
+/// Worker mode, parent to child: size the count to the repetition length now (only one
+/// side of a pair sizes, alone on its CPUs; the other uses its count).
+pub(super) const SIZE: u8 = b'Z';
 
 /// Reads the 16 bytes of a window after [`WINDOW`] (written with it in one write, so they
 /// are there or about to be); `None` when the pipe closes first.

@@ -1,8 +1,9 @@
 //! Worker mode for `benchmp ab`: a tool whose repetitions start only when a driver asks.
 //!
 //! `benchmp ab` starts two builds of one tool with [`FDS_ENV`] naming two inherited pipe ends.
-//! Each measurement's children are forked, pinned, sized to the driver's repetition length
-//! ([`REP_ENV`]) and warm before the worker says [`ToDriver::Ready`]; then every
+//! Each measurement's children are forked, pinned and built before the worker says
+//! [`ToDriver::Ready`]; one side is then asked to size its count to the driver's repetition
+//! length ([`REP_ENV`], [`ToWorker::Size`]) alone on its CPUs, and every
 //! [`ToWorker::Step`] runs one timed repetition in every child and is answered with its
 //! samples, until [`ToWorker::Stop`] ends the measurement and the tool goes on as usual. The
 //! driver interleaves the two workers' steps, so both builds see the machine in the same state.
@@ -45,7 +46,10 @@ pub enum ToDriver {
         metric: Metric,
         /// CPU of each measuring child.
         cpus: Vec<Option<usize>>,
-        /// The count each child sized for one repetition.
+    },
+    /// The count each child sized for one repetition, after [`ToWorker::Size`].
+    Sized {
+        /// One per child, in index order.
         counts: Vec<u64>,
     },
     /// One step's samples, one per child in index order.
@@ -82,6 +86,8 @@ pub struct StepSample {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToWorker {
+    /// Size the count to the repetition length (asked of one side only, so it sizes alone).
+    Size,
     /// Run one repetition of this many iterations in every child.
     Step {
         /// Iterations per child.
@@ -211,7 +217,6 @@ mod tests {
                 unit: "MB/s".into(),
             },
             cpus: vec![Some(1)],
-            counts: vec![12],
         };
         let text = serde_json::to_string(&m).unwrap();
         assert!(!text.contains('\n'));

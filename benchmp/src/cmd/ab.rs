@@ -1,0 +1,1018 @@
+//! `benchmp ab 'CMD_A' 'CMD_B'`: a paired, interleaved A/B verdict for two builds (or two
+//! settings) of one tool.
+//!
+//! Both commands start as workers ([`benchmp::run::worker`]): their children are forked,
+//! pinned, sized and warm before anything is timed. Then, measurement by measurement, the
+//! driver asks each side for one repetition at a time, the two halves of a pair back to back
+//! in random order, so the machine's drift falls on both alike; the pair is the unit of the
+//! test ([`benchmp::ab::paired`]: Hodges-Lehmann estimate, Wilcoxon signed-rank interval,
+//! sequential looks with the error rate split over them). B is the current side: FAIL means
+//! B is worse than A by more than `--min-effect`.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use benchmp::ab::paired::{self, Decision, Judgement, Looks};
+use benchmp::ab::{Better, Verdict};
+use benchmp::aggregate::Metric;
+use benchmp::run::worker::{self, StepSample, ToDriver, ToWorker};
+use benchmp::{EXIT_FAILED, EXIT_OK, Usage};
+use serde::{Deserialize, Serialize};
+
+/// How long a worker may take to say hello (it does so as its session starts, before any
+/// calibration or measurement).
+const HELLO_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a worker may take to get a measurement's children ready (buffers allocated and
+/// first touched, counts sized).
+const READY_TIMEOUT: Duration = Duration::from_secs(600);
+/// How long one step may take beyond 100 repetitions' worth.
+const STEP_SLACK: Duration = Duration::from_secs(60);
+/// Pairs before the first look, without `--pairs`.
+const FIRST_LOOK: usize = 16;
+/// Pairs at most per figure, without `--pairs`.
+const MAX_PAIRS: usize = 4096;
+
+/// `benchmp ab`'s options.
+#[derive(Debug, clap::Args)]
+pub struct AbArgs {
+    /// The baseline command (A), one string as for a shell: 'old/bw_mem 64m rd'. Leading
+    /// VAR=VALUE words set its environment.
+    pub base: String,
+    /// The current command (B), judged against A: the same tool and figures.
+    pub current: String,
+    /// Smallest change that counts, percent: FAIL when B is worse than A by more than this
+    /// with the interval's confidence, PASS when the interval lies within ± this.
+    #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = positive_pct)]
+    pub min_effect: f64,
+    /// False-alarm rate per figure, held over every look at the pairs (Bonferroni).
+    #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = probability)]
+    pub alpha: f64,
+    /// Time budget per figure, seconds: pairs are added until the verdict is decided or the
+    /// budget is spent (then NOISY when still undecided).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = seconds)]
+    pub time: f64,
+    /// Take exactly this many pairs per figure and look once, instead of the time budget.
+    #[arg(long, value_name = "N", value_parser = pair_count)]
+    pub pairs: Option<usize>,
+    /// Length of one repetition, milliseconds (each side's count is sized to it once, and
+    /// A's count is then used by both sides).
+    #[arg(long, value_name = "MS", default_value_t = 20.0, value_parser = rep_ms)]
+    pub rep_ms: f64,
+    /// Order within each pair: random (a coin per pair) or abba (A B, B A, ...).
+    #[arg(long, value_enum, default_value_t = Order::Random)]
+    pub order: Order,
+    /// Seed of the random order (default: from the clock; the report records it).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Write the verdicts as JSON: to stdout instead of the table (--json), or to a file
+    /// besides it (--json=FILE).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    pub json: Option<String>,
+    /// Write one CSV row per figure: to stdout instead of the table (--csv), or to a file
+    /// besides it (--csv=FILE).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    pub csv: Option<String>,
+}
+
+/// The order of the two halves of a pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// A fair coin per pair.
+    Random,
+    /// A B, then B A, alternating.
+    Abba,
+}
+
+fn positive_pct(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!("'{s}' is not a percentage above 0 and at most 100")),
+    }
+}
+
+fn probability(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p < 1.0 => Ok(p),
+        _ => Err(format!("'{s}' is not a probability between 0 and 1")),
+    }
+}
+
+fn seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(t) if t > 0.0 && t <= 86_400.0 => Ok(t),
+        _ => Err(format!(
+            "'{s}' is not a number of seconds above 0 and at most a day"
+        )),
+    }
+}
+
+fn pair_count(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (2..=1_000_000).contains(&n) => Ok(n),
+        _ => Err(format!("'{s}' is not a pair count from 2 to 1000000")),
+    }
+}
+
+fn rep_ms(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(t) if (0.01..=60_000.0).contains(&t) => Ok(t),
+        _ => Err(format!(
+            "'{s}' is not a repetition length from 0.01 to 60000 ms"
+        )),
+    }
+}
+
+/// One side as the report shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SideInfo {
+    /// The command as given.
+    pub command: String,
+    /// The tool it runs.
+    pub tool: String,
+    /// Its exit status at the end.
+    pub exit: Option<i32>,
+    /// Its last error line, if it failed.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
+}
+
+/// The rule the verdicts were reached by.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AbRule {
+    /// Smallest change that counts, percent.
+    pub min_effect_pct: f64,
+    /// False-alarm rate per figure.
+    pub alpha: f64,
+    /// Budget per figure, s (`None` with a fixed pair count).
+    pub time_s: Option<f64>,
+    /// The looks at the pairs.
+    pub looks: Looks,
+    /// Confidence of each look's interval.
+    pub confidence: f64,
+    /// Repetition length asked for, µs.
+    pub rep_us: u64,
+    /// Order within pairs.
+    pub order: Order,
+    /// Seed of the random order.
+    pub seed: u64,
+}
+
+/// One figure's paired comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AbFigure {
+    /// The measurement (`rd 64M`).
+    pub measurement: String,
+    /// Unit of the figure.
+    pub unit: String,
+    /// Which way is better.
+    pub better: Better,
+    /// CPUs of the children (the same on both sides).
+    pub cpus: Vec<Option<usize>>,
+    /// Iterations per repetition, both sides.
+    pub iterations: u64,
+    /// Median of A's repetitions.
+    pub base_median: f64,
+    /// Median of B's.
+    pub current_median: f64,
+    /// The statistics of the pairs.
+    pub judgement: Judgement,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Wall time spent on the pairs, s.
+    pub seconds: f64,
+    /// Involuntary context switches of A's and B's children during their repetitions.
+    pub preempted: (u64, u64),
+    /// Repetitions whose child ended on another CPU than it started on, A and B.
+    pub migrated: (usize, usize),
+    /// Each pair's log ratio (positive: B worse), in time order.
+    pub differences: Vec<f64>,
+    /// Each side's figure per repetition, in time order.
+    pub base_values: Vec<f64>,
+    /// B's.
+    pub current_values: Vec<f64>,
+}
+
+/// The whole comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AbReport {
+    /// A.
+    pub base: SideInfo,
+    /// B.
+    pub current: SideInfo,
+    /// The rule.
+    pub rule: AbRule,
+    /// Every figure.
+    pub figures: Vec<AbFigure>,
+}
+
+impl AbReport {
+    /// Figures per verdict.
+    fn count(&self, v: Verdict) -> usize {
+        self.figures.iter().filter(|f| f.verdict == v).count()
+    }
+}
+
+/// Runs `benchmp ab`; the exit status: 1 when a figure regressed (or a side failed at the
+/// end), 0 otherwise.
+pub fn run(args: &AbArgs) -> Result<i32> {
+    let inputs = [("A", args.base.as_str()), ("B", args.current.as_str())];
+    let mut cmds = Vec::new();
+    for (name, text) in inputs {
+        cmds.push(Prepared::parse(name, text)?);
+    }
+    benchmp::cli::check_outputs(args.json.as_deref(), args.csv.as_deref())?;
+    let seed = args
+        .seed
+        .unwrap_or_else(|| benchmp::sys::clock::now_ns() | 1);
+    let looks = match args.pairs {
+        Some(n) => Looks {
+            first: n,
+            max_pairs: n,
+            alpha: args.alpha,
+        },
+        None => Looks {
+            first: FIRST_LOOK,
+            max_pairs: MAX_PAIRS,
+            alpha: args.alpha,
+        },
+    };
+    let rule = AbRule {
+        min_effect_pct: args.min_effect,
+        alpha: args.alpha,
+        time_s: args.pairs.is_none().then_some(args.time),
+        looks,
+        confidence: looks.confidence(),
+        rep_us: (args.rep_ms * 1000.0).round().max(1.0) as u64,
+        order: args.order,
+        seed,
+    };
+    let guard = benchmp::sys::process::InterruptGuard::install();
+    let mut b_cmd = cmds.pop().expect("two commands");
+    let mut a_cmd = cmds.pop().expect("two commands");
+    let mut a = Worker::spawn(&mut a_cmd, rule.rep_us)?;
+    let mut b = Worker::spawn(&mut b_cmd, rule.rep_us)?;
+    let (tool_a, tool_b) = (a.hello()?, b.hello()?);
+    if tool_a != tool_b {
+        return Err(Usage(format!(
+            "A runs {tool_a} and B runs {tool_b}: ab compares two builds or settings of one tool"
+        ))
+        .into());
+    }
+    let mut rng = XorShift(seed);
+    let mut figures = Vec::new();
+    while let Some((ra, rb)) = next_measurement(&mut a, &mut b)? {
+        figures.push(pair_figure(args, &rule, &mut rng, &mut a, &mut b, ra, rb)?);
+    }
+    let (exit_a, err_a) = a.finish()?;
+    let (exit_b, err_b) = b.finish()?;
+    drop(guard);
+    let report = AbReport {
+        base: SideInfo {
+            command: args.base.clone(),
+            tool: tool_a,
+            exit: exit_a,
+            error: err_a,
+        },
+        current: SideInfo {
+            command: args.current.clone(),
+            tool: tool_b,
+            exit: exit_b,
+            error: err_b,
+        },
+        rule,
+        figures,
+    };
+    write_outputs(&report, args)?;
+    for (name, side) in [("A", &report.base), ("B", &report.current)] {
+        if side.exit != Some(0) {
+            eprintln!(
+                "benchmp: {name} ended with {}: {}",
+                side.exit
+                    .map_or("a signal".to_string(), |c| format!("exit status {c}")),
+                side.error.as_deref().unwrap_or("(no message)")
+            );
+        }
+    }
+    let side_failed = report.base.exit != Some(0) || report.current.exit != Some(0);
+    Ok(if report.count(Verdict::Fail) > 0 || side_failed {
+        EXIT_FAILED
+    } else {
+        EXIT_OK
+    })
+}
+
+/// The next measurement both sides are ready for; `None` when both ended. Refuses two sides
+/// that measure different figures, or on different CPUs.
+fn next_measurement(a: &mut Worker, b: &mut Worker) -> Result<Option<(Ready, Ready)>> {
+    let (ra, rb) = (a.next_ready()?, b.next_ready()?);
+    let (ra, rb) = match (ra, rb) {
+        (None, None) => return Ok(None),
+        (Some(ra), Some(rb)) => (ra, rb),
+        (Some(r), None) | (None, Some(r)) => {
+            let (ended, other) = if a.ended() { (&*a, &*b) } else { (&*b, &*a) };
+            anyhow::bail!(
+                "{} ended while {} went on to measure {}: {}",
+                ended.name,
+                other.name,
+                r.measurement,
+                ended.error_line().unwrap_or_else(|| "(no message)".into())
+            );
+        }
+    };
+    if ra.measurement != rb.measurement || ra.metric.unit() != rb.metric.unit() {
+        return Err(Usage(format!(
+            "A measures '{}' ({}) and B '{}' ({}): ab pairs the same figure of both",
+            ra.measurement,
+            ra.metric.unit(),
+            rb.measurement,
+            rb.metric.unit()
+        ))
+        .into());
+    }
+    if ra.cpus != rb.cpus {
+        return Err(Usage(format!(
+            "{}: A's children run on CPUs {} and B's on {}: pair them on the same CPUs (--cpus)",
+            ra.measurement,
+            cpus_text(&ra.cpus),
+            cpus_text(&rb.cpus)
+        ))
+        .into());
+    }
+    Ok(Some((ra, rb)))
+}
+
+fn cpus_text(cpus: &[Option<usize>]) -> String {
+    cpus.iter()
+        .map(|c| c.map_or("-".to_string(), |c| c.to_string()))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Pairs one measurement until its verdict is decided or the budget is spent.
+fn pair_figure(
+    args: &AbArgs,
+    rule: &AbRule,
+    rng: &mut XorShift,
+    a: &mut Worker,
+    b: &mut Worker,
+    ra: Ready,
+    rb: Ready,
+) -> Result<AbFigure> {
+    let _ = rb;
+    // A sizes the count alone on the CPUs (B waits); both sides then run it.
+    let iterations = a.size()?.into_iter().max().unwrap_or(1).max(1);
+    let step_timeout = STEP_SLACK + Duration::from_micros(rule.rep_us.saturating_mul(100));
+    // One untimed repetition on each side first: caches, TLBs and branch predictors warm.
+    a.step(iterations, step_timeout)?;
+    b.step(iterations, step_timeout)?;
+    let better = ra.metric.better();
+    let budget = Duration::from_secs_f64(args.time);
+    let start = Instant::now();
+    let (mut d, mut va, mut vb) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut pre, mut mig) = ((0u64, 0u64), (0usize, 0usize));
+    let judgement = loop {
+        let a_first = match rule.order {
+            Order::Random => rng.coin(),
+            Order::Abba => d.len() % 2 == 0,
+        };
+        let (sa, sb) = if a_first {
+            let sa = a.step(iterations, step_timeout)?;
+            (sa, b.step(iterations, step_timeout)?)
+        } else {
+            let sb = b.step(iterations, step_timeout)?;
+            (a.step(iterations, step_timeout)?, sb)
+        };
+        let (xa, xb) = (value(&ra.metric, &sa), value(&ra.metric, &sb));
+        pre.0 += sa.iter().map(|s| s.preempted).sum::<u64>();
+        pre.1 += sb.iter().map(|s| s.preempted).sum::<u64>();
+        mig.0 += sa.iter().filter(|s| s.cpus.0 != s.cpus.1).count();
+        mig.1 += sb.iter().filter(|s| s.cpus.0 != s.cpus.1).count();
+        va.push(xa);
+        vb.push(xb);
+        d.push(paired::log_ratio(xa, xb, better));
+        let n = d.len();
+        let spent = args.pairs.is_none() && start.elapsed() >= budget;
+        let last = spent || n >= rule.looks.max_pairs;
+        if last || rule.looks.is_look(n) {
+            let j = paired::judge_pairs(&d, rule.min_effect_pct, rule.confidence);
+            if last || j.decision != Decision::Undecided {
+                break j;
+            }
+        }
+    };
+    a.send(ToWorker::Stop)?;
+    b.send(ToWorker::Stop)?;
+    let verdict = match judgement.decision {
+        Decision::Fail => Verdict::Fail,
+        Decision::Improved => Verdict::Improved,
+        Decision::Pass => Verdict::Pass,
+        Decision::Undecided => Verdict::Noisy,
+    };
+    Ok(AbFigure {
+        measurement: ra.measurement,
+        unit: ra.metric.unit().to_string(),
+        better,
+        cpus: ra.cpus,
+        iterations,
+        base_median: median(&va),
+        current_median: median(&vb),
+        judgement,
+        verdict,
+        seconds: start.elapsed().as_secs_f64(),
+        preempted: pre,
+        migrated: mig,
+        differences: d,
+        base_values: va,
+        current_values: vb,
+    })
+}
+
+/// One side's figure for one step: the children's throughputs added, or their latencies
+/// averaged, as the tool's own system figure is.
+fn value(metric: &Metric, samples: &[StepSample]) -> f64 {
+    let ns = |s: &StepSample| if s.net_ns > 0 { s.net_ns } else { s.elapsed_ns }.max(1) as f64;
+    match metric {
+        Metric::Rate { per_iteration, .. } => samples
+            .iter()
+            .map(|s| per_iteration * s.iterations as f64 * 1e9 / ns(s))
+            .sum(),
+        Metric::Latency { per_iteration, .. } => {
+            let per = |s: &StepSample| ns(s) / (s.iterations as f64 * per_iteration);
+            samples.iter().map(per).sum::<f64>() / samples.len().max(1) as f64
+        }
+    }
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    benchmp::ab::sort(&mut s);
+    benchmp::ab::percentile(&s, 50.0)
+}
+
+/// A measurement a worker is ready to pair.
+#[derive(Debug, Clone)]
+struct Ready {
+    measurement: String,
+    metric: Metric,
+    cpus: Vec<Option<usize>>,
+}
+
+/// A command split into environment, program and arguments, the program found.
+#[derive(Debug)]
+struct Prepared {
+    name: &'static str,
+    text: String,
+    env: Vec<(String, String)>,
+    program: PathBuf,
+    args: Vec<String>,
+}
+
+impl Prepared {
+    /// Splits a command as a shell would and finds its program; bad input is exit 2.
+    fn parse(name: &'static str, text: &str) -> Result<Prepared> {
+        let bad = |why: String| Usage(format!("{name} '{text}': {why}"));
+        let words = shlex::split(text).ok_or_else(|| bad("unbalanced quotes".into()))?;
+        let mut env = Vec::new();
+        let mut rest = words.into_iter().peekable();
+        while let Some(w) = rest.peek() {
+            match w.split_once('=') {
+                Some((k, v))
+                    if !k.is_empty()
+                        && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                        && !k.starts_with(|c: char| c.is_ascii_digit()) =>
+                {
+                    env.push((k.to_string(), v.to_string()));
+                    rest.next();
+                }
+                _ => break,
+            }
+        }
+        let program = rest.next().ok_or_else(|| bad("no program to run".into()))?;
+        let path = if program.contains('/') {
+            let p = PathBuf::from(&program);
+            let meta =
+                std::fs::metadata(&p).map_err(|_| bad(format!("{program}: no such file")))?;
+            use std::os::unix::fs::PermissionsExt;
+            if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
+                return Err(bad(format!("{program}: not an executable file")).into());
+            }
+            p
+        } else {
+            which::which(&program).map_err(|_| bad(format!("{program}: not found on PATH")))?
+        };
+        Ok(Prepared {
+            name,
+            text: text.to_string(),
+            env,
+            program: path,
+            args: rest.collect(),
+        })
+    }
+}
+
+/// One running side.
+#[derive(Debug)]
+struct Worker {
+    name: &'static str,
+    text: String,
+    child: Child,
+    to: File,
+    from: File,
+    buf: Vec<u8>,
+    eof: bool,
+    stderr: PathBuf,
+    exit: Option<std::process::ExitStatus>,
+}
+
+impl Worker {
+    /// Starts a command as a worker in its own process group, its stdout discarded and its
+    /// stderr kept in a file (read for the error line when it fails).
+    fn spawn(p: &mut Prepared, rep_us: u64) -> Result<Worker> {
+        use nix::fcntl::OFlag;
+        let (to_r, to_w) = nix::unistd::pipe2(OFlag::O_CLOEXEC).context("pipe")?;
+        let (from_r, from_w) = nix::unistd::pipe2(OFlag::O_CLOEXEC).context("pipe")?;
+        let stderr =
+            std::env::temp_dir().join(format!("benchmp-ab-{}-{}.err", std::process::id(), p.name));
+        let err_file =
+            File::create(&stderr).with_context(|| format!("cannot create {}", stderr.display()))?;
+        let mut cmd = Command::new(&p.program);
+        cmd.args(&p.args)
+            .envs(p.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .env(worker::FDS_ENV, "3,4")
+            .env(worker::REP_ENV, rep_us.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(err_file);
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        benchmp::sys::process::pass_fds(&mut cmd, to_r.as_raw_fd(), from_w.as_raw_fd());
+        let child = cmd
+            .spawn()
+            .map_err(|e| Usage(format!("{} '{}': cannot start: {e}", p.name, p.text)))?;
+        drop(to_r);
+        drop(from_w);
+        let from = File::from(from_r);
+        set_nonblocking(&from);
+        Ok(Worker {
+            name: p.name,
+            text: p.text.clone(),
+            child,
+            to: File::from(to_w),
+            from,
+            buf: Vec::new(),
+            eof: false,
+            stderr,
+            exit: None,
+        })
+    }
+
+    /// Waits for the tool's hello and returns its name; a command that ends or stays silent
+    /// first is not a socbench tool (or failed on its arguments): exit 2 either way.
+    fn hello(&mut self) -> Result<String> {
+        match self.recv(HELLO_TIMEOUT)? {
+            Some(ToDriver::Hello { tool, .. }) => Ok(tool),
+            Some(other) => anyhow::bail!("{}: sent {other:?} before its hello", self.name),
+            None => {
+                let why = match (self.exit.and_then(|e| e.code()), self.error_line()) {
+                    (Some(2), Some(line)) => line,
+                    (_, Some(line)) => format!(
+                        "it ended ({}) before speaking benchmp's worker protocol: not a socbench tool? ({line})",
+                        self.status_text()
+                    ),
+                    _ => format!(
+                        "it ended ({}) without speaking benchmp's worker protocol: not a socbench tool",
+                        self.status_text()
+                    ),
+                };
+                Err(Usage(format!("{} '{}': {why}", self.name, self.text)).into())
+            }
+        }
+    }
+
+    /// The next measurement it is ready for (repeated hellos of tools that restart their
+    /// session are passed over); `None` when it ended normally.
+    fn next_ready(&mut self) -> Result<Option<Ready>> {
+        loop {
+            match self.recv(READY_TIMEOUT)? {
+                Some(ToDriver::Hello { .. }) => {}
+                Some(ToDriver::Ready {
+                    measurement,
+                    metric,
+                    cpus,
+                }) => {
+                    return Ok(Some(Ready {
+                        measurement,
+                        metric,
+                        cpus,
+                    }));
+                }
+                Some(ToDriver::Sized { .. }) => {
+                    anyhow::bail!("{}: sent a count nobody asked for", self.name)
+                }
+                Some(ToDriver::Refused { message }) => {
+                    return Err(Usage(format!("{}: {message}", self.name)).into());
+                }
+                Some(ToDriver::Rep { .. }) => {
+                    anyhow::bail!("{}: sent a repetition nobody asked for", self.name)
+                }
+                None if self.exit.is_some_and(|e| e.success()) => return Ok(None),
+                None => {
+                    anyhow::bail!(
+                        "{} ({}) failed: {}",
+                        self.name,
+                        self.status_text(),
+                        self.error_line().unwrap_or_else(|| "(no message)".into())
+                    )
+                }
+            }
+        }
+    }
+
+    /// Sizes the side's count to the repetition length (the other side waits meanwhile).
+    fn size(&mut self) -> Result<Vec<u64>> {
+        self.send(ToWorker::Size)?;
+        match self.recv(READY_TIMEOUT)? {
+            Some(ToDriver::Sized { counts }) if !counts.is_empty() => Ok(counts),
+            Some(other) => anyhow::bail!("{}: answered a size request with {other:?}", self.name),
+            None => anyhow::bail!(
+                "{} ({}) failed while sizing its count: {}",
+                self.name,
+                self.status_text(),
+                self.error_line().unwrap_or_else(|| "(no message)".into())
+            ),
+        }
+    }
+
+    /// Runs one repetition in every child of the side.
+    fn step(&mut self, iterations: u64, timeout: Duration) -> Result<Vec<StepSample>> {
+        self.send(ToWorker::Step { iterations })?;
+        match self.recv(timeout)? {
+            Some(ToDriver::Rep { samples }) if !samples.is_empty() => Ok(samples),
+            Some(other) => anyhow::bail!("{}: answered a step with {other:?}", self.name),
+            None => anyhow::bail!(
+                "{} ({}) failed during a repetition: {}",
+                self.name,
+                self.status_text(),
+                self.error_line().unwrap_or_else(|| "(no message)".into())
+            ),
+        }
+    }
+
+    fn send(&mut self, cmd: ToWorker) -> Result<()> {
+        let mut line = serde_json::to_vec(&cmd)?;
+        line.push(b'\n');
+        self.to
+            .write_all(&line)
+            .with_context(|| format!("{}: cannot send it a command (did it end?)", self.name))
+    }
+
+    fn ended(&self) -> bool {
+        self.eof && self.exit.is_some()
+    }
+
+    /// The next message, or `None` once the worker closed its pipe and exited. Interrupts
+    /// and the timeout are errors (the worker is killed with the rest on drop).
+    fn recv(&mut self, timeout: Duration) -> Result<Option<ToDriver>> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(sig) = benchmp::sys::process::interrupted() {
+                return Err(benchmp::Error::Interrupted(sig).into());
+            }
+            if let Some(pos) = self.buf.iter().position(|&c| c == b'\n') {
+                let line: Vec<u8> = self.buf.drain(..=pos).collect();
+                let msg = serde_json::from_slice(&line).with_context(|| {
+                    format!(
+                        "{}: not a worker message: {}",
+                        self.name,
+                        String::from_utf8_lossy(&line).trim()
+                    )
+                })?;
+                return Ok(Some(msg));
+            }
+            if self.eof {
+                self.exit = Some(self.child.wait().context("waitpid")?);
+                return Ok(None);
+            }
+            if Instant::now() >= deadline {
+                anyhow::bail!(
+                    "{} '{}' said nothing for {} s; killed",
+                    self.name,
+                    self.text,
+                    timeout.as_secs()
+                );
+            }
+            self.fill()?;
+        }
+    }
+
+    /// Reads what is there, waiting up to 100 ms for it.
+    fn fill(&mut self) -> Result<()> {
+        use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+        use std::os::fd::AsFd;
+        let mut fds = [PollFd::new(self.from.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, PollTimeout::from(100u16)) {
+            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+            Err(e) => return Err(e).context("poll"),
+        }
+        let mut chunk = [0u8; 65536];
+        loop {
+            match self.from.read(&mut chunk) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(());
+                }
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return Ok(()),
+                Err(e) => return Err(e).context("reading a worker's pipe"),
+            }
+        }
+    }
+
+    /// Closes its command pipe and waits for it to end; its exit status and error line.
+    fn finish(&mut self) -> Result<(Option<i32>, Option<String>)> {
+        while self.recv(READY_TIMEOUT)?.is_some() {}
+        let status = self.exit.expect("recv returned None after waiting");
+        let error = (!status.success()).then(|| self.error_line()).flatten();
+        Ok((status.code(), error))
+    }
+
+    fn status_text(&self) -> String {
+        use std::os::unix::process::ExitStatusExt;
+        match self.exit {
+            Some(e) if e.code().is_some() => format!("exit status {}", e.code().unwrap_or(0)),
+            Some(e) => format!("signal {}", e.signal().unwrap_or(0)),
+            None => "still running".into(),
+        }
+    }
+
+    /// The last non-empty line it wrote on stderr.
+    fn error_line(&self) -> Option<String> {
+        let text = std::fs::read_to_string(&self.stderr).ok()?;
+        text.lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .map(str::to_string)
+    }
+}
+
+impl Drop for Worker {
+    /// A worker still running when the driver gives up is killed with its children (its
+    /// process group: SIGTERM, so it reaps them, then SIGKILL) and reaped.
+    fn drop(&mut self) {
+        if self.exit.is_none() {
+            let pg = nix::unistd::Pid::from_raw(self.child.id() as i32);
+            let _ = nix::sys::signal::killpg(pg, nix::sys::signal::Signal::SIGTERM);
+            let deadline = Instant::now() + Duration::from_secs(5);
+            loop {
+                match self.child.try_wait() {
+                    Ok(Some(_)) | Err(_) => break,
+                    Ok(None) if Instant::now() >= deadline => {
+                        let _ = nix::sys::signal::killpg(pg, nix::sys::signal::Signal::SIGKILL);
+                        let _ = self.child.wait();
+                        break;
+                    }
+                    Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+                }
+            }
+            // Its children die with it (they are tied to its life), but the group may hold
+            // stragglers: make sure.
+            let _ = nix::sys::signal::killpg(pg, nix::sys::signal::Signal::SIGKILL);
+        }
+        let _ = std::fs::remove_file(&self.stderr);
+    }
+}
+
+fn set_nonblocking(f: &File) {
+    use nix::fcntl::{FcntlArg, OFlag, fcntl};
+    if let Ok(flags) = fcntl(f, FcntlArg::F_GETFL) {
+        let _ = fcntl(
+            f,
+            FcntlArg::F_SETFL(OFlag::from_bits_truncate(flags) | OFlag::O_NONBLOCK),
+        );
+    }
+}
+
+/// A small deterministic generator for the order within pairs (xorshift64*).
+#[derive(Debug)]
+struct XorShift(u64);
+
+impl XorShift {
+    fn coin(&mut self) -> bool {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 63) == 1
+    }
+}
+
+/// Writes the table (or JSON/CSV on stdout) and any files asked for.
+fn write_outputs(r: &AbReport, args: &AbArgs) -> Result<()> {
+    let shown = match (args.json.as_deref(), args.csv.as_deref()) {
+        (Some("-"), _) => serde_json::to_string_pretty(r)? + "\n",
+        (_, Some("-")) => csv_text(r)?,
+        _ => render_text(r),
+    };
+    benchmp::cli::write_stdout(&shown)?;
+    if let Some(path) = args.json.as_deref().filter(|p| *p != "-") {
+        benchmp::files::write_file(path, |w| {
+            serde_json::to_writer_pretty(&mut *w, r)?;
+            writeln!(w)
+        })?;
+    }
+    if let Some(path) = args.csv.as_deref().filter(|p| *p != "-") {
+        let text = csv_text(r)?;
+        benchmp::files::write_file(path, |w| w.write_all(text.as_bytes()))?;
+    }
+    Ok(())
+}
+
+/// The table: one row per figure, then the counts.
+pub fn render_text(r: &AbReport) -> String {
+    use std::fmt::Write as _;
+    let mut out = format!(
+        "benchmp ab: A '{}' vs B '{}' (minimum effect {:.1} %, {:.1} % intervals, {} order)\n",
+        r.base.command,
+        r.current.command,
+        r.rule.min_effect_pct,
+        r.rule.confidence * 100.0,
+        match r.rule.order {
+            Order::Random => "random",
+            Order::Abba => "ABBA",
+        }
+    );
+    let w = r
+        .figures
+        .iter()
+        .map(|f| f.measurement.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let _ = writeln!(
+        out,
+        "{:<w$}  {:>12}  {:>12}  {:<14}  {:>6}  {:>6}  {:>7}  {:<18}  verdict",
+        "figure", "A median", "B median", "unit", "pairs", "s", "change", "interval"
+    );
+    for f in &r.figures {
+        let j = &f.judgement;
+        let arrow = match f.better {
+            Better::Higher => "↑",
+            Better::Lower => "↓",
+        };
+        let _ = writeln!(
+            out,
+            "{:<w$}  {:>12.2}  {:>12.2}  {:<14}  {:>6}  {:>6.1}  {:>+6.2}%  {:<18}  {}{}",
+            f.measurement,
+            f.base_median,
+            f.current_median,
+            format!("{} {arrow}", f.unit),
+            j.pairs,
+            f.seconds,
+            j.estimate_pct,
+            format!("[{:+.2}, {:+.2}]%", j.low_pct, j.high_pct),
+            f.verdict.label(),
+            j.why
+                .as_deref()
+                .map_or(String::new(), |w| format!(" ({w})"))
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{} figures: {} PASS, {} FAIL, {} IMPROVED, {} NOISY (change: B against A, positive = B worse)",
+        r.figures.len(),
+        r.count(Verdict::Pass),
+        r.count(Verdict::Fail),
+        r.count(Verdict::Improved),
+        r.count(Verdict::Noisy)
+    );
+    out
+}
+
+/// One CSV row per figure.
+fn csv_text(r: &AbReport) -> Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "figure",
+        "unit",
+        "better",
+        "cpus",
+        "iterations",
+        "base_median",
+        "current_median",
+        "pairs",
+        "seconds",
+        "estimate_pct",
+        "low_pct",
+        "high_pct",
+        "confidence",
+        "wilcoxon_p",
+        "sign_p",
+        "rho",
+        "n_eff",
+        "preempted_base",
+        "preempted_current",
+        "verdict",
+        "why",
+    ])?;
+    for f in &r.figures {
+        let j = &f.judgement;
+        w.write_record([
+            f.measurement.clone(),
+            f.unit.clone(),
+            f.better.word().to_string(),
+            cpus_text(&f.cpus),
+            f.iterations.to_string(),
+            f.base_median.to_string(),
+            f.current_median.to_string(),
+            j.pairs.to_string(),
+            format!("{:.3}", f.seconds),
+            j.estimate_pct.to_string(),
+            j.low_pct.to_string(),
+            j.high_pct.to_string(),
+            j.confidence.to_string(),
+            j.wilcoxon_p.to_string(),
+            j.sign_p.to_string(),
+            j.rho.to_string(),
+            j.n_eff.to_string(),
+            f.preempted.0.to_string(),
+            f.preempted.1.to_string(),
+            f.verdict.label().to_string(),
+            j.why.clone().unwrap_or_default(),
+        ])?;
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_split_into_environment_program_and_arguments() {
+        let p = Prepared::parse("A", "LD_LIBRARY_PATH=/x FOO='a b' sh -c 'echo hi'").unwrap();
+        assert_eq!(
+            p.env,
+            [
+                ("LD_LIBRARY_PATH".to_string(), "/x".to_string()),
+                ("FOO".to_string(), "a b".to_string())
+            ]
+        );
+        assert!(p.program.ends_with("sh"), "{:?}", p.program);
+        assert_eq!(p.args, ["-c", "echo hi"]);
+        for (text, says) in [
+            ("", "no program"),
+            ("X=1", "no program"),
+            ("'unclosed", "unbalanced quotes"),
+            ("/nonexistent/bw_mem 64m rd", "no such file"),
+            ("/etc/passwd", "not an executable file"),
+            ("no-such-program-here", "not found on PATH"),
+        ] {
+            let e = Prepared::parse("B", text).unwrap_err();
+            assert!(e.downcast_ref::<Usage>().is_some(), "{text}: {e}");
+            assert!(e.to_string().contains(says), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_step_becomes_the_tools_system_figure() {
+        let s = |iterations, net_ns| StepSample {
+            iterations,
+            elapsed_ns: net_ns,
+            net_ns,
+            start_ns: 0,
+            cpus: (Some(0), Some(0)),
+            preempted: 0,
+        };
+        let rate = Metric::Rate {
+            per_iteration: 2.0,
+            unit: "MB/s".into(),
+        };
+        // Two children, 10 iterations of 2 MB in 1 ms each: 20 000 MB/s each, added.
+        assert_eq!(
+            value(&rate, &[s(10, 1_000_000), s(10, 1_000_000)]),
+            40_000.0
+        );
+        let lat = Metric::Latency {
+            per_iteration: 100.0,
+            unit: "ns".into(),
+        };
+        // 10 iterations of 100 loads in 5 µs and 7 µs: 5 ns and 7 ns, averaged.
+        assert_eq!(value(&lat, &[s(10, 5_000), s(10, 7_000)]), 6.0);
+    }
+
+    #[test]
+    fn the_order_coin_is_fair_and_reproducible() {
+        let mut r = XorShift(12345);
+        let heads = (0..10_000).filter(|_| r.coin()).count();
+        assert!((4_800..5_200).contains(&heads), "{heads}");
+        let (mut x, mut y) = (XorShift(7), XorShift(7));
+        assert!((0..100).all(|_| x.coin() == y.coin()));
+    }
+}

@@ -1,0 +1,3 @@
+//! The `benchmp` binary's commands that are more than a call into the framework.
+
+pub mod ab;

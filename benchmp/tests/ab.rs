@@ -1,0 +1,244 @@
+//! `benchmp ab` driving two `benchmp probe` workers: the verdicts of a known slowdown and of
+//! the same command twice, the report's structure, the refusals, and that an interrupt
+//! leaves no process behind. The probe's `--work N` makes an iteration N times as long, a
+//! slowdown whose size is known whatever the machine's speed.
+
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use benchmp::testing::{Bad, Tool, check_bad_inputs};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// One test at a time (they count the processes of a tag), this process the reaper of
+/// orphans so a worker left behind would show.
+fn serial() -> MutexGuard<'static, ()> {
+    let g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _ = nix::sys::prctl::set_child_subreaper(true);
+    g
+}
+
+const BIN: &str = env!("CARGO_BIN_EXE_benchmp");
+
+/// A probe command for one side, pinned to CPU 0, with calibration fixed.
+fn probe(extra: &str) -> String {
+    format!(
+        "ENOUGH=2000 TIMING_O=0.02 LOOP_O=0 BENCHMP_CALIBRATION=off {BIN} probe --cpus 0 {extra}"
+    )
+}
+
+fn ab(tag: &str, args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.arg("ab")
+        .args(args)
+        .env("BENCHMP_TEST_TAG", tag)
+        .env_remove("LMBENCH_SCHED")
+        .env_remove("BENCHMP_SYSFS_ROOT")
+        .stdin(Stdio::null());
+    c
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+/// Processes whose environment carries this tag.
+fn leftovers(tag: &str) -> Vec<String> {
+    let needle = format!("BENCHMP_TEST_TAG={tag}");
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.bytes().all(|b| b.is_ascii_digit()) || name == std::process::id().to_string() {
+            continue;
+        }
+        if let Ok(env) = std::fs::read(e.path().join("environ"))
+            && env.split(|&b| b == 0).any(|v| v == needle.as_bytes())
+        {
+            found.push(name);
+        }
+    }
+    found
+}
+
+/// Reaps any exited orphan handed to this process, then checks none of the tag is left.
+fn assert_no_leftovers(tag: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        while let Ok(s) = nix::sys::wait::waitpid(None, Some(nix::sys::wait::WaitPidFlag::WNOHANG))
+        {
+            if s == nix::sys::wait::WaitStatus::StillAlive {
+                break;
+            }
+        }
+        let left = leftovers(tag);
+        if left.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "processes left behind: {left:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_side_twice_as_slow_fails_and_the_same_command_twice_does_not() {
+    let _serial = serial();
+    // B's iterations do twice the work: a +100 % change on every machine.
+    let slow = ab(
+        "ab-slow",
+        &[
+            "--pairs",
+            "12",
+            "--rep-ms",
+            "2",
+            "--seed",
+            "7",
+            "--json",
+            &probe(""),
+            &probe("--work 2"),
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(
+        slow.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&slow.stderr)
+    );
+    let v = json(&slow);
+    let figures = v["figures"].as_array().unwrap();
+    assert_eq!(figures.len(), 1, "{v}");
+    let f = &figures[0];
+    assert_eq!(f["measurement"], "spin");
+    assert_eq!(f["verdict"], "FAIL", "{f}");
+    assert_eq!(f["judgement"]["pairs"], 12);
+    assert_eq!(f["differences"].as_array().unwrap().len(), 12);
+    assert_eq!(f["base_values"].as_array().unwrap().len(), 12);
+    assert_eq!(f["cpus"], serde_json::json!([0]));
+    let est = f["judgement"]["estimate_pct"].as_f64().unwrap();
+    // Twice the work per iteration: about +100 %; a preempted repetition moves a pair, not
+    // the median of twelve.
+    assert!(est > 30.0, "estimate {est} %");
+    assert!(f["base_median"].as_f64().unwrap() > f["current_median"].as_f64().unwrap());
+    assert_eq!(v["base"]["tool"], "benchmp-probe");
+    assert_eq!(v["base"]["exit"], 0);
+    assert_eq!(v["current"]["exit"], 0);
+    assert_eq!(v["rule"]["seed"], 7);
+    // The other way round, an improvement, exit 0.
+    let faster = ab(
+        "ab-slow",
+        &[
+            "--pairs",
+            "12",
+            "--rep-ms",
+            "2",
+            &probe("--work 2"),
+            &probe(""),
+        ],
+    )
+    .output()
+    .unwrap();
+    let text = String::from_utf8_lossy(&faster.stdout);
+    assert_eq!(faster.status.code(), Some(0), "{text}");
+    assert!(text.contains("IMPROVED"), "{text}");
+    assert!(
+        text.contains("1 figures: 0 PASS, 0 FAIL, 1 IMPROVED, 0 NOISY"),
+        "{text}"
+    );
+    // The same command on both sides cannot fail by 50 %, whatever the machine does: the
+    // two halves of every pair are milliseconds apart.
+    let same = ab(
+        "ab-slow",
+        &[
+            "--pairs",
+            "12",
+            "--rep-ms",
+            "2",
+            "--min-effect",
+            "50",
+            "--csv",
+            &probe(""),
+            &probe(""),
+        ],
+    )
+    .output()
+    .unwrap();
+    let csv = String::from_utf8_lossy(&same.stdout);
+    assert_eq!(same.status.code(), Some(0), "{csv}");
+    let mut lines = csv.lines();
+    assert!(
+        lines.next().unwrap().starts_with("figure,unit,better,cpus"),
+        "{csv}"
+    );
+    let row = lines.next().unwrap();
+    assert!(row.starts_with("spin,iterations/s,higher,0,"), "{row}");
+    assert!(!row.contains("FAIL"), "{row}");
+    assert_no_leftovers("ab-slow");
+}
+
+#[test]
+fn what_cannot_be_paired_is_one_line_and_exit_2() {
+    let _serial = serial();
+    let tool = Tool::new("benchmp", BIN);
+    let p = probe("");
+    let table = [
+        Bad::args(&["ab", "/nonexistent/bw_mem 64m rd", &p], "no such file"),
+        Bad::args(&["ab", &p, "no-such-tool-here 64m rd"], "not found on PATH"),
+        Bad::args(&["ab", &p, "'unbalanced"], "unbalanced quotes"),
+        Bad::args(&["ab", "true", &p], "not a socbench tool"),
+        Bad::args(&["ab", &p, "sh -c 'echo hello >&2'"], "not a socbench tool"),
+        Bad::args(&["ab", &p, &probe("--cpus 0,0")], "--cpus"),
+        Bad::args(
+            &["ab", &p, &format!("{BIN} overhead --enough 1000")],
+            "ab compares two builds or settings of one tool",
+        ),
+        Bad::args(&["ab", "--pairs", "1", &p, &p], "pair count"),
+        Bad::args(&["ab", "--min-effect", "0", &p, &p], "percentage"),
+        Bad::args(&["ab", "--json=", &p, &p], "needs a file name"),
+    ];
+    check_bad_inputs(&tool, &table);
+}
+
+#[test]
+fn an_interrupt_kills_and_reaps_both_sides() {
+    let _serial = serial();
+    let tag = "ab-int";
+    // Long enough never to end by itself: 1 s repetitions, a 10-minute budget.
+    let child = ab(
+        tag,
+        &["--rep-ms", "1000", "--time", "600", &probe(""), &probe("")],
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    // Wait until both workers' children exist (each worker forks one measuring child).
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while leftovers(tag).len() < 5 {
+        assert!(
+            Instant::now() < deadline,
+            "the workers never started: {:?}",
+            leftovers(tag)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("interrupted by SIGINT"), "{err}");
+    assert_no_leftovers(tag);
+}

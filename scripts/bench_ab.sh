@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# Power of `benchmp ab` on this machine: each session is one whole `benchmp ab` of one figure,
+# and the script counts its verdicts over four figures (bw_mem rd and lat_mem_rd -t at a DRAM
+# size, dhry, coremark), every side pinned to one CPU.
+#
+#   A/A    AB_SESSIONS sessions per figure with the same source on both sides: every other
+#          one the same binary, the rest against a second build of the same source from a
+#          copy of the tree at another path (a layout the code-placement flag may not fully
+#          pin). A FAIL is a false alarm. Goal: at most 1 in all A/A sessions.
+#   slow5  AB_SESSIONS sessions per figure with B's worker in a cgroup v1 CPU quota of 95 %
+#          of one CPU in 10 ms periods (a 5 % slowdown). Goal: FAIL in at least 95 %.
+#   slow10 the same at 90 % (a 10 % slowdown). Goal: FAIL in all.
+#   slow2  AB_SLOW2 sessions per figure at 98 % (2 %): the detection rate, no goal.
+# Each line gives the session's verdict, estimate, interval, pairs and seconds; the summary
+# gives the counts per figure and kind and the median session time. Every session holds the
+# machine-wide CPU lock (scripts/lib/bench.sh).
+#
+# Usage: scripts/bench_ab.sh [FIGURE...]     FIGURE: bw_mem lat_mem_rd dhry coremark (default all)
+#
+# Environment:
+#   AB_SESSIONS   sessions per figure and kind (default 10)
+#   AB_SLOW2      sessions per figure at 2 % (default 5; 0 skips)
+#   AB_TIME       benchmp ab's --time per session, s (default 20)
+#   AB_SECOND     the second build's release folder (default: built from a copy of the tree
+#                 in $TMPDIR/socbench-ab-copy, which takes a few minutes once)
+#   AB_KEEP       keep every session's JSON in this folder (default: a temporary folder)
+#   AB_CPU        the CPU both sides run on (default: the last one)
+#
+# Exit status: 0 every goal met, 1 a goal missed or a session failed, 2 bad settings,
+# 3 missing tools or no cgroup v1 CPU controller.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/lib/bench.sh
+. "$here/lib/bench.sh"
+top=$(cd "$here/.." && pwd)
+cd "$top"
+
+die() { echo "bench_ab: $1" >&2; exit "${2:-1}"; }
+for tool in cargo python3 flock; do
+  command -v "$tool" >/dev/null || die "$tool is required" 3
+done
+sessions=${AB_SESSIONS:-10}
+slow2=${AB_SLOW2:-5}
+budget=${AB_TIME:-20}
+cpu=${AB_CPU:-$(( $(nproc) - 1 ))}
+for v in "$sessions" "$slow2" "$cpu"; do
+  [[ $v =~ ^[0-9]+$ ]] || die "AB_SESSIONS, AB_SLOW2 and AB_CPU take whole numbers" 2
+done
+[[ $budget =~ ^[0-9]+([.][0-9]+)?$ ]] || die "AB_TIME takes seconds" 2
+figures=("$@")
+[ ${#figures[@]} -gt 0 ] || figures=(bw_mem lat_mem_rd dhry coremark)
+for f in "${figures[@]}"; do
+  case $f in bw_mem|lat_mem_rd|dhry|coremark) ;; *) die "unknown figure '$f' (bw_mem lat_mem_rd dhry coremark)" 2 ;; esac
+done
+cg=/sys/fs/cgroup/cpu
+[ -w "$cg/cgroup.procs" ] || die "no writable cgroup v1 CPU controller at $cg (root needed)" 3
+
+for p in bw_mem lat_mem_rd dhry coremark benchmp; do
+  build_release "$p" >/dev/null || die "cannot build $p"
+done
+bin="$top/${CARGO_TARGET_DIR:-target}/release"
+second=${AB_SECOND:-}
+if [ -z "$second" ]; then
+  copy="${TMPDIR:-/tmp}/socbench-ab-copy"
+  echo "== a second build of the same source, from a copy of the tree in $copy" >&2
+  mkdir -p "$copy"
+  git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$copy"
+  (cd "$copy" && locked cargo build --quiet --release \
+     -p bw_mem -p lat_mem_rd -p dhry -p coremark) || die "the second build failed"
+  second="$copy/target/release"
+fi
+keep=${AB_KEEP:-}
+if [ -z "$keep" ]; then
+  keep=$(mktemp -d "${TMPDIR:-/tmp}/socbench-ab.XXXXXX")
+  trap 'rm -rf "$keep"' EXIT
+fi
+mkdir -p "$keep"
+
+# The cgroups of the slowed sides: quota of 10 ms periods.
+slowed() {
+  local name="$cg/socbench-ab-$1"
+  mkdir -p "$name"
+  echo 10000 > "$name/cpu.cfs_period_us"
+  echo "$2" > "$name/cpu.cfs_quota_us"
+  printf '%s\n' "$name"
+}
+cg2=$(slowed 2 9800)
+cg5=$(slowed 5 9500)
+cg10=$(slowed 10 9000)
+
+# A DRAM size: four times the last-level cache, at least 64 MiB.
+llc=0
+for f in /sys/devices/system/cpu/cpu0/cache/index*/size; do
+  [ -r "$f" ] || continue
+  v=$(cat "$f"); case "$v" in *K) v=$(( ${v%K} * 1024 )) ;; *M) v=$(( ${v%M} * 1048576 )) ;; esac
+  [ "$v" -gt "$llc" ] && llc=$v
+done
+dram=$(( (llc * 4 + 1048575) / 1048576 )); [ "$dram" -lt 64 ] && dram=64
+
+# The command of one figure with binary folder $2.
+command_of() {
+  case $1 in
+    bw_mem) echo "$2/bw_mem --cpus $cpu ${dram}m rd" ;;
+    lat_mem_rd) echo "$2/lat_mem_rd --cpus $cpu --seed 1 -t --min ${dram}m ${dram}m 64" ;;
+    dhry) echo "$2/dhry --cpus $cpu" ;;
+    coremark) echo "$2/coremark --cpus $cpu" ;;
+  esac
+}
+
+# session FIGURE KIND N: one benchmp ab, its JSON kept; prints the line of it.
+session() {
+  local fig=$1 kind=$2 n=$3 a b out rc=0
+  a=$(command_of "$fig" "$bin")
+  case $kind in
+    aa) if [ $((n % 2)) -eq 0 ]; then b=$(command_of "$fig" "$bin"); else b=$(command_of "$fig" "$second"); fi ;;
+    slow2) b="sh -c 'echo \$\$ > $cg2/cgroup.procs && exec $(command_of "$fig" "$bin")'" ;;
+    slow5) b="sh -c 'echo \$\$ > $cg5/cgroup.procs && exec $(command_of "$fig" "$bin")'" ;;
+    slow10) b="sh -c 'echo \$\$ > $cg10/cgroup.procs && exec $(command_of "$fig" "$bin")'" ;;
+  esac
+  out="$keep/$fig-$kind-$n.json"
+  locked "$bin/benchmp" ab --time "$budget" --json="$out" "$a" "$b" > /dev/null 2> "$keep/$fig-$kind-$n.err" || rc=$?
+  if [ "$rc" -gt 1 ] || [ ! -s "$out" ]; then
+    echo "$fig $kind $n: benchmp ab failed (exit $rc): $(tail -n 1 "$keep/$fig-$kind-$n.err")"
+    return 1
+  fi
+  python3 - "$out" "$fig" "$kind" "$n" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+f = r["figures"][0]
+j = f["judgement"]
+side = "A/A'" if sys.argv[3] == "aa" and int(sys.argv[4]) % 2 else ""
+print(f"{sys.argv[2]:<10} {sys.argv[3]:<6} {sys.argv[4]:>2} {f['verdict']:<8} {j['estimate_pct']:+6.2f} % "
+      f"[{j['low_pct']:+6.2f}, {j['high_pct']:+6.2f}] {j['pairs']:>5} pairs {f['seconds']:6.1f} s {side}")
+PY
+}
+
+echo "== benchmp ab power: ${figures[*]}; $sessions sessions per kind, $slow2 at 2 %, --time $budget, CPU $cpu, DRAM size ${dram} MiB"
+failed=0
+for fig in "${figures[@]}"; do
+  for kind in aa slow10 slow5 slow2; do
+    count=$sessions
+    [ "$kind" = slow2 ] && count=$slow2
+    for n in $(seq 1 "$count"); do
+      session "$fig" "$kind" "$n" || failed=1
+    done
+  done
+done
+
+rc=0
+python3 - "$keep" "$sessions" "${figures[@]}" <<'PY' || rc=$?
+import json, statistics, sys
+from pathlib import Path
+keep, sessions, figures = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+goal = True
+print("\n== summary (FAIL count of sessions; median seconds per session)")
+print(f"{'figure':<10} {'A/A FAIL':>9} {'10% FAIL':>9} {'5% FAIL':>9} {'2% FAIL':>9} {'median s':>9}")
+totals = {"aa": [0, 0], "slow10": [0, 0], "slow5": [0, 0], "slow2": [0, 0]}
+for fig in figures:
+    cells, secs = [], []
+    for kind in ["aa", "slow10", "slow5", "slow2"]:
+        runs = [json.load(open(p)) for p in sorted(keep.glob(f"{fig}-{kind}-*.json"))]
+        fails = sum(r["figures"][0]["verdict"] == "FAIL" for r in runs)
+        totals[kind][0] += fails
+        totals[kind][1] += len(runs)
+        secs += [r["figures"][0]["seconds"] for r in runs]
+        cells.append(f"{fails}/{len(runs)}")
+    med = statistics.median(secs) if secs else float("nan")
+    print(f"{fig:<10} {cells[0]:>9} {cells[1]:>9} {cells[2]:>9} {cells[3]:>9} {med:>9.1f}")
+    if fig != "coremark" and med > 30:
+        goal = False
+aa, s10, s5 = totals["aa"], totals["slow10"], totals["slow5"]
+print(f"all        {aa[0]}/{aa[1]:<7} {s10[0]}/{s10[1]:<7} {s5[0]}/{s5[1]:<7} {totals['slow2'][0]}/{totals['slow2'][1]}")
+goal = goal and aa[0] <= max(1, aa[1] // 40) and s10[0] == s10[1] and s5[0] >= 0.95 * s5[1]
+print("goal met" if goal else "goal missed")
+sys.exit(0 if goal else 1)
+PY
+for c in "$cg2" "$cg5" "$cg10"; do rmdir "$c" 2>/dev/null || true; done
+[ "$failed" = 0 ] && exit "$rc"
+exit 1
