@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use benchmp::cli::{OutputArgs, PlacementArgs};
+use benchmp::cli::{OutputArgs, PlacementArgs, write_stdout};
 use clap::{Args, Parser, Subcommand};
 
 use dto::bench::{Config, PageKind};
@@ -311,13 +311,6 @@ fn noise_notes(reasons: &[String]) -> String {
         ));
     }
     out
-}
-
-fn write_stdout(text: &str) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .context("writing to stdout")
 }
 
 fn list(json: bool) -> Result<i32> {
