@@ -21,6 +21,8 @@
 #   AB_SESSIONS   sessions per figure and kind (default 10)
 #   AB_SLOW2      sessions per figure at 2 % (default 5; 0 skips)
 #   AB_TIME       benchmp ab's --time per session, s (default 20)
+#   AB_REP_MS     benchmp ab's --rep-ms (default 50: a CPU quota slows a process only once it
+#                 runs past its 9.x ms of a 10 ms period, so repetitions must span periods)
 #   AB_SECOND     the second build's release folder (default: built from a copy of the tree
 #                 in $TMPDIR/socbench-ab-copy, which takes a few minutes once)
 #   AB_KEEP       keep every session's JSON in this folder (default: a temporary folder)
@@ -42,11 +44,13 @@ done
 sessions=${AB_SESSIONS:-10}
 slow2=${AB_SLOW2:-5}
 budget=${AB_TIME:-20}
+rep=${AB_REP_MS:-50}
 cpu=${AB_CPU:-$(( $(nproc) - 1 ))}
 for v in "$sessions" "$slow2" "$cpu"; do
   [[ $v =~ ^[0-9]+$ ]] || die "AB_SESSIONS, AB_SLOW2 and AB_CPU take whole numbers" 2
 done
 [[ $budget =~ ^[0-9]+([.][0-9]+)?$ ]] || die "AB_TIME takes seconds" 2
+[[ $rep =~ ^[0-9]+([.][0-9]+)?$ ]] || die "AB_REP_MS takes milliseconds" 2
 figures=("$@")
 [ ${#figures[@]} -gt 0 ] || figures=(bw_mem lat_mem_rd dhry coremark)
 for f in "${figures[@]}"; do
@@ -118,7 +122,7 @@ session() {
     slow10) b="sh -c 'echo \$\$ > $cg10/cgroup.procs && exec $(command_of "$fig" "$bin")'" ;;
   esac
   out="$keep/$fig-$kind-$n.json"
-  locked "$bin/benchmp" ab --time "$budget" --json="$out" "$a" "$b" > /dev/null 2> "$keep/$fig-$kind-$n.err" || rc=$?
+  locked "$bin/benchmp" ab --time "$budget" --rep-ms "$rep" --json="$out" "$a" "$b" > /dev/null 2> "$keep/$fig-$kind-$n.err" || rc=$?
   if [ "$rc" -gt 1 ] || [ ! -s "$out" ]; then
     echo "$fig $kind $n: benchmp ab failed (exit $rc): $(tail -n 1 "$keep/$fig-$kind-$n.err")"
     return 1

@@ -301,7 +301,8 @@ impl<T: ToolData> Session<T> {
             paced: None,
         };
         if crate::run::worker::active() {
-            pace(&mut cfg, &spec.metric)?;
+            let params = serde_json::to_value(&spec.params).unwrap_or_default();
+            pace(&mut cfg, &spec.metric, params)?;
         }
         let ran = run_loaded(&cfg, make, make_load)?;
         if let Some(l) = ran.loads.iter().find(|l| loads.required && !l.ran_through) {
@@ -461,7 +462,7 @@ impl<T: ToolData> Session<T> {
 /// Makes a measurement a `benchmp ab` worker's: every child sizes its count to the driver's
 /// repetition length (fixed counts too: the driver shares one count between both builds) and
 /// times one repetition per step. Load children cannot be paired yet: refused in one line.
-fn pace(cfg: &mut RunConfig, metric: &Metric) -> Result<(), Error> {
+fn pace(cfg: &mut RunConfig, metric: &Metric, params: serde_json::Value) -> Result<(), Error> {
     use crate::run::worker::{self, ToDriver};
     if !cfg.loads.is_empty() {
         let message = format!(
@@ -477,7 +478,10 @@ fn pace(cfg: &mut RunConfig, metric: &Metric) -> Result<(), Error> {
     cfg.enough_ns = worker::rep_ns();
     cfg.warmup_us = 0;
     cfg.sequential = false;
-    cfg.paced = Some(metric.clone());
+    cfg.paced = Some(crate::run::Paced {
+        metric: metric.clone(),
+        params,
+    });
     Ok(())
 }
 

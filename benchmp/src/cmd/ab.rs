@@ -325,12 +325,18 @@ fn next_measurement(a: &mut Worker, b: &mut Worker) -> Result<Option<(Ready, Rea
             );
         }
     };
-    if ra.measurement != rb.measurement || ra.metric.unit() != rb.metric.unit() {
+    same_figure(&ra, &rb)?;
+    Ok(Some((ra, rb)))
+}
+
+/// Refuses two measurements that are not the same figure, or not on the same CPUs.
+fn same_figure(ra: &Ready, rb: &Ready) -> Result<()> {
+    if ra.figure() != rb.figure() || ra.metric.unit() != rb.metric.unit() {
         return Err(Usage(format!(
             "A measures '{}' ({}) and B '{}' ({}): ab pairs the same figure of both",
-            ra.measurement,
+            ra.figure(),
             ra.metric.unit(),
-            rb.measurement,
+            rb.figure(),
             rb.metric.unit()
         ))
         .into());
@@ -338,13 +344,13 @@ fn next_measurement(a: &mut Worker, b: &mut Worker) -> Result<Option<(Ready, Rea
     if ra.cpus != rb.cpus {
         return Err(Usage(format!(
             "{}: A's children run on CPUs {} and B's on {}: pair them on the same CPUs (--cpus)",
-            ra.measurement,
+            ra.figure(),
             cpus_text(&ra.cpus),
             cpus_text(&rb.cpus)
         ))
         .into());
     }
-    Ok(Some((ra, rb)))
+    Ok(())
 }
 
 fn cpus_text(cpus: &[Option<usize>]) -> String {
@@ -415,7 +421,7 @@ fn pair_figure(
         Decision::Undecided => Verdict::Noisy,
     };
     Ok(AbFigure {
-        measurement: ra.measurement,
+        measurement: ra.figure(),
         unit: ra.metric.unit().to_string(),
         better,
         cpus: ra.cpus,
@@ -460,7 +466,32 @@ fn median(v: &[f64]) -> f64 {
 struct Ready {
     measurement: String,
     metric: Metric,
+    params: serde_json::Value,
     cpus: Vec<Option<usize>>,
+}
+
+impl Ready {
+    /// What makes two measurements the same figure: the name and the parameters that size
+    /// it (array size, stride, access order). Other parameters (page size, implementation,
+    /// variant) are settings two commands may differ in.
+    fn figure(&self) -> String {
+        let p = &self.params;
+        let mut label = self.measurement.clone();
+        let size = p.get("size_bytes").and_then(serde_json::Value::as_u64);
+        if let Some(b) = size {
+            let shown = benchmp::size::HumanSize(b).to_string();
+            if !label.contains(&shown) {
+                label = format!("{label} {shown}");
+            }
+        }
+        if let Some(s) = p.get("stride_bytes").and_then(serde_json::Value::as_u64) {
+            label = format!("{label} stride {s}");
+        }
+        if let Some(l) = p.get("layout").and_then(serde_json::Value::as_str) {
+            label = format!("{label} {l}");
+        }
+        label
+    }
 }
 
 /// A command split into environment, program and arguments, the program found.
@@ -603,11 +634,13 @@ impl Worker {
                 Some(ToDriver::Ready {
                     measurement,
                     metric,
+                    params,
                     cpus,
                 }) => {
                     return Ok(Some(Ready {
                         measurement,
                         metric,
+                        params,
                         cpus,
                     }));
                 }
@@ -1005,6 +1038,32 @@ mod tests {
         };
         // 10 iterations of 100 loads in 5 µs and 7 µs: 5 ns and 7 ns, averaged.
         assert_eq!(value(&lat, &[s(10, 5_000), s(10, 7_000)]), 6.0);
+    }
+
+    #[test]
+    fn a_figure_is_its_name_size_stride_and_layout_not_its_settings() {
+        let ready = |name: &str, params: serde_json::Value, cpu| Ready {
+            measurement: name.into(),
+            metric: Metric::Latency {
+                per_iteration: 1.0,
+                unit: "ns".into(),
+            },
+            params,
+            cpus: vec![Some(cpu)],
+        };
+        let p = |size: u64, pages: &str| serde_json::json!({"size_bytes": size, "stride_bytes": 64, "layout": "random", "pages": pages});
+        let a = ready("loads", p(256 << 20, "thp"), 1);
+        assert_eq!(a.figure(), "loads 256M stride 64 random");
+        // Another page size is a setting: the same figure.
+        assert!(same_figure(&a, &ready("loads", p(256 << 20, "small"), 1)).is_ok());
+        let e = same_figure(&a, &ready("loads", p(64 << 20, "thp"), 1)).unwrap_err();
+        assert!(e.downcast_ref::<Usage>().is_some(), "{e}");
+        assert!(e.to_string().contains("the same figure"), "{e}");
+        let e = same_figure(&a, &ready("loads", p(256 << 20, "thp"), 0)).unwrap_err();
+        assert!(e.to_string().contains("on the same CPUs"), "{e}");
+        // A name that already shows its size is not given it twice.
+        let rd = ready("rd 64M", serde_json::json!({"size_bytes": 64u64 << 20}), 0);
+        assert_eq!(rd.figure(), "rd 64M");
     }
 
     #[test]

@@ -144,7 +144,16 @@ pub struct RunConfig {
     pub loads: Vec<Option<usize>>,
     /// Worker mode ([`worker`]): the children time one repetition per step of the driver,
     /// each accepted, with the count the step names; `None` for an ordinary run.
-    pub paced: Option<crate::aggregate::Metric>,
+    pub paced: Option<Paced>,
+}
+
+/// What a worker tells the driver about a measurement besides its name.
+#[derive(Debug, Clone)]
+pub struct Paced {
+    /// How a sample becomes the figure.
+    pub metric: crate::aggregate::Metric,
+    /// The tool's parameters of the measurement, as in its report.
+    pub params: serde_json::Value,
 }
 
 /// What one load child achieved over the measuring children's window.

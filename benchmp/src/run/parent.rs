@@ -265,8 +265,8 @@ fn drive<S: Data, C: Data>(cfg: &RunConfig, kids: &mut [Kid<S, C>]) -> Result<()
         for k in kids.iter_mut().filter(|k| !load(k)) {
             send_byte(k, GO)?;
         }
-        if let Some(metric) = &cfg.paced {
-            steps(cfg, metric, kids)?;
+        if let Some(paced) = &cfg.paced {
+            steps(cfg, paced, kids)?;
         }
         pump(cfg, kids, |k| load(k) || k.state >= State::Done, None)?;
     }
@@ -308,13 +308,14 @@ fn drive<S: Data, C: Data>(cfg: &RunConfig, kids: &mut [Kid<S, C>]) -> Result<()
 /// child per STEP it sends, answering with their samples, until STOP.
 fn steps<S: Data, C: Data>(
     cfg: &RunConfig,
-    metric: &crate::aggregate::Metric,
+    paced: &super::Paced,
     kids: &mut [Kid<S, C>],
 ) -> Result<(), Error> {
     let link = |e: worker::LinkError| Error::Driver(e.to_string());
     worker::send(&ToDriver::Ready {
         measurement: cfg.label.clone(),
-        metric: metric.clone(),
+        metric: paced.metric.clone(),
+        params: paced.params.clone(),
         cpus: kids.iter().map(|k| k.who.cpu).collect(),
     })
     .map_err(link)?;

@@ -44,6 +44,9 @@ pub enum ToDriver {
         measurement: String,
         /// How a sample becomes the figure.
         metric: Metric,
+        /// The tool's parameters of the measurement (sizes, strides, settings).
+        #[serde(default)]
+        params: serde_json::Value,
         /// CPU of each measuring child.
         cpus: Vec<Option<usize>>,
     },
@@ -216,6 +219,7 @@ mod tests {
                 per_iteration: 1.0,
                 unit: "MB/s".into(),
             },
+            params: serde_json::json!({"size_bytes": 1}),
             cpus: vec![Some(1)],
         };
         let text = serde_json::to_string(&m).unwrap();
