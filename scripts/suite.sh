@@ -191,7 +191,7 @@ run_entry() {
   printf '%-22s %s %s\n' "$label$side" "$tool" "${argv[*]}"
   start=$(date +%s.%N)
   # In a process group of its own: a signal to the suite stops the tool and its children.
-  child_run env "${envv[@]}" "$bin/$tool" "${argv[@]}" > "$dest/$label.txt" 2> "$dest/$label.err"
+  child_run --out "$dest/$label.txt" --err "$dest/$label.err" env "${envv[@]}" "$bin/$tool" "${argv[@]}"
   rc=$?
   secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
   printf '%s\t%s\t%s\t%s\n' "$label" "$tool" "$rc" "$secs" >> "$dest/status.tsv"
@@ -222,7 +222,7 @@ done
 regressed=0
 if [ -n "$baseline" ]; then
   echo "== comparing with $baseline"
-  child_run "$bin_dir/benchmp" compare "$baseline" "$out" --json="$out/compare.json" --csv="$out/compare.csv" > "$out/compare.txt"
+  child_run --out "$out/compare.txt" "$bin_dir/benchmp" compare "$baseline" "$out" --json="$out/compare.json" --csv="$out/compare.csv"
   case $? in
     0) ;;
     1) regressed=1 ;;

@@ -13,15 +13,24 @@ child_pid="" child_name=""
 # child stops children of its own (socbench.sh running suite.sh) gives it longer than theirs.
 child_grace=5
 
-# child_run CMD...: runs CMD (a program or a function's caller's command) in a new process
-# group, standard input from /dev/null, and waits for it; returns its status. Redirections
-# given to child_run apply to CMD.
+# child_run [--out FILE [--err FILE]] CMD...: runs CMD in a new process group, standard input
+# from /dev/null (its output into FILE with --out, its errors with --err), and waits for it;
+# returns its status. Give the files here, never as redirections of child_run itself: those
+# would hold during a trap too, and the trap's own line would end up in them.
 child_run() {
-  local rc
+  local rc out="" err=""
+  [ "${1:-}" = --out ] && { out=$2; shift 2; }
+  [ "${1:-}" = --err ] && { err=$2; shift 2; }
   # Job control for this one start: the job gets a process group of its own, and SIGINT is
   # not ignored in it as it is in a plain background job.
   set -m
-  "$@" < /dev/null &
+  if [ -n "$err" ]; then
+    "$@" < /dev/null > "$out" 2> "$err" &
+  elif [ -n "$out" ]; then
+    "$@" < /dev/null > "$out" &
+  else
+    "$@" < /dev/null &
+  fi
   child_pid=$!
   set +m
   wait "$child_pid"

@@ -105,6 +105,7 @@ stopped() {
   [ "$rc" -eq "$3" ] || fail "SIG$1: the suite exited $rc, not $3: $(tail -n 3 "$4.log")"
   left=$(pgrep -af "^$r/bin/" || true)
   [ -z "$left" ] || fail "SIG$1: processes of the suite are left: $left"
+  grep -qx "suite.sh: interrupted by SIG$1" "$4.log" || fail "SIG$1: no line says so: $(tail -n 3 "$4.log")"
 }
 start_suite "$r/sig" -m
 rc=0; err=$("$top/scripts/suite.sh" "${nb[@]}" --only dhry --out "$r/sig" --force 2>&1 >/dev/null) || rc=$?
