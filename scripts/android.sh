@@ -31,14 +31,23 @@ Options:
                      default target/aarch64-unknown-linux-musl/release)
   -h, --help         this text
 
-Needs adb on PATH (or ADB), and cargo and rustup unless --no-build or --bin-dir: a missing
-one stops the script before anything is built or pushed.
+Needs adb and timeout (coreutils) on PATH (adb: or ADB), and cargo and rustup unless
+--no-build or --bin-dir: a missing one stops the script before anything is built or pushed.
 
-Environment: ADB (adb program, default adb), CARGO_TARGET_DIR.
+Every adb call has a time limit, and one that runs out is one line naming the call: a device
+that does not answer is skipped (exit 1), an 'adb devices' that does not answer is no device
+found (exit 2). A device that does not answer the first probe leaves no results folder.
+
+Environment: ADB (adb program, default adb); ADB_TIMEOUT (seconds for each adb call but the
+runs of the tools: the probes, pushes, pulls and trace control; default 60); ADB_RUN_TIMEOUT
+(seconds for each tool run, a suite entry or the one TOOL; default 0, no limit);
+CARGO_TARGET_DIR.
 
 Exit status: 0 every run succeeded on every device; 1 a run failed, or a device could not be
 reached, pushed to or pulled from; 2 nothing could start: bad arguments, a missing tool (adb,
-cargo, rustup) or binary, a failed cross-build, or no device found.
+timeout, cargo, rustup) or binary, a results folder that cannot be written, a failed
+cross-build, or no device found; 128+n interrupted by signal n (the running adb call is
+stopped first).
 USAGE
 }
 
@@ -48,8 +57,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 # shellcheck source=scripts/lib/plan.sh
 . "$here/lib/plan.sh"
+# shellcheck source=scripts/lib/cpus.sh
+. "$here/lib/cpus.sh"
+# shellcheck source=scripts/lib/outdir.sh
+. "$here/lib/outdir.sh"
+# shellcheck source=scripts/lib/child.sh
+. "$here/lib/child.sh"
+child_default_int "$0" "$@"
 
-ADB=${ADB:-adb}
+ADB=${ADB:-adb} adb_timeout=${ADB_TIMEOUT:-60} run_timeout=${ADB_RUN_TIMEOUT:-0}
 TARGET=aarch64-unknown-linux-musl
 serials=() device_dir=/data/local/tmp/socbench cpus="" sched="" trace=0 entry_env=()
 results_root=results tools="bw_mem,lat_mem_rd,dhry,coremark,dto,ftrace,benchmp" build=1 bin_dir=""
@@ -75,34 +91,37 @@ done
 [ $# -ge 1 ] || { usage >&2; exit 2; }
 tool=$1; shift
 case "$device_dir" in /*) ;; *) die "--device-dir must be an absolute path" ;; esac
-if [ -n "$cpus" ] && ! [[ "$cpus" =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]]; then
+if [ -n "$cpus" ] && ! cpus_valid "$cpus"; then
   die "--cpus '$cpus' is not a CPU list like 0-3,7"
 fi
+if ! [[ $adb_timeout =~ ^[0-9]+$ ]] || [ "$adb_timeout" -eq 0 ]; then
+  die "ADB_TIMEOUT '$adb_timeout' is not a number of seconds above 0"
+fi
+[[ $run_timeout =~ ^[0-9]+$ ]] || die "ADB_RUN_TIMEOUT '$run_timeout' is not a number of seconds (0: no limit)"
+mode=default
+if [ "$tool" = suite ]; then
+  case "$*" in --quick) mode=quick ;; --full) mode=full ;; "") ;; *) die "suite takes --quick or --full" ;; esac
+fi
+outdir_creatable "$results_root" || die "--results $results_root $outdir_why"
 
 # Quotes one word for the device's POSIX shell: 'it'\''s' style.
 q() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
 # Quotes every argument and joins them with spaces.
 qall() { local a out=""; for a in "$@"; do out+="$(q "$a") "; done; printf '%s' "${out% }"; }
 
-# Expands a CPU list (0-3,7) into one number per line.
-expand_cpus() {
-  local part lo hi
-  IFS=',' read -r -a parts <<< "$1"
-  for part in "${parts[@]}"; do
-    lo=${part%-*}; hi=${part#*-}
-    seq "$lo" "$hi"
-  done
-}
-
 # The host tools, before anything is built or pushed.
 need() { command -v "$1" >/dev/null 2>&1 || die "$1 not found on PATH ($2)"; }
 need "$ADB" "install Android's platform-tools, or set ADB to the adb program"
+need timeout "coreutils: every adb call has a time limit"
 if [ "$build" = 1 ]; then
   need cargo "install a Rust toolchain, or push binaries already built with --no-build or --bin-dir"
   need rustup "needed to add the Rust target $TARGET; or push binaries already built with --no-build or --bin-dir"
 fi
 
 IFS=',' read -r -a tool_list <<< "$tools"
+for t in "${tool_list[@]}"; do
+  case " $SUITE_TOOLS ftrace benchmp " in *" $t "*) ;; *) die "--tools: unknown tool '$t' (tools: $SUITE_TOOLS ftrace benchmp)" ;; esac
+done
 if [ "$tool" != suite ]; then
   case ",$tools," in *",$tool,"*) ;; *) die "unknown tool '$tool' (tools: $tools, or suite)" ;; esac
 fi
@@ -116,18 +135,47 @@ if [ "$build" = 1 ]; then
   pkgs=()
   for t in "${tool_list[@]}"; do pkgs+=(-p "$t"); done
   echo "== building ${tool_list[*]} for $TARGET"
-  (cd "$top" && CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=rust-lld \
-    cargo build --release --target "$TARGET" "${pkgs[@]}") || die "cross-build failed"
+  child_traps android.sh
+  here_was=$PWD
+  cd "$top" || exit 1
+  child_run env CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=rust-lld \
+    cargo build --release --target "$TARGET" "${pkgs[@]}" || die "cross-build failed"
+  cd "$here_was" || exit 1
 fi
 for t in "${tool_list[@]}"; do
   [ -x "$bin_dir/$t" ] || die "$bin_dir/$t is missing (build it, or drop it from --tools)"
 done
 
+# Scratch files for what adb prints, and the traps that stop a running adb call.
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/socbench-android.XXXXXX") || die "cannot make a scratch folder"
+trap 'rm -rf "$scratch"' EXIT
+child_traps android.sh
+
+# adb_do LIMIT ARGS...: $ADB ARGS with a time limit of LIMIT seconds (0: none), in a process
+# group of its own so that a signal stops it at once; its output in $scratch/out, its errors
+# in $scratch/err. Returns adb's status; when the limit ran out sets adb_why to say so (else
+# to adb's last error line).
+adb_do() {
+  local limit=$1 rc
+  shift
+  child_run --out "$scratch/out" --err "$scratch/err" timeout -k 5 "$limit" "$ADB" "$@"
+  rc=$?
+  case "$rc" in
+    0) adb_why="" ;;
+    124|137) adb_why="did not answer within $limit s ($( [ "$limit" = "$adb_timeout" ] && echo ADB_TIMEOUT || echo ADB_RUN_TIMEOUT))" ;;
+    *) adb_why="failed (exit $rc$(tail -n 1 "$scratch/err" | tr -d '\r' | sed 's/^/: /'))" ;;
+  esac
+  return "$rc"
+}
+# The call as a person would type it, for messages (a long shell command cut short).
+adb_words() { local w="adb $*"; [ ${#w} -le 100 ] || w="${w:0:97}..."; printf '%s' "$w"; }
+
 if [ ${#serials[@]} -eq 0 ]; then
+  adb_do "$adb_timeout" devices || die "'$(adb_words devices)' $adb_why"
   # `adb devices` separates serial and state with a tab; serials may hold spaces.
   while IFS=$'\t' read -r s state; do
     [ "$state" = device ] && serials+=("$s")
-  done < <("$ADB" devices 2>/dev/null | tail -n +2)
+  done < <(tail -n +2 "$scratch/out")
   [ ${#serials[@]} -gt 0 ] || die "no device found ('$ADB devices' lists none in the 'device' state)"
 fi
 
@@ -143,8 +191,21 @@ cpu_args() {
   fi
 }
 
-# Runs a command string in the device shell.
-dsh() { "$ADB" -s "$serial" shell "$1"; }
+# dsh CMD: runs a command string in the device shell (time limit ADB_TIMEOUT); its output,
+# carriage returns dropped, in dsh_out. A call that does not answer in time is one line; the
+# device is then skipped (dsh_lost).
+dsh() {
+  local rc=0
+  adb_do "$adb_timeout" -s "$serial" shell "$1" || rc=$?
+  dsh_out=$(tr -d '\r' < "$scratch/out")
+  case "$rc" in 124|137) dsh_lost "$(adb_words -s "$serial" shell "$1")" ;; esac
+  return "$rc"
+}
+# dsh_lost CALL: the line for a device that stopped answering.
+dsh_lost() {
+  echo "android.sh: device $serial: '$1' $adb_why; skipped" >&2
+  lost=1
+}
 
 # Builds the device command for one tool run: cd, environment, binary, quoted arguments,
 # output redirected into the run folder.
@@ -161,12 +222,14 @@ device_cmd() {
   printf '%s' "$cmd"
 }
 
-# Starts a trace capture on the device for one run; prints what stop_trace needs.
+# start_trace LABEL: starts a trace capture on the device for one run; sets how to what
+# stop_trace needs. Returns 1 when there is no way to trace here (or the device was lost).
 start_trace() {
   local label=$1
+  how=""
   if [ "$root" = 1 ]; then
-    echo "ftrace"
-  elif dsh 'command -v perfetto >/dev/null 2>&1' ; then
+    how=ftrace
+  elif dsh 'command -v perfetto >/dev/null 2>&1'; then
     local cfg="$device_dir/trace.cfg"
     dsh "cat > $(q "$cfg") <<'CFG'
 buffers { size_kb: 65536 fill_policy: RING_BUFFER }
@@ -178,13 +241,13 @@ data_sources { config { name: \"linux.ftrace\" ftrace_config {
 duration_ms: 3600000
 CFG" || return 1
     local out="/data/misc/perfetto-traces/socbench-$label.pftrace"
-    local pid
-    pid=$(dsh "perfetto --background --txt -c $(q "$cfg") -o $(q "$out")" | tr -dc '0-9')
+    dsh "perfetto --background --txt -c $(q "$cfg") -o $(q "$out")" || return 1
+    local pid=${dsh_out//[!0-9]/}
     [ -n "$pid" ] || return 1
-    echo "perfetto $pid $out"
-  elif dsh 'command -v atrace >/dev/null 2>&1'; then
+    how="perfetto $pid $out"
+  elif [ "$lost" = 0 ] && dsh 'command -v atrace >/dev/null 2>&1'; then
     dsh 'atrace --async_start -b 16384 sched freq >/dev/null' || return 1
-    echo "atrace"
+    how=atrace
   else
     return 1
   fi
@@ -194,20 +257,24 @@ stop_trace() {
   local label=$1 how=$2 pid=${3:-} file=${4:-}
   case "$how" in
     perfetto)
-      dsh "kill -TERM $(q "$pid"); while kill -0 $(q "$pid") 2>/dev/null; do sleep 0.2; done"
-      "$ADB" -s "$serial" pull "$file" "$local_dir/$label.pftrace" >/dev/null ;;
+      dsh "kill -TERM $(q "$pid"); while kill -0 $(q "$pid") 2>/dev/null; do sleep 0.2; done" || return 0
+      adb_do "$adb_timeout" -s "$serial" pull "$file" "$local_dir/$label.pftrace" \
+        || echo "android.sh: device $serial: '$(adb_words -s "$serial" pull "$file")' $adb_why" >&2 ;;
     atrace)
       dsh "atrace --async_stop > $(q "$run_dir/$label.atrace.txt")" ;;
   esac
 }
 
-# Runs one tool on the device (with its trace when asked) and records its exit status.
+# Runs one tool on the device (with its trace when asked) and records its exit status (124
+# when ADB_RUN_TIMEOUT ran out: the device's remaining runs are then skipped). Returns 1 when
+# the device was lost.
 run_one() {
   local label=$1 t=$2; shift 2
-  local args=("$@") cmd rc how=""
+  local args=("$@") cmd rc="" arc=0 how=""
   if [ "$trace" = 1 ]; then
     args+=(--trace)
-    if ! how=$(start_trace "$label"); then
+    if ! start_trace "$label"; then
+      [ "$lost" = 0 ] || return 1
       echo "   warning: no way to trace on this device (not root, no perfetto or atrace)" >&2
       how=""
     fi
@@ -219,63 +286,84 @@ run_one() {
     cmd=$(device_cmd "$label" "$t" "${args[@]}")
   fi
   echo "   $label: ./$t ${args[*]}"
-  dsh "$cmd; echo \"rc=\$?\"" | tr -d '\r' > "$local_dir/.rc"
-  rc=$(sed -n 's/^rc=//p' "$local_dir/.rc" | tail -n 1)
-  rm -f "$local_dir/.rc"
+  adb_do "$run_timeout" -s "$serial" shell "$cmd; echo \"rc=\$?\"" || arc=$?
+  case "$arc" in
+    124|137) rc=124; dsh_lost "$(adb_words -s "$serial" shell "./$t" "${args[@]}")" ;;
+    *) rc=$(tr -d '\r' < "$scratch/out" | sed -n 's/^rc=//p' | tail -n 1) ;;
+  esac
   # shellcheck disable=SC2086  # how holds up to three words by design
-  [ -n "$how" ] && [ "${how%% *}" != ftrace ] && stop_trace "$label" $how
+  [ "$lost" = 0 ] && [ -n "$how" ] && [ "${how%% *}" != ftrace ] && stop_trace "$label" $how
   printf '%s\t%s\t%s\t-\n' "$label" "$t" "${rc:-255}" >> "$local_dir/status.tsv"
   [ "${rc:-255}" = 0 ] || echo "   FAILED (exit ${rc:-?}); see $label.err"
+  [ "$lost" = 0 ]
 }
 
-overall=0
-stamp=$(date +%Y%m%d-%H%M%S)
-for serial in "${serials[@]}"; do
+# probe VAR CMD: VAR gets what CMD prints in the device shell (empty when it fails); returns 1
+# only when the device stopped answering.
+probe() {
+  dsh "$2"
+  printf -v "$1" '%s' "$dsh_out"
+  [ "$lost" = 0 ]
+}
+
+# run_device: everything on one device ($serial). Returns 1 when something failed; a device
+# that does not answer the first probe leaves no results folder.
+run_device() {
+  local safe model allowed freqs id c t label envs args dir
+  lost=0
   safe=$(printf '%s' "$serial" | tr -c 'A-Za-z0-9._-' '_')
   local_dir="$results_root/android-$safe-$stamp"
   run_dir="$device_dir/results/$stamp"
-  mkdir -p "$local_dir" || die "cannot create $local_dir"
-  printf 'label\ttool\texit\tseconds\n' > "$local_dir/status.tsv"
   echo "== device $serial"
-  if ! dsh 'true' >/dev/null 2>&1; then
-    echo "   cannot reach the device; skipped" >&2
-    overall=1; continue
+  if ! dsh 'true'; then
+    [ "$lost" = 1 ] || echo "android.sh: device $serial: '$(adb_words -s "$serial" shell true)' $adb_why; skipped" >&2
+    return 1
   fi
-  model=$(dsh 'getprop ro.product.model' | tr -d '\r')
-  allowed=$(dsh 'sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status' | tr -d '\r')
+  probe model 'getprop ro.product.model' || return 1
+  probe allowed 'sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status' || return 1
   # shellcheck disable=SC2016  # expanded by the device shell
-  freqs=$(dsh 'for c in /sys/devices/system/cpu/cpu[0-9]*; do printf "%s:%s " "${c##*/cpu}" "$(cat "$c/cpufreq/cpuinfo_max_freq" 2>/dev/null || echo -)"; done' | tr -d '\r')
-  root=0; [ "$(dsh 'id -u' | tr -d '\r')" = 0 ] && root=1
+  probe freqs 'for c in /sys/devices/system/cpu/cpu[0-9]*; do printf "%s:%s " "${c##*/cpu}" "$(cat "$c/cpufreq/cpuinfo_max_freq" 2>/dev/null || echo -)"; done' || return 1
+  probe id 'id -u' || return 1
+  root=0; [ "$id" = 0 ] && root=1
+  # A folder of this run's own: never one an earlier (or a simultaneous) run wrote.
+  if ! mkdir -p -- "$results_root" || ! mkdir -- "$local_dir"; then
+    echo "android.sh: device $serial: cannot create $local_dir (or it exists already); skipped" >&2
+    return 1
+  fi
+  printf 'label\ttool\texit\tseconds\n' > "$local_dir/status.tsv"
   echo "   model: ${model:-unknown}; allowed CPUs: ${allowed:-unknown}; max kHz by CPU: $freqs; root: $root"
   {
     echo "serial: $serial"; echo "model: $model"; echo "allowed_cpus: $allowed"
     echo "max_freq_khz: $freqs"; echo "root: $root"
   } > "$local_dir/device.txt"
-  if [ -n "$cpus" ] && [ -n "$allowed" ]; then
-    mapfile -t want < <(expand_cpus "$cpus")
-    mapfile -t have < <(expand_cpus "$allowed")
-    for c in "${want[@]}"; do
-      case " ${have[*]} " in *" $c "*) ;; *) echo "   warning: CPU $c is not in the shell's allowed CPUs ($allowed); the tool will refuse it" >&2 ;; esac
+  if [ -n "$cpus" ] && cpus_valid "$allowed"; then
+    for c in $(cpus_expand "$cpus"); do
+      cpus_missing "$c" "$allowed" >/dev/null && echo "   warning: CPU $c is not in the shell's allowed CPUs ($allowed); the tool will refuse it" >&2
     done
   fi
-  dsh "mkdir -p $(q "$run_dir")" || { echo "   cannot create $run_dir" >&2; overall=1; continue; }
+  if ! dsh "mkdir -p $(q "$run_dir")"; then
+    [ "$lost" = 1 ] || echo "android.sh: device $serial: cannot create $run_dir ($adb_why)" >&2
+    return 1
+  fi
   for t in "${tool_list[@]}"; do
-    "$ADB" -s "$serial" push "$bin_dir/$t" "$device_dir/$t" >/dev/null || { echo "   push of $t failed" >&2; overall=1; continue 2; }
+    if ! adb_do "$adb_timeout" -s "$serial" push "$bin_dir/$t" "$device_dir/$t"; then
+      echo "android.sh: device $serial: '$(adb_words -s "$serial" push "$bin_dir/$t" "$device_dir/$t")' $adb_why" >&2
+      return 1
+    fi
   done
   dsh "chmod 755 $(qall "${tool_list[@]/#/$device_dir/}")"
+  [ "$lost" = 0 ] || return 1
 
   if [ "$tool" = suite ]; then
-    mode=default
-    case "${1:-}" in --quick) mode=quick ;; --full) mode=full ;; "") ;; *) die "suite takes --quick or --full" ;; esac
-    ncpus=$(dsh 'nproc 2>/dev/null || getconf _NPROCESSORS_ONLN' | tr -d '\r')
+    probe ncpus 'nproc 2>/dev/null || getconf _NPROCESSORS_ONLN' || return 1
     # With --cpus, the all-CPU entries run one child on each CPU of the list.
-    [ -n "$cpus" ] && ncpus=$(expand_cpus "$cpus" | sort -un | wc -l)
+    [ -n "$cpus" ] && ncpus=$(cpus_expand "$cpus" | sort -un | wc -l)
     # shellcheck disable=SC2016  # expanded by the device shell
-    llc=$(dsh 'm=0; for f in /sys/devices/system/cpu/cpu0/cache/index*/size; do v=$(cat "$f"); case "$v" in *K) v=$((${v%K}*1024));; *M) v=$((${v%M}*1048576));; esac; [ "$v" -gt "$m" ] && m=$v; done; echo $m' | tr -d '\r')
+    probe llc 'm=0; for f in /sys/devices/system/cpu/cpu0/cache/index*/size; do v=$(cat "$f"); case "$v" in *K) v=$((${v%K}*1024));; *M) v=$((${v%M}*1048576));; esac; [ "$v" -gt "$m" ] && m=$v; done; echo $m' || return 1
     while IFS='|' read -r label envs t args; do
       case ",$tools," in *",$t,"*) ;; *) continue ;; esac
       dir="$run_dir/$label"
-      case "$args $envs" in *"{dir}"*) dsh "mkdir -p $(q "$dir")" ;; esac
+      case "$args $envs" in *"{dir}"*) dsh "mkdir -p $(q "$dir")"; [ "$lost" = 0 ] || break ;; esac
       # Split first, then fill in the placeholders word by word: a device folder with spaces
       # stays one argument.
       read -r -a argv <<< "$args"
@@ -285,16 +373,28 @@ for serial in "${serials[@]}"; do
       argv=("${argv[@]//\{dir\}/$dir}")
       entry_env=("${entry_env[@]//\{dir\}/$dir}")
       cpu_args "$t"
-      run_one "$label" "$t" "${argv[@]}" "${extra[@]}" || overall=1
+      run_one "$label" "$t" "${argv[@]}" "${extra[@]}" || break
     done < <(suite_plan "$mode" "${ncpus:-1}" "${llc:-0}")
     entry_env=()
   else
     entry_env=()
     cpu_args "$tool"
-    run_one "$tool" "$tool" "$@" "${extra[@]}" --json="$run_dir/$tool.json" --csv="$run_dir/$tool.csv" || overall=1
+    run_one "$tool" "$tool" "$@" "${extra[@]}" --json="$run_dir/$tool.json" --csv="$run_dir/$tool.csv"
   fi
-  "$ADB" -s "$serial" pull "$run_dir/." "$local_dir/" >/dev/null || { echo "   pull failed" >&2; overall=1; }
-  awk -F'\t' 'NR > 1 && $3 != 0 { bad = 1 } END { exit !bad }' "$local_dir/status.tsv" && overall=1
+  local ok=0
+  if ! adb_do "$adb_timeout" -s "$serial" pull "$run_dir/." "$local_dir/"; then
+    echo "android.sh: device $serial: '$(adb_words -s "$serial" pull "$run_dir/." "$local_dir/")' $adb_why" >&2
+    ok=1
+  fi
+  awk -F'\t' 'NR > 1 && $3 != 0 { bad = 1 } END { exit !bad }' "$local_dir/status.tsv" && ok=1
+  [ "$lost" = 0 ] || ok=1
   echo "   results: $local_dir"
+  return "$ok"
+}
+
+overall=0 lost=0 root=0
+stamp=$(date +%Y%m%d-%H%M%S)
+for serial in "${serials[@]}"; do
+  run_device "$@" || overall=1
 done
 exit "$overall"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Shared by suite.sh and android.sh: a results folder is checked before any time is spent
+# Shared by suite.sh, android.sh and lava/socbench.sh: a results folder is checked before any time is spent
 # (created, written to for real, since root passes every permission check, and locked against
 # a second run writing into it at the same time), and a refusal leaves nothing behind.
 
@@ -32,6 +32,25 @@ outdir_made=() outdir_why=""
   if ! { : > "$probe"; } 2>/dev/null; then
     outdir_why="cannot be written"
     outdir_undo
+    return 1
+  fi
+  rm -f -- "$probe"
+}
+
+# outdir_creatable DIR: true when DIR could be made and written to, checked without making it:
+# the nearest folder that exists (DIR itself or a parent) is a folder a file can be made in.
+# On failure sets outdir_why as outdir_create does.
+outdir_creatable() {
+  local p=$1 probe
+  outdir_why=""
+  while [ ! -e "$p" ] && [ "$p" != / ] && [ "$p" != . ]; do p=$(dirname -- "$p"); done
+  if [ ! -d "$p" ]; then
+    if [ "$p" = "$1" ]; then outdir_why="is not a folder"; else outdir_why="cannot be created ($p is not a folder)"; fi
+    return 1
+  fi
+  probe="$p/.socbench-write-test.$$"
+  if ! { : > "$probe"; } 2>/dev/null; then
+    outdir_why="cannot be written ($p)"
     return 1
   fi
   rm -f -- "$probe"

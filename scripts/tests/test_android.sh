@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
-# Tests scripts/android.sh end to end with a stand-in adb (scripts/tests/fake-adb): cross-build,
-# push, run under qemu-aarch64-static, pull, valid JSON back; and that serials and arguments
-# with spaces, quotes and ';' pass through intact and run nothing else.
+# Tests scripts/android.sh with a stand-in adb (scripts/tests/fake-adb): an adb that does not
+# answer (one line naming the call, no results folder), a signal during a run (the adb call is
+# stopped), bad input refused before adb is called; then end to end: cross-build, push, run
+# under qemu-aarch64-static, pull, valid JSON back, and serials and arguments with spaces,
+# quotes and ';' passing through intact and running nothing else. SOCBENCH_DEVICE_BIN names a
+# folder of binaries the stand-in device can run (this machine's, or aarch64 ones) to use
+# instead of the cross-build; without it and without qemu-aarch64-static the end-to-end part
+# is skipped.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 
-if ! command -v qemu-aarch64-static >/dev/null; then
-  echo "SKIPPED test_android.sh: qemu-aarch64-static is not installed (apt-get install qemu-user-static)"
-  exit 0
-fi
-
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/socbench android.XXXXXX")  # a space in every path
-trap 'rm -rf "$tmp"' EXIT
+cleanup() {
+  # A stand-in adb call a failed check left hanging (only the one this test started).
+  [ ! -s "$tmp/hang.pid" ] || kill -KILL "$(cat "$tmp/hang.pid")" 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 mkdir -p "$tmp/bin" "$tmp/dev ice"
@@ -26,9 +31,77 @@ export ADB="$here/fake-adb" FAKE_ADB_LOG="$tmp/adb.log" FAKE_ADB_DEVICES="$tmp/d
   FAKE_ADB_ARGV_LOG="$tmp/argv.log" FAKE_ADB_BIN="$tmp/bin"
 : > "$tmp/adb.log"; : > "$tmp/argv.log"
 
+echo "== an adb that does not answer, or a device it does not know: one line, no results folder"
+# Stand-in binaries: these checks stop before anything runs on the device.
+mkdir -p "$tmp/stub"
+printf '#!/bin/sh\nexit 0\n' > "$tmp/stub/benchmp"
+chmod +x "$tmp/stub/benchmp"
+# adb_fails WHAT HANG STATUS LINE ARGS...: android.sh with a 1 s ADB_TIMEOUT, the stand-in adb
+# hanging at the calls HANG matches, exits STATUS with the one line LINE and no results folder.
+adb_fails() {
+  local what=$1 hang=$2 status=$3 line=$4 rc=0 err
+  shift 4
+  # The outer limit only keeps a hanging android.sh from hanging the test.
+  err=$(ADB_TIMEOUT=1 FAKE_ADB_HANG=$hang timeout -k 5 120 "$top/scripts/android.sh" --no-build \
+    --bin-dir "$tmp/stub" --tools benchmp --results "$tmp/r-hang" "$@" benchmp probe 2>&1 >/dev/null) || rc=$?
+  [ "$rc" -eq "$status" ] || fail "$what: expected exit status $status, got $rc: $err"
+  [ "$err" = "$line" ] || fail "$what: expected the one line '$line', got: $err"
+  [ ! -e "$tmp/r-hang" ] || fail "$what: a results folder was left: $(ls -A "$tmp/r-hang")"
+}
+adb_fails "'adb devices' hangs" devices 2 "android.sh: 'adb devices' did not answer within 1 s (ADB_TIMEOUT)"
+adb_fails "'adb shell true' hangs" "shell true" 1 \
+  "android.sh: device $good: 'adb -s $good shell true' did not answer within 1 s (ADB_TIMEOUT); skipped" -s "$good"
+adb_fails "an unknown serial" "" 1 \
+  "android.sh: device nosuch: 'adb -s nosuch shell true' failed (exit 1: error: device 'nosuch' not found); skipped" -s nosuch
+
+echo "== a signal during a run stops its adb call, then exit 128+n"
+ADB_TIMEOUT=30 FAKE_ADB_HANG='shell *rc=*' FAKE_ADB_HANG_PID="$tmp/hang.pid" "$top/scripts/android.sh" --no-build \
+  --bin-dir "$tmp/stub" --tools benchmp --results "$tmp/r-sig" --device-dir "$tmp/dev ice/sig" -s "$good" \
+  benchmp probe > "$tmp/sig.log" 2>&1 &
+pid=$!
+for _ in $(seq 600); do [ -s "$tmp/hang.pid" ] && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+[ -s "$tmp/hang.pid" ] || fail "the run never reached the stand-in device: $(cat "$tmp/sig.log")"
+kill -TERM "$pid"
+for _ in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+rc=0; wait "$pid" || rc=$?
+[ "$rc" -eq 143 ] || fail "SIGTERM: expected exit status 143, got $rc: $(cat "$tmp/sig.log")"
+if kill -0 "$(cat "$tmp/hang.pid")" 2>/dev/null; then fail "SIGTERM: the adb call of the run still runs"; fi
+grep -qx 'android.sh: interrupted by SIGTERM' "$tmp/sig.log" || fail "SIGTERM: no line says so: $(cat "$tmp/sig.log")"
+
+echo "== bad input is refused before adb is called"
+: > "$tmp/adb.log"
+# refused WHAT LINE ARGS...: android.sh ARGS exits 2 with the one line LINE, calling no adb.
+refused() {
+  local what=$1 line=$2 rc=0 err
+  shift 2
+  err=$("$top/scripts/android.sh" --no-build --bin-dir "$tmp/stub" --tools benchmp -s "$good" "$@" 2>&1 >/dev/null) || rc=$?
+  [ "$rc" -eq 2 ] || fail "$what: expected exit status 2, got $rc: $err"
+  [ "$err" = "$line" ] || fail "$what: expected the one line '$line', got: $err"
+  [ ! -s "$tmp/adb.log" ] || fail "$what: adb was called: $(tr '\0' ' ' < "$tmp/adb.log")"
+}
+refused "a results folder under a file" "android.sh: --results $tmp/stub/benchmp/r cannot be created ($tmp/stub/benchmp is not a folder)" \
+  --results "$tmp/stub/benchmp/r" benchmp probe
+refused "a results folder where nothing can be written" "android.sh: --results /proc/socbench-$$ cannot be written (/proc)" \
+  --results "/proc/socbench-$$" benchmp probe
+refused "a suite option that is not --quick or --full" "android.sh: suite takes --quick or --full" suite --fast
+refused "an unknown tool in --tools" "android.sh: --tools: unknown tool 'nosuch' (tools: $(. "$top/scripts/lib/plan.sh"; echo "$SUITE_TOOLS") ftrace benchmp)" \
+  --tools benchmp,nosuch benchmp probe
+[ ! -e "$tmp/results" ] || fail "a refused run made a results folder"
+
+if [ -n "${SOCBENCH_DEVICE_BIN:-}" ]; then
+  device_bin=(--no-build --bin-dir "$(cd "$SOCBENCH_DEVICE_BIN" && pwd)")
+  device_bin2=("${device_bin[@]}")
+elif command -v qemu-aarch64-static >/dev/null; then
+  device_bin=() device_bin2=(--no-build)
+else
+  echo "SKIPPED the end-to-end part of test_android.sh: qemu-aarch64-static is not installed (apt-get install qemu-user-static)"
+  echo "PASS test_android.sh"
+  exit 0
+fi
+
 echo "== cross-build and run on one device (serial with spaces, quotes and ;)"
 cal="$tmp/cal it's;touch $tmp/INJ2.json"
-"$top/scripts/android.sh" --tools benchmp --device-dir "$tmp/dev ice/socbench" \
+"$top/scripts/android.sh" "${device_bin[@]}" --tools benchmp --device-dir "$tmp/dev ice/socbench" \
   --results "$tmp/results" --sched "CUSTOM 0" -s "$evil" \
   benchmp probe -N 2 --enough 2000 --calibration "$cal"
 
@@ -61,7 +134,7 @@ grep -q '^allowed_cpus: ' "$dir/device.txt" || fail "allowed CPUs not reported"
 
 echo "== every connected device in turn, no rebuild; a CPU outside the allowed set warns"
 : > "$tmp/argv.log"
-out=$("$top/scripts/android.sh" --no-build --tools benchmp --device-dir "$tmp/dev ice/socbench" \
+out=$("$top/scripts/android.sh" "${device_bin2[@]}" --tools benchmp --device-dir "$tmp/dev ice/socbench" \
   --results "$tmp/results2" --cpus 0,4095 benchmp probe -N 1 --enough 2000 --calibration off 2>&1) && \
   fail "a CPU outside the device's set must make the run fail"
 grep -q 'CPU 4095 is not in the shell' <<< "$out" || fail "no warning about CPU 4095: $out"
@@ -77,7 +150,7 @@ echo "== a missing adb, cargo or rustup stops the script before anything is buil
 # A PATH with the commands the script itself uses, stand-ins for cargo and rustup that record
 # being called, and no adb.
 mkdir -p "$tmp/path"
-for c in bash env dirname cat sed awk tr seq date mkdir grep head tail rm id od; do
+for c in bash env dirname cat sed awk tr seq date mkdir grep head tail rm id od timeout mktemp sleep; do
   ln -s "$(command -v "$c")" "$tmp/path/$c"
 done
 for c in cargo rustup; do
