@@ -61,21 +61,46 @@ enum Cmd {
     /// Run a trivial workload through the framework (spin or nothing), optionally making one
     /// child fail, to check placement, sample counts and failure handling.
     Probe(ProbeArgs),
-    /// Compare two runs: two report files (any tool's --json) or two result folders of
-    /// scripts/suite.sh. Every figure both have gets a verdict: PASS, FAIL (a regression),
-    /// IMPROVED, NOISY (a shift the KS test cannot tell from the spread) or MISSING. Exit
-    /// status 1 when any figure regressed, 0 otherwise, 2 for bad input (an output file that
-    /// is an input, by inode, included: inputs are never written).
+    /// Compare separate runs: report files (any tool's --json) or result folders of
+    /// scripts/suite.sh, one run per side (BASE CUR) or several (BASE... -- CUR...). Every
+    /// figure both sides have gets a verdict: PASS, FAIL (a regression), IMPROVED, NOISY (a
+    /// change that cannot be told from the drift between runs; the reason is shown) or
+    /// MISSING. Exit status 1 when any figure regressed, 0 otherwise, 2 for bad input (an
+    /// output file that is an input, by inode, included: inputs are never written).
+    ///
+    /// Two runs of one build on a shared host differ by 5-30 %, and every sample of a run
+    /// shares that run's state, so the run, not the sample, is the unit. With one run per side
+    /// the change of the samples' trimmed means is PASS within ±--min-effect, FAIL or IMPROVED
+    /// only beyond both --min-effect and --run-spread, and NOISY otherwise (always beyond
+    /// --min-effect when --run-spread is not given); the KS p of the samples is shown as a
+    /// diagnostic only. With several runs on a side each run gives one value per figure (its
+    /// trimmed mean) and the change is between the sides' medians: PASS within ±--min-effect,
+    /// FAIL or IMPROVED beyond it when the Mann-Whitney U test of the runs gives p < --alpha,
+    /// NOISY otherwise (4 runs a side at least can reach p < 0.05). A side's runs are matched
+    /// by entry name; a run without an entry gives it no value. Two builds that can run side by
+    /// side are better compared with benchmp ab, which pairs their repetitions so that drift
+    /// cancels.
+    #[command(
+        override_usage = "benchmp compare [OPTIONS] BASE CUR\n       benchmp compare [OPTIONS] BASE... -- CUR..."
+    )]
     Compare {
-        /// The baseline run (a report file or a result folder).
-        base: std::path::PathBuf,
-        /// The run judged against it.
-        current: std::path::PathBuf,
-        /// Smallest change that counts, percent of the baseline's trimmed mean.
+        /// BASE then CUR, one run each (a report file or a result folder); with `--`, every
+        /// run of BASE.
+        #[arg(value_name = "BASE", required = true, num_args = 1..)]
+        runs: Vec<std::path::PathBuf>,
+        /// After `--`: every run of CUR, the side judged against BASE (options go before `--`).
+        #[arg(value_name = "CUR", last = true)]
+        current_runs: Vec<std::path::PathBuf>,
+        /// Smallest change that counts, percent of the baseline's figure.
         #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = min_effect)]
         min_effect: f64,
-        /// KS p-value at or above which a change is indistinguishable from the spread (when
-        /// the samples are numerous enough for the test to tell).
+        /// With one run per side: how far two runs of one build drift apart on this machine,
+        /// percent (the largest change between two baseline runs). A change within it is
+        /// NOISY; without it (the default) every change beyond --min-effect is.
+        #[arg(long, value_name = "PCT", value_parser = min_effect)]
+        run_spread: Option<f64>,
+        /// With several runs on a side: the Mann-Whitney p-value below which a change beyond
+        /// --min-effect is a FAIL or IMPROVED rather than NOISY.
         #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = probability)]
         alpha: f64,
         /// Write the comparison as JSON: to stdout instead of the table (--json), or to a file
@@ -204,20 +229,27 @@ fn probability(s: &str) -> Result<f64, String> {
     }
 }
 
-/// `benchmp compare`: loads both runs, judges every shared figure, writes what was asked.
+/// `benchmp compare`: splits the paths into two sides, loads every run, judges every shared
+/// figure, writes what was asked.
 fn compare(
-    base: &std::path::Path,
-    current: &std::path::Path,
-    rule: benchmp::ab::Rule,
+    runs: Vec<std::path::PathBuf>,
+    current_runs: Vec<std::path::PathBuf>,
+    how: benchmp::compare::Judging,
     json: Option<&str>,
     csv: Option<&str>,
 ) -> Result<i32> {
-    use benchmp::compare;
-    compare::refuse_overwrite(&[base, current], &[("--json", json), ("--csv", csv)])?;
+    use benchmp::compare::{self, Run};
+    let (base, current) = compare::sides(runs, current_runs)?;
+    let inputs: Vec<&std::path::Path> = base.iter().chain(&current).map(|p| p.as_path()).collect();
+    compare::refuse_overwrite(&inputs, &[("--json", json), ("--csv", csv)])?;
     benchmp::cli::check_outputs(json, csv)?;
-    let b = compare::load(base)?;
-    let c = compare::load(current)?;
-    let cmp = compare::compare(base, &b, current, &c, rule)?;
+    let load = |side: &[std::path::PathBuf]| {
+        side.iter()
+            .map(|p| Run::load(p))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let (b, c) = (load(&base)?, load(&current)?);
+    let cmp = compare::compare(&b, &c, how)?;
     let shown = match (json, csv) {
         (Some("-"), _) => serde_json::to_string_pretty(&cmp)? + "\n",
         (_, Some("-")) => {
@@ -247,18 +279,22 @@ fn compare(
 fn run(cli: Cli) -> Result<i32> {
     match cli.cmd {
         Cmd::Compare {
-            base,
-            current,
+            runs,
+            current_runs,
             min_effect,
+            run_spread,
             alpha,
             json,
             csv,
         } => compare(
-            &base,
-            &current,
-            benchmp::ab::Rule {
-                min_effect_pct: min_effect,
-                alpha,
+            runs,
+            current_runs,
+            benchmp::compare::Judging {
+                rule: benchmp::ab::Rule {
+                    min_effect_pct: min_effect,
+                    alpha,
+                },
+                run_spread_pct: run_spread,
             },
             json.as_deref(),
             csv.as_deref(),

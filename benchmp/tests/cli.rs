@@ -527,8 +527,10 @@ fn compare_judges_every_shared_figure() {
     let rows = v["rows"].as_array().unwrap();
     assert!(!rows.is_empty());
     assert!(rows.iter().all(|r| r["verdict"] == "PASS"), "{rows:?}");
-    // The same samples 30 % slower (a throughput): a regression on every figure, exit 1,
-    // shown with the slower run's own noise verdict.
+    // The same samples 30 % slower (a throughput), one run per side: without the spread
+    // between runs on this machine the change cannot be told from drift, so every figure is
+    // NOISY with its reason (exit 0); with --run-spread 10 it is a regression (exit 1). Both
+    // are shown with the slower run's own noise verdict.
     let mut slow = base.clone();
     slow["quality"]["verdict"] =
         serde_json::json!({"noisy": true, "reasons": ["child 0 (CPU 0): lost 9 %"]});
@@ -541,20 +543,64 @@ fn compare_judges_every_shared_figure() {
     std::fs::write(b.join("spin.json"), serde_json::to_vec(&slow).unwrap()).unwrap();
     let o = compare(&a, &b, &[]);
     let text = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    let why = "one run per side: a change of -30.0 % cannot be told from the drift between runs; \
+               give --run-spread PCT, several runs per side, or pair the builds with benchmp ab";
     assert!(
-        text.contains("-30.0%") && text.contains("FAIL (current run noisy)"),
+        text.contains("run spread unknown")
+            && text.lines().skip(2).filter(|l| l.contains('%')).all(|l| {
+                l.contains("-30.0%") && l.ends_with(&format!("NOISY (current run noisy) — {why}"))
+            }),
         "{text}"
     );
+    assert!(
+        text.contains(" 0 FAIL") && !text.contains(" 0 NOISY"),
+        "{text}"
+    );
+    let o = compare(&a, &b, &["--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["run_spread_pct"].is_null(), "{v}");
+    for r in v["rows"].as_array().unwrap() {
+        assert_eq!(
+            (&r["verdict"], r["why"].as_str()),
+            (&"NOISY".into(), Some(why)),
+            "{r}"
+        );
+        assert!(
+            r["ks_p"].as_f64().unwrap() < 0.05 && r["mann_whitney"].is_null(),
+            "{r}"
+        );
+    }
+    let o = compare(&a, &b, &["--run-spread", "10"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("run spread 10.0 %")
+            && text.contains("-30.0%")
+            && text.contains("FAIL (current run noisy)\n")
+            && !text.contains("NOISY ("),
+        "{text}"
+    );
+    // Within the spread given it stays NOISY, saying so.
+    let o = compare(&a, &b, &["--run-spread", "35", "--csv"]);
+    assert_eq!(o.status.code(), Some(0));
+    let csv = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        csv.lines()
+            .skip(1)
+            .all(|l| l.contains(",NOISY,one run per side: a change of -30.0 % is within the drift between runs (--run-spread 35 %),1,1,,")),
+        "{csv}"
+    );
     // ...and the other way round an improvement, exit 0.
-    let o = compare(&b, &a, &["--csv"]);
+    let o = compare(&b, &a, &["--csv", "--run-spread", "10"]);
     assert_eq!(o.status.code(), Some(0));
     let csv = String::from_utf8_lossy(&o.stdout);
     assert!(csv.starts_with("entry,tool,figure"), "{csv}");
     assert!(
         csv.lines()
             .skip(1)
-            .all(|l| l.ends_with(",true,false,IMPROVED")),
+            .all(|l| l.contains(",true,false,IMPROVED,,1,1,,")),
         "{csv}"
     );
     // A figure only one side has is MISSING, not a failure.
@@ -564,6 +610,119 @@ fn compare_judges_every_shared_figure() {
     assert_eq!(o.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v["counts"]["missing"].as_u64().unwrap() >= 1, "{v}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn compare_takes_several_runs_a_side_as_the_units() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-cli", "compare-runs");
+    let template = tight_report(&dir);
+    // A report whose every figure is 11 tight samples around `value`, from a quiet run.
+    let report_at = |value: f64| {
+        let mut r = template.clone();
+        r["quality"]["verdict"] = serde_json::json!({"noisy": false, "reasons": []});
+        for f in r["figures"].as_array_mut().unwrap() {
+            f["value"] = value.into();
+            f["samples"] = (0..11)
+                .map(|i| value * (1.0 + 0.001 * (i as f64 - 5.0)))
+                .collect();
+        }
+        serde_json::to_vec(&r).unwrap()
+    };
+    // Result folders base1..4, slow1..4 and same1..4, each run's figures at the value given.
+    let side = |name: &str, values: &[f64]| -> Vec<String> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let d = dir.join(format!("{name}{}", i + 1));
+                std::fs::create_dir_all(&d).unwrap();
+                std::fs::write(d.join("spin.json"), report_at(v)).unwrap();
+                d.display().to_string()
+            })
+            .collect()
+    };
+    let base = side("base", &[1000.0, 1040.0, 980.0, 1010.0]);
+    let slow = side("slow", &[900.0, 880.0, 920.0, 905.0]);
+    let same = side("same", &[1005.0, 995.0, 1030.0, 990.0]);
+    let overlap = side("overlap", &[1100.0, 990.0, 1120.0, 1060.0]);
+    let run = |cur: &[String], extra: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_benchmp"));
+        c.arg("compare").args(extra).args(&base).arg("--").args(cur);
+        c.output().unwrap()
+    };
+    // Every slowed run below every base run: p = 2/70 over 4 runs a side, a FAIL (exit 1) on
+    // the change of the medians (902.5 against 1005), whatever --run-spread says.
+    let o = run(&slow, &["--json", "--run-spread", "50"]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["base_runs"].as_array().unwrap().len(), 4, "{v}");
+    assert_eq!(v["current_runs"].as_array().unwrap().len(), 4, "{v}");
+    let rows = v["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for r in rows {
+        assert_eq!(r["verdict"], "FAIL", "{r}");
+        assert!(r["why"].is_null() && r["ks_p"].is_null(), "{r}");
+        assert!(
+            (r["mann_whitney"]["p"].as_f64().unwrap() - 2.0 / 70.0).abs() < 1e-12,
+            "{r}"
+        );
+        assert_eq!(r["mann_whitney"]["method"], "exact", "{r}");
+        assert_eq!(r["base"]["runs"].as_array().unwrap().len(), 4, "{r}");
+        let change = r["change_pct"].as_f64().unwrap();
+        assert!(
+            (change - (902.5 / 1005.0 - 1.0) * 100.0).abs() < 1e-6,
+            "{r}"
+        );
+    }
+    // Runs of the same build: the medians within the minimum effect, PASS, exit 0.
+    let o = run(&same, &[]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(
+        text.starts_with("benchmp compare: BASE 4 runs (")
+            && text.contains("Mann-Whitney over the runs, alpha 0.05")
+            && text.contains(" 0 FAIL, 0 IMPROVED, 0 NOISY"),
+        "{text}"
+    );
+    // A median 7.5 % higher whose runs overlap the base's: NOISY with the reason, exit 0.
+    let o = run(&overlap, &["--csv"]);
+    let csv = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{csv}");
+    assert!(
+        csv.lines().skip(1).all(|l| l.contains(
+            ",NOISY,4 runs against 4: a change of +7.5 % with Mann-Whitney p 0.200 (not below alpha 0.05): the runs of the two sides overlap,4,4,"
+        )),
+        "{csv}"
+    );
+    // A run without the entry gives it no value: 3 base runs left, which cannot reach p < 0.05.
+    std::fs::rename(dir.join("base4/spin.json"), dir.join("base4/other.json")).unwrap();
+    let o = run(&slow, &["--json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for r in v["rows"].as_array().unwrap() {
+        if r["entry"] == "spin" {
+            assert_eq!(r["base"]["runs"].as_array().unwrap().len(), 3, "{r}");
+            assert_eq!(r["verdict"], "NOISY", "{r}");
+            assert!(
+                r["why"].as_str().unwrap().contains("cannot reach p < 0.05"),
+                "{r}"
+            );
+        } else {
+            assert_eq!(r["verdict"], "MISSING", "{r}");
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -593,6 +752,31 @@ fn compare_refuses_what_is_not_a_run() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
+    // Sides that are not two: three paths without `--`, one, an option after `--`, and a run
+    // given twice on one side (it would count as two units).
+    let e = empty.display().to_string();
+    for (args, says) in [
+        (
+            vec![e.as_str(), e.as_str(), e.as_str()],
+            "3 run path(s) without `--`",
+        ),
+        (vec![e.as_str()], "1 run path(s) without `--`"),
+        (
+            vec![e.as_str(), "--", e.as_str(), "--json"],
+            "put options before `--`",
+        ),
+        (vec![e.as_str(), e.as_str(), "--", e.as_str()], "BASE has"),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_benchmp"))
+            .arg("compare")
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.starts_with("benchmp: ") && err.contains(says), "{err}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -13,6 +13,7 @@
 //! spread when the samples are numerous enough for it to tell at all.
 
 pub mod kolmogorov;
+pub mod mann_whitney;
 pub mod paired;
 
 use serde::{Deserialize, Serialize};
