@@ -76,22 +76,23 @@ echo "== a second suite into the same folder is refused; a signal stops the runn
 # Binaries under a path of this test's own, so that every process they start can be found.
 mkdir -p "$r/bin"
 for t in coremark dto dhry benchmp; do ln -s "$bin/$t" "$r/bin/$t"; done
-# start_suite OUT [-m]: a suite running coremark (at least 10 s), then dto, in the background
-# (with -m in a process group of its own, as from a terminal; else as a script's background
-# job, which inherits SIGINT ignored); sets suite_pid once coremark runs with its child.
+# start_suite OUT -m|-bg N: a suite running coremark (at least 10 s), then dto, in the
+# background (-m: in a process group of its own, as from a terminal; -bg: as a script's
+# background job, which inherits SIGINT ignored); sets suite_pid once N coremark processes run
+# (2: coremark with its child, which it stops and waits for on a signal before it exits 130).
 start_suite() {
-  [ "${2:-}" = -m ] && set -m
+  [ "$2" = -m ] && set -m
   "$top/scripts/suite.sh" --no-build --bin-dir "$r/bin" --no-plots --quick --only coremark --only dto \
     --out "$1" > "$1.log" 2>&1 &
   suite_pid=$!
   set +m
   started+=("$suite_pid")
   for _ in $(seq 600); do
-    [ "$(pgrep -fc "^$r/bin/coremark")" -ge 2 ] && return 0
+    [ "$(pgrep -fc "^$r/bin/coremark")" -ge "$3" ] && return 0
     kill -0 "$suite_pid" 2>/dev/null || fail "the suite ended before coremark ran: $(cat "$1.log")"
     sleep 0.1
   done
-  fail "coremark and its child did not start within a minute: $(cat "$1.log")"
+  fail "$3 coremark processes did not start within a minute: $(cat "$1.log")"
 }
 # stopped SIGNAL TARGET STATUS OUT: sends SIGNAL to TARGET (the suite, or -PGID for its
 # group), waits for the suite, and checks its status and that nothing it started is left.
@@ -107,23 +108,35 @@ stopped() {
   [ -z "$left" ] || fail "SIG$1: processes of the suite are left: $left"
   grep -qx "suite.sh: interrupted by SIG$1" "$4.log" || fail "SIG$1: no line says so: $(tail -n 3 "$4.log")"
 }
-start_suite "$r/sig" -m
+start_suite "$r/sig" -m 1
 rc=0; err=$("$top/scripts/suite.sh" "${nb[@]}" --only dhry --out "$r/sig" --force 2>&1 >/dev/null) || rc=$?
 if [ "$rc" -ne 2 ] || [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ] || ! grep -q '^suite.sh: .*another suite' <<< "$err"; then
   fail "a second suite into a folder in use: exit $rc, $err"
 fi
 if [ ! -s "$r/sig/status.tsv" ] || [ -e "$r/sig/dhry-P1.json" ]; then fail "the second suite touched the first one's folder"; fi
 stopped TERM "$suite_pid" 143 "$r/sig"
-start_suite "$r/sig2" -m
+start_suite "$r/sig2" -m 2
 stopped INT "-$suite_pid" 130 "$r/sig2"
-start_suite "$r/sig3"
+start_suite "$r/sig3" -bg 1
 stopped INT "$suite_pid" 130 "$r/sig3"
 for f in "$r/sig2" "$r/sig3"; do
   if grep -qE '^(coremark-P1|dto-speedup)' "$f/status.tsv"; then fail "SIGINT: the suite went on: $(cat "$f/status.tsv")"; fi
 done
 
 echo "== the whole quick suite"
-if ! summary=$("$top/scripts/suite.sh" --quick --out "$out" --no-build --bin-dir "$bin"); then
+rc=0; summary=$("$top/scripts/suite.sh" --quick --out "$out" --no-build --bin-dir "$bin") || rc=$?
+# lat_mem_rd --loaded refuses a row whose load child was starved (exit 1, the reason in its
+# .err): on a busy host a documented outcome, accepted. Every other entry must succeed.
+bad=""
+while IFS=$'\t' read -r label _ code _; do
+  [ "$code" = 0 ] && continue
+  if [ "$label" = lat_mem_rd-loaded ] && [ "$code" = 1 ] && grep -q 'did not load the whole measuring window' "$out/$label.err"; then
+    echo "   $label refused a starved load child (busy host): $(tail -n 1 "$out/$label.err" | head -c 200)"
+    continue
+  fi
+  bad+=" $label"
+done < <(tail -n +2 "$out/status.tsv")
+if [ "$rc" -gt 1 ] || [ -n "$bad" ]; then
   echo "$summary" >&2
   for f in "$out"/*.err; do
     [ -s "$f" ] && { echo "--- $(basename "$f")" >&2; tail -n 20 "$f" >&2; }
@@ -147,7 +160,9 @@ ls "$out"/*.png >/dev/null 2>&1 || fail "no plots next to the results"
 [ -f "$out/bw_mem.png" ] || fail "no bandwidth plot"
 if [ "$(nproc)" -gt 1 ]; then
   [ -f "$out/lat_mem_rd-c2c.png" ] || fail "no core-to-core heat map"
-  [ -f "$out/lat_mem_rd-loaded.png" ] || fail "no loaded-latency plot"
+  if grep -qP '^lat_mem_rd-loaded\tlat_mem_rd\t0\t' "$out/status.tsv"; then
+    [ -f "$out/lat_mem_rd-loaded.png" ] || fail "no loaded-latency plot"
+  fi
 fi
 ls "$out"/dto-speedup/*.png >/dev/null 2>&1 || fail "no dto distribution plots"
 
