@@ -11,7 +11,8 @@
 #     "device" is this machine, from an archive of the binaries, on one CPU;
 #   - a clean report is all pass; a noisy report is unknown with its reasons, never a fail;
 #   - a bad parameter (a plan, a tool, a SCHED policy, a CPU this test may not use, a binary
-#     folder) is one line, status 2 and a LAVA test error, and leaves no folder behind.
+#     folder) is one line, status 2 and a LAVA test error, and leaves no folder behind;
+#   - a signal stops the running suite and its tool before socbench.sh exits 128+n.
 # Correctness only: no figure is judged. Uses the quick plan and the fast tools. KEEP=1 keeps
 # its folders (logs, results) for a look afterwards. SOCBENCH_BIN names a folder of release
 # binaries to use instead of building them.
@@ -389,5 +390,25 @@ bad_param "SCHED=garbage" "--sched 'garbage' is not an LMBENCH_SCHED policy" --b
 bad_param "SCHED=CUSTOM without CPUs" "--sched 'CUSTOM' is not" --bin-dir "$release" --sched CUSTOM
 bad_param "CPUS=4095" "--cpus 4095: CPU 4095 is not one this test may run on" --bin-dir "$release" --cpus 4095
 bad_param "a missing binary folder" ".*/nonexistent is not a folder" --bin-dir "$outs/nonexistent"
+
+echo "== a signal stops the running suite and its tool, then exit 128+n"
+mkdir -p "$tmp/bin-s"
+ln -s "$release/benchmp" "$tmp/bin-s/benchmp"
+# shellcheck disable=SC2016  # the stand-in expands $1 and $$ itself
+printf '#!/bin/sh\n[ "$1" = --version ] && exit 0\necho $$ > "%s/stand-in.pid"\nexec sleep 600\n' "$outs" > "$tmp/bin-s/dhry"
+chmod +x "$tmp/bin-s/dhry"
+"$top/scripts/lava/socbench.sh" --plan quick --tools dhry --bin-dir "$tmp/bin-s" --out "$outs/out-s" > "$outs/s.log" 2>&1 &
+pid=$!
+for _ in $(seq 600); do [ -s "$outs/stand-in.pid" ] && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+[ -s "$outs/stand-in.pid" ] || fail "the stand-in tool never ran: $(cat "$outs/s.log")"
+kill -TERM "$pid"
+for _ in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+rc=0; wait "$pid" || rc=$?
+[ "$rc" -eq 143 ] || fail "SIGTERM: expected status 143, got $rc: $(cat "$outs/s.log")"
+if kill -0 "$(cat "$outs/stand-in.pid")" 2>/dev/null; then
+  kill -KILL "$(cat "$outs/stand-in.pid")"
+  fail "SIGTERM: the suite's tool still runs"
+fi
+grep -qx 'socbench.sh: interrupted by SIGTERM' "$outs/s.log" || fail "SIGTERM: no line says so: $(cat "$outs/s.log")"
 
 echo "PASS test_lava.sh"
