@@ -66,6 +66,12 @@ pub struct AbArgs {
     /// Order within each pair: random (a coin per pair) or abba (A B, B A, ...).
     #[arg(long, value_enum, default_value_t = Order::Random)]
     pub order: Order,
+    /// Keep the workers' address-space randomisation. By default both start with it off, so
+    /// two processes of one binary place code, stacks and buffers at the same addresses:
+    /// otherwise 4 KiB aliasing between a copy's source and destination can differ between
+    /// the two processes and show as a change that is neither build's.
+    #[arg(long)]
+    pub aslr: bool,
     /// Seed of the random order (default: from the clock; the report records it).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
@@ -255,8 +261,8 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     let guard = benchmp::sys::process::InterruptGuard::install();
     let mut b_cmd = cmds.pop().expect("two commands");
     let mut a_cmd = cmds.pop().expect("two commands");
-    let mut a = Worker::spawn(&mut a_cmd, rule.rep_us)?;
-    let mut b = Worker::spawn(&mut b_cmd, rule.rep_us)?;
+    let mut a = Worker::spawn(&mut a_cmd, rule.rep_us, args.aslr)?;
+    let mut b = Worker::spawn(&mut b_cmd, rule.rep_us, args.aslr)?;
     let (tool_a, tool_b) = (a.hello()?, b.hello()?);
     if tool_a != tool_b {
         return Err(Usage(format!(
@@ -564,7 +570,7 @@ struct Worker {
 impl Worker {
     /// Starts a command as a worker in its own process group, its stdout discarded and its
     /// stderr kept in a file (read for the error line when it fails).
-    fn spawn(p: &mut Prepared, rep_us: u64) -> Result<Worker> {
+    fn spawn(p: &mut Prepared, rep_us: u64, aslr: bool) -> Result<Worker> {
         use nix::fcntl::OFlag;
         let (to_r, to_w) = nix::unistd::pipe2(OFlag::O_CLOEXEC).context("pipe")?;
         let (from_r, from_w) = nix::unistd::pipe2(OFlag::O_CLOEXEC).context("pipe")?;
@@ -581,7 +587,7 @@ impl Worker {
             .stdout(Stdio::null())
             .stderr(err_file);
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        benchmp::sys::process::pass_fds(&mut cmd, to_r.as_raw_fd(), from_w.as_raw_fd());
+        benchmp::sys::process::pass_fds(&mut cmd, to_r.as_raw_fd(), from_w.as_raw_fd(), !aslr);
         let child = cmd
             .spawn()
             .map_err(|e| Usage(format!("{} '{}': cannot start: {e}", p.name, p.text)))?;

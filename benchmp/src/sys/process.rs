@@ -242,17 +242,27 @@ pub fn borrow_static_fd(fd: i32) -> std::os::fd::BorrowedFd<'static> {
 }
 
 /// Makes a command's process get two pipe ends as descriptors 3 and 4 (whatever numbers they
-/// have here), with every other descriptor of ours closed at exec as usual.
+/// have here), with every other descriptor of ours closed at exec as usual; with `fixed_layout`
+/// its address space is not randomised, so two processes of one binary lay out their code,
+/// stacks and buffers alike (4 KiB aliasing between buffers then cannot differ between them).
 pub fn pass_fds(
     cmd: &mut std::process::Command,
     read: std::os::fd::RawFd,
     write: std::os::fd::RawFd,
+    fixed_layout: bool,
 ) {
     use std::os::unix::process::CommandExt;
     // SAFETY: the closure runs in the forked child before exec and only makes the
-    // async-signal-safe calls fcntl and dup2 on descriptors that are open in it.
+    // async-signal-safe calls personality, fcntl and dup2 on descriptors open in it.
     unsafe {
         cmd.pre_exec(move || {
+            if fixed_layout {
+                // Best effort: a kernel that refuses leaves the layout randomised.
+                let current = libc::personality(0xffff_ffff);
+                if current >= 0 {
+                    libc::personality((current | libc::ADDR_NO_RANDOMIZE) as libc::c_ulong);
+                }
+            }
             // First move both above the targets, so neither is overwritten by the other.
             let r = libc::fcntl(read, libc::F_DUPFD_CLOEXEC, 10);
             let w = libc::fcntl(write, libc::F_DUPFD_CLOEXEC, 10);
