@@ -5,81 +5,38 @@
 //! either complete or as it was). Devices and FIFOs (`/dev/stdout`, a pipe) are written
 //! directly: they cannot be renamed over, and a partial stream to them is all a stream can be.
 
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-/// A file being written; [`StagedFile::commit`] puts it in place, dropping it without a commit
-/// removes the partial copy.
+pub use ftrace::output::OutputFile;
+
+/// A report file being written through a buffer ([`OutputFile`], ftrace's, which traces use
+/// too); [`StagedFile::commit`] puts it in place, dropping it without a commit removes the
+/// partial copy.
 #[derive(Debug)]
 pub struct StagedFile {
-    /// Where the file ends up.
-    dest: PathBuf,
-    /// The hidden file being written, `None` when writing directly (a device or FIFO).
-    tmp: Option<PathBuf>,
-    w: BufWriter<File>,
+    w: BufWriter<OutputFile>,
 }
 
 impl StagedFile {
     /// Starts writing `path`: a hidden `.NAME.PID.tmp` beside the file a symlink points to, or
-    /// the path itself when it is a device or FIFO.
+    /// the path itself when it is a device or FIFO. Creating the hidden copy is a real write
+    /// attempt, so a folder that cannot be written fails here.
     pub fn create(path: &Path) -> std::io::Result<StagedFile> {
-        let direct = |p: &Path| {
-            Ok(StagedFile {
-                dest: p.to_path_buf(),
-                tmp: None,
-                w: BufWriter::new(std::fs::OpenOptions::new().write(true).open(p)?),
-            })
-        };
-        let dest = match std::fs::metadata(path) {
-            Ok(m) if !m.is_file() => return direct(path),
-            // An existing file, perhaps behind symlinks: replace the file, keep the links.
-            Ok(_) => std::fs::canonicalize(path)?,
-            // A dangling symlink: create what it names, as File::create would.
-            Err(_) if path.is_symlink() => {
-                return Ok(StagedFile {
-                    dest: path.to_path_buf(),
-                    tmp: None,
-                    w: BufWriter::new(File::create(path)?),
-                });
-            }
-            Err(_) => path.to_path_buf(),
-        };
-        let name = dest
-            .file_name()
-            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "no file name"))?;
-        let mut hidden = std::ffi::OsString::from(".");
-        hidden.push(name);
-        hidden.push(format!(".{}.tmp", std::process::id()));
-        let tmp = dest.with_file_name(hidden);
-        let f = File::create(&tmp)?;
-        // Keep the mode of the file being replaced (a report shared read-only stays so).
-        if let Ok(m) = std::fs::metadata(&dest) {
-            let _ = f.set_permissions(m.permissions());
-        }
         Ok(StagedFile {
-            dest,
-            tmp: Some(tmp),
-            w: BufWriter::new(f),
+            w: BufWriter::new(OutputFile::create(path)?),
         })
     }
 
     /// The buffered writer of the file's contents.
-    pub fn writer(&mut self) -> &mut BufWriter<File> {
+    pub fn writer(&mut self) -> &mut BufWriter<OutputFile> {
         &mut self.w
     }
 
     /// Flushes the contents and puts the file in place.
-    pub fn commit(mut self) -> std::io::Result<()> {
-        self.w.flush()?;
-        if let Some(tmp) = self.tmp.take()
-            && let Err(e) = std::fs::rename(&tmp, &self.dest)
-        {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
-        }
-        Ok(())
+    pub fn commit(self) -> std::io::Result<()> {
+        self.w.into_inner().map_err(|e| e.into_error())?.commit()
     }
 }
 
@@ -93,19 +50,11 @@ impl Write for StagedFile {
     }
 }
 
-impl Drop for StagedFile {
-    fn drop(&mut self) {
-        if let Some(tmp) = self.tmp.take() {
-            let _ = std::fs::remove_file(tmp);
-        }
-    }
-}
-
 /// Writes one report file whole or not at all ([`StagedFile`]); a failure (a full disk) is an
 /// error naming the path, and the earlier file, if any, is left as it was.
 pub fn write_file(
     path: &str,
-    write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
+    write: impl FnOnce(&mut BufWriter<OutputFile>) -> std::io::Result<()>,
 ) -> anyhow::Result<()> {
     use anyhow::Context;
     let mut f =
