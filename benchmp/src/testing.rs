@@ -311,6 +311,36 @@ fn strs<S: AsRef<OsStr>>(args: &[S]) -> Vec<String> {
         .collect()
 }
 
+/// Processes whose environment carries `BENCHMP_TEST_TAG=tag` (a run's leftovers), and any
+/// orphan reparented to this process (a subreaper; zombies have no environment left), this
+/// process excluded.
+pub fn tagged_processes(tag: &str) -> Vec<String> {
+    let needle = format!("BENCHMP_TEST_TAG={tag}");
+    let me = std::process::id().to_string();
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.bytes().all(|b| b.is_ascii_digit()) || name == me {
+            continue;
+        }
+        if let Ok(env) = std::fs::read(e.path().join("environ"))
+            && env.split(|&b| b == 0).any(|kv| kv == needle.as_bytes())
+        {
+            found.push(name);
+            continue;
+        }
+        if let Ok(stat) = std::fs::read_to_string(e.path().join("stat"))
+            && let Some(after) = stat.rsplit_once(") ").map(|(_, a)| a)
+        {
+            let fields: Vec<&str> = after.split_whitespace().collect();
+            if fields.get(1) == Some(&me.as_str()) {
+                found.push(format!("{name} (state {}, orphan)", fields[0]));
+            }
+        }
+    }
+    found
+}
+
 /// Process ids of the children of `parent`, in fork order (from the parent field of each
 /// process's /proc stat).
 pub fn children_of(parent: u32) -> Vec<i32> {

@@ -49,34 +49,10 @@ fn json(o: &Output) -> serde_json::Value {
     })
 }
 
-/// Processes whose environment carries this tag.
-fn leftovers(tag: &str) -> Vec<String> {
-    let needle = format!("BENCHMP_TEST_TAG={tag}");
-    let mut found = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if !name.bytes().all(|b| b.is_ascii_digit()) || name == std::process::id().to_string() {
-            continue;
-        }
-        if let Ok(env) = std::fs::read(e.path().join("environ"))
-            && env.split(|&b| b == 0).any(|v| v == needle.as_bytes())
-        {
-            found.push(name);
-        }
-    }
-    found
-}
-
-/// Reaps any exited orphan handed to this process, then checks none of the tag is left.
+/// Checks that no process of the tag is left, nor an orphan handed to this process.
 fn assert_no_leftovers(tag: &str) {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        while let Ok(s) = nix::sys::wait::waitpid(None, Some(nix::sys::wait::WaitPidFlag::WNOHANG))
-        {
-            if s == nix::sys::wait::WaitStatus::StillAlive {
-                break;
-            }
-        }
         let left = leftovers(tag);
         if left.is_empty() {
             return;
@@ -84,6 +60,10 @@ fn assert_no_leftovers(tag: &str) {
         assert!(Instant::now() < deadline, "processes left behind: {left:?}");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+fn leftovers(tag: &str) -> Vec<String> {
+    benchmp::testing::tagged_processes(tag)
 }
 
 #[test]

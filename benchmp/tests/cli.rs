@@ -48,32 +48,8 @@ fn children(v: &serde_json::Value) -> Vec<serde_json::Value> {
     v["measurements"][0]["children"].as_array().unwrap().clone()
 }
 
-/// Processes whose environment carries this tag (the run's leftovers, zombies included).
 fn leftovers(tag: &str) -> Vec<String> {
-    let needle = format!("BENCHMP_TEST_TAG={tag}");
-    let mut found = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if !name.bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        if let Ok(env) = std::fs::read(e.path().join("environ"))
-            && env.split(|&b| b == 0).any(|kv| kv == needle.as_bytes())
-        {
-            found.push(name);
-            continue;
-        }
-        // Orphans (zombies have no environ left) are reparented to this subreaper.
-        if let Ok(stat) = std::fs::read_to_string(e.path().join("stat"))
-            && let Some(after) = stat.rsplit_once(") ").map(|(_, a)| a)
-        {
-            let fields: Vec<&str> = after.split_whitespace().collect();
-            if fields.get(1) == Some(&std::process::id().to_string().as_str()) {
-                found.push(format!("{name} (state {}, orphan)", fields[0]));
-            }
-        }
-    }
-    found
+    benchmp::testing::tagged_processes(tag)
 }
 
 fn assert_no_leftovers(tag: &str) {
