@@ -196,6 +196,11 @@ pub struct AbFigure {
     pub preempted: (u64, u64),
     /// Repetitions whose child ended on another CPU than it started on, A and B.
     pub migrated: (usize, usize),
+    /// Wall time of A's and B's timed repetitions (the longest child's per step), ns.
+    pub timed_ns: (u64, u64),
+    /// CPU time A's and B's children got during their timed repetitions, ns: a side whose
+    /// share (CPU over wall time) is lower lost time to other tasks or a CPU quota.
+    pub cpu_ns: (u64, u64),
     /// Each pair's log ratio (positive: B worse), in time order.
     pub differences: Vec<f64>,
     /// Each side's figure per repetition, in time order.
@@ -388,6 +393,7 @@ fn pair_figure(
     let start = Instant::now();
     let (mut d, mut va, mut vb) = (Vec::new(), Vec::new(), Vec::new());
     let (mut pre, mut mig) = ((0u64, 0u64), (0usize, 0usize));
+    let (mut timed, mut cpu) = ((0u64, 0u64), (0u64, 0u64));
     let judgement = loop {
         let a_first = match rule.order {
             Order::Random => rng.coin(),
@@ -405,6 +411,11 @@ fn pair_figure(
         pre.1 += sb.iter().map(|s| s.preempted).sum::<u64>();
         mig.0 += sa.iter().filter(|s| s.cpus.0 != s.cpus.1).count();
         mig.1 += sb.iter().filter(|s| s.cpus.0 != s.cpus.1).count();
+        let longest = |v: &[StepSample]| v.iter().map(|s| s.elapsed_ns).max().unwrap_or(0);
+        timed.0 += longest(&sa);
+        timed.1 += longest(&sb);
+        cpu.0 += sa.iter().map(|s| s.cpu_ns).sum::<u64>();
+        cpu.1 += sb.iter().map(|s| s.cpu_ns).sum::<u64>();
         va.push(xa);
         vb.push(xb);
         d.push(paired::log_ratio(xa, xb, better));
@@ -439,6 +450,8 @@ fn pair_figure(
         seconds: start.elapsed().as_secs_f64(),
         preempted: pre,
         migrated: mig,
+        timed_ns: timed,
+        cpu_ns: cpu,
         differences: d,
         base_values: va,
         current_values: vb,
@@ -1028,6 +1041,7 @@ mod tests {
             start_ns: 0,
             cpus: (Some(0), Some(0)),
             preempted: 0,
+            cpu_ns: net_ns,
         };
         let rate = Metric::Rate {
             per_iteration: 2.0,

@@ -610,7 +610,8 @@ fn paced_intervals<B: Benchmark>(
             end = now_ns();
             cpu_end = current_cpu();
         }
-        cpu += crate::sys::clock::thread_cpu_ns().saturating_sub(cpu0);
+        let step_cpu = crate::sys::clock::thread_cpu_ns().saturating_sub(cpu0);
+        cpu += step_cpu;
         let preempted = Usage::now().since(&before).involuntary_switches;
         *sink ^= black_box(ck);
         let detail = bench.sample_detail();
@@ -636,6 +637,7 @@ fn paced_intervals<B: Benchmark>(
             start_ns: start,
             cpus: (cpu_start, cpu_end),
             preempted,
+            cpu_ns: step_cpu,
         };
         protocol::send(up, &Up::<B::Sample, B::Child>::Stepped(step)).map_err(Failure::talking)?;
     }

@@ -83,6 +83,10 @@ pub struct StepSample {
     /// Involuntary context switches of the child during the step.
     #[serde(default)]
     pub preempted: u64,
+    /// CPU time the child's thread got during the step, ns: below the elapsed time by what
+    /// other tasks, or a CPU quota, took from it.
+    #[serde(default)]
+    pub cpu_ns: u64,
 }
 
 /// Driver to worker.
