@@ -135,8 +135,9 @@ def bandwidth_plot(reports, out):
 
 
 def regression_plots(out):
-    """One PNG per regressed figure of compare.json (suite.sh --baseline): both sides'
-    samples as strips with their trimmed means, so a reader sees the shift and the spread."""
+    """One PNG per regressed figure of compare.json (suite.sh --baseline or --ab): both sides'
+    samples as strips with their central values, so a reader sees the shift and the spread;
+    for a paired comparison (--ab) also each pair's difference over time."""
     cmp = load(out / "compare.json")
     if not cmp:
         return []
@@ -144,8 +145,12 @@ def regression_plots(out):
     for row in cmp.get("rows", []):
         if row.get("verdict") != "FAIL":
             continue
+        paired = row.get("differences") is not None
+        if paired:
+            fig, (ax, dx) = plt.subplots(2, 1, figsize=(7, 5.2))
+        else:
+            fig, ax = plt.subplots(figsize=(7, 2.8))
         sides = [("base", row.get("base")), ("current", row.get("current"))]
-        fig, ax = plt.subplots(figsize=(7, 2.8))
         for y, (label, side) in enumerate(sides):
             if not side:
                 continue
@@ -158,9 +163,23 @@ def regression_plots(out):
         arrow = "higher is better" if row.get("better") == "higher" else "lower is better"
         ax.set_xlabel(f"{row.get('unit', '')} ({arrow})")
         change = row.get("change_pct")
-        ax.set_title(f"{row['entry']} {row['figure']}: "
-                     f"{change:+.1f} %, p {row.get('ks_p', float('nan')):.3f}, FAIL", fontsize=9)
+        if paired:
+            how = (f"[{row.get('low_pct', float('nan')):+.1f}, "
+                   f"{row.get('high_pct', float('nan')):+.1f}] %, {row.get('pairs')} pairs")
+        else:
+            p = row.get("ks_p")
+            how = "p -" if p is None else f"p {p:.3f}"
+        ax.set_title(f"{row['entry']} {row['figure']}: {change:+.1f} %, {how}, FAIL", fontsize=9)
         ax.legend(fontsize=7, loc="upper right")
+        if paired:
+            import math
+            ds = [(math.exp(d) - 1) * 100 for d in row["differences"]]
+            dx.plot(range(1, len(ds) + 1), ds, marker=".", linewidth=0.6, markersize=3)
+            dx.axhline(0, color="black", linewidth=0.8)
+            dx.axhline(change, color="red", linewidth=0.8, label=f"estimate {change:+.1f} %")
+            dx.set_xlabel("pair (time order)")
+            dx.set_ylabel("current against base, % (positive: worse)")
+            dx.legend(fontsize=7, loc="upper right")
         slug = "".join(c if c.isalnum() else "_" for c in f"{row['entry']}-{row['figure']}")
         png = out / f"compare-{slug}.png"
         fig.tight_layout()

@@ -3,8 +3,9 @@
 # finish in a few minutes on a 2-core machine. Results (JSON, CSV, lmbench-compatible text,
 # plots) go to results/<host>-<timestamp>/; a failure in one tool is reported and the rest
 # still run. With --baseline DIR the run is compared with an earlier one (benchmp compare);
-# with --ab BIN_DIR every entry also runs with another build's binaries, right before or after
-# this build's, and the two are compared (drift of the host then falls on both sides alike).
+# with --ab BIN_DIR every entry is also paired with another build's binaries by benchmp ab:
+# both builds run as workers on the same CPUs and their repetitions are interleaved, so the
+# host's drift falls on both sides alike.
 # Exit status: 0 when every entry succeeded (and nothing regressed), 1 otherwise, 2 for bad
 # options (refused before anything runs, one line on stderr), 128+n interrupted by signal n
 # (SIGINT, SIGTERM, SIGHUP: the running entry and everything it forked is stopped first).
@@ -12,7 +13,7 @@ set -uo pipefail
 
 usage() {
   cat <<'USAGE'
-Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR [--force]] [--baseline DIR | --ab BIN_DIR] [--no-build] [--bin-dir DIR] [--no-plots]
+Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR [--force]] [--baseline DIR | --ab BIN_DIR [--ab-time S]] [--no-build] [--bin-dir DIR] [--no-plots]
 
   --quick        fewer operations and repetitions (about a minute)
   --full         every operation, lmbench's 11 repetitions, more strides (tens of minutes)
@@ -20,14 +21,17 @@ Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR [--force]
   --out DIR      results folder (default results/<host>-<timestamp>); it must be empty or
                  new, and no other suite may be writing into it
   --force        run into a --out folder that is not empty, after removing the files an
-                 earlier suite wrote there (status.tsv, compare.*, base/, every entry's
+                 earlier suite wrote there (status.tsv, compare.*, ab/, every entry's
                  files and folder, the plots); other files stay
   --baseline DIR compare with an earlier results folder (benchmp compare): a verdict per
                  entry in the summary, compare.txt/.json/.csv and a plot of each regression
-  --ab BIN_DIR   also run every entry with the binaries in BIN_DIR (the baseline build),
-                 alternately before and after this build's run of it, into OUT/base, then
-                 compare as --baseline does: an A/B verdict that host drift between runs
-                 minutes apart cannot fake
+  --ab BIN_DIR   also pair every entry with the binaries in BIN_DIR (the baseline build)
+                 through benchmp ab: both builds run as workers on the same CPUs, their
+                 repetitions interleaved pair by pair (OUT/ab/ENTRY.json and .txt); the
+                 verdicts go into the summary, compare.txt/.json/.csv and a plot of each
+                 FAIL. Entries with load children (--c2c, --loaded) cannot be paired yet:
+                 they run for this build only
+  --ab-time S    benchmp ab's budget per figure with --ab, seconds (default 3)
   --no-build     use the binaries already built
   --bin-dir DIR  where the binaries are (default target/release)
   --no-plots     skip the PNG plots
@@ -59,7 +63,7 @@ die() {
 # An absolute path for a path given relative to where the suite was started.
 absolute() { case "$1" in /*) printf '%s' "$1" ;; *) printf '%s' "$PWD/$1" ;; esac; }
 
-mode=default only=() out="" build=1 bin_dir="" plots=1 baseline="" ab_bin="" force=0
+mode=default only=() out="" build=1 bin_dir="" plots=1 baseline="" ab_bin="" force=0 ab_time=3
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) mode=quick ;;
@@ -76,6 +80,9 @@ while [ $# -gt 0 ]; do
     --ab) [ $# -ge 2 ] || die "--ab needs the baseline build's binary folder"
           [ -d "$2" ] || die "--ab $2 is not a folder"
           ab_bin=$(cd "$2" && pwd); shift ;;
+    --ab-time) [ $# -ge 2 ] || die "--ab-time needs seconds"
+               if ! [[ $2 =~ ^[0-9]+([.][0-9]+)?$ ]] || [ "$2" = 0 ]; then die "--ab-time $2 is not a number of seconds above 0"; fi
+               ab_time=$2; shift ;;
     --no-build) build=0 ;;
     --bin-dir) [ $# -ge 2 ] || die "--bin-dir needs a folder"
                [ -d "$2" ] || die "--bin-dir $2 is not a folder"
@@ -98,12 +105,7 @@ fi
 host=$(hostname -s 2>/dev/null || hostname)
 [ -n "$out" ] || out="$top/results/${host}-$(date +%Y%m%d-%H%M%S)"
 ncpus=$(nproc)
-llc=0
-for f in /sys/devices/system/cpu/cpu0/cache/index*/size; do
-  [ -r "$f" ] || continue
-  v=$(cat "$f"); case "$v" in *K) v=$(( ${v%K} * 1024 )) ;; *M) v=$(( ${v%M} * 1048576 )) ;; esac
-  [ "$v" -gt "$llc" ] && llc=$v
-done
+llc=$(llc_bytes)
 
 # The selected entries, and the tools they need.
 plan=() needed=()
@@ -157,7 +159,7 @@ outdir_made=()
 if [ "$force" = 1 ]; then
   # An earlier suite's files only: every entry's label starts with its tool's name.
   shopt -s nullglob
-  old=("$out/status.tsv" "$out"/compare.* "$out"/compare-*.png "$out/base")
+  old=("$out/status.tsv" "$out"/compare.* "$out"/compare-*.png "$out/base" "$out/ab")
   for t in $SUITE_TOOLS; do old+=("$out/$t".png "$out/$t"-*); done
   shopt -u nullglob
   rm -rf -- "${old[@]}"
@@ -166,12 +168,7 @@ fi
 echo "== socbench suite ($mode) on $host: $ncpus CPUs, results in $out"
 
 printf 'label\ttool\texit\tseconds\n' > "$out/status.tsv"
-if [ -n "$ab_bin" ]; then
-  baseline="$out/base"
-  mkdir -p "$baseline" || exit 1
-  printf 'label\ttool\texit\tseconds\n' > "$baseline/status.tsv"
-fi
-failures=0
+failures=0 regressed=0
 
 # run_entry BIN_DIR OUT SIDE LABEL ENVS TOOL ARGS: one plan entry with one build, results in
 # OUT; SIDE names the build in the progress lines ("" for this one).
@@ -201,26 +198,57 @@ run_entry() {
   fi
 }
 
-turn=0
+# ab_command SIDE BIN ENVS TOOL ARGS: one side's command for benchmp ab, as words a shell
+# would split (its result files dropped: the driver keeps the figures; {dir} a folder of the
+# side's own).
+ab_command() {
+  local side=$1 bin=$2 envs=$3 tool=$4 args=$5 w argv envv words=()
+  local dir="$out/ab/$label-$side"
+  read -r -a argv <<< "$args"
+  read -r -a envv <<< "$envs"
+  case "$args $envs" in *"{dir}"*) mkdir -p "$dir" ;; esac
+  for w in "${envv[@]}"; do words+=("${w//\{dir\}/$dir}"); done
+  words+=("$bin/$tool")
+  for w in "${argv[@]}"; do
+    case $w in *"{json}"*|*"{csv}"*) ;; *) words+=("${w//\{dir\}/$dir}") ;; esac
+  done
+  printf '%q ' "${words[@]}"
+}
+
+# run_ab LABEL ENVS TOOL ARGS: the entry paired by benchmp ab, the baseline build (A) against
+# this one (B); its report in OUT/ab.
+run_ab() {
+  local label=$1 envs=$2 tool=$3 args=$4 rc a b
+  case " $args " in
+    *" --c2c "*|*" --loaded "*) echo "   not paired: benchmp ab cannot pair load children yet"; return 0 ;;
+  esac
+  mkdir -p "$out/ab"
+  a=$(ab_command base "$ab_bin" "$envs" "$tool" "$args")
+  b=$(ab_command current "$bin_dir" "$envs" "$tool" "$args")
+  printf '%-22s benchmp ab --time %s (base against this build)\n' "$label (ab)" "$ab_time"
+  child_run --out "$out/ab/$label.txt" --err "$out/ab/$label.err" \
+    "$bin_dir/benchmp" ab --time "$ab_time" --json="$out/ab/$label.json" "$a" "$b"
+  rc=$?
+  case $rc in
+    0) ;;
+    1) regressed=1
+       grep -E ' FAIL' "$out/ab/$label.txt" | sed 's/^/   /' ;;
+    *) failures=$((failures + 1))
+       echo "   FAILED (ab, exit $rc): $(head -c 300 "$out/ab/$label.err" | tr '\n' ' ')" ;;
+  esac
+}
+
 for line in "${plan[@]}"; do
   IFS='|' read -r label envs tool args <<< "$line"
-  if [ -z "$ab_bin" ]; then
-    run_entry "$bin_dir" "$out" "" "$label" "$envs" "$tool" "$args"
-    continue
-  fi
-  # A B, then B A for the next entry: neither build always runs first, warm or cold.
-  if [ $((turn % 2)) -eq 0 ]; then
-    run_entry "$ab_bin" "$baseline" " (base)" "$label" "$envs" "$tool" "$args"
-    run_entry "$bin_dir" "$out" "" "$label" "$envs" "$tool" "$args"
-  else
-    run_entry "$bin_dir" "$out" "" "$label" "$envs" "$tool" "$args"
-    run_entry "$ab_bin" "$baseline" " (base)" "$label" "$envs" "$tool" "$args"
-  fi
-  turn=$((turn + 1))
+  run_entry "$bin_dir" "$out" "" "$label" "$envs" "$tool" "$args"
+  [ -z "$ab_bin" ] || run_ab "$label" "$envs" "$tool" "$args"
 done
 
-regressed=0
-if [ -n "$baseline" ]; then
+if [ -n "$ab_bin" ]; then
+  echo "== paired with $ab_bin"
+  child_run python3 "$here/ab_compare.py" "$out" || { echo "suite.sh: gathering the paired verdicts failed" >&2; regressed=1; }
+  [ -s "$out/compare.txt" ] && tail -n 1 "$out/compare.txt"
+elif [ -n "$baseline" ]; then
   echo "== comparing with $baseline"
   child_run --out "$out/compare.txt" "$bin_dir/benchmp" compare "$baseline" "$out" --json="$out/compare.json" --csv="$out/compare.csv"
   case $? in

@@ -12,6 +12,17 @@
 # shellcheck disable=SC2034  # variables are used by the scripts that source this file
 SUITE_TOOLS="bw_mem lat_mem_rd dhry coremark dto"
 
+# llc_bytes: the largest cache of CPU 0 in bytes (0 when sysfs does not say).
+llc_bytes() {
+  local llc=0 f v
+  for f in /sys/devices/system/cpu/cpu0/cache/index*/size; do
+    [ -r "$f" ] || continue
+    v=$(cat "$f"); case "$v" in *K) v=$(( ${v%K} * 1024 )) ;; *M) v=$(( ${v%M} * 1048576 )) ;; esac
+    [ "$v" -gt "$llc" ] && llc=$v
+  done
+  echo "$llc"
+}
+
 suite_plan() {
   local mode=$1 ncpus=$2 llc=$3
   local n=5 ops="rd wr rdwr cp bcopy bzero rdvec cpnt" size=64m
