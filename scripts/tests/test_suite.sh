@@ -167,7 +167,7 @@ fi
 ls "$out"/dto-speedup/*.png >/dev/null 2>&1 || fail "no dto distribution plots"
 
 # The comparison machinery on a run against itself (whether two separate runs agree is a
-# measurement of this machine, shown by scripts/bench_compare.sh, not a test): every
+# measurement of this machine, shown by scripts/bench_ab.sh for paired builds, not a test): every
 # figure of every entry passes, and the summary gains its verdict column.
 "$bin/benchmp" compare "$out" "$out" --json="$out/compare.json" > "$out/compare.txt" \
   || fail "benchmp compare of a run with itself: exit $? ($(tail -n 1 "$out/compare.txt"))"
