@@ -72,14 +72,16 @@ def common_prefix(names):
 
 
 def verdicts(out):
-    """Per entry, the worst verdict of `benchmp compare` (compare.json) and its count."""
+    """Per entry, the worst verdict of `benchmp compare` or the paired `benchmp ab`
+    (compare.json) and its count, and what an entry without one shows."""
     path = out / "compare.json"
     if not path.exists():
-        return None
+        return None, None
     try:
-        rows = json.loads(path.read_text()).get("rows", [])
+        data = json.loads(path.read_text())
+        rows = data.get("rows", [])
     except ValueError:
-        return None
+        return None, None
     order = ["FAIL", "NOISY", "MISSING", "IMPROVED", "PASS", "REF"]
     per = {}
     for r in rows:
@@ -88,7 +90,7 @@ def verdicts(out):
     for entry, vs in per.items():
         worst = min(vs, key=lambda v: order.index(v) if v in order else len(order))
         result[entry] = f"{worst} ({vs.count(worst)}/{len(vs)})" if len(vs) > 1 else worst
-    return result
+    return result, ("not paired" if data.get("paired") else "MISSING")
 
 
 def main():
@@ -119,10 +121,10 @@ def main():
                     first = lines[-1][:80] if lines else ""
                 note = f"FAILED (exit {code}) {first}".strip()
             rows.append((label, tool, number(figure), unit, r["seconds"], note))
-    judged = verdicts(out)
+    judged, unjudged = verdicts(out)
     head = ("entry", "tool", "figure", "unit", "s")
     if judged is not None:
-        rows = [r[:5] + (judged.get(r[0], "MISSING"),) + r[5:] for r in rows]
+        rows = [r[:5] + (judged.get(r[0], unjudged),) + r[5:] for r in rows]
         head = head + ("verdict",)
     n = len(head)
     widths = [max(len(str(x[i])) for x in rows + [head]) for i in range(n)]
