@@ -145,6 +145,9 @@ pub enum Error {
     /// Worker mode: the link to `benchmp ab` failed (it went away, or sent garbage).
     #[error("{0}")]
     Driver(String),
+    /// Worker mode asked for by an environment variable that names no usable descriptors.
+    #[error("{0}")]
+    DriverEnv(String),
     /// SIGINT, SIGTERM or SIGHUP arrived; every child was killed and reaped.
     #[error("interrupted by {}; all children killed and reaped", .0.as_str())]
     Interrupted(Signal),
@@ -166,6 +169,7 @@ impl Error {
             Error::ChildError { code, .. } if *code != 0 => *code,
             Error::Interrupted(sig) => 128 + *sig as i32,
             Error::Placement(_)
+            | Error::DriverEnv(_)
             | Error::Calibration(_)
             | Error::Topology(crate::topology::TopologyError::GivenRoot { .. }) => EXIT_USAGE,
             _ => EXIT_FAILED,

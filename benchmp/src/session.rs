@@ -174,7 +174,10 @@ impl<T: ToolData> Session<T> {
                 version: env!("CARGO_PKG_VERSION").to_string(),
                 args: std::env::args().collect(),
             })
-            .map_err(|e| Error::Driver(e.to_string()))?;
+            .map_err(|e| match e {
+                crate::run::worker::LinkError::Env(_) => Error::DriverEnv(e.to_string()),
+                _ => Error::Driver(e.to_string()),
+            })?;
         }
         Ok(Session {
             tool: tool.to_string(),

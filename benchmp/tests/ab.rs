@@ -184,6 +184,10 @@ fn what_cannot_be_paired_is_one_line_and_exit_2() {
         Bad::args(&["ab", "--json=", &p, &p], "needs a file name"),
     ];
     check_bad_inputs(&tool, &table);
+    // A tool started with the worker variable by hand, naming no open descriptors.
+    let probe = Tool::new("benchmp", BIN).with_env("BENCHMP_AB_FDS", Some("7,8"));
+    let line = probe.fails(&["probe", "--cpus", "0"], 2);
+    assert!(line.contains("BENCHMP_AB_FDS=7,8"), "{line}");
 }
 
 #[test]
