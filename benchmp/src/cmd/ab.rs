@@ -264,10 +264,9 @@ pub fn run(args: &AbArgs) -> Result<i32> {
         seed,
     };
     let guard = benchmp::sys::process::InterruptGuard::install();
-    let mut b_cmd = cmds.pop().expect("two commands");
-    let mut a_cmd = cmds.pop().expect("two commands");
-    let mut a = Worker::spawn(&mut a_cmd, rule.rep_us, args.aslr)?;
-    let mut b = Worker::spawn(&mut b_cmd, rule.rep_us, args.aslr)?;
+    let (a_cmd, b_cmd) = (&cmds[0], &cmds[1]);
+    let mut a = Worker::spawn(a_cmd, rule.rep_us, args.aslr)?;
+    let mut b = Worker::spawn(b_cmd, rule.rep_us, args.aslr)?;
     let (tool_a, tool_b) = (a.hello()?, b.hello()?);
     if tool_a != tool_b {
         return Err(Usage(format!(
@@ -277,8 +276,8 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     }
     let mut rng = XorShift(seed);
     let mut figures = Vec::new();
-    while let Some((ra, rb)) = next_measurement(&mut a, &mut b)? {
-        figures.push(pair_figure(args, &rule, &mut rng, &mut a, &mut b, ra, rb)?);
+    while let Some(ready) = next_measurement(&mut a, &mut b)? {
+        figures.push(pair_figure(args, &rule, &mut rng, &mut a, &mut b, ready)?);
     }
     let (exit_a, err_a) = a.finish()?;
     let (exit_b, err_b) = b.finish()?;
@@ -318,9 +317,9 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     })
 }
 
-/// The next measurement both sides are ready for; `None` when both ended. Refuses two sides
-/// that measure different figures, or on different CPUs.
-fn next_measurement(a: &mut Worker, b: &mut Worker) -> Result<Option<(Ready, Ready)>> {
+/// The next measurement both sides are ready for (A's account of it); `None` when both ended.
+/// Refuses two sides that measure different figures, or on different CPUs.
+fn next_measurement(a: &mut Worker, b: &mut Worker) -> Result<Option<Ready>> {
     let (ra, rb) = (a.next_ready()?, b.next_ready()?);
     let (ra, rb) = match (ra, rb) {
         (None, None) => return Ok(None),
@@ -337,7 +336,7 @@ fn next_measurement(a: &mut Worker, b: &mut Worker) -> Result<Option<(Ready, Rea
         }
     };
     same_figure(&ra, &rb)?;
-    Ok(Some((ra, rb)))
+    Ok(Some(ra))
 }
 
 /// Refuses two measurements that are not the same figure, or not on the same CPUs.
@@ -379,9 +378,7 @@ fn pair_figure(
     a: &mut Worker,
     b: &mut Worker,
     ra: Ready,
-    rb: Ready,
 ) -> Result<AbFigure> {
-    let _ = rb;
     // A sizes the count alone on the CPUs (B waits); both sides then run it.
     let iterations = a.size()?.into_iter().max().unwrap_or(1).max(1);
     let step_timeout = STEP_SLACK + Duration::from_micros(rule.rep_us.saturating_mul(100));
@@ -583,7 +580,7 @@ struct Worker {
 impl Worker {
     /// Starts a command as a worker in its own process group, its stdout discarded and its
     /// stderr kept in a file (read for the error line when it fails).
-    fn spawn(p: &mut Prepared, rep_us: u64, aslr: bool) -> Result<Worker> {
+    fn spawn(p: &Prepared, rep_us: u64, aslr: bool) -> Result<Worker> {
         use nix::fcntl::OFlag;
         let (to_r, to_w) = nix::unistd::pipe2(OFlag::O_CLOEXEC).context("pipe")?;
         let (from_r, from_w) = nix::unistd::pipe2(OFlag::O_CLOEXEC).context("pipe")?;
