@@ -341,6 +341,20 @@ pub fn tagged_processes(tag: &str) -> Vec<String> {
     found
 }
 
+/// Asserts that no process of the tag is left, nor an orphan handed to this process, waiting
+/// up to `grace` for the kernel to finish tearing them down.
+pub fn assert_no_tagged_processes(tag: &str, grace: Duration) {
+    let deadline = Instant::now() + grace;
+    loop {
+        let left = tagged_processes(tag);
+        if left.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "processes left behind: {left:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Process ids of the children of `parent`, in fork order (from the parent field of each
 /// process's /proc stat).
 pub fn children_of(parent: u32) -> Vec<i32> {

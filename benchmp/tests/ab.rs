@@ -49,17 +49,8 @@ fn json(o: &Output) -> serde_json::Value {
     })
 }
 
-/// Checks that no process of the tag is left, nor an orphan handed to this process.
 fn assert_no_leftovers(tag: &str) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let left = leftovers(tag);
-        if left.is_empty() {
-            return;
-        }
-        assert!(Instant::now() < deadline, "processes left behind: {left:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    benchmp::testing::assert_no_tagged_processes(tag, Duration::from_secs(10));
 }
 
 fn leftovers(tag: &str) -> Vec<String> {

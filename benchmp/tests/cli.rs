@@ -53,16 +53,7 @@ fn leftovers(tag: &str) -> Vec<String> {
 }
 
 fn assert_no_leftovers(tag: &str) {
-    // Give the kernel a moment to finish tearing processes down.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let left = leftovers(tag);
-        if left.is_empty() {
-            return;
-        }
-        assert!(Instant::now() < deadline, "processes left behind: {left:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    benchmp::testing::assert_no_tagged_processes(tag, Duration::from_secs(5));
 }
 
 #[test]
