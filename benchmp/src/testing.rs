@@ -141,6 +141,32 @@ impl Tool {
         err.trim_end().to_string()
     }
 
+    /// Runs the binary with stdout on /dev/full and asserts what a result that cannot be
+    /// written must give: exit status 1, one line on stderr with the tool's prefix, no panic.
+    /// Returns the line.
+    pub fn fails_on_full_stdout<S: AsRef<OsStr>>(&self, args: &[S]) -> String {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        let o = self
+            .command(args)
+            .stdin(Stdio::null())
+            .stdout(full)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.bin.display()));
+        let err = stderr(&o);
+        let what = format!("{} {:?}", self.name, strs(args));
+        assert_eq!(o.status.code(), Some(1), "{what}: {err}");
+        assert!(!err.contains("panicked"), "{what}: {err}");
+        assert_eq!(err.lines().count(), 1, "{what}: {err}");
+        assert!(
+            err.starts_with(&format!("{}: ", self.name)),
+            "{what}: {err}"
+        );
+        err.trim_end().to_string()
+    }
+
     /// Runs the binary, killing it (and failing the test) when it has not ended after
     /// `limit`: a guard against hangs, not a timing assertion.
     pub fn run_bounded<S: AsRef<OsStr>>(&self, args: &[S], limit: Duration) -> Output {

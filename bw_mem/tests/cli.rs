@@ -444,15 +444,7 @@ fn a_stdout_that_cannot_be_written_is_one_line_and_exit_1() {
         &["--stdout", "-N", "1", "8k", "rd"][..],
         &["--json", "-N", "1", "8k", "rd"][..],
     ] {
-        let full = std::fs::OpenOptions::new()
-            .write(true)
-            .open("/dev/full")
-            .unwrap();
-        let o = bw_mem().command(args).stdout(full).output().unwrap();
-        let err = stderr(&o);
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-        assert!(err.starts_with("bw_mem: cannot write"), "{args:?}: {err}");
+        let line = bw_mem().fails_on_full_stdout(args);
+        assert!(line.starts_with("bw_mem: cannot write"), "{args:?}: {line}");
     }
 }

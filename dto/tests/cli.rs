@@ -653,21 +653,7 @@ fn a_full_stdout_is_one_line_and_exit_1() {
         &["list", "--json"],
         &["check", "--impl", "portable", "--threads", "1"],
     ] {
-        let full = std::fs::File::options()
-            .write(true)
-            .open("/dev/full")
-            .unwrap();
-        let o = tool()
-            .command(args)
-            .stdin(std::process::Stdio::null())
-            .stdout(full)
-            .output()
-            .unwrap();
-        let err = text(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-        assert!(err.starts_with("dto: "), "{args:?}: {err}");
+        tool().fails_on_full_stdout(args);
     }
 }
 

@@ -594,23 +594,10 @@ fn a_full_stdout_is_one_line_and_exit_1() {
         &["--json", "--min", "512", "--max", "1k", "-N", "1", "1k"],
         &["--csv", "--min", "512", "--max", "1k", "-N", "1", "1k"],
     ] {
-        let full = std::fs::File::options()
-            .write(true)
-            .open("/dev/full")
-            .unwrap();
-        let o = tool()
-            .command(args)
-            .stdin(std::process::Stdio::null())
-            .stdout(full)
-            .output()
-            .unwrap();
-        let err = stderr(&o);
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        let line = tool().fails_on_full_stdout(args);
         assert!(
-            err.starts_with("lat_mem_rd: cannot write"),
-            "{args:?}: {err}"
+            line.starts_with("lat_mem_rd: cannot write"),
+            "{args:?}: {line}"
         );
     }
 }
