@@ -60,12 +60,15 @@ fn leftovers(tag: &str) -> Vec<String> {
 #[test]
 fn a_side_twice_as_slow_fails_and_the_same_command_twice_does_not() {
     let _serial = serial();
-    // B's iterations do twice the work: a +100 % change on every machine.
+    // B's iterations do twice the work: a +100 % change on every machine. Judged over 8
+    // process pairs of 3 repetition pairs each.
     let slow = ab(
         "ab-slow",
         &[
+            "--processes",
+            "8",
             "--pairs",
-            "12",
+            "3",
             "--rep-ms",
             "2",
             "--seed",
@@ -89,9 +92,21 @@ fn a_side_twice_as_slow_fails_and_the_same_command_twice_does_not() {
     let f = &figures[0];
     assert_eq!(f["measurement"], "spin");
     assert_eq!(f["verdict"], "FAIL", "{f}");
-    assert_eq!(f["judgement"]["pairs"], 12);
-    assert_eq!(f["differences"].as_array().unwrap().len(), 12);
-    assert_eq!(f["base_values"].as_array().unwrap().len(), 12);
+    assert_eq!(f["judged_over"], "process_pairs");
+    assert_eq!(f["judgement"]["pairs"], 8);
+    let procs = f["processes"].as_array().unwrap();
+    assert_eq!(procs.len(), 8, "{f}");
+    assert!(procs.iter().all(|p| p["pairs"] == 3), "{f}");
+    // Every process pair sees the doubled work, not one pair's luck.
+    assert!(
+        procs
+            .iter()
+            .all(|p| p["estimate_pct"].as_f64().unwrap() > 30.0),
+        "{f}"
+    );
+    assert_eq!(f["differences"].as_array().unwrap().len(), 24);
+    assert_eq!(f["base_values"].as_array().unwrap().len(), 24);
+    assert_eq!(v["rule"]["processes"], 8);
     assert_eq!(f["cpus"], serde_json::json!([0]));
     let est = f["judgement"]["estimate_pct"].as_f64().unwrap();
     // Twice the work per iteration: about +100 %; a preempted repetition moves a pair, not
@@ -102,10 +117,13 @@ fn a_side_twice_as_slow_fails_and_the_same_command_twice_does_not() {
     assert_eq!(v["base"]["exit"], 0);
     assert_eq!(v["current"]["exit"], 0);
     assert_eq!(v["rule"]["seed"], 7);
-    // The other way round, an improvement, exit 0.
+    // The other way round, an improvement, exit 0; in one process pair, the repetition pair
+    // the unit.
     let faster = ab(
         "ab-slow",
         &[
+            "--processes",
+            "1",
             "--pairs",
             "12",
             "--rep-ms",
@@ -128,8 +146,10 @@ fn a_side_twice_as_slow_fails_and_the_same_command_twice_does_not() {
     let same = ab(
         "ab-slow",
         &[
+            "--processes",
+            "6",
             "--pairs",
-            "12",
+            "4",
             "--rep-ms",
             "2",
             "--min-effect",

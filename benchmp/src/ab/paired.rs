@@ -461,7 +461,7 @@ pub const MAX_RHO: f64 = 0.5;
 /// positive worse (the sign of [`log_ratio`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Judgement {
-    /// Number of pairs.
+    /// Number of units judged: repetition pairs, or process pairs' estimates.
     pub pairs: usize,
     /// Hodges–Lehmann estimate, percent.
     pub estimate_pct: f64,
@@ -494,6 +494,12 @@ pub struct Judgement {
 /// information. Undecided, whatever the interval, with too few pairs for an interval at this
 /// confidence or with rho ≥ 0.5.
 pub fn judge_pairs(d: &[f64], min_effect_pct: f64, confidence: f64) -> Judgement {
+    judge(d, min_effect_pct, confidence, "pairs")
+}
+
+/// [`judge_pairs`] over units other than repetition pairs (each process pair's estimate, for
+/// one), `units` naming them in the reasons.
+pub fn judge(d: &[f64], min_effect_pct: f64, confidence: f64, units: &str) -> Judgement {
     let n = d.len();
     let estimate = hodges_lehmann(d);
     let (mut low, mut high) = hl_interval(d, confidence);
@@ -513,12 +519,12 @@ pub fn judge_pairs(d: &[f64], min_effect_pct: f64, confidence: f64) -> Judgement
     let theta = (min_effect_pct / 100.0).ln_1p();
     let (decision, why) = if !formed {
         let why = format!(
-            "too few pairs ({n}) for a {:.1} % interval",
+            "too few {units} ({n}) for a {:.1} % interval",
             confidence * 100.0
         );
         (Decision::Undecided, Some(why))
     } else if rho >= MAX_RHO {
-        let why = format!("pairs are correlated (lag-1 autocorrelation {rho:.2})");
+        let why = format!("{units} are correlated (lag-1 autocorrelation {rho:.2})");
         (Decision::Undecided, Some(why))
     } else if low > theta {
         (Decision::Fail, None)

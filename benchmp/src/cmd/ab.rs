@@ -4,8 +4,10 @@
 //! Both commands start as workers ([`benchmp::run::worker`]): their children are forked,
 //! pinned, sized and warm before anything is timed. Then, measurement by measurement, the
 //! driver asks each side for one repetition at a time, the two halves of a pair back to back
-//! in random order, so the machine's drift falls on both alike; the pair is the unit of the
-//! test ([`benchmp::ab::paired`]: Hodges-Lehmann estimate, Wilcoxon signed-rank interval,
+//! in random order, so the machine's drift falls on both alike. Each figure is paired in
+//! several fresh pairs of workers (`--processes`), since two processes of one build can
+//! differ for their whole life; each process pair's estimate is one unit of the test
+//! ([`benchmp::ab::paired`]: Hodges-Lehmann estimate, Wilcoxon signed-rank interval,
 //! sequential looks with the error rate split over them). B is the current side: FAIL means
 //! B is worse than A by more than `--min-effect`.
 
@@ -36,6 +38,11 @@ const STEP_SLACK: Duration = Duration::from_secs(60);
 const FIRST_LOOK: usize = 16;
 /// Pairs at most per figure, without `--pairs`.
 const MAX_PAIRS: usize = 4096;
+/// Process pairs before the first look over them (the fewest whose signed-rank interval
+/// reaches 97.5 %, the confidence of two looks at alpha 0.05).
+const FIRST_PROCESS_LOOK: usize = 8;
+/// Repetition pairs at least per figure in each process pair.
+const MIN_BLOCK_PAIRS: usize = 3;
 
 /// `benchmp ab`'s options.
 #[derive(Debug, clap::Args)]
@@ -56,9 +63,18 @@ pub struct AbArgs {
     /// budget is spent (then NOISY when still undecided).
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = seconds)]
     pub time: f64,
-    /// Take exactly this many pairs per figure and look once, instead of the time budget.
+    /// Take exactly this many pairs per figure in each process pair and look once, at the
+    /// end, instead of the time budget.
     #[arg(long, value_name = "N", value_parser = pair_count)]
     pub pairs: Option<usize>,
+    /// Pairs of worker processes per figure, at most. Two processes of one build can differ
+    /// by a few percent for their whole life (their physical pages, on a VM the host's
+    /// backing), so each figure is paired in fresh processes, its budget split over them,
+    /// and judged over their estimates: the process pair is the unit. Looks at 8 and every
+    /// doubling. 1: one pair of workers and the repetition pair as the unit (quicker, but
+    /// blind to a difference between the two processes).
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = process_count)]
+    pub processes: usize,
     /// Length of one repetition, milliseconds (each side's count is sized to it once, and
     /// A's count is then used by both sides).
     #[arg(long, value_name = "MS", default_value_t = 20.0, value_parser = rep_ms)]
@@ -125,6 +141,13 @@ fn pair_count(s: &str) -> Result<usize, String> {
     }
 }
 
+fn process_count(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=1000).contains(&n) => Ok(n),
+        _ => Err(format!("'{s}' is not a process pair count from 1 to 1000")),
+    }
+}
+
 fn rep_ms(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(t) if (0.01..=60_000.0).contains(&t) => Ok(t),
@@ -157,6 +180,9 @@ pub struct AbRule {
     pub alpha: f64,
     /// Budget per figure, s (`None` with a fixed pair count).
     pub time_s: Option<f64>,
+    /// Process pairs per figure at most (1: the repetition pair is the unit).
+    #[serde(default = "one")]
+    pub processes: usize,
     /// The looks at the pairs.
     pub looks: Looks,
     /// Confidence of each look's interval.
@@ -167,6 +193,35 @@ pub struct AbRule {
     pub order: Order,
     /// Seed of the random order.
     pub seed: u64,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// What a figure's verdict counts as its independent units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// Each process pair's estimate (the default).
+    ProcessPairs,
+    /// Each repetition pair, in one process pair (`--processes 1`).
+    RepetitionPairs,
+}
+
+fn repetition_pairs() -> Unit {
+    Unit::RepetitionPairs
+}
+
+/// One process pair's share of a figure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessPair {
+    /// Repetition pairs it took.
+    pub pairs: usize,
+    /// Hodges–Lehmann estimate of its pairs' log ratios (positive: B worse).
+    pub estimate: f64,
+    /// The same, percent.
+    pub estimate_pct: f64,
 }
 
 /// One figure's paired comparison.
@@ -186,12 +241,18 @@ pub struct AbFigure {
     pub base_median: f64,
     /// Median of B's.
     pub current_median: f64,
-    /// The statistics of the pairs.
+    /// What the judgement's units are.
+    #[serde(default = "repetition_pairs")]
+    pub judged_over: Unit,
+    /// The statistics of the units.
     pub judgement: Judgement,
     /// The verdict.
     pub verdict: Verdict,
     /// Wall time spent on the pairs, s.
     pub seconds: f64,
+    /// Each process pair's part, in time order.
+    #[serde(default)]
+    pub processes: Vec<ProcessPair>,
     /// Involuntary context switches of A's and B's children during their repetitions.
     pub preempted: (u64, u64),
     /// Repetitions whose child ended on another CPU than it started on, A and B.
@@ -241,22 +302,12 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     let seed = args
         .seed
         .unwrap_or_else(|| benchmp::sys::clock::now_ns() | 1);
-    let looks = match args.pairs {
-        Some(n) => Looks {
-            first: n,
-            max_pairs: n,
-            alpha: args.alpha,
-        },
-        None => Looks {
-            first: FIRST_LOOK,
-            max_pairs: MAX_PAIRS,
-            alpha: args.alpha,
-        },
-    };
+    let looks = looks(args);
     let rule = AbRule {
         min_effect_pct: args.min_effect,
         alpha: args.alpha,
         time_s: args.pairs.is_none().then_some(args.time),
+        processes: args.processes,
         looks,
         confidence: looks.confidence(),
         rep_us: (args.rep_ms * 1000.0).round().max(1.0) as u64,
@@ -265,35 +316,85 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     };
     let guard = benchmp::sys::process::InterruptGuard::install();
     let (a_cmd, b_cmd) = (&cmds[0], &cmds[1]);
-    let mut a = Worker::spawn(a_cmd, rule.rep_us, args.aslr)?;
-    let mut b = Worker::spawn(b_cmd, rule.rep_us, args.aslr)?;
-    let (tool_a, tool_b) = (a.hello()?, b.hello()?);
-    if tool_a != tool_b {
-        return Err(Usage(format!(
-            "A runs {tool_a} and B runs {tool_b}: ab compares two builds or settings of one tool"
-        ))
-        .into());
-    }
     let mut rng = XorShift(seed);
-    let mut figures = Vec::new();
-    while let Some(ready) = next_measurement(&mut a, &mut b)? {
-        figures.push(pair_figure(args, &rule, &mut rng, &mut a, &mut b, ready)?);
+    let mut tallies: Vec<Tally> = Vec::new();
+    let mut tools = (String::new(), String::new());
+    let mut ends = ((Some(0), None), (Some(0), None));
+    for round in 0..args.processes {
+        let mut a = Worker::spawn(a_cmd, rule.rep_us, args.aslr)?;
+        let mut b = Worker::spawn(b_cmd, rule.rep_us, args.aslr)?;
+        let (tool_a, tool_b) = (a.hello()?, b.hello()?);
+        if tool_a != tool_b {
+            return Err(Usage(format!(
+                "A runs {tool_a} and B runs {tool_b}: ab compares two builds or settings of one tool"
+            ))
+            .into());
+        }
+        tools = (tool_a, tool_b);
+        let mut index = 0;
+        while let Some(ready) = next_measurement(&mut a, &mut b)? {
+            if round == 0 {
+                // A sizes the count alone on the CPUs (B waits); both sides, in every process
+                // pair, then run that count.
+                let iterations = a.size()?.into_iter().max().unwrap_or(1).max(1);
+                tallies.push(Tally::new(ready, iterations));
+            } else if tallies.get(index).map(|t| t.ready.figure()) != Some(ready.figure()) {
+                anyhow::bail!(
+                    "process pair {}: measurement {} is '{}', not what the first pair measured there: each run of the command must measure the same figures in the same order",
+                    round + 1,
+                    index + 1,
+                    ready.figure()
+                );
+            }
+            let t = &mut tallies[index];
+            if t.judgement.is_some() {
+                skip(&mut a, &mut b, &rule)?;
+            } else {
+                pair_block(args, &rule, &mut rng, &mut a, &mut b, t)?;
+            }
+            index += 1;
+        }
+        if index != tallies.len() {
+            anyhow::bail!(
+                "process pair {}: the command measured {index} figures, the first pair {}: each run must measure the same figures",
+                round + 1,
+                tallies.len()
+            );
+        }
+        ends = (a.finish()?, b.finish()?);
+        if ends.0.0 != Some(0) || ends.1.0 != Some(0) {
+            break;
+        }
+        if args.processes > 1 {
+            let n = round + 1;
+            let last = n == args.processes;
+            for t in tallies.iter_mut().filter(|t| t.judgement.is_none()) {
+                if last || rule.looks.is_look(n) {
+                    let j = t.judge_processes(&rule);
+                    if last || j.decision != Decision::Undecided {
+                        t.judgement = Some(j);
+                    }
+                }
+            }
+        }
+        if tallies.iter().all(|t| t.judgement.is_some()) {
+            break;
+        }
     }
-    let (exit_a, err_a) = a.finish()?;
-    let (exit_b, err_b) = b.finish()?;
     drop(guard);
+    let figures = tallies.into_iter().map(|t| t.figure(&rule)).collect();
     let report = AbReport {
         base: SideInfo {
             command: args.base.clone(),
-            tool: tool_a,
-            exit: exit_a,
-            error: err_a,
+            tool: tools.0,
+            exit: ends.0.0,
+            error: ends.0.1,
         },
         current: SideInfo {
             command: args.current.clone(),
-            tool: tool_b,
-            exit: exit_b,
-            error: err_b,
+            tool: tools.1,
+            exit: ends.1.0,
+            error: ends.1.1,
         },
         rule,
         figures,
@@ -315,6 +416,23 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     } else {
         EXIT_OK
     })
+}
+
+/// When the pairs are looked at. Over process pairs: at `FIRST_PROCESS_LOOK` of them, doubling,
+/// and at `--processes`; with `--pairs`, once, after the last process pair. In one process
+/// pair: at `FIRST_LOOK` repetition pairs, doubling, and when the budget is spent.
+fn looks(args: &AbArgs) -> Looks {
+    let (first, max_pairs) = match (args.processes, args.pairs) {
+        (1, Some(n)) => (n, n),
+        (1, None) => (FIRST_LOOK, MAX_PAIRS),
+        (k, Some(_)) => (k, k),
+        (k, None) => (FIRST_PROCESS_LOOK.min(k), k),
+    };
+    Looks {
+        first,
+        max_pairs,
+        alpha: args.alpha,
+    }
 }
 
 /// The next measurement both sides are ready for (A's account of it); `None` when both ended.
@@ -370,89 +488,181 @@ fn cpus_text(cpus: &[Option<usize>]) -> String {
         .join(",")
 }
 
-/// Pairs one measurement until its verdict is decided or the budget is spent.
-fn pair_figure(
+/// How long one step may take: 100 repetitions' worth and some slack.
+fn step_timeout(rule: &AbRule) -> Duration {
+    STEP_SLACK + Duration::from_micros(rule.rep_us.saturating_mul(100))
+}
+
+/// Passes over a measurement already decided: one repetition of one iteration on each side
+/// (a tool's measurement wants a sample) and on.
+fn skip(a: &mut Worker, b: &mut Worker, rule: &AbRule) -> Result<()> {
+    a.step(1, step_timeout(rule))?;
+    b.step(1, step_timeout(rule))?;
+    a.send(ToWorker::Stop)?;
+    b.send(ToWorker::Stop)
+}
+
+/// One figure's pairs as they accumulate over the process pairs.
+#[derive(Debug)]
+struct Tally {
+    ready: Ready,
+    iterations: u64,
+    d: Vec<f64>,
+    va: Vec<f64>,
+    vb: Vec<f64>,
+    pre: (u64, u64),
+    mig: (usize, usize),
+    timed: (u64, u64),
+    cpu: (u64, u64),
+    seconds: f64,
+    processes: Vec<ProcessPair>,
+    /// Set once decided, or at the last look.
+    judgement: Option<Judgement>,
+}
+
+impl Tally {
+    fn new(ready: Ready, iterations: u64) -> Tally {
+        Tally {
+            ready,
+            iterations,
+            d: Vec::new(),
+            va: Vec::new(),
+            vb: Vec::new(),
+            pre: (0, 0),
+            mig: (0, 0),
+            timed: (0, 0),
+            cpu: (0, 0),
+            seconds: 0.0,
+            processes: Vec::new(),
+            judgement: None,
+        }
+    }
+
+    /// The verdict over the process pairs' estimates so far.
+    fn judge_processes(&self, rule: &AbRule) -> Judgement {
+        let units: Vec<f64> = self.processes.iter().map(|p| p.estimate).collect();
+        paired::judge(
+            &units,
+            rule.min_effect_pct,
+            rule.confidence,
+            "process pairs",
+        )
+    }
+
+    fn figure(self, rule: &AbRule) -> AbFigure {
+        let judgement = match self.judgement {
+            Some(j) => j,
+            // A side ended early: what there is.
+            None if rule.processes > 1 => self.judge_processes(rule),
+            None => paired::judge_pairs(&self.d, rule.min_effect_pct, rule.confidence),
+        };
+        let verdict = match judgement.decision {
+            Decision::Fail => Verdict::Fail,
+            Decision::Improved => Verdict::Improved,
+            Decision::Pass => Verdict::Pass,
+            Decision::Undecided => Verdict::Noisy,
+        };
+        AbFigure {
+            measurement: self.ready.figure(),
+            unit: self.ready.metric.unit().to_string(),
+            better: self.ready.metric.better(),
+            cpus: self.ready.cpus,
+            iterations: self.iterations,
+            base_median: median(&self.va),
+            current_median: median(&self.vb),
+            judged_over: if rule.processes > 1 {
+                Unit::ProcessPairs
+            } else {
+                Unit::RepetitionPairs
+            },
+            judgement,
+            verdict,
+            seconds: self.seconds,
+            processes: self.processes,
+            preempted: self.pre,
+            migrated: self.mig,
+            timed_ns: self.timed,
+            cpu_ns: self.cpu,
+            differences: self.d,
+            base_values: self.va,
+            current_values: self.vb,
+        }
+    }
+}
+
+/// Pairs one measurement in one process pair: for its share of the budget (at least
+/// `MIN_BLOCK_PAIRS` pairs) or `--pairs` pairs; with one process pair, until the verdict over
+/// the repetition pairs is decided or the budget is spent.
+fn pair_block(
     args: &AbArgs,
     rule: &AbRule,
     rng: &mut XorShift,
     a: &mut Worker,
     b: &mut Worker,
-    ra: Ready,
-) -> Result<AbFigure> {
-    // A sizes the count alone on the CPUs (B waits); both sides then run it.
-    let iterations = a.size()?.into_iter().max().unwrap_or(1).max(1);
-    let step_timeout = STEP_SLACK + Duration::from_micros(rule.rep_us.saturating_mul(100));
+    t: &mut Tally,
+) -> Result<()> {
+    let iterations = t.iterations;
+    let timeout = step_timeout(rule);
     // One untimed repetition on each side first: caches, TLBs and branch predictors warm.
-    a.step(iterations, step_timeout)?;
-    b.step(iterations, step_timeout)?;
-    let better = ra.metric.better();
-    let budget = Duration::from_secs_f64(args.time);
+    a.step(iterations, timeout)?;
+    b.step(iterations, timeout)?;
+    let metric = t.ready.metric.clone();
+    let better = metric.better();
+    let alone = args.processes == 1;
+    let budget = Duration::from_secs_f64(args.time / args.processes as f64);
     let start = Instant::now();
-    let (mut d, mut va, mut vb) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut pre, mut mig) = ((0u64, 0u64), (0usize, 0usize));
-    let (mut timed, mut cpu) = ((0u64, 0u64), (0u64, 0u64));
-    let judgement = loop {
+    let first = t.d.len();
+    loop {
         let a_first = match rule.order {
             Order::Random => rng.coin(),
-            Order::Abba => d.len() % 2 == 0,
+            Order::Abba => t.d.len().is_multiple_of(2),
         };
         let (sa, sb) = if a_first {
-            let sa = a.step(iterations, step_timeout)?;
-            (sa, b.step(iterations, step_timeout)?)
+            let sa = a.step(iterations, timeout)?;
+            (sa, b.step(iterations, timeout)?)
         } else {
-            let sb = b.step(iterations, step_timeout)?;
-            (a.step(iterations, step_timeout)?, sb)
+            let sb = b.step(iterations, timeout)?;
+            (a.step(iterations, timeout)?, sb)
         };
-        let (xa, xb) = (value(&ra.metric, &sa), value(&ra.metric, &sb));
-        pre.0 += sa.iter().map(|s| s.preempted).sum::<u64>();
-        pre.1 += sb.iter().map(|s| s.preempted).sum::<u64>();
-        mig.0 += sa.iter().filter(|s| s.cpus.0 != s.cpus.1).count();
-        mig.1 += sb.iter().filter(|s| s.cpus.0 != s.cpus.1).count();
+        let (xa, xb) = (value(&metric, &sa), value(&metric, &sb));
+        t.pre.0 += sa.iter().map(|s| s.preempted).sum::<u64>();
+        t.pre.1 += sb.iter().map(|s| s.preempted).sum::<u64>();
+        t.mig.0 += sa.iter().filter(|s| s.cpus.0 != s.cpus.1).count();
+        t.mig.1 += sb.iter().filter(|s| s.cpus.0 != s.cpus.1).count();
         let longest = |v: &[StepSample]| v.iter().map(|s| s.elapsed_ns).max().unwrap_or(0);
-        timed.0 += longest(&sa);
-        timed.1 += longest(&sb);
-        cpu.0 += sa.iter().map(|s| s.cpu_ns).sum::<u64>();
-        cpu.1 += sb.iter().map(|s| s.cpu_ns).sum::<u64>();
-        va.push(xa);
-        vb.push(xb);
-        d.push(paired::log_ratio(xa, xb, better));
-        let n = d.len();
+        t.timed.0 += longest(&sa);
+        t.timed.1 += longest(&sb);
+        t.cpu.0 += sa.iter().map(|s| s.cpu_ns).sum::<u64>();
+        t.cpu.1 += sb.iter().map(|s| s.cpu_ns).sum::<u64>();
+        t.va.push(xa);
+        t.vb.push(xb);
+        t.d.push(paired::log_ratio(xa, xb, better));
+        let n = t.d.len() - first;
         let spent = args.pairs.is_none() && start.elapsed() >= budget;
-        let last = spent || n >= rule.looks.max_pairs;
-        if last || rule.looks.is_look(n) {
-            let j = paired::judge_pairs(&d, rule.min_effect_pct, rule.confidence);
-            if last || j.decision != Decision::Undecided {
-                break j;
+        if alone {
+            let last = spent || n >= rule.looks.max_pairs;
+            if last || rule.looks.is_look(n) {
+                let j = paired::judge_pairs(&t.d, rule.min_effect_pct, rule.confidence);
+                if last || j.decision != Decision::Undecided {
+                    t.judgement = Some(j);
+                    break;
+                }
             }
+        } else if args.pairs.map_or(spent && n >= MIN_BLOCK_PAIRS, |p| n >= p) {
+            break;
         }
-    };
+    }
     a.send(ToWorker::Stop)?;
     b.send(ToWorker::Stop)?;
-    let verdict = match judgement.decision {
-        Decision::Fail => Verdict::Fail,
-        Decision::Improved => Verdict::Improved,
-        Decision::Pass => Verdict::Pass,
-        Decision::Undecided => Verdict::Noisy,
-    };
-    Ok(AbFigure {
-        measurement: ra.figure(),
-        unit: ra.metric.unit().to_string(),
-        better,
-        cpus: ra.cpus,
-        iterations,
-        base_median: median(&va),
-        current_median: median(&vb),
-        judgement,
-        verdict,
-        seconds: start.elapsed().as_secs_f64(),
-        preempted: pre,
-        migrated: mig,
-        timed_ns: timed,
-        cpu_ns: cpu,
-        differences: d,
-        base_values: va,
-        current_values: vb,
-    })
+    t.seconds += start.elapsed().as_secs_f64();
+    let block = &t.d[first..];
+    let estimate = paired::hodges_lehmann(block);
+    t.processes.push(ProcessPair {
+        pairs: block.len(),
+        estimate,
+        estimate_pct: estimate.exp_m1() * 100.0,
+    });
+    Ok(())
 }
 
 /// One side's figure for one step: the children's throughputs added, or their latencies
@@ -906,8 +1116,8 @@ pub fn render_text(r: &AbReport) -> String {
         .max(6);
     let _ = writeln!(
         out,
-        "{:<w$}  {:>12}  {:>12}  {:<14}  {:>6}  {:>6}  {:>7}  {:<18}  verdict",
-        "figure", "A median", "B median", "unit", "pairs", "s", "change", "interval"
+        "{:<w$}  {:>12}  {:>12}  {:<14}  {:>5}  {:>6}  {:>6}  {:>7}  {:<18}  verdict",
+        "figure", "A median", "B median", "unit", "procs", "pairs", "s", "change", "interval"
     );
     for f in &r.figures {
         let j = &f.judgement;
@@ -917,12 +1127,13 @@ pub fn render_text(r: &AbReport) -> String {
         };
         let _ = writeln!(
             out,
-            "{:<w$}  {:>12.2}  {:>12.2}  {:<14}  {:>6}  {:>6.1}  {:>+6.2}%  {:<18}  {}{}",
+            "{:<w$}  {:>12.2}  {:>12.2}  {:<14}  {:>5}  {:>6}  {:>6.1}  {:>+6.2}%  {:<18}  {}{}",
             f.measurement,
             f.base_median,
             f.current_median,
             format!("{} {arrow}", f.unit),
-            j.pairs,
+            f.processes.len(),
+            f.differences.len(),
             f.seconds,
             j.estimate_pct,
             format!("[{:+.2}, {:+.2}]%", j.low_pct, j.high_pct),
@@ -955,6 +1166,7 @@ fn csv_text(r: &AbReport) -> Result<String> {
         "iterations",
         "base_median",
         "current_median",
+        "processes",
         "pairs",
         "seconds",
         "estimate_pct",
@@ -980,7 +1192,8 @@ fn csv_text(r: &AbReport) -> Result<String> {
             f.iterations.to_string(),
             f.base_median.to_string(),
             f.current_median.to_string(),
-            j.pairs.to_string(),
+            f.processes.len().to_string(),
+            f.differences.len().to_string(),
             format!("{:.3}", f.seconds),
             j.estimate_pct.to_string(),
             j.low_pct.to_string(),
