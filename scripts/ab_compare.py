@@ -46,7 +46,8 @@ def rows_of(label, report):
             "ks_p": None,
             "verdict": f["verdict"],
             "why": j.get("why"),
-            "pairs": j["pairs"],
+            "pairs": len(f["differences"]),
+            "processes": len(f.get("processes", [])) or 1,
             "low_pct": j["low_pct"],
             "high_pct": j["high_pct"],
             "seconds": f["seconds"],
@@ -87,10 +88,10 @@ def main():
     with (out / "compare.csv").open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["entry", "figure", "unit", "better", "base_median", "current_median",
-                    "pairs", "seconds", "change_pct", "low_pct", "high_pct", "verdict", "why"])
+                    "processes", "pairs", "seconds", "change_pct", "low_pct", "high_pct", "verdict", "why"])
         for r in rows:
             w.writerow([r["entry"], r["figure"], r["unit"], r["better"],
-                        r["base"]["value"], r["current"]["value"], r["pairs"],
+                        r["base"]["value"], r["current"]["value"], r["processes"], r["pairs"],
                         r["seconds"], r["change_pct"], r["low_pct"], r["high_pct"],
                         r["verdict"], r["why"] or ""])
     with (out / "compare.txt").open("w") as f:

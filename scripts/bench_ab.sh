@@ -15,7 +15,8 @@
 # session's real slowdown is measured independently of the figures, from the kernel's CPU-time
 # accounting of the timed repetitions: B's wall time per CPU second over A's, minus 1 (a
 # throttled process waits without running).
-# Each line gives the session's verdict, estimate, interval, pairs and seconds; the summary
+# Each line gives the session's verdict, estimate, interval, process pairs, repetition pairs and
+# wall time (the whole benchmp ab: process starts, buffers and sizing too); the summary
 # gives the counts per figure and kind and the median session time. Every session holds the
 # machine-wide CPU lock (scripts/lib/bench.sh).
 #
@@ -24,7 +25,7 @@
 # Environment:
 #   AB_SESSIONS   sessions per figure and kind (default 10)
 #   AB_SLOW2      sessions per figure at 2 % (default 5; 0 skips)
-#   AB_TIME       benchmp ab's --time per session, s (default 20)
+#   AB_TIME       benchmp ab's --time per session, s (default 15)
 #   AB_REP_MS     benchmp ab's --rep-ms (default 50: a CPU quota slows a process only once it
 #                 runs past its 9.x ms of a 10 ms period, so repetitions must span periods)
 #   AB_SECOND     the second build's release folder (default: built from a copy of the tree
@@ -52,7 +53,7 @@ for tool in cargo python3 flock; do
 done
 sessions=${AB_SESSIONS:-10}
 slow2=${AB_SLOW2:-5}
-budget=${AB_TIME:-20}
+budget=${AB_TIME:-15}
 rep=${AB_REP_MS:-50}
 cpu=${AB_CPU:-$(( $(nproc) - 1 ))}
 for v in "$sessions" "$slow2" "$cpu"; do
@@ -137,15 +138,21 @@ session() {
   esac
   [ -z "$group" ] || b="sh -c 'echo \$\$ > $group/cgroup.procs && exec $(command_of "$fig" "$bin")'"
   out="$keep/$fig-$kind-$n.json"
+  local t0 t1
+  t0=$(date +%s.%N)
   locked "$bin/benchmp" ab --time "$budget" --rep-ms "$rep" --json="$out" "$a" "$b" > /dev/null 2> "$keep/$fig-$kind-$n.err" || rc=$?
+  t1=$(date +%s.%N)
   if [ "$rc" -gt 1 ] || [ ! -s "$out" ]; then
     echo "$fig $kind $n: benchmp ab failed (exit $rc): $(tail -n 1 "$keep/$fig-$kind-$n.err")"
     return 1
   fi
-  python3 - "$out" "$fig" "$kind" "$n" <<'PY'
+  python3 - "$out" "$fig" "$kind" "$n" "$t0" "$t1" <<'PY'
 import json, sys
 path, fig, kind, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 r = json.load(open(path))
+# The whole session's wall time: process starts, buffers and sizing too, not only the pairs.
+r["session_s"] = float(sys.argv[6]) - float(sys.argv[5])
+json.dump(r, open(path, "w"))
 f = r["figures"][0]
 j = f["judgement"]
 note = "A/A'" if kind == "aa" and n % 2 else ""
@@ -155,7 +162,8 @@ if kind != "aa" and min(wa, wb, ca, cb) > 0:
     json.dump(r, open(path, "w"))
     note = f"measured slowdown {r['measured_slowdown_pct']:+.2f} %"
 print(f"{fig:<10} {kind:<6} {n:>2} {f['verdict']:<8} {j['estimate_pct']:+6.2f} % "
-      f"[{j['low_pct']:+6.2f}, {j['high_pct']:+6.2f}] {j['pairs']:>5} pairs {f['seconds']:6.1f} s {note}")
+      f"[{j['low_pct']:+6.2f}, {j['high_pct']:+6.2f}] {len(f.get('processes', [])):>2} procs "
+      f"{len(f['differences']):>4} pairs {r['session_s']:6.1f} s {note}")
 PY
 }
 
@@ -188,7 +196,7 @@ for fig in figures:
         fails = sum(r["figures"][0]["verdict"] == "FAIL" for r in runs)
         totals[kind][0] += fails
         totals[kind][1] += len(runs)
-        secs += [r["figures"][0]["seconds"] for r in runs]
+        secs += [r.get("session_s", r["figures"][0]["seconds"]) for r in runs]
         sizes = [r["measured_slowdown_pct"] for r in runs if r.get("measured_slowdown_pct") is not None]
         size = f" ({statistics.median(sizes):.1f} %)" if sizes else ""
         cells.append(f"{fails}/{len(runs)}{size}")

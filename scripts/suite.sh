@@ -29,8 +29,10 @@ Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR [--force]
                  through benchmp ab: both builds run as workers on the same CPUs, their
                  repetitions interleaved pair by pair (OUT/ab/ENTRY.json and .txt); the
                  verdicts go into the summary, compare.txt/.json/.csv and a plot of each
-                 FAIL. Entries with load children (--c2c, --loaded) cannot be paired yet:
-                 they run for this build only
+                 FAIL. The false-alarm rate, 0.05, is held over the whole suite (split
+                 over its entries, and by benchmp ab over each entry's figures). Entries
+                 with load children (--c2c, --loaded) cannot be paired yet: they run for
+                 this build only
   --ab-time S    benchmp ab's budget per figure with --ab, seconds (default 3)
   --no-build     use the binaries already built
   --bin-dir DIR  where the binaries are (default target/release)
@@ -225,9 +227,9 @@ run_ab() {
   mkdir -p "$out/ab"
   a=$(ab_command base "$ab_bin" "$envs" "$tool" "$args")
   b=$(ab_command current "$bin_dir" "$envs" "$tool" "$args")
-  printf '%-22s benchmp ab --time %s (base against this build)\n' "$label (ab)" "$ab_time"
+  printf '%-22s benchmp ab --time %s --alpha %s (base against this build)\n' "$label (ab)" "$ab_time" "$ab_alpha"
   child_run --out "$out/ab/$label.txt" --err "$out/ab/$label.err" \
-    "$bin_dir/benchmp" ab --time "$ab_time" --json="$out/ab/$label.json" "$a" "$b"
+    "$bin_dir/benchmp" ab --time "$ab_time" --alpha "$ab_alpha" --json="$out/ab/$label.json" "$a" "$b"
   rc=$?
   case $rc in
     0) ;;
@@ -238,6 +240,9 @@ run_ab() {
   esac
 }
 
+# The suite's false-alarm rate, 0.05, held over all its entries (each benchmp ab holds its
+# share over its own figures).
+ab_alpha=$(awk -v n="${#plan[@]}" 'BEGIN { printf "%.6g", 0.05 / (n > 0 ? n : 1) }')
 for line in "${plan[@]}"; do
   IFS='|' read -r label envs tool args <<< "$line"
   run_entry "$bin_dir" "$out" "" "$label" "$envs" "$tool" "$args"

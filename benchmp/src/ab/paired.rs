@@ -596,6 +596,12 @@ impl Looks {
         1.0 - self.alpha / self.at().len() as f64
     }
 
+    /// The confidence of each look when alpha is held over `family` figures together,
+    /// 1 − alpha/(looks × family).
+    pub fn confidence_over(&self, family: usize) -> f64 {
+        1.0 - self.alpha / (self.at().len() * family.max(1)) as f64
+    }
+
     /// Whether a session with `n` pairs is at one of the looks of [`Looks::at`].
     pub fn is_look(&self, n: usize) -> bool {
         self.at().contains(&n)
@@ -720,6 +726,20 @@ mod tests {
 
     /// The sample of the hand-checked tests (units do not matter to the rank statistics).
     const HAND: [f64; 6] = [10.0, -2.0, 4.0, 1.0, 6.0, 3.0];
+
+    #[test]
+    fn alpha_over_a_family_of_figures_splits_over_figures_and_looks() {
+        let looks = Looks {
+            first: 8,
+            max_pairs: 16,
+            alpha: 0.05,
+        };
+        assert_eq!(looks.at(), [8, 16]);
+        assert!((looks.confidence_over(1) - 0.975).abs() < 1e-12);
+        assert!((looks.confidence_over(100) - (1.0 - 0.05 / 200.0)).abs() < 1e-12);
+        // Zero figures count as one.
+        assert_eq!(looks.confidence_over(0), looks.confidence_over(1));
+    }
 
     #[test]
     fn log_ratio_is_positive_when_current_is_worse() {

@@ -56,7 +56,8 @@ pub struct AbArgs {
     /// with the interval's confidence, PASS when the interval lies within ± this.
     #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = positive_pct)]
     pub min_effect: f64,
-    /// False-alarm rate per figure, held over every look at the pairs (Bonferroni).
+    /// False-alarm rate of the whole comparison, split over its figures and every look
+    /// (Bonferroni); with --processes 1, per figure.
     #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = probability)]
     pub alpha: f64,
     /// Time budget per figure, seconds: pairs are added until the verdict is decided or the
@@ -185,7 +186,11 @@ pub struct AbRule {
     pub processes: usize,
     /// The looks at the pairs.
     pub looks: Looks,
-    /// Confidence of each look's interval.
+    /// Figures the false-alarm rate is split over (over process pairs: all of the command's;
+    /// with one process pair each figure is judged on its own).
+    #[serde(default = "one")]
+    pub figures: usize,
+    /// Confidence of each look's interval: 1 − alpha/(looks × figures).
     pub confidence: f64,
     /// Repetition length asked for, µs.
     pub rep_us: u64,
@@ -303,12 +308,13 @@ pub fn run(args: &AbArgs) -> Result<i32> {
         .seed
         .unwrap_or_else(|| benchmp::sys::clock::now_ns() | 1);
     let looks = looks(args);
-    let rule = AbRule {
+    let mut rule = AbRule {
         min_effect_pct: args.min_effect,
         alpha: args.alpha,
         time_s: args.pairs.is_none().then_some(args.time),
         processes: args.processes,
         looks,
+        figures: 1,
         confidence: looks.confidence(),
         rep_us: (args.rep_ms * 1000.0).round().max(1.0) as u64,
         order: args.order,
@@ -321,8 +327,15 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     let mut tools = (String::new(), String::new());
     let mut ends = ((Some(0), None), (Some(0), None));
     for round in 0..args.processes {
-        let mut a = Worker::spawn(a_cmd, rule.rep_us, args.aslr)?;
-        let mut b = Worker::spawn(b_cmd, rule.rep_us, args.aslr)?;
+        // Which side starts first (and sets its buffers up while the other is still
+        // starting) is a coin per process pair, so that no order favours one build.
+        let (mut a, mut b) = if rng.coin() {
+            let a = Worker::spawn(a_cmd, rule.rep_us, args.aslr)?;
+            (a, Worker::spawn(b_cmd, rule.rep_us, args.aslr)?)
+        } else {
+            let b = Worker::spawn(b_cmd, rule.rep_us, args.aslr)?;
+            (Worker::spawn(a_cmd, rule.rep_us, args.aslr)?, b)
+        };
         let (tool_a, tool_b) = (a.hello()?, b.hello()?);
         if tool_a != tool_b {
             return Err(Usage(format!(
@@ -353,6 +366,12 @@ pub fn run(args: &AbArgs) -> Result<i32> {
                 pair_block(args, &rule, &mut rng, &mut a, &mut b, t)?;
             }
             index += 1;
+        }
+        if round == 0 && args.processes > 1 {
+            // The false-alarm rate holds for the whole comparison: split over every figure
+            // (a sweep's hundred points would otherwise give a few false verdicts by chance).
+            rule.figures = tallies.len().max(1);
+            rule.confidence = rule.looks.confidence_over(rule.figures);
         }
         if index != tallies.len() {
             anyhow::bail!(
@@ -1096,12 +1115,20 @@ fn write_outputs(r: &AbReport, args: &AbArgs) -> Result<()> {
 /// The table: one row per figure, then the counts.
 pub fn render_text(r: &AbReport) -> String {
     use std::fmt::Write as _;
+    let conf = format!("{:.4}", r.rule.confidence * 100.0);
+    let conf = conf.trim_end_matches('0').trim_end_matches('.');
+    let units = if r.rule.processes > 1 {
+        format!("up to {} process pairs", r.rule.processes)
+    } else {
+        "one process pair".to_string()
+    };
     let mut out = format!(
-        "benchmp ab: A '{}' vs B '{}' (minimum effect {:.1} %, {:.1} % intervals, {} order)\n",
+        "benchmp ab: A '{}' vs B '{}' (minimum effect {:.1} %, alpha {} over {} figure(s): {conf} % intervals, {units}, {} order)\n",
         r.base.command,
         r.current.command,
         r.rule.min_effect_pct,
-        r.rule.confidence * 100.0,
+        r.rule.alpha,
+        r.rule.figures,
         match r.rule.order {
             Order::Random => "random",
             Order::Abba => "ABBA",
