@@ -13,7 +13,7 @@ set -uo pipefail
 
 usage() {
   cat <<'USAGE'
-Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR [--force]] [--baseline DIR | --ab BIN_DIR [--ab-time S]] [--no-build] [--bin-dir DIR] [--no-plots]
+Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR [--force]] [--baseline DIR | --ab BIN_DIR [--ab-time S] [--ab-processes N]] [--no-build] [--bin-dir DIR] [--no-plots]
 
   --quick        fewer operations and repetitions (about a minute)
   --full         every operation, lmbench's 11 repetitions, more strides (tens of minutes)
@@ -30,10 +30,12 @@ Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR [--force]
                  repetitions interleaved pair by pair (OUT/ab/ENTRY.json and .txt); the
                  verdicts go into the summary, compare.txt/.json/.csv and a plot of each
                  FAIL. The false-alarm rate, 0.05, is held over the whole suite (split
-                 over its entries, and by benchmp ab over each entry's figures). Entries
-                 with load children (--c2c, --loaded) cannot be paired yet: they run for
-                 this build only
+                 over its entries, and by benchmp ab over each entry's figures). Load
+                 children (--c2c's pongers, --loaded's loads) run only during their own
+                 side's repetitions
   --ab-time S    benchmp ab's budget per figure with --ab, seconds (default 3)
+  --ab-processes N
+                 benchmp ab's process pairs per figure at most (default 16)
   --no-build     use the binaries already built
   --bin-dir DIR  where the binaries are (default target/release)
   --no-plots     skip the PNG plots
@@ -65,7 +67,7 @@ die() {
 # An absolute path for a path given relative to where the suite was started.
 absolute() { case "$1" in /*) printf '%s' "$1" ;; *) printf '%s' "$PWD/$1" ;; esac; }
 
-mode=default only=() out="" build=1 bin_dir="" plots=1 baseline="" ab_bin="" force=0 ab_time=3
+mode=default only=() out="" build=1 bin_dir="" plots=1 baseline="" ab_bin="" force=0 ab_time=3 ab_processes=16
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) mode=quick ;;
@@ -85,6 +87,9 @@ while [ $# -gt 0 ]; do
     --ab-time) [ $# -ge 2 ] || die "--ab-time needs seconds"
                if ! [[ $2 =~ ^[0-9]+([.][0-9]+)?$ ]] || [ "$2" = 0 ]; then die "--ab-time $2 is not a number of seconds above 0"; fi
                ab_time=$2; shift ;;
+    --ab-processes) [ $# -ge 2 ] || die "--ab-processes needs a count"
+               if ! [[ $2 =~ ^[0-9]+$ ]] || [ "$2" -lt 1 ] || [ "$2" -gt 1000 ]; then die "--ab-processes $2 is not a count from 1 to 1000"; fi
+               ab_processes=$2; shift ;;
     --no-build) build=0 ;;
     --bin-dir) [ $# -ge 2 ] || die "--bin-dir needs a folder"
                [ -d "$2" ] || die "--bin-dir $2 is not a folder"
@@ -221,15 +226,13 @@ ab_command() {
 # this one (B); its report in OUT/ab.
 run_ab() {
   local label=$1 envs=$2 tool=$3 args=$4 rc a b
-  case " $args " in
-    *" --c2c "*|*" --loaded "*) echo "   not paired: benchmp ab cannot pair load children yet"; return 0 ;;
-  esac
   mkdir -p "$out/ab"
   a=$(ab_command base "$ab_bin" "$envs" "$tool" "$args")
   b=$(ab_command current "$bin_dir" "$envs" "$tool" "$args")
-  printf '%-22s benchmp ab --time %s --alpha %s (base against this build)\n' "$label (ab)" "$ab_time" "$ab_alpha"
+  printf '%-22s benchmp ab --time %s --processes %s --alpha %s (base against this build)\n' "$label (ab)" "$ab_time" "$ab_processes" "$ab_alpha"
   child_run --out "$out/ab/$label.txt" --err "$out/ab/$label.err" \
-    "$bin_dir/benchmp" ab --time "$ab_time" --alpha "$ab_alpha" --json="$out/ab/$label.json" "$a" "$b"
+    "$bin_dir/benchmp" ab --time "$ab_time" --processes "$ab_processes" --alpha "$ab_alpha" \
+    --json="$out/ab/$label.json" "$a" "$b"
   rc=$?
   case $rc in
     0) ;;

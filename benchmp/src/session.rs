@@ -308,7 +308,9 @@ impl<T: ToolData> Session<T> {
             pace(&mut cfg, &spec.metric, params)?;
         }
         let ran = run_loaded(&cfg, make, make_load)?;
-        if let Some(l) = ran.loads.iter().find(|l| loads.required && !l.ran_through) {
+        // Under benchmp ab a load runs only during its side's repetitions, by design.
+        let required = loads.required && cfg.paced.is_none();
+        if let Some(l) = ran.loads.iter().find(|l| required && !l.ran_through) {
             return Err(Error::LoadNotRunning {
                 measurement: spec.name,
                 load: Box::new(l.clone()),
@@ -464,19 +466,9 @@ impl<T: ToolData> Session<T> {
 
 /// Makes a measurement a `benchmp ab` worker's: every child sizes its count to the driver's
 /// repetition length (fixed counts too: the driver shares one count between both builds) and
-/// times one repetition per step. Load children cannot be paired yet: refused in one line.
+/// times one repetition per step. Load children run only during their side's repetitions.
 fn pace(cfg: &mut RunConfig, metric: &Metric, params: serde_json::Value) -> Result<(), Error> {
-    use crate::run::worker::{self, ToDriver};
-    if !cfg.loads.is_empty() {
-        let message = format!(
-            "{}: a measurement with load children cannot run as a benchmp ab worker yet",
-            cfg.label
-        );
-        let _ = worker::send(&ToDriver::Refused {
-            message: message.clone(),
-        });
-        return Err(Error::Driver(message));
-    }
+    use crate::run::worker;
     cfg.iterations = Iterations::Calibrate { hint: None };
     cfg.enough_ns = worker::rep_ns();
     cfg.warmup_us = 0;

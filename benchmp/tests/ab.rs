@@ -175,6 +175,45 @@ fn a_side_twice_as_slow_fails_and_the_same_command_twice_does_not() {
 }
 
 #[test]
+fn a_sides_load_runs_during_its_own_repetitions_only() {
+    let _serial = serial();
+    // A's load child spins on A's measuring CPU: while it runs, A's repetitions share the
+    // CPU with it and take longer. B has no load. If the load ran all along, B's repetitions
+    // would share the CPU with it too and the two sides would read alike; if it never ran,
+    // likewise. Only a load woken for its own side's repetitions and asleep during the
+    // other's makes B read faster.
+    let o = ab(
+        "ab-load",
+        &[
+            "--processes",
+            "8",
+            "--pairs",
+            "2",
+            "--rep-ms",
+            "20",
+            "--min-effect",
+            "10",
+            "--json",
+            &probe("--load-cpus 0"),
+            &probe(""),
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = json(&o);
+    let f = &v["figures"][0];
+    assert_eq!(f["verdict"], "IMPROVED", "{f}");
+    assert_eq!(f["cpus"], serde_json::json!([0]), "{f}");
+    assert_no_leftovers("ab-load");
+}
+
+#[test]
 fn what_cannot_be_paired_is_one_line_and_exit_2() {
     let _serial = serial();
     let tool = Tool::new("benchmp", BIN);

@@ -182,7 +182,7 @@ grep -qE "^bw_mem-rd-P1 .* PASS" <<< "$again" || fail "bw_mem-rd-P1 is not PASS 
 # name: every {json}, {csv} and {dir} must stay one argument, also inside ab's commands.
 ab="$out/a b"
 rc=0
-"$top/scripts/suite.sh" "${nb[@]}" --only dhry --only dto --ab "$bin" --ab-time 0.5 --out "$ab" > "$out/ab.txt" 2>&1 || rc=$?
+"$top/scripts/suite.sh" "${nb[@]}" --only dhry --only dto --ab "$bin" --ab-time 0.5 --ab-processes 2 --out "$ab" > "$out/ab.txt" 2>&1 || rc=$?
 [ "$rc" -le 1 ] || fail "suite.sh --ab: exit $rc ($(tail -n 3 "$out/ab.txt"))"
 [ -s "$ab/dhry-P1.json" ] || fail "suite.sh --ab left no $ab/dhry-P1.json"
 grep -qP "^dhry-P1\tdhry\t0\t" "$ab/status.tsv" || fail "suite.sh --ab: dhry-P1 did not succeed"

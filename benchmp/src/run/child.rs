@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::hint::black_box;
 
-use super::protocol::{self, GO, LOAD, RESULT, SIZE, STEP, Up, WINDOW};
+use super::protocol::{self, GO, LOAD, PAUSE, RESULT, SIZE, STEP, Up, WINDOW};
 use super::{Benchmark, ChildInfo, ChildRun, Data, Iterations, LoadRun, Phase, RunConfig, Sample};
 use crate::error::exit_code_of;
 use crate::sys::affinity::{current_cpu, pin_and_verify};
@@ -271,7 +271,8 @@ const HEARTBEAT_NS: u64 = 1_000_000_000;
 
 /// A load child's life: pin, build, wait (asleep) for LOAD, then run its benchmark in batches
 /// of about [`LOAD_BATCH_NS`], logging when each ended, until WINDOW arrives with the
-/// measuring children's window; report what it did over exactly that window.
+/// measuring children's window; report what it did over exactly that window. In worker mode
+/// PAUSE puts it to sleep between its side's repetitions, LOAD wakes it.
 fn load_life<B, S, C, F>(
     info: ChildInfo,
     up: &mut File,
@@ -307,6 +308,20 @@ where
     let window = loop {
         match protocol::poll_byte(down) {
             Some(WINDOW) => break protocol::read_window(down),
+            Some(PAUSE) => {
+                // Worker mode: asleep until this side's next repetition.
+                protocol::send(up, &Up::<S, C>::Paused).map_err(Failure::talking)?;
+                match protocol::wait_byte(down) {
+                    LOAD => {
+                        protocol::send(up, &Up::<S, C>::Loading).map_err(Failure::talking)?;
+                        heard = now_ns();
+                        log.push((heard, done));
+                        continue;
+                    }
+                    WINDOW => break protocol::read_window(down),
+                    _ => return Ok(()),
+                }
+            }
             Some(_) => return Ok(()),
             None => {}
         }

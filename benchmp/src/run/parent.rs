@@ -11,7 +11,7 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 
-use super::protocol::{self, EXIT, GO, LOAD, RESULT, SIZE, STEP, STOP, Up, WINDOW};
+use super::protocol::{self, EXIT, GO, LOAD, PAUSE, RESULT, SIZE, STEP, STOP, Up, WINDOW};
 use super::worker::{self, StepSample, ToDriver, ToWorker};
 use super::{Benchmark, ChildInfo, ChildRun, Data, LoadRun, Ran, Role, RunConfig, Who, child};
 use crate::error::{Error, Stage};
@@ -59,6 +59,8 @@ struct Kid<S, C> {
     count: Option<u64>,
     /// Worker mode: the sample of the step under way, once it arrives.
     stepped: Option<StepSample>,
+    /// A load child between Loading and Paused.
+    loading: bool,
 }
 
 /// Runs the measurement: forks one child per placement entry (each pins itself, builds its
@@ -207,6 +209,7 @@ fn spawn<S, C>(
                 reaped: None,
                 count: None,
                 stepped: None,
+                loading: false,
             })
         }
     }
@@ -246,10 +249,13 @@ fn drive<S: Data, C: Data>(cfg: &RunConfig, kids: &mut [Kid<S, C>]) -> Result<()
         let until = Instant::now() + Duration::from_micros(cfg.warmup_us);
         pump(cfg, kids, |_| false, Some(until))?;
     }
-    for k in kids.iter_mut().filter(|k| load(k)) {
-        send_byte(k, LOAD)?;
+    // In worker mode the loads run only during their side's repetitions (steps() wakes them).
+    if cfg.paced.is_none() {
+        for k in kids.iter_mut().filter(|k| load(k)) {
+            send_byte(k, LOAD)?;
+        }
+        pump(cfg, kids, |k| !load(k) || k.state >= State::Loading, None)?;
     }
-    pump(cfg, kids, |k| !load(k) || k.state >= State::Loading, None)?;
     if cfg.sequential {
         let measuring: Vec<usize> = (0..kids.len()).filter(|&i| !load(&kids[i])).collect();
         for i in measuring {
@@ -312,29 +318,41 @@ fn steps<S: Data, C: Data>(
     kids: &mut [Kid<S, C>],
 ) -> Result<(), Error> {
     let link = |e: worker::LinkError| Error::Driver(e.to_string());
+    let load = |k: &Kid<S, C>| k.role == Role::Load;
     worker::send(&ToDriver::Ready {
         measurement: cfg.label.clone(),
         metric: paced.metric.clone(),
         params: paced.params.clone(),
-        cpus: kids.iter().map(|k| k.who.cpu).collect(),
+        cpus: kids
+            .iter()
+            .filter(|k| !load(k))
+            .map(|k| k.who.cpu)
+            .collect(),
     })
     .map_err(link)?;
     loop {
         wait_for_command(kids)?;
         match worker::next().map_err(link)? {
             ToWorker::Size => {
-                for k in kids.iter_mut() {
+                loads_on(cfg, kids, true)?;
+                for k in kids.iter_mut().filter(|k| !load(k)) {
                     k.count = None;
                     send_byte(k, SIZE)?;
                 }
-                pump(cfg, kids, |k| k.count.is_some(), None)?;
-                let counts = kids.iter().map(|k| k.count.unwrap_or(1)).collect();
+                pump(cfg, kids, |k| load(k) || k.count.is_some(), None)?;
+                loads_on(cfg, kids, false)?;
+                let counts = kids
+                    .iter()
+                    .filter(|k| !load(k))
+                    .map(|k| k.count.unwrap_or(1))
+                    .collect();
                 worker::send(&ToDriver::Sized { counts }).map_err(link)?;
             }
             ToWorker::Step { iterations } => {
+                loads_on(cfg, kids, true)?;
                 let mut msg = vec![STEP];
                 msg.extend_from_slice(&iterations.to_le_bytes());
-                for k in kids.iter_mut() {
+                for k in kids.iter_mut().filter(|k| !load(k)) {
                     k.stepped = None;
                     k.last_heard = Instant::now();
                     k.down.write_all(&msg).map_err(|_| Error::ChildGone {
@@ -342,17 +360,35 @@ fn steps<S: Data, C: Data>(
                         stage: k.state.stage(),
                     })?;
                 }
-                pump(cfg, kids, |k| k.stepped.is_some(), None)?;
+                pump(cfg, kids, |k| load(k) || k.stepped.is_some(), None)?;
+                loads_on(cfg, kids, false)?;
                 let samples = kids.iter_mut().filter_map(|k| k.stepped.take()).collect();
                 worker::send(&ToDriver::Rep { samples }).map_err(link)?;
             }
             ToWorker::Stop => break,
         }
     }
-    for k in kids.iter_mut() {
+    for k in kids.iter_mut().filter(|k| !load(k)) {
         send_byte(k, STOP)?;
     }
     Ok(())
+}
+
+/// Worker mode: wakes the load children (LOAD) or puts them to sleep (PAUSE) and waits until
+/// each says it did, so that a load runs during its own side's repetitions and never during
+/// the other side's.
+fn loads_on<S: Data, C: Data>(
+    cfg: &RunConfig,
+    kids: &mut [Kid<S, C>],
+    on: bool,
+) -> Result<(), Error> {
+    let load = |k: &Kid<S, C>| k.role == Role::Load;
+    for k in kids.iter_mut().filter(|k| load(k)) {
+        // Asleep since its last repetition: its silence was no hang.
+        k.last_heard = Instant::now();
+        send_byte(k, if on { LOAD } else { PAUSE })?;
+    }
+    pump(cfg, kids, |k| !load(k) || k.loading == on, None)
 }
 
 /// Waits until the driver's next command is there, watching the children meanwhile (a child
@@ -510,7 +546,11 @@ fn listen<S: Data, C: Data>(k: &mut Kid<S, C>) -> Result<(), Error> {
                 k.state = State::Reported;
                 k.result = Some(*r);
             }
-            Up::Loading => k.state = k.state.max(State::Loading),
+            Up::Loading => {
+                k.state = k.state.max(State::Loading);
+                k.loading = true;
+            }
+            Up::Paused => k.loading = false,
             Up::Alive => {}
             Up::Load(r) => {
                 k.state = State::Reported;

@@ -38,6 +38,8 @@ pub(super) enum Up<S, C> {
     Sized { count: u64 },
     /// Worker mode: the repetition a STEP asked for.
     Stepped(super::worker::StepSample),
+    /// Worker mode: a load child stopped loading after PAUSE.
+    Paused,
 }
 
 /// Parent to child: start the timed intervals.
@@ -57,6 +59,9 @@ pub(super) const WINDOW: u8 = b'W';
 pub(super) const STEP: u8 = b'S';
 /// Worker mode, parent to child: no more steps; report as after the last interval.
 pub(super) const STOP: u8 = b'T';
+/// Worker mode, parent to load child: stop loading until the next LOAD (or WINDOW), and say
+/// so with [`Up::Paused`]; a load runs only while its own side's repetitions do.
+pub(super) const PAUSE: u8 = b'P';
 /// Worker mode, parent to child: size the count to the repetition length now (only one
 /// side of a pair sizes, alone on its CPUs; the other uses its count).
 pub(super) const SIZE: u8 = b'Z';
