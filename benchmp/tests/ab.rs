@@ -175,26 +175,27 @@ fn a_side_twice_as_slow_fails_and_the_same_command_twice_does_not() {
 }
 
 #[test]
-fn a_sides_load_runs_during_its_own_repetitions_only() {
+fn a_sides_load_sleeps_during_the_other_sides_repetitions() {
     let _serial = serial();
-    // A's load child spins on A's measuring CPU: while it runs, A's repetitions share the
-    // CPU with it and take longer. B has no load. If the load ran all along, B's repetitions
-    // would share the CPU with it too and the two sides would read alike; if it never ran,
-    // likewise. Only a load woken for its own side's repetitions and asleep during the
-    // other's makes B read faster.
+    // A has a load child on CPU 1, B none. A's own report (its last process pair's) holds
+    // the load's batch log over A's measuring window, which spans B's repetitions too: a
+    // load put to sleep for them shows them as stalled time, at least B's share of the
+    // window (about half; a busy machine only adds stalls). A load that ran all along
+    // would show almost none on an idle machine.
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "load");
+    let report = dir.join("a.json");
+    let a = probe(&format!("--load-cpus 1 --json={}", report.display()));
     let o = ab(
         "ab-load",
         &[
             "--processes",
-            "8",
-            "--pairs",
             "2",
+            "--pairs",
+            "8",
             "--rep-ms",
-            "20",
-            "--min-effect",
             "10",
             "--json",
-            &probe("--load-cpus 0"),
+            &a,
             &probe(""),
         ],
     )
@@ -208,9 +209,20 @@ fn a_sides_load_runs_during_its_own_repetitions_only() {
     );
     let v = json(&o);
     let f = &v["figures"][0];
-    assert_eq!(f["verdict"], "IMPROVED", "{f}");
     assert_eq!(f["cpus"], serde_json::json!([0]), "{f}");
+    assert_eq!(f["differences"].as_array().unwrap().len(), 16, "{f}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let load = &r["measurements"][0]["loads"][0];
+    let ns = |k: &str| load[k].as_u64().unwrap_or_else(|| panic!("{k}: {load}"));
+    let window = ns("window_end_ns") - ns("window_start_ns");
+    assert!(
+        ns("stalled_ns") * 5 >= window,
+        "the load ran through B's repetitions: stalled {} of {window} ns ({load})",
+        ns("stalled_ns")
+    );
     assert_no_leftovers("ab-load");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
