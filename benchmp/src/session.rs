@@ -305,7 +305,7 @@ impl<T: ToolData> Session<T> {
         };
         if crate::run::worker::active() {
             let params = serde_json::to_value(&spec.params).unwrap_or_default();
-            pace(&mut cfg, &spec.metric, params)?;
+            pace(&mut cfg, &spec.metric, params);
         }
         let ran = run_loaded(&cfg, make, make_load)?;
         // Under benchmp ab a load runs only during its side's repetitions, by design.
@@ -467,7 +467,7 @@ impl<T: ToolData> Session<T> {
 /// Makes a measurement a `benchmp ab` worker's: every child sizes its count to the driver's
 /// repetition length (fixed counts too: the driver shares one count between both builds) and
 /// times one repetition per step. Load children run only during their side's repetitions.
-fn pace(cfg: &mut RunConfig, metric: &Metric, params: serde_json::Value) -> Result<(), Error> {
+fn pace(cfg: &mut RunConfig, metric: &Metric, params: serde_json::Value) {
     use crate::run::worker;
     cfg.iterations = Iterations::Calibrate { hint: None };
     cfg.enough_ns = worker::rep_ns();
@@ -477,7 +477,6 @@ fn pace(cfg: &mut RunConfig, metric: &Metric, params: serde_json::Value) -> Resu
         metric: metric.clone(),
         params,
     });
-    Ok(())
 }
 
 /// Writes the report as asked (text, JSON, CSV; stdout, stderr or files), warns about noise on
