@@ -200,6 +200,17 @@ pub struct AbRule {
     pub seed: u64,
 }
 
+impl AbRule {
+    /// What the verdicts count as their units: process pairs unless there is only one.
+    fn unit(&self) -> Unit {
+        if self.processes > 1 {
+            Unit::ProcessPairs
+        } else {
+            Unit::RepetitionPairs
+        }
+    }
+}
+
 fn one() -> usize {
     1
 }
@@ -367,7 +378,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
             }
             index += 1;
         }
-        if round == 0 && args.processes > 1 {
+        if round == 0 && rule.unit() == Unit::ProcessPairs {
             // The false-alarm rate holds for the whole comparison: split over every figure
             // (a sweep's hundred points would otherwise give a few false verdicts by chance).
             rule.figures = tallies.len().max(1);
@@ -384,7 +395,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
         if ends.0.0 != Some(0) || ends.1.0 != Some(0) {
             break;
         }
-        if args.processes > 1 {
+        if rule.unit() == Unit::ProcessPairs {
             let n = round + 1;
             let last = n == args.processes;
             for t in tallies.iter_mut().filter(|t| t.judgement.is_none()) {
@@ -572,7 +583,7 @@ impl Tally {
         let judgement = match self.judgement {
             Some(j) => j,
             // A side ended early: what there is.
-            None if rule.processes > 1 => self.judge_processes(rule),
+            None if rule.unit() == Unit::ProcessPairs => self.judge_processes(rule),
             None => paired::judge_pairs(&self.d, rule.min_effect_pct, rule.confidence),
         };
         let verdict = match judgement.decision {
@@ -589,11 +600,7 @@ impl Tally {
             iterations: self.iterations,
             base_median: median(&self.va),
             current_median: median(&self.vb),
-            judged_over: if rule.processes > 1 {
-                Unit::ProcessPairs
-            } else {
-                Unit::RepetitionPairs
-            },
+            judged_over: rule.unit(),
             judgement,
             verdict,
             seconds: self.seconds,
@@ -627,7 +634,7 @@ fn pair_block(
     b.step(iterations, timeout)?;
     let metric = t.ready.metric.clone();
     let better = metric.better();
-    let alone = args.processes == 1;
+    let alone = rule.unit() == Unit::RepetitionPairs;
     let budget = Duration::from_secs_f64(args.time / args.processes as f64);
     let start = Instant::now();
     let first = t.d.len();
@@ -1117,7 +1124,7 @@ pub fn render_text(r: &AbReport) -> String {
     use std::fmt::Write as _;
     let conf = format!("{:.4}", r.rule.confidence * 100.0);
     let conf = conf.trim_end_matches('0').trim_end_matches('.');
-    let units = if r.rule.processes > 1 {
+    let units = if r.rule.unit() == Unit::ProcessPairs {
         format!("up to {} process pairs", r.rule.processes)
     } else {
         "one process pair".to_string()
