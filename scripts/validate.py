@@ -31,7 +31,7 @@ sides' spreads, or within 1 % (what a few runs resolve) when both spreads are sm
 Usage: scripts/validate.py [--rounds R] [--cpu N] [--bin DIR] [--lmbench DIR]
                            [--only bw|lat|peers|c2c|loaded] [--size MIB] [--bw-max SIZE]
                            [--c2c-tool PATH] [--multiload PATH]
-                           [--bw-sizes LIST] [--ops LIST] [--lat-len MIB]
+                           [--bw-sizes LIST] [--ops LIST] [--lmbench-build O|O2] [--lat-len MIB]
                            [--strides LIST] [--modes seq,rand] [--lat-n N] [--save FILE]
 """
 import argparse
@@ -90,14 +90,15 @@ def size_name(n):
 class Ours:
     """bw_mem / lat_mem_rd of this workspace, figures read from --json."""
 
-    def __init__(self, bindir, cpu, env):
+    def __init__(self, bindir, cpu, env, bw_args=()):
         self.bindir = bindir
         self.cpu = cpu
         self.env = env
+        self.bw_args = list(bw_args)
 
     def bw(self, op, size, reps=5):
         with tempfile.NamedTemporaryFile(suffix=".json") as f:
-            run([f"{self.bindir}/bw_mem", "--cpus", str(self.cpu), "-N", str(reps),
+            run([f"{self.bindir}/bw_mem", "--cpus", str(self.cpu), "-N", str(reps), *self.bw_args,
                  size_name(size), op, f"--json={f.name}"], env=self.env)
             r = json.load(open(f.name))
         return r["measurements"][0]["aggregate"]["cluster"]
@@ -498,6 +499,9 @@ def main():
                     help="largest bw_mem size against lmbench (default 64m, as the harness's MB)")
     ap.add_argument("--bw-sizes", help="comma-separated bw_mem sizes instead of the harness's")
     ap.add_argument("--ops", help="comma-separated bw_mem operations (default: lmbench's nine)")
+    ap.add_argument("--lmbench-build", choices=["O", "O2"],
+                    help="our bw_mem's --lmbench-build (default: its own default, O2); give the "
+                         "build --lmbench DIR was compiled with")
     ap.add_argument("--lat-len", type=int, default=64, help="latency sweep length, MiB")
     ap.add_argument("--strides", default=",".join(map(str, HARNESS_STRIDES)))
     ap.add_argument("--modes", default="seq,rand", help="seq, rand or both")
@@ -505,7 +509,8 @@ def main():
     ap.add_argument("--save", help="write every run's figures to this JSON file")
     args = ap.parse_args()
     env = calibration_env()
-    ours = Ours(args.bin, args.cpu, env)
+    bw_args = ["--lmbench-build", args.lmbench_build] if args.lmbench_build else []
+    ours = Ours(args.bin, args.cpu, env, bw_args)
 
     out, raw = [], {}
     if args.only in (None, "peers"):

@@ -94,6 +94,10 @@ pub struct Quality {
     pub after: MachineState,
     /// Noise verdict over all measurements.
     pub verdict: Verdict,
+    /// What the tool found odd about its own figures that is not noise (e.g. bw_mem's shape
+    /// check), one line each; `--fail-on-noise` does not refuse them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// A phase of the parent process (calibration, each measurement's run), mirrored by a

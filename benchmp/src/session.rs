@@ -453,6 +453,7 @@ impl<T: ToolData> Session<T> {
                 before: self.before,
                 after,
                 verdict,
+                notes: Vec::new(),
             },
             wall_ns: now_ns() - self.started_ns,
             calibration_ns,
@@ -510,6 +511,13 @@ pub fn emit<T: ToolData>(
                 .reasons
                 .iter()
                 .map(|r| format!("{}: noisy: {r}\n", report.tool)),
+        )
+        .chain(
+            report
+                .quality
+                .notes
+                .iter()
+                .map(|n| format!("{}: note: {n}\n", report.tool)),
         )
         .collect();
     let _ = output.note_stream().write(&notes);

@@ -7,6 +7,9 @@
 //! faults land in the first timed intervals; here every page of both is faulted in before the
 //! first interval.
 
+use std::hint::black_box;
+use std::time::Instant;
+
 use benchmp::sys::mem::{MemError, PagesObtained};
 use benchmp::{Benchmark, Buffer, Pages};
 use serde::{Deserialize, Serialize};
@@ -108,11 +111,41 @@ pub struct ChildPages {
     pub buf2: Option<PagesObtained>,
 }
 
+/// The subset operation timed after a superset one's intervals ([`crate::shape`]): `passes`
+/// passes over the same buffers took `ns` (the median of [`PEER_INTERVALS`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PeerTime {
+    /// The subset operation (`wr` for `fwr`).
+    pub op: String,
+    /// Passes per interval: the count of the child's last timed interval.
+    pub passes: u64,
+    /// Median interval, ns.
+    pub ns: u64,
+}
+
+/// Intervals of the subset operation a child times for the shape check.
+pub const PEER_INTERVALS: usize = 3;
+
+/// What one child reports once it is done.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildDetail {
+    /// What backed its buffers.
+    #[serde(flatten)]
+    pub pages: ChildPages,
+    /// The subset operation's time on the same buffers, for `fwr`, `frd` and `fcp`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub peer: Option<PeerTime>,
+}
+
 /// A child's benchmark: `run(n)` makes `n` passes over the buffers.
 #[derive(Debug)]
 pub struct BwBench {
     kernel: Kernel,
     bufs: Buffers,
+    /// The subset operation to time once the intervals are done, if any.
+    peer: Option<Kernel>,
+    /// The count of the last timed interval.
+    last: u64,
 }
 
 impl BwBench {
@@ -124,7 +157,38 @@ impl BwBench {
         pages: Pages,
     ) -> Result<BwBench, MemError> {
         let bufs = Buffers::new(nbytes, kernel.op().uses_second_buffer(), conflict, pages)?;
-        Ok(BwBench { kernel, bufs })
+        let peer =
+            crate::shape::subset_of(kernel.op()).and_then(|(op, _)| Kernel::select(op, None).ok());
+        Ok(BwBench {
+            kernel,
+            bufs,
+            peer,
+            last: 0,
+        })
+    }
+
+    /// Times [`PEER_INTERVALS`] intervals of the subset operation at the last interval's count,
+    /// after one untimed.
+    fn time_peer(&mut self) -> Option<PeerTime> {
+        let peer = self.peer?;
+        if self.last == 0 {
+            return None;
+        }
+        // One untimed interval first: the lines and TLB entries come to the subset warm.
+        black_box(peer.passes(self.bufs.io(), self.last));
+        let mut ns: Vec<u64> = (0..PEER_INTERVALS)
+            .map(|_| {
+                let t = Instant::now();
+                black_box(peer.passes(self.bufs.io(), self.last));
+                u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX)
+            })
+            .collect();
+        ns.sort_unstable();
+        Some(PeerTime {
+            op: peer.op().name().to_string(),
+            passes: self.last,
+            ns: ns[ns.len() / 2],
+        })
     }
 
     /// The buffers.
@@ -140,18 +204,27 @@ impl BwBench {
 
 impl Benchmark for BwBench {
     type Sample = ();
-    type Child = ChildPages;
+    type Child = ChildDetail;
 
     fn run(&mut self, iterations: u64) -> u64 {
+        self.last = iterations;
         // The kernel loops over the passes itself (see `Kernel::passes`).
         self.kernel.passes(self.bufs.io(), iterations)
     }
 
+    fn keep_busy(&mut self, iterations: u64) -> u64 {
+        self.kernel.passes(self.bufs.io(), iterations)
+    }
+
     /// The pages the kernel gave this child's buffers (read from its /proc/self/smaps), so
-    /// the report says what was measured rather than what was asked.
-    fn child_detail(&mut self) -> Option<ChildPages> {
+    /// the report says what was measured rather than what was asked; and for a superset
+    /// operation the subset's time on the same lines, timed now that every child is done.
+    fn child_detail(&mut self) -> Option<ChildDetail> {
         let (buf, buf2) = self.bufs.pages_obtained();
-        Some(ChildPages { buf, buf2 })
+        Some(ChildDetail {
+            pages: ChildPages { buf, buf2 },
+            peer: self.time_peer(),
+        })
     }
 }
 

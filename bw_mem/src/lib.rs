@@ -14,5 +14,6 @@ pub mod limits;
 pub mod ops;
 pub mod plan;
 pub mod report;
+pub mod shape;
 pub mod sweep;
 pub mod text;

@@ -173,7 +173,9 @@ impl Op {
             Op::Rdwr => "lmbench rdwr: load, add and overwrite one int in four (16-byte stride)",
             Op::Cp => "lmbench cp: copy one int in four to the second buffer (16-byte stride)",
             Op::Frd => "lmbench frd: sum every int (4-byte loads)",
-            Op::Fwr => "lmbench fwr: store 1 into every int, last to first in each chunk (4-byte)",
+            Op::Fwr => {
+                "lmbench fwr: store 1 into every int (16-byte stores up each chunk, gcc -O2; --lmbench-build O: 4-byte, last int first)"
+            }
             Op::Fcp => "lmbench fcp: copy every int to the second buffer (4-byte accesses)",
             Op::Bzero => "lmbench bzero: libc memset(0) of the whole buffer",
             Op::Bcopy => "lmbench bcopy: libc memmove of the whole buffer to the second one",

@@ -7,8 +7,8 @@ use benchmp::sys::mem::Pages;
 use benchmp::{AggregateMode, Measurement, ToolData};
 use serde::{Deserialize, Serialize};
 
-use crate::bench::ChildPages;
-use crate::kernels::Kernel;
+use crate::bench::{ChildDetail, ChildPages};
+use crate::kernels::{Kernel, LmbenchBuild};
 use crate::ops::Stores;
 use crate::plan::Plan;
 
@@ -19,7 +19,7 @@ pub struct BwMem;
 impl ToolData for BwMem {
     type Params = Params;
     type Sample = ();
-    type Child = ChildPages;
+    type Child = ChildDetail;
     type Extra = Extra;
 }
 
@@ -57,6 +57,10 @@ pub struct Params {
     pub stores: Stores,
     /// Page size asked for.
     pub pages: Pages,
+    /// The lmbench build whose instruction shapes lmbench's operations follow (absent in
+    /// reports made before it was kept, whose `fwr` had `-O`'s shape).
+    #[serde(default)]
+    pub lmbench_build: Option<LmbenchBuild>,
 }
 
 impl Params {
@@ -70,7 +74,7 @@ impl Params {
             implementation: kernel.label(),
             isa: kernel.isa().name().to_string(),
             vector_bytes: kernel.isa().vector_bytes(),
-            access: plan.op.access().to_string(),
+            access: kernel.access().to_string(),
             bytes_counted_per_iteration: t.counted_bytes,
             bytes_touched_per_iteration: t.touched_bytes,
             load_bytes_per_iteration: t.load_bytes,
@@ -78,6 +82,7 @@ impl Params {
             bus_bytes_per_iteration: t.bus_bytes,
             stores: t.stores,
             pages,
+            lmbench_build: (plan.op.is_lmbench() && !plan.op.is_libc()).then(|| kernel.build()),
         }
     }
 }
@@ -194,7 +199,7 @@ pub fn pages_obtained(measurements: &[Measurement<BwMem>]) -> Vec<PagesRow> {
                     size_bytes: m.params.size_bytes,
                     child: c.index,
                     cpu: c.cpu,
-                    pages: c.detail?,
+                    pages: c.detail.as_ref()?.pages,
                 })
             })
         })

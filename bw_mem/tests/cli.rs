@@ -168,6 +168,59 @@ fn vector_ops_record_the_variant() {
     assert_eq!(v["extra"]["isa"], "portable");
 }
 
+/// fwr follows GCC -O2's shape unless --lmbench-build O asks for -O's, and the report names
+/// the build of every unrolled operation (libc's bzero and bcopy have none).
+#[test]
+fn the_lmbench_build_is_chosen_and_named() {
+    let wide = if cfg!(target_arch = "x86_64") {
+        "x86_64 asm, gcc -O2 shape (16-byte SSE2 stores)"
+    } else {
+        "portable (16-byte volatile stores, gcc -O2 shape)"
+    };
+    for (args, build, implementation, access) in [
+        (&["8k", "fwr"][..], "O2", wide, "16-byte stores, every int"),
+        (
+            &["--lmbench-build", "O2", "8k", "fwr"],
+            "O2",
+            wide,
+            "16-byte stores, every int",
+        ),
+        (
+            &["--lmbench-build", "O", "8k", "fwr"],
+            "O",
+            "",
+            "4-byte scalar, every int",
+        ),
+        (
+            &["--lmbench-build", "O", "8k", "wr"],
+            "O",
+            "",
+            "4-byte scalar, one int in four (16-byte stride)",
+        ),
+        (
+            &["8k", "rd"],
+            "O2",
+            "",
+            "4-byte scalar, one int in four (16-byte stride)",
+        ),
+    ] {
+        let v = json(&[&["-N", "1"][..], args].concat());
+        let p = &v["measurements"][0]["params"];
+        assert_eq!(p["lmbench_build"], build, "{args:?}");
+        assert_eq!(p["access"], access, "{args:?}");
+        if !implementation.is_empty() {
+            assert_eq!(p["implementation"], implementation, "{args:?}");
+        } else {
+            assert_ne!(p["implementation"], wide, "{args:?}");
+        }
+        // The subset's time on the same buffers is kept for fwr alone of these.
+        let peer = &v["measurements"][0]["children"][0]["detail"]["peer"];
+        assert_eq!(peer.is_object(), args.contains(&"fwr"), "{args:?}: {peer}");
+    }
+    let v = json(&["-N", "1", "8k", "bzero"]);
+    assert!(v["measurements"][0]["params"]["lmbench_build"].is_null());
+}
+
 #[test]
 fn csv_has_a_row_per_child_per_interval() {
     let o = ok(&["--csv", "-P", "2", "-N", "3", "4k", "wr"]);
@@ -272,6 +325,8 @@ fn bad_input_is_one_line_and_exit_2() {
         &["--step", "2", "64k", "rd"],
         &["--pages", "2m", "64k", "rd"],
         &["--json", "--csv", "64k", "rd"],
+        &["--lmbench-build", "O3", "64k", "fwr"],
+        &["--lmbench-build", "o2", "64k", "fwr"],
     ] {
         fails(args, 2);
     }

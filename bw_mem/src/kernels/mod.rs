@@ -1,8 +1,9 @@
 //! The kernels: passes of an operation over its buffers, and the choice of implementation.
 //!
 //! lmbench's nine operations have one implementation each: the unrolled ones in
-//! [`lmbench_x86_64`] on x86_64 (assembly with the instruction shape of the reference build, GCC
-//! `-O`: the figure depends on it) and in [`portable`] elsewhere (4-byte scalar accesses through
+//! [`lmbench_x86_64`] on x86_64 (assembly with the instruction shape of a GCC build of lmbench:
+//! the figure depends on it; `fwr` has a `-O` and a `-O2` shape, [`LmbenchBuild`]) and in
+//! [`portable`] elsewhere (4-byte scalar accesses through
 //! volatile loads and stores, so the compiler can neither widen nor drop them), `bzero` and
 //! `bcopy` through libc. The peak-bandwidth kernels (`rdvec`, `wrnt`, `cpnt`, the mixes) have a variant
 //! per instruction set, chosen once at run time (AVX-512, AVX2 or SSE2 on x86_64, NEON on
@@ -11,7 +12,7 @@
 use std::hint::black_box;
 
 use benchmp::{Unsupported, Usage};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::ops::Op;
 
@@ -35,6 +36,13 @@ const LMBENCH_LOOPS: &str = if cfg!(target_arch = "x86_64") {
     "x86_64 asm, gcc -O shape (4-byte)"
 } else {
     "portable (4-byte volatile)"
+};
+
+/// How `fwr` in GCC `-O2`'s shape is named in reports.
+const LMBENCH_WIDE_FWR: &str = if cfg!(target_arch = "x86_64") {
+    "x86_64 asm, gcc -O2 shape (16-byte SSE2 stores)"
+} else {
+    "portable (16-byte volatile stores, gcc -O2 shape)"
 };
 
 #[cfg(target_arch = "aarch64")]
@@ -126,12 +134,41 @@ impl Io<'_> {
     }
 }
 
+/// The build of lmbench whose instruction shapes the unrolled operations follow. Only `fwr`
+/// differs between the two: GCC's `-O2` (12 and later) turns its 128 4-byte stores per chunk
+/// into 32 16-byte ones, which some cores run many times faster (bw_mem/README.md).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, clap::ValueEnum,
+)]
+pub enum LmbenchBuild {
+    /// `gcc -O`, lmbench's own Makefile.
+    #[value(name = "O")]
+    #[serde(rename = "O")]
+    O,
+    /// `gcc -O2`, the build of distributions and the NDK, and of most published figures.
+    #[default]
+    #[value(name = "O2")]
+    #[serde(rename = "O2")]
+    O2,
+}
+
+impl LmbenchBuild {
+    /// `O` or `O2`, as `--lmbench-build` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            LmbenchBuild::O => "O",
+            LmbenchBuild::O2 => "O2",
+        }
+    }
+}
+
 /// An operation bound to an implementation this CPU can run. Only [`Kernel::select`] builds
 /// one, after checking the CPU, so running it can never hit an illegal instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Kernel {
     op: Op,
     isa: Isa,
+    build: LmbenchBuild,
 }
 
 impl Kernel {
@@ -142,10 +179,7 @@ impl Kernel {
     pub fn select(op: Op, want: Option<Isa>) -> anyhow::Result<Kernel> {
         if !op.has_variants() {
             return match want {
-                None | Some(Isa::Portable) => Ok(Kernel {
-                    op,
-                    isa: Isa::Portable,
-                }),
+                None | Some(Isa::Portable) => Ok(Kernel::new(op, Isa::Portable)),
                 Some(isa) => Err(Usage(format!(
                     "--isa {} applies only to rdvec, wrnt, cpnt and the mixes; {op} has one implementation",
                     isa.name()
@@ -165,12 +199,12 @@ impl Kernel {
                     ))
                     .into());
                 }
-                Ok(Kernel { op, isa })
+                Ok(Kernel::new(op, isa))
             }
             None => {
                 if let Some(&isa) = arch_isas().iter().find(|i| i.available()) {
                     tracing::debug!(%op, isa = isa.name(), "widest available variant");
-                    return Ok(Kernel { op, isa });
+                    return Ok(Kernel::new(op, isa));
                 }
                 if nt {
                     return Err(Unsupported(format!(
@@ -179,10 +213,7 @@ impl Kernel {
                     ))
                     .into());
                 }
-                Ok(Kernel {
-                    op,
-                    isa: Isa::Portable,
-                })
+                Ok(Kernel::new(op, Isa::Portable))
             }
         }
     }
@@ -193,16 +224,46 @@ impl Kernel {
             arch_isas()
                 .iter()
                 .filter(|i| i.available())
-                .map(|&isa| Kernel { op, isa })
+                .map(|&isa| Kernel::new(op, isa))
                 .collect()
         } else {
             Vec::new()
         };
-        v.push(Kernel {
-            op,
-            isa: Isa::Portable,
-        });
+        v.push(Kernel::new(op, Isa::Portable));
         v
+    }
+
+    /// `op` on `isa`, lmbench's operations in the default build's shape.
+    fn new(op: Op, isa: Isa) -> Kernel {
+        Kernel {
+            op,
+            isa,
+            build: LmbenchBuild::default(),
+        }
+    }
+
+    /// The same operation with lmbench's unrolled operations in `build`'s shape.
+    pub fn with_build(self, build: LmbenchBuild) -> Kernel {
+        Kernel { build, ..self }
+    }
+
+    /// The lmbench build whose shapes lmbench's operations follow.
+    pub fn build(&self) -> LmbenchBuild {
+        self.build
+    }
+
+    /// True when this kernel's shape is the `-O2` `fwr` (16-byte stores).
+    fn wide_fwr(&self) -> bool {
+        self.op == Op::Fwr && self.build == LmbenchBuild::O2
+    }
+
+    /// The access the kernel makes, for reports (`4-byte scalar, every int`).
+    pub fn access(&self) -> &'static str {
+        if self.wide_fwr() {
+            "16-byte stores, every int"
+        } else {
+            self.op.access()
+        }
     }
 
     /// The operation.
@@ -222,6 +283,8 @@ impl Kernel {
             "libc".into()
         } else if self.isa == Isa::Portable && matches!(self.op, Op::Wrnt | Op::Cpnt) {
             "portable (ordinary stores, not non-temporal)".into()
+        } else if self.wide_fwr() {
+            LMBENCH_WIDE_FWR.into()
         } else if self.isa == Isa::Portable && self.op.is_lmbench() {
             LMBENCH_LOOPS.into()
         } else {
@@ -260,7 +323,10 @@ impl Kernel {
                 0
             }
             (Op::Fwr, Io::One(b)) => {
-                lm::fwr(p::words_mut(b), n);
+                match self.build {
+                    LmbenchBuild::O => lm::fwr(p::words_mut(b), n),
+                    LmbenchBuild::O2 => lm::fwr_o2(p::words_mut(b), n),
+                }
                 0
             }
             (Op::Cp, Io::Two(s, d)) => {

@@ -132,6 +132,24 @@ pub fn fwr(buf: &mut [u32]) {
     }
 }
 
+/// lmbench `fwr` as GCC `-O2` (12 and later) builds it: 1 into every int of every chunk,
+/// 16 bytes per store from the chunk's first int up (`-O2` vectorizes the 128 stores).
+#[inline(never)]
+pub fn fwr_wide(buf: &mut [u32]) {
+    const ONES: u128 = 0x0000_0001_0000_0001_0000_0001_0000_0001;
+    for c in buf.as_chunks_mut::<CHUNK_WORDS>().0 {
+        // SAFETY: every bit pattern is a valid u32 and u128, and `align_to_mut` hands out
+        // only aligned blocks (none when the chunk is not 4-byte aligned to 16).
+        let (head, blocks, tail) = unsafe { c.align_to_mut::<u128>() };
+        head.iter_mut().for_each(|x| store(x, 1));
+        for b in blocks {
+            // SAFETY: a mutable reference is valid, aligned and writable.
+            unsafe { ptr::write_volatile(b, ONES) }
+        }
+        tail.iter_mut().for_each(|x| store(x, 1));
+    }
+}
+
 /// lmbench `fcp`: every int of every chunk copied to `dst`.
 #[inline(never)]
 pub fn fcp(src: &[u32], dst: &mut [u32]) {
@@ -314,6 +332,11 @@ pub mod repeated {
         (0..n).for_each(|_| p::fwr(b));
     }
 
+    /// `n` passes of [`p::fwr_wide`].
+    pub fn fwr_o2(b: &mut [u32], n: u64) {
+        (0..n).for_each(|_| p::fwr_wide(b));
+    }
+
     /// `n` passes of [`p::cp`].
     pub fn cp(s: &[u32], d: &mut [u32], n: u64) {
         (0..n).for_each(|_| p::cp(s, d));
@@ -364,6 +387,20 @@ mod tests {
         assert_eq!(sum, want);
         assert!(b[128..256].iter().all(|&x| x == 1));
         assert_eq!(b[..128], orig[..128]);
+    }
+
+    #[test]
+    fn both_fwr_shapes_write_1_into_every_int_of_whole_chunks() {
+        for offset in [0, 1] {
+            let mut v = pattern(300 + offset);
+            let b = &mut v[offset..]; // also a chunk not aligned to 16 bytes
+            fwr(b);
+            let want: Vec<u32> = (0..300).map(|i| if i < 256 { 1 } else { b[i] }).collect();
+            assert_eq!(b, &want[..]);
+            let mut w = pattern(300 + offset);
+            fwr_wide(&mut w[offset..]);
+            assert_eq!(&w[offset..], &want[..], "offset {offset}");
+        }
     }
 
     #[test]
