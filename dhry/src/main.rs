@@ -201,7 +201,13 @@ fn run(cli: &Cli) -> Result<i32> {
 /// Times the variant on one CPU per cluster the children run on (the parent pinned there
 /// for the probe, its mask restored after), before any child is forked.
 fn probe(variant: Variant, plan: RunPlan, session: &Session<report::Dhry>) -> Result<Vec<Probe>> {
-    let time = parallel::probe_time(plan);
+    // Under benchmp ab the driver sizes the repetitions: a short probe only sets the timeout,
+    // where --time's 0.2 s probe cost every worker 0.3-0.4 s before its first pair.
+    let time = if benchmp::run::worker::active() {
+        WORKER_PROBE
+    } else {
+        parallel::probe_time(plan)
+    };
     parallel::sizing_cpus(&session.topology, &session.placement.cpus)
         .into_iter()
         .map(|cpu| {
@@ -212,6 +218,9 @@ fn probe(variant: Variant, plan: RunPlan, session: &Session<report::Dhry>) -> Re
         })
         .collect()
 }
+
+/// The probe of a benchmp ab worker (the probe of `--runs`).
+const WORKER_PROBE: Duration = Duration::from_millis(5);
 
 /// For `--time`: a larger run count when a child's loop fell short of the target (a clock
 /// that rose after the probe, say); `None` when every loop reached it.
