@@ -18,7 +18,9 @@
 #   BW_SIZES      buffer sizes in MiB (default "64 256")
 #   BW_REPS       repetitions per measurement: bw_mem -N, mbw -n, lmbench -N (default 5)
 #   BW_SYSBENCH_S seconds per sysbench run (default 2)
-#   LMBENCH_SRC   checkout of intel/lmbench; built with gcc -O as the suite builds it (optional)
+#   LMBENCH_SRC   checkout of intel/lmbench, built with gcc -$BW_LMBENCH_BUILD (optional)
+#   BW_LMBENCH_BUILD  O2 (default: distributions' build) or O (lmbench's own Makefile): the
+#                 level lmbench's bw_mem is built with, and our bw_mem's --lmbench-build
 #   SOCBENCH_LOCK lock file held around the build and each round (default /tmp/socbench-cpu.lock)
 #
 # Exit status: 0 ok, 1 a run failed, 2 bad settings, 3 missing tools.
@@ -78,6 +80,8 @@ ours=$(build_release bw_mem) || die "cannot build bw_mem"
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench_bw_mem.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
+lmbench_build=${BW_LMBENCH_BUILD:-O2}
+[[ $lmbench_build == O || $lmbench_build == O2 ]] || die "BW_LMBENCH_BUILD takes O or O2" 2
 ref=""
 ref_ops=(rd frd wr fwr rdwr cp fcp bzero bcopy)
 if [[ -n ${LMBENCH_SRC:-} ]]; then
@@ -87,8 +91,8 @@ if [[ -n ${LMBENCH_SRC:-} ]]; then
     ref="$work/bw_mem_lmbench"
     rpc=()
     [[ -d /usr/include/tirpc ]] && rpc=(-I/usr/include/tirpc -ltirpc)
-    echo "building lmbench's bw_mem with gcc -O (the suite's CFLAGS)"
-    locked gcc -O -w -o "$ref" "$src/bw_mem.c" "$src/lib_timing.c" "$src/lib_mem.c" \
+    echo "building lmbench's bw_mem with gcc -$lmbench_build"
+    locked gcc "-$lmbench_build" -w -o "$ref" "$src/bw_mem.c" "$src/lib_timing.c" "$src/lib_mem.c" \
         "$src/lib_sched.c" "$src/lib_stats.c" "$src/getopt.c" "$src/lib_debug.c" -lm "${rpc[@]}" ||
         die "cannot build lmbench's bw_mem (it needs rpc headers: apt-get install libtirpc-dev)" 3
 fi
@@ -109,7 +113,7 @@ one_round() {
     local round=$1 size op v line method
     for size in $sizes; do
         for op in "${our_ops[@]}"; do
-            v=$(ENOUGH=$enough "$ours" --json --cpus "$cpu" -N "$reps" "${size}m" "$op" |
+            v=$(ENOUGH=$enough "$ours" --json --cpus "$cpu" -N "$reps" --lmbench-build "$lmbench_build" "${size}m" "$op" |
                 python3 -c 'import json,sys; print(json.load(sys.stdin)["measurements"][0]["aggregate"]["cluster"])') ||
                 die "bw_mem ${size}m $op failed"
             record "$round" "$size" bw_mem "$op" "$v"
@@ -152,7 +156,8 @@ done
 exec 9>&-
 
 echo
-python3 - "$results" "$sizes" <<'EOF'
+LMBENCH_BUILD=$lmbench_build python3 - "$results" "$sizes" <<'EOF'
+import os
 import statistics
 import sys
 from collections import defaultdict
@@ -176,7 +181,7 @@ pairs = [
     ("rd", "sysbench", "read", "every line read; rd 4-byte loads 1 per 16 B, sysbench 8-byte loads of every word"),
     ("frd", "sysbench", "read", "every word read; frd 4-byte loads, twice sysbench's 8-byte load count"),
     ("wr", "sysbench", "write", "every line written (write-allocate); wr 4-byte stores 1 per 16 B, sysbench 8-byte"),
-    ("fwr", "sysbench", "write", "every word written; fwr stores each 512 B chunk last to first (lmbench's gcc order)"),
+    ("fwr", "sysbench", "write", "every word written; under --lmbench-build O each 512 B chunk last to first, 4 bytes a store"),
     ("bcopy", "mbw", "MEMCPY", "glibc memmove vs glibc memcpy, whole buffer, copied bytes counted"),
     ("memcpy", "mbw", "MEMCPY", "the same glibc memcpy call"),
     ("fcp", "mbw", "DUMB", "element loop copy: fcp 4-byte ints, mbw 8-byte longs (as Debian's gcc built it)"),
@@ -220,7 +225,7 @@ for size in sizes:
 lm = [(s, x) for (s, t, x) in med if t == "lmbench"]
 if lm:
     print()
-    print("lmbench-compatible operations against lmbench's own bw_mem (gcc -O), ratio ours / lmbench")
+    print(f"lmbench-compatible operations against lmbench's own bw_mem (gcc -{os.environ['LMBENCH_BUILD']}), ratio ours / lmbench")
     for size in sizes:
         cells = []
         for op in ["rd", "frd", "wr", "fwr", "rdwr", "cp", "fcp", "bzero", "bcopy"]:
