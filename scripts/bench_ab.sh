@@ -7,8 +7,12 @@
 #          one the same binary, the rest against a second build of the same source from a
 #          copy of the tree at another path (a layout the code-placement flag may not fully
 #          pin). A FAIL is a false alarm. Goal: at most 1 in all A/A sessions.
-#   slow5  AB_SESSIONS sessions per figure with B's worker in a cgroup v1 CPU quota of 95 %
-#          of one CPU in 10 ms periods (about a 5 % slowdown). Goal: FAIL in at least 95 %.
+#   slow5  AB_SESSIONS sessions per figure with B's worker stopped (SIGSTOP, then SIGCONT)
+#          for 150 µs of every 5 ms of wall time (AB_STOP): stopped time while it waits
+#          costs nothing, so its timed repetitions lose a fixed share, about 5 % with the
+#          stops' overshoot. (A 95 % CPU quota here took 2-8 %, switching between sessions
+#          with the phase of the 4 ms scheduler tick; AB_SLOW5_BY=quota still uses one.)
+#          Goal: FAIL in at least 95 %.
 #   slow10 the same at 90 % (about 10 %). Goal: FAIL in all.
 #   slow2  AB_SLOW2 sessions per figure at 98 % (about 2 %): the detection rate, no goal.
 # What a quota takes varies with the workload and the phase of the periods, so each slowed
@@ -35,6 +39,8 @@
 #   AB_KINDS      the kinds to run (default "aa slow10 slow5 slow2")
 #   AB_QUOTAS     the slowed kinds' quotas in µs of 10 000 (default "9000 9500 9800" for
 #                 slow10, slow5 and slow2: what each takes is measured, see above)
+#   AB_SLOW5_BY   how slow5 slows B: stop (default) or quota
+#   AB_STOP       slow5's stops: "STOPPED_US PERIOD_US" (default "150 5000")
 #
 # Exit status: 0 every goal met, 1 a goal missed or a session failed, 2 bad settings,
 # 3 missing tools or no cgroup v1 CPU controller.
@@ -86,9 +92,10 @@ fi
 keep=${AB_KEEP:-}
 if [ -z "$keep" ]; then
   keep=$(mktemp -d "${TMPDIR:-/tmp}/socbench-ab.XXXXXX")
-  trap 'rm -rf "$keep"' EXIT
+  trap 'end_stopper; rm -rf "$keep"' EXIT
 fi
 mkdir -p "$keep"
+[ -n "${AB_KEEP:-}" ] && trap 'end_stopper' EXIT
 
 # The cgroups of the slowed sides: quota of 10 ms periods.
 slowed() {
@@ -108,9 +115,62 @@ kinds=${AB_KINDS:-aa slow10 slow5 slow2}
 for k in $kinds; do
   case $k in aa|slow10|slow5|slow2) ;; *) die "unknown kind '$k' in AB_KINDS (aa slow10 slow5 slow2)" 2 ;; esac
 done
+slow5_by=${AB_SLOW5_BY:-stop}
+case $slow5_by in stop|quota) ;; *) die "AB_SLOW5_BY takes stop or quota" 2 ;; esac
+read -r stop_us stop_period_us <<< "${AB_STOP:-150 5000}"
+if ! [[ $stop_us =~ ^[0-9]+$ && $stop_period_us =~ ^[0-9]+$ ]] || [ "$stop_us" -lt 1 ] ||
+   [ "$stop_us" -ge "$stop_period_us" ]; then
+  die "AB_STOP takes two whole numbers of µs, the first below the second" 2
+fi
 cg2=$(slowed 2 "$q2")
 cg5=$(slowed 5 "$q5")
 cg10=$(slowed 10 "$q10")
+# slow5 by stops: a cgroup without a quota, only to find B's processes.
+cgs=$(slowed stop -1)
+
+# stopper PROCS_FILE: until SIGTERM, stops every process listed in PROCS_FILE for
+# $stop_us µs of every $stop_period_us µs, on CPU 0 (away from the measured CPU); it lets
+# every process run again before it exits.
+stopper() {
+  taskset -c 0 python3 - "$1" "$stop_us" "$stop_period_us" > /dev/null <<'PY' &
+import os, signal, sys, time
+procs, stop, period = sys.argv[1], int(sys.argv[2]) / 1e6, int(sys.argv[3]) / 1e6
+done = False
+def finish(*_):
+    global done
+    done = True
+signal.signal(signal.SIGTERM, finish)
+def send(pids, sig):
+    for p in pids:
+        try:
+            os.kill(p, sig)
+        except ProcessLookupError:
+            pass
+pids, refresh, t = [], 0.0, time.monotonic()
+while not done:
+    now = time.monotonic()
+    if now >= refresh:  # new workers join every process pair
+        pids = [int(x) for x in open(procs).read().split()]
+        refresh = now + 0.05
+    send(pids, signal.SIGSTOP)
+    try:
+        time.sleep(stop)
+    finally:
+        send(pids, signal.SIGCONT)
+    t += period
+    time.sleep(max(0.0, t - time.monotonic()))
+PY
+  stopper_pid=$!
+}
+
+# Ends the stopper, which resumes every process it stopped, and waits until it has.
+end_stopper() {
+  [ -n "${stopper_pid:-}" ] || return 0
+  kill "$stopper_pid" 2>/dev/null || true
+  while kill -0 "$stopper_pid" 2>/dev/null; do sleep 0.02; done
+  stopper_pid=""
+}
+stopper_pid=""
 
 # A DRAM size: four times the last-level cache, at least 64 MiB.
 llc=$(llc_bytes)
@@ -133,14 +193,16 @@ session() {
   case $kind in
     aa) if [ $((n % 2)) -eq 0 ]; then b=$(command_of "$fig" "$bin"); else b=$(command_of "$fig" "$second"); fi ;;
     slow2) group=$cg2 ;;
-    slow5) group=$cg5 ;;
+    slow5) if [ "$slow5_by" = stop ]; then group=$cgs; else group=$cg5; fi ;;
     slow10) group=$cg10 ;;
   esac
   [ -z "$group" ] || b="sh -c 'echo \$\$ > $group/cgroup.procs && exec $(command_of "$fig" "$bin")'"
   out="$keep/$fig-$kind-$n.json"
   local t0 t1
   t0=$(date +%s.%N)
+  [ "$group" != "$cgs" ] || stopper "$cgs/cgroup.procs"
   locked "$bin/benchmp" ab --time "$budget" --rep-ms "$rep" --json="$out" "$a" "$b" > /dev/null 2> "$keep/$fig-$kind-$n.err" || rc=$?
+  end_stopper
   t1=$(date +%s.%N)
   if [ "$rc" -gt 1 ] || [ ! -s "$out" ]; then
     echo "$fig $kind $n: benchmp ab failed (exit $rc): $(tail -n 1 "$keep/$fig-$kind-$n.err")"
@@ -211,6 +273,6 @@ goal = goal and aa[0] <= max(1, aa[1] // 40) and s10[0] == s10[1] and s5[0] >= 0
 print("goal met" if goal else "goal missed")
 sys.exit(0 if goal else 1)
 PY
-for c in "$cg2" "$cg5" "$cg10"; do rmdir "$c" 2>/dev/null || true; done
+for c in "$cg2" "$cg5" "$cg10" "$cgs"; do rmdir "$c" 2>/dev/null || true; done
 [ "$failed" = 0 ] && exit "$rc"
 exit 1
