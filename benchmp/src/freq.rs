@@ -10,13 +10,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::topology::Topology;
 
+pub mod probe;
+
 /// Where the x86 "cpu MHz" estimate comes from.
 pub const PROC_CPUINFO: &str = "/proc/cpuinfo";
 
 /// Largest clock `--mhz` accepts (a terahertz: anything above is a typo).
 pub const MAX_MHZ: f64 = 1_000_000.0;
 
-/// Where a clock figure came from (JSON: `option`, `cpufreq_max`, `cpuinfo_estimate`).
+/// Where a clock figure came from (JSON: `option`, `cpufreq_max`, `cpuinfo_estimate`, `probe`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ClockSource {
@@ -26,6 +28,9 @@ pub enum ClockSource {
     CpufreqMax,
     /// `/proc/cpuinfo` "cpu MHz": an estimate.
     CpuinfoEstimate,
+    /// Measured by the child itself before and after its timed intervals ([`probe`]): an
+    /// estimate of the clock it ran at.
+    Probe,
 }
 
 /// A core clock and its provenance (JSON: `mhz`, `source`, `cpu`).
@@ -51,7 +56,10 @@ impl CoreClock {
 
     /// True when the figure is only an estimate of the clock.
     pub fn is_estimate(&self) -> bool {
-        self.source == ClockSource::CpuinfoEstimate
+        matches!(
+            self.source,
+            ClockSource::CpuinfoEstimate | ClockSource::Probe
+        )
     }
 
     /// Cycles for a latency in ns.
@@ -67,6 +75,9 @@ impl CoreClock {
             ClockSource::Option => "given with --mhz".to_string(),
             ClockSource::CpufreqMax => format!("cpufreq cpuinfo_max_freq{of}"),
             ClockSource::CpuinfoEstimate => format!("/proc/cpuinfo \"cpu MHz\"{of}; no cpufreq"),
+            ClockSource::Probe => {
+                format!("a chain of 1-cycle adds timed before and after the timed intervals{of}")
+            }
         }
     }
 
@@ -149,6 +160,41 @@ pub fn detect(
         None => std::fs::read_to_string(PROC_CPUINFO).ok(),
     };
     clock_for(cpu, None, max_khz, cpuinfo.as_deref())
+}
+
+/// The clock a per-MHz or per-cycle figure divides by: `given_mhz` (`--mhz`), else the clock
+/// the children measured over their timed intervals (`probed_mhz`, from [`probe`]), else what
+/// [`detect`] finds.
+pub fn clock_of_child(
+    topology: &Topology,
+    cpu: Option<usize>,
+    given_mhz: Option<f64>,
+    probed_mhz: Option<f64>,
+) -> Option<CoreClock> {
+    match (given_mhz, probed_mhz.filter(|m| m.is_finite() && *m > 0.0)) {
+        (Some(mhz), _) => Some(CoreClock::given(mhz)),
+        (None, Some(mhz)) => Some(CoreClock {
+            mhz,
+            source: ClockSource::Probe,
+            cpu,
+        }),
+        (None, None) => detect(topology, cpu, None),
+    }
+}
+
+/// The median of the clocks `cpu`'s children probed over all `measurements`, MHz.
+pub fn probed_median<T: crate::report::ToolData>(
+    measurements: &[crate::report::Measurement<T>],
+    cpu: usize,
+) -> Option<f64> {
+    let mut v: Vec<f64> = measurements
+        .iter()
+        .flat_map(|m| &m.children)
+        .filter(|c| c.cpu == Some(cpu))
+        .filter_map(|c| c.clock.map(|k| k.mhz()))
+        .collect();
+    v.sort_by(f64::total_cmp);
+    (!v.is_empty()).then(|| v[v.len() / 2])
 }
 
 /// Value parser for `--mhz`: a clock above 0 and at most [`MAX_MHZ`].

@@ -121,11 +121,16 @@ pub struct NoisePolicy {
     /// Percentage of its timed wall time a child may lose to other tasks (or the hypervisor)
     /// before it is noisy.
     pub max_lost_pct: f64,
+    /// Percentage by which a child's probed clock may move across its timed intervals.
+    pub max_clock_change_pct: f64,
 }
 
 impl Default for NoisePolicy {
     fn default() -> Self {
-        NoisePolicy { max_lost_pct: 2.0 }
+        NoisePolicy {
+            max_lost_pct: 2.0,
+            max_clock_change_pct: 10.0,
+        }
     }
 }
 
@@ -160,6 +165,17 @@ pub fn judge<S, C>(
             reasons.push(format!(
                 "{who}: ran on CPUs {:?} although pinned",
                 c.cpus_seen
+            ));
+        }
+        if let Some(k) = c
+            .clock
+            .filter(|k| k.change().abs() * 100.0 > policy.max_clock_change_pct)
+        {
+            reasons.push(format!(
+                "{who}: clock {:.0} -> {:.0} MHz over its timed intervals ({:+.0} %, probed before and after)",
+                k.before.mhz,
+                k.after.mhz,
+                k.change() * 100.0
             ));
         }
         if c.gave_up {
@@ -304,6 +320,60 @@ mod tests {
             start_ns,
             end_ns,
         }
+    }
+
+    #[test]
+    fn a_clock_that_moved_across_the_intervals_is_noise() {
+        use crate::freq::probe::{Probe, ProbedClock};
+        let run = |before: f64, after: f64| crate::run::ChildRun::<(), ()> {
+            index: 0,
+            pid: 1,
+            cpu: Some(7),
+            cpus_seen: vec![7],
+            migrated: false,
+            migrations: None,
+            usage: Default::default(),
+            cpu_share: 1.0,
+            iterations: 1,
+            calibration_intervals: 0,
+            calibration_ns: 0,
+            samples: Vec::new(),
+            phases: Vec::new(),
+            checksum: 0,
+            gave_up: false,
+            timed_ns: 0,
+            detail: None,
+            clock: Some(ProbedClock {
+                before: Probe {
+                    mhz: before,
+                    cost_ns: 1,
+                },
+                after: Probe {
+                    mhz: after,
+                    cost_ns: 1,
+                },
+            }),
+        };
+        let state = MachineState {
+            at_ns: 0,
+            cpufreq: Vec::new(),
+            thermal: Vec::new(),
+            thp: None,
+            loadavg_1m: None,
+            allowed_cpus: String::new(),
+        };
+        let policy = NoisePolicy::default();
+        let v = judge(&[run(3100.0, 2400.0)], &state, &state, &policy);
+        assert!(v.noisy);
+        assert_eq!(v.reasons.len(), 1, "{:?}", v.reasons);
+        assert!(v.reasons[0].contains("CPU 7"), "{}", v.reasons[0]);
+        assert!(
+            v.reasons[0].contains("clock 3100 -> 2400 MHz"),
+            "{}",
+            v.reasons[0]
+        );
+        // Within 10 %: not noise.
+        assert!(!judge(&[run(3100.0, 2900.0)], &state, &state, &policy).noisy);
     }
 
     #[test]

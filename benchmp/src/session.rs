@@ -413,6 +413,7 @@ impl<T: ToolData> Session<T> {
             &after,
             &NoisePolicy {
                 max_lost_pct: output.noise_lost,
+                ..NoisePolicy::default()
             },
         );
         let (timing_overhead_ns, timing_overhead_source) = self

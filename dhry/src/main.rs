@@ -66,9 +66,9 @@ struct Cli {
     )]
     duration: Option<f64>,
 
-    /// Core clock in MHz for DMIPS/MHz, the same for every child. Default: cpufreq's
-    /// cpuinfo_max_freq of the CPU each loop ran on; without cpufreq, the "cpu MHz" of
-    /// /proc/cpuinfo labelled as an estimate.
+    /// Core clock in MHz for DMIPS/MHz, the same for every child. Default: the clock each
+    /// child measured right before and after its loop (a chain of 1-cycle adds, labelled an
+    /// estimate); where it cannot, cpufreq's cpuinfo_max_freq, then /proc/cpuinfo's "cpu MHz".
     #[arg(long, value_name = "MHZ", value_parser = benchmp::freq::parse_mhz, allow_negative_numbers = true)]
     mhz: Option<f64>,
 
@@ -170,7 +170,8 @@ fn run(cli: &Cli) -> Result<i32> {
         aggregate: cli.output.aggregate,
         build: benchmp::host::Build::current(),
     };
-    let clock_of = |cpu: Option<usize>| benchmp::freq::detect(&session.topology, cpu, cli.mhz);
+    let clock_of =
+        |cpu, probed| benchmp::freq::clock_of_child(&session.topology, cpu, cli.mhz, probed);
     let m = &session.measurements()[0];
     let summary = Summary::new(m, &loops, &session.topology, setup, clock_of);
     let mut report = session.finish(&cli.output, Some(summary.clone()));

@@ -303,6 +303,30 @@ fn given_mhz_gives_dmips_per_mhz() {
     assert!((per_mhz * 1000.0 - c["dmips"].as_f64().unwrap()).abs() < 1e-6);
 }
 
+/// Without --mhz each child's DMIPS/MHz divides by the clock it probed around its loop (on
+/// the architectures with a probe), labelled an estimate, and the run keeps both probes.
+#[test]
+fn by_default_dmips_per_mhz_divides_by_the_probed_clock() {
+    let j = json(&["--runs", "1000"]);
+    let c = &j["extra"]["children"][0];
+    let probed = &j["measurements"][0]["children"][0]["clock"];
+    if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+        assert!(probed.is_null());
+        return;
+    }
+    let (before, after) = (
+        probed["before"]["mhz"].as_f64().unwrap(),
+        probed["after"]["mhz"].as_f64().unwrap(),
+    );
+    assert!(before > 0.0 && after > 0.0, "{probed}");
+    assert_eq!(c["clock"]["source"], "probe");
+    assert_eq!(c["clock"]["mhz"].as_f64().unwrap(), (before + after) / 2.0);
+    assert_eq!(c["dmips_per_mhz_is_estimate"], true);
+    let per_mhz = c["dmips_per_mhz"].as_f64().unwrap();
+    let dmips = c["dmips"].as_f64().unwrap();
+    assert!((per_mhz * (before + after) / 2.0 - dmips).abs() < 1e-6 * dmips);
+}
+
 #[test]
 fn text_run_prints_the_reference_block() {
     let text = stdout(&ok(&["--runs", "1000"]));

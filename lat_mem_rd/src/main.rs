@@ -64,8 +64,9 @@ struct Cli {
     #[arg(long)]
     summary: bool,
 
-    /// Core clock in MHz for cycles in the summary. Default: cpufreq's cpuinfo_max_freq, else
-    /// the "cpu MHz" of /proc/cpuinfo labelled as an estimate.
+    /// Core clock in MHz for cycles in the summary. Default: the median clock the children
+    /// measured before and after their timed intervals (a chain of 1-cycle adds, labelled an
+    /// estimate); where they cannot, cpufreq's cpuinfo_max_freq, then /proc/cpuinfo's "cpu MHz".
     #[arg(long, value_name = "MHZ", value_parser = benchmp::freq::parse_mhz)]
     mhz: Option<f64>,
 

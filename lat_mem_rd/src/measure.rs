@@ -386,7 +386,8 @@ pub fn run(
     progress.finish();
     let sweep_wall_ns = now_ns() - t0;
 
-    let summaries = summarize_all(&curves, &session.topology, ctx.layout, mhz);
+    let probed = |cpu| benchmp::freq::probed_median(session.measurements(), cpu);
+    let summaries = summarize_all(&curves, &session.topology, ctx.layout, mhz, probed);
     let framework_ns = match sweep.strategy {
         Strategy::Predicted => session.calibration()?.measured_ns,
         Strategy::RecalibrateEachSize => curves
@@ -555,14 +556,15 @@ fn per_child_curves(c: &Curve) -> Vec<ChildCurve> {
         .collect()
 }
 
-/// One summary per stride and cluster, from the cluster means.
+/// One summary per stride and cluster, from the cluster means; cycles from `mhz` (`--mhz`),
+/// else the median clock the cluster's first CPU probed (`probed`), else cpufreq or cpuinfo.
 fn summarize_all(
     curves: &[Curve],
     topo: &benchmp::topology::Topology,
     layout: &str,
     mhz: Option<f64>,
+    probed: impl Fn(usize) -> Option<f64>,
 ) -> Vec<CurveSummary> {
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").ok();
     let mut out = Vec::new();
     for c in curves {
         let mut clusters: Vec<usize> = c
@@ -601,12 +603,7 @@ fn summarize_all(
                         .and_then(|k| k.cpus.first().copied())
                 })
                 .unwrap_or(0);
-            let clock = crate::freq::clock_for(
-                cpu,
-                mhz,
-                topo.cpu(cpu).and_then(|k| k.max_freq_khz),
-                cpuinfo.as_deref(),
-            );
+            let clock = benchmp::freq::clock_of_child(topo, Some(cpu), mhz, probed(cpu));
             out.push(summarize(
                 c.stride_bytes,
                 layout,
@@ -641,6 +638,7 @@ fn merge_reports(report: &mut Report, per_size: Vec<Report>, output: &OutputArgs
         &report.quality.after,
         &NoisePolicy {
             max_lost_pct: output.noise_lost,
+            ..NoisePolicy::default()
         },
     );
 }

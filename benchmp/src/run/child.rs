@@ -8,6 +8,7 @@ use std::hint::black_box;
 use super::protocol::{self, GO, LOAD, PAUSE, RESULT, SIZE, STEP, Up, WINDOW};
 use super::{Benchmark, ChildInfo, ChildRun, Data, Iterations, LoadRun, Phase, RunConfig, Sample};
 use crate::error::exit_code_of;
+use crate::freq::probe::ProbedClock;
 use crate::sys::affinity::{current_cpu, pin_and_verify};
 use crate::sys::clock::now_ns;
 use crate::sys::perf::{Counter, SoftwareEvent};
@@ -197,6 +198,15 @@ where
         return Ok(());
     }
     let counts_before = migrations.as_mut().and_then(Counter::read);
+    // The clock right before the first timed interval and right after the last; not under
+    // the driver, whose pairs are sized and spaced by it.
+    let probe = || {
+        cfg.paced
+            .is_none()
+            .then(crate::freq::probe::probe)
+            .flatten()
+    };
+    let clock_before = probe();
     let timed = if cfg.paced.is_some() {
         paced_intervals(
             cfg,
@@ -217,6 +227,9 @@ where
             &mut keep.sink,
         )?
     };
+    let clock = clock_before
+        .zip(probe())
+        .map(|(before, after)| ProbedClock { before, after });
     let migrations = match (counts_before, migrations.as_mut().and_then(Counter::read)) {
         (Some(a), Some(b)) => Some(b.saturating_sub(a)),
         _ => None,
@@ -225,7 +238,8 @@ where
     if !keep.wait(cfg, "cooldown", RESULT, down, &mut bench) {
         return Ok(());
     }
-    let result = child_run(&info, timed, &sized, migrations, keep, bench.child_detail());
+    let mut result = child_run(&info, timed, &sized, migrations, keep, bench.child_detail());
+    result.clock = clock;
     protocol::send(up, &Up::Result(Box::new(result))).map_err(Failure::talking)?;
     let _ = protocol::wait_byte(down);
     drop(bench);
@@ -260,6 +274,7 @@ fn child_run<S, C>(
         phases: keep.phases.0,
         checksum: black_box(keep.sink),
         detail,
+        clock: None,
     }
 }
 

@@ -295,6 +295,10 @@ pub struct ChildRun<S = (), C = ()> {
     /// What the benchmark recorded about this child ([`Benchmark::child_detail`]).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub detail: Option<C>,
+    /// The clock it ran at, probed right before its first timed interval and right after its
+    /// last (absent under benchmp ab, and where there is no probe for the architecture).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub clock: Option<crate::freq::probe::ProbedClock>,
 }
 
 impl<S, C> ChildRun<S, C> {

@@ -200,13 +200,14 @@ pub struct Setup {
 impl Summary {
     /// Builds the summary of a measurement whose children ran [`crate::parallel::LoopBench`]:
     /// `loops` are their timed loops in child order ([`crate::parallel::loop_results`]) and
-    /// `clock_of` gives the core clock of the CPU a loop ended on.
+    /// `clock_of` gives the core clock of the CPU a loop ended on, from the clock (MHz) its
+    /// child probed if any.
     pub fn new(
         m: &benchmp::Measurement<super::Dhry>,
         loops: &[(Sample<LoopDetail>, LoopDetail)],
         topology: &Topology,
         setup: Setup,
-        mut clock_of: impl FnMut(Option<usize>) -> Option<CoreClock>,
+        mut clock_of: impl FnMut(Option<usize>, Option<f64>) -> Option<CoreClock>,
     ) -> Summary {
         let children: Vec<ChildResult> = m
             .children
@@ -216,7 +217,7 @@ impl Summary {
                 let figure = m.figures.iter().find(|f| f.index == c.index);
                 let dmips = figure.map_or(0.0, |f| f.value);
                 let cluster = figure.map_or(0, |f| f.cluster);
-                let clock = clock_of(timed.cpu_end.or(c.cpu));
+                let clock = clock_of(timed.cpu_end.or(c.cpu), c.clock.map(|k| k.mhz()));
                 ChildResult::new(c.index, c.cpu, cluster, timed, detail, dmips, clock)
             })
             .collect();

@@ -178,7 +178,7 @@ fn render_one(s: &Summary, r: &ChildResult) -> String {
 
 fn dmips_per_mhz_text(r: &ChildResult) -> String {
     match (&r.clock, r.dmips_per_mhz) {
-        (Some(c), Some(x)) if c.source == ClockSource::CpuinfoEstimate => format!(
+        (Some(c), Some(x)) if c.is_estimate() => format!(
             "{x:.3} (estimate: {:.1} MHz from {}; give --mhz for an exact figure)",
             c.mhz,
             c.source_text()
@@ -390,8 +390,27 @@ fn clocks_text(children: &[ChildResult]) -> String {
                 .map_or("unknown (give --mhz)".to_string(), describe)
         })
         .collect();
+    let clocks: Vec<&CoreClock> = children.iter().filter_map(|c| c.clock.as_ref()).collect();
+    let one_source =
+        clocks.len() == children.len() && clocks.windows(2).all(|w| w[0].source == w[1].source);
     if texts.windows(2).all(|w| w[0] == w[1]) {
         texts.into_iter().next().unwrap_or_default()
+    } else if one_source && clocks[0].source == ClockSource::Probe {
+        // Probed clocks differ a little from child to child: one source, one figure each.
+        let each: Vec<String> = children
+            .iter()
+            .zip(&clocks)
+            .map(|(c, k)| format!("child {} ~{:.1}", c.child, k.mhz))
+            .collect();
+        let what = CoreClock {
+            cpu: None,
+            ..*clocks[0]
+        }
+        .source_text();
+        format!(
+            "{} MHz (estimate: {what}; give --mhz for an exact figure)",
+            each.join(", ")
+        )
     } else {
         children
             .iter()
@@ -493,6 +512,28 @@ Verification:                               passed (every checked variable has i
         let t = render_text(&s);
         assert!(t.contains("Measured time too small to obtain meaningful results\n"));
         assert!(t.contains("DMIPS/MHz:                                  unavailable"));
+    }
+
+    #[test]
+    fn probed_clocks_share_one_source_line() {
+        let probed = |cpu, mhz| {
+            Some(CoreClock {
+                mhz,
+                source: ClockSource::Probe,
+                cpu: Some(cpu),
+            })
+        };
+        let s = summary(vec![
+            child(0, 0, probed(0, 3561.7)),
+            child(1, 1, probed(1, 3519.4)),
+        ]);
+        let t = render_text(&s);
+        assert!(
+            t.contains("child 0 ~3561.7, child 1 ~3519.4 MHz (estimate: a chain of 1-cycle adds"),
+            "{t}"
+        );
+        let s = summary(vec![child(0, 1, probed(1, 3600.0))]);
+        assert!(render_text(&s).contains("(estimate: 3600.0 MHz from a chain of 1-cycle adds"));
     }
 
     #[test]
