@@ -31,6 +31,30 @@ pub struct Thermal {
     pub celsius: f64,
 }
 
+/// One thermal cooling device (a fan, a CPU frequency cap): its state rises as it cools.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cooling {
+    /// Device name in sysfs (`cooling_device3`).
+    pub device: String,
+    /// Its type (`thermal-cpufreq-7`, `Processor`).
+    pub kind: String,
+    /// cur_state.
+    pub state: u64,
+    /// max_state.
+    pub max_state: Option<u64>,
+}
+
+/// The x86 thermal throttle counts of one CPU (`thermal_throttle/*_throttle_count`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Throttle {
+    /// CPU number.
+    pub cpu: usize,
+    /// core_throttle_count.
+    pub core: Option<u64>,
+    /// package_throttle_count.
+    pub package: Option<u64>,
+}
+
 /// A snapshot of what can disturb a measurement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MachineState {
@@ -46,6 +70,12 @@ pub struct MachineState {
     pub loadavg_1m: Option<f64>,
     /// CPUs this process may use.
     pub allowed_cpus: String,
+    /// Thermal cooling devices (absent in reports before they were kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cooling: Vec<Cooling>,
+    /// x86 thermal throttle counts of the run's CPUs (absent where there are none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub throttle: Vec<Throttle>,
 }
 
 fn read(path: &Path) -> Option<String> {
@@ -95,6 +125,45 @@ impl MachineState {
                 }
             }
         }
+        let mut cooling = Vec::new();
+        if let Ok(rd) = std::fs::read_dir(sysfs.join("class/thermal")) {
+            let mut devices: Vec<_> = rd
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("cooling_device"))
+                })
+                .collect();
+            devices.sort();
+            for d in devices {
+                let num = |f: &str| read(&d.join(f)).and_then(|s| s.parse::<u64>().ok());
+                if let (Some(kind), Some(state)) = (read(&d.join("type")), num("cur_state")) {
+                    cooling.push(Cooling {
+                        device: d
+                            .file_name()
+                            .map(|n| n.to_string_lossy().into_owned())
+                            .unwrap_or_default(),
+                        kind,
+                        state,
+                        max_state: num("max_state"),
+                    });
+                }
+            }
+        }
+        let throttle = online
+            .iter()
+            .filter_map(|&cpu| {
+                let d = sysfs.join(format!("devices/system/cpu/cpu{cpu}/thermal_throttle"));
+                let num = |f: &str| read(&d.join(f)).and_then(|s| s.parse::<u64>().ok());
+                let t = Throttle {
+                    cpu,
+                    core: num("core_throttle_count"),
+                    package: num("package_throttle_count"),
+                };
+                (t.core.is_some() || t.package.is_some()).then_some(t)
+            })
+            .collect();
         let thp = read(&sysfs.join("kernel/mm/transparent_hugepage/enabled")).and_then(|s| {
             let a = s.find('[')?;
             let b = s[a..].find(']')?;
@@ -111,6 +180,8 @@ impl MachineState {
             allowed_cpus: crate::sys::affinity::allowed_cpus()
                 .map(|c| crate::cpulist::format_cpu_list(&c))
                 .unwrap_or_default(),
+            cooling,
+            throttle,
         }
     }
 }
@@ -143,7 +214,8 @@ pub struct Verdict {
     pub reasons: Vec<String>,
 }
 
-/// Judges children: preempted too often, migrated while pinned, gave up, frequency changed.
+/// Judges children (preempted too often, migrated while pinned, gave up, clock moved) and the
+/// machine (frequency policy changed, a cooling device engaged, thermal throttling counted).
 pub fn judge<S, C>(
     children: &[crate::run::ChildRun<S, C>],
     before: &MachineState,
@@ -193,10 +265,57 @@ pub fn judge<S, C>(
             ));
         }
     }
+    for (b, a) in before.cooling.iter().zip(&after.cooling) {
+        if b.device == a.device && a.state > b.state {
+            let of = a.max_state.map(|m| format!(" of {m}")).unwrap_or_default();
+            reasons.push(format!(
+                "cooling device {} ({}): state {} -> {}{of} during the run{}",
+                a.device,
+                a.kind,
+                b.state,
+                a.state,
+                hottest_rise(before, after)
+            ));
+        }
+    }
+    for (b, a) in before.throttle.iter().zip(&after.throttle) {
+        let grew = |x: Option<u64>, y: Option<u64>| matches!((x, y), (Some(x), Some(y)) if y > x);
+        if b.cpu == a.cpu && (grew(b.core, a.core) || grew(b.package, a.package)) {
+            let count = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+            reasons.push(format!(
+                "CPU {}: thermal throttling during the run (core count {} -> {}, package {} -> {}){}",
+                a.cpu,
+                count(b.core),
+                count(a.core),
+                count(b.package),
+                count(a.package),
+                hottest_rise(before, after)
+            ));
+        }
+    }
     Verdict {
         noisy: !reasons.is_empty(),
         reasons,
     }
+}
+
+/// `, thermal zone Z 71 -> 83 C`: the zone whose temperature rose most over the run, if any.
+fn hottest_rise(before: &MachineState, after: &MachineState) -> String {
+    before
+        .thermal
+        .iter()
+        .zip(&after.thermal)
+        .filter(|(b, a)| b.zone == a.zone && a.celsius > b.celsius)
+        .max_by(|(b1, a1), (b2, a2)| {
+            (a1.celsius - b1.celsius).total_cmp(&(a2.celsius - b2.celsius))
+        })
+        .map(|(b, a)| {
+            format!(
+                ", thermal zone {} {:.0} -> {:.0} C",
+                a.zone, b.celsius, a.celsius
+            )
+        })
+        .unwrap_or_default()
 }
 
 /// Overlap below which a parallel run's children count as not having run together...
@@ -361,6 +480,8 @@ mod tests {
             thp: None,
             loadavg_1m: None,
             allowed_cpus: String::new(),
+            cooling: Vec::new(),
+            throttle: Vec::new(),
         };
         let policy = NoisePolicy::default();
         let v = judge(&[run(3100.0, 2400.0)], &state, &state, &policy);
@@ -374,6 +495,60 @@ mod tests {
         );
         // Within 10 %: not noise.
         assert!(!judge(&[run(3100.0, 2900.0)], &state, &state, &policy).noisy);
+    }
+
+    /// A captured tree of one CPU, one thermal zone and one cooling device.
+    fn thermal_tree(name: &str, celsius: u64, state: u64, core_count: u64) -> std::path::PathBuf {
+        let root =
+            std::env::temp_dir().join(format!("benchmp-quality-{}-{name}", std::process::id()));
+        let put = |rel: &str, text: String| {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text + "\n").unwrap();
+        };
+        put("class/thermal/thermal_zone0/type", "cpu-1-7".into());
+        put(
+            "class/thermal/thermal_zone0/temp",
+            (celsius * 1000).to_string(),
+        );
+        put(
+            "class/thermal/cooling_device3/type",
+            "thermal-cpufreq-7".into(),
+        );
+        put("class/thermal/cooling_device3/cur_state", state.to_string());
+        put("class/thermal/cooling_device3/max_state", "15".into());
+        let t = "devices/system/cpu/cpu0/thermal_throttle";
+        put(&format!("{t}/core_throttle_count"), core_count.to_string());
+        put(&format!("{t}/package_throttle_count"), "5".into());
+        root
+    }
+
+    #[test]
+    fn a_cooling_device_that_engaged_or_throttling_that_grew_is_noise() {
+        let before_root = thermal_tree("before", 71, 0, 2);
+        let after_root = thermal_tree("after", 83, 4, 9);
+        let before = MachineState::capture(&before_root, &[0]);
+        let after = MachineState::capture(&after_root, &[0]);
+        assert_eq!(before.cooling.len(), 1);
+        assert_eq!(before.cooling[0].kind, "thermal-cpufreq-7");
+        assert_eq!(before.throttle[0].core, Some(2));
+        let v = judge::<(), ()>(&[], &before, &after, &NoisePolicy::default());
+        assert_eq!(v.reasons.len(), 2, "{:?}", v.reasons);
+        assert_eq!(
+            v.reasons[0],
+            "cooling device cooling_device3 (thermal-cpufreq-7): state 0 -> 4 of 15 during the run, thermal zone cpu-1-7 71 -> 83 C"
+        );
+        assert_eq!(
+            v.reasons[1],
+            "CPU 0: thermal throttling during the run (core count 2 -> 9, package 5 -> 5), thermal zone cpu-1-7 71 -> 83 C"
+        );
+        // The same tree before and after: nothing moved.
+        assert!(!judge::<(), ()>(&[], &before, &before, &NoisePolicy::default()).noisy);
+        // A device that relaxed is no reason either.
+        assert!(!judge::<(), ()>(&[], &after, &before, &NoisePolicy::default()).noisy);
+        for r in [before_root, after_root] {
+            std::fs::remove_dir_all(r).unwrap();
+        }
     }
 
     #[test]
