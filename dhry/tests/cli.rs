@@ -446,3 +446,90 @@ fn a_short_target_time_is_reached() {
     assert!(e["children"][0]["elapsed_ns"].as_u64().unwrap() >= 50_000_000 || attempts == 4);
     assert_eq!(e["probes"].as_array().unwrap().len(), 1);
 }
+
+/// A copy of the vm2 fixture (this kind of machine) whose one cooling device's `cur_state`
+/// is a FIFO: the run's state reads before and after block until the test writes them, so
+/// the device can engage between the two reads, as a throttle in the middle of a run would.
+#[test]
+fn a_cooling_device_engaged_mid_run_makes_it_noisy_and_fail_on_noise_exits_1() {
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+    let dir = temp_dir("dhry", "throttled");
+    let root = dir.join("sys");
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../benchmp/tests/fixtures/vm2/sys"
+    );
+    let cp = std::process::Command::new("cp")
+        .args(["-a", fixture, root.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(cp.success());
+    let device = root.join("class/thermal/cooling_device0");
+    std::fs::create_dir_all(&device).unwrap();
+    std::fs::write(device.join("type"), "Processor\n").unwrap();
+    std::fs::write(device.join("max_state"), "10\n").unwrap();
+    let state = device.join("cur_state");
+    nix::unistd::mkfifo(&state, nix::sys::stat::Mode::S_IRWXU).unwrap();
+
+    let mut child = dhry()
+        .with_env("BENCHMP_SYSFS_ROOT", Some(root.to_str().unwrap()))
+        .command(&["--runs", "1000", "--cpus", "0", "--fail-on-noise"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Each write waits until the tool opens the FIFO: state 0 before the run, 3 after it.
+    let writer = {
+        let state = state.clone();
+        std::thread::spawn(move || {
+            use std::os::unix::fs::OpenOptionsExt;
+            let write = |value: &str| {
+                let mut f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&state)
+                    .unwrap();
+                f.write_all(value.as_bytes()).unwrap();
+            };
+            write("0\n");
+            // Until the tool has closed its end, a second writer would join the first read:
+            // a non-blocking writer's open fails with ENXIO only while no reader has it open.
+            while std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+                .open(&state)
+                .map_err(|e| e.raw_os_error())
+                .err()
+                != Some(Some(nix::errno::Errno::ENXIO as i32))
+            {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            write("3\n");
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("dhry did not finish within 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = child.wait_with_output().unwrap();
+    // A tool that never read the state would leave the writer waiting: open the other end.
+    if !writer.is_finished() {
+        use std::os::unix::fs::OpenOptionsExt;
+        let _ = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+            .open(&state);
+    }
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("dhry: noisy: cooling device cooling_device0 (Processor): state 0 -> 3 of 10 during the run"),
+        "{err}"
+    );
+    writer.join().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
