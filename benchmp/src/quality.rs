@@ -84,6 +84,23 @@ fn read(path: &Path) -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
+/// The entries of `dir` whose names start with `prefix`, in name order (none when it cannot
+/// be read).
+fn entries(dir: &Path, prefix: &str) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(prefix))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
 impl MachineState {
     /// Reads the state now; `sysfs` is the sysfs root (normally `/sys`).
     pub fn capture(sysfs: &Path, online: &[usize]) -> MachineState {
@@ -102,55 +119,28 @@ impl MachineState {
                 (f.governor.is_some() || f.cur_khz.is_some()).then_some(f)
             })
             .collect();
-        let mut thermal = Vec::new();
-        if let Ok(rd) = std::fs::read_dir(sysfs.join("class/thermal")) {
-            let mut zones: Vec<_> = rd
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.file_name()
-                        .is_some_and(|n| n.to_string_lossy().starts_with("thermal_zone"))
+        let thermal = entries(&sysfs.join("class/thermal"), "thermal_zone")
+            .into_iter()
+            .filter_map(|z| {
+                let celsius = read(&z.join("temp")).and_then(|s| s.parse::<f64>().ok())? / 1000.0;
+                Some(Thermal {
+                    zone: read(&z.join("type"))?,
+                    celsius,
                 })
-                .collect();
-            zones.sort();
-            for z in zones {
-                if let (Some(kind), Some(t)) = (
-                    read(&z.join("type")),
-                    read(&z.join("temp")).and_then(|s| s.parse::<f64>().ok()),
-                ) {
-                    thermal.push(Thermal {
-                        zone: kind,
-                        celsius: t / 1000.0,
-                    });
-                }
-            }
-        }
-        let mut cooling = Vec::new();
-        if let Ok(rd) = std::fs::read_dir(sysfs.join("class/thermal")) {
-            let mut devices: Vec<_> = rd
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.file_name()
-                        .is_some_and(|n| n.to_string_lossy().starts_with("cooling_device"))
-                })
-                .collect();
-            devices.sort();
-            for d in devices {
+            })
+            .collect();
+        let cooling = entries(&sysfs.join("class/thermal"), "cooling_device")
+            .into_iter()
+            .filter_map(|d| {
                 let num = |f: &str| read(&d.join(f)).and_then(|s| s.parse::<u64>().ok());
-                if let (Some(kind), Some(state)) = (read(&d.join("type")), num("cur_state")) {
-                    cooling.push(Cooling {
-                        device: d
-                            .file_name()
-                            .map(|n| n.to_string_lossy().into_owned())
-                            .unwrap_or_default(),
-                        kind,
-                        state,
-                        max_state: num("max_state"),
-                    });
-                }
-            }
-        }
+                Some(Cooling {
+                    device: d.file_name()?.to_string_lossy().into_owned(),
+                    kind: read(&d.join("type"))?,
+                    state: num("cur_state")?,
+                    max_state: num("max_state"),
+                })
+            })
+            .collect();
         let throttle = online
             .iter()
             .filter_map(|&cpu| {
