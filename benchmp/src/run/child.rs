@@ -238,8 +238,15 @@ where
     if !keep.wait(cfg, "cooldown", RESULT, down, &mut bench) {
         return Ok(());
     }
-    let mut result = child_run(&info, timed, &sized, migrations, keep, bench.child_detail());
-    result.clock = clock;
+    let result = child_run(
+        &info,
+        timed,
+        &sized,
+        migrations,
+        clock,
+        keep,
+        bench.child_detail(),
+    );
     protocol::send(up, &Up::Result(Box::new(result))).map_err(Failure::talking)?;
     let _ = protocol::wait_byte(down);
     drop(bench);
@@ -252,6 +259,7 @@ fn child_run<S, C>(
     timed: Timed<S>,
     sized: &Sized,
     migrations: Option<u64>,
+    clock: Option<ProbedClock>,
     keep: Keep,
     detail: Option<C>,
 ) -> ChildRun<S, C> {
@@ -274,7 +282,7 @@ fn child_run<S, C>(
         phases: keep.phases.0,
         checksum: black_box(keep.sink),
         detail,
-        clock: None,
+        clock,
     }
 }
 
