@@ -89,6 +89,51 @@ pub struct PlacementArgs {
     /// windows did not overlap fail the run.
     #[arg(long)]
     pub sequential: bool,
+    #[command(flatten)]
+    pub conditions: ConditionsArgs,
+}
+
+/// The conditions a run's CPUs measure under: their clock, their temperature at each
+/// measurement's start, and what perf counts while they are timed.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Run conditions")]
+pub struct ConditionsArgs {
+    /// Count perf events per child over exactly its timed intervals (default list: cycles,
+    /// instructions, cache-references, cache-misses, branch-misses; or a comma list of perf's
+    /// names, e.g. task-clock,page-faults,context-switches, and raw events r<hex>). Where the
+    /// kernel refuses them: exit status 3. Write --counters=LIST, or a bare --counters last.
+    #[arg(long, value_name = "LIST", num_args = 0..=1, default_missing_value = "default", value_parser = crate::counters::parse_list)]
+    pub counters: Option<crate::counters::CounterList>,
+    /// Set the run's CPUs' cpufreq scaling_min_freq and scaling_max_freq to this clock for the
+    /// run, and write the old values back after it (also on Ctrl-C or a crashed child).
+    /// Without cpufreq or permission: exit status 3.
+    #[arg(long, value_name = "MHZ", value_parser = crate::freq::parse_mhz)]
+    pub pin_freq: Option<f64>,
+    /// Set the run's CPUs' cpufreq governor for the run (e.g. performance), restored after it.
+    #[arg(long, value_name = "NAME")]
+    pub governor: Option<String>,
+    /// Before each measurement, wait until the thermal zones of the run's CPUs read at most
+    /// this many degrees C; the report records where each measurement started. Without
+    /// thermal zones: exit status 3.
+    #[arg(long, value_name = "C", value_parser = celsius, allow_negative_numbers = true)]
+    pub cool_down: Option<f64>,
+    /// Seconds --cool-down waits at most before a measurement; then the run fails (exit 1).
+    #[arg(long, value_name = "S", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub cool_down_timeout: u64,
+}
+
+/// Value parser for `--cool-down`: a temperature from -50 to 150 C.
+fn celsius(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(c) if (-50.0..=150.0).contains(&c) => Ok(c),
+        _ => Err(format!("'{s}' is not a temperature in C from -50 to 150")),
+    }
+}
+
+impl Default for ConditionsArgs {
+    fn default() -> Self {
+        clap_defaults()
+    }
 }
 
 /// The values a clap argument struct takes when no option is given: the one source of the
@@ -412,6 +457,17 @@ pub fn report_error(tool: &str, e: &anyhow::Error) -> i32 {
     let msg = format!("{e:#}").replace('\n', " ");
     eprintln!("{tool}: {msg}");
     crate::error::exit_code_of(e)
+}
+
+/// Ends the tool with `code`, first writing back a frequency pin still in force (a run that
+/// failed or was interrupted); a stop signal that arrived under the pin decides the status.
+pub fn exit(code: i32) -> ! {
+    if crate::freq::pin::release().is_some()
+        && let Some(sig) = crate::sys::process::interrupted()
+    {
+        std::process::exit(128 + sig as i32);
+    }
+    std::process::exit(code)
 }
 
 /// Logs to stderr (RUST_LOG, default warnings only); with `trace` or BENCHMP_TRACE=1, phases

@@ -160,6 +160,16 @@ pub enum Error {
     /// Topology unreadable.
     #[error(transparent)]
     Topology(#[from] crate::topology::TopologyError),
+    /// A bad run-conditions request (a clock outside a CPU's range, an unknown governor).
+    #[error(transparent)]
+    Usage(#[from] Usage),
+    /// A run condition this machine cannot provide (no cpufreq, counters refused, no thermal
+    /// zones).
+    #[error(transparent)]
+    Unsupported(#[from] Unsupported),
+    /// `--cool-down`: the CPUs stayed too hot for too long.
+    #[error("{0}")]
+    CoolDown(String),
 }
 
 impl Error {
@@ -171,7 +181,9 @@ impl Error {
             Error::Placement(_)
             | Error::DriverEnv(_)
             | Error::Calibration(_)
+            | Error::Usage(_)
             | Error::Topology(crate::topology::TopologyError::GivenRoot { .. }) => EXIT_USAGE,
+            Error::Unsupported(_) => EXIT_UNSUPPORTED,
             _ => EXIT_FAILED,
         }
     }

@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::topology::Topology;
 
+pub mod pin;
 pub mod probe;
+pub mod residency;
 
 /// Where the x86 "cpu MHz" estimate comes from.
 pub const PROC_CPUINFO: &str = "/proc/cpuinfo";
@@ -18,7 +20,8 @@ pub const PROC_CPUINFO: &str = "/proc/cpuinfo";
 /// Largest clock `--mhz` accepts (a terahertz: anything above is a typo).
 pub const MAX_MHZ: f64 = 1_000_000.0;
 
-/// Where a clock figure came from (JSON: `option`, `cpufreq_max`, `cpuinfo_estimate`, `probe`).
+/// Where a clock figure came from (JSON: `option`, `cpufreq_max`, `cpuinfo_estimate`, `probe`,
+/// `cycles`, `time_in_state`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ClockSource {
@@ -31,6 +34,29 @@ pub enum ClockSource {
     /// Measured by the child itself before and after its timed intervals ([`probe`]): an
     /// estimate of the clock it ran at.
     Probe,
+    /// The child's hardware cycles counter over its timed intervals, divided by the time it
+    /// ran (perf_event_open): the clock it ran at.
+    Cycles,
+    /// cpufreq's `stats/time_in_state` of the child's CPU over its timed intervals: the
+    /// time-weighted mean of the states the kernel set.
+    TimeInState,
+}
+
+/// The clock a child ran at over its timed intervals, from a counter or the kernel's record
+/// (JSON: `mhz`, `source`, `low_mhz`, `high_mhz`, `states`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunClock {
+    /// Mean clock over the intervals, MHz.
+    pub mhz: f64,
+    /// [`ClockSource::Cycles`] or [`ClockSource::TimeInState`].
+    pub source: ClockSource,
+    /// Lowest state used (time_in_state; the mean for cycles), MHz.
+    pub low_mhz: f64,
+    /// Highest state used, MHz.
+    pub high_mhz: f64,
+    /// Time spent in each state used, highest clock first (time_in_state only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub states: Vec<residency::StateTime>,
 }
 
 /// A core clock and its provenance (JSON: `mhz`, `source`, `cpu`).
@@ -77,6 +103,10 @@ impl CoreClock {
             ClockSource::CpuinfoEstimate => format!("/proc/cpuinfo \"cpu MHz\"{of}; no cpufreq"),
             ClockSource::Probe => {
                 format!("a chain of 1-cycle adds timed before and after the timed intervals{of}")
+            }
+            ClockSource::Cycles => format!("the cycles counter over the timed intervals{of}"),
+            ClockSource::TimeInState => {
+                format!("cpufreq time_in_state over the timed intervals{of}")
             }
         }
     }
@@ -163,37 +193,38 @@ pub fn detect(
 }
 
 /// The clock a per-MHz or per-cycle figure divides by: `given_mhz` (`--mhz`), else the clock
-/// the children measured over their timed intervals (`probed_mhz`, from [`probe`]), else what
-/// [`detect`] finds.
+/// the children measured over their timed intervals (`measured`: cycles counter,
+/// time_in_state or [`probe`], see [`ChildRun::measured_clock`](crate::run::ChildRun)), else
+/// what [`detect`] finds.
 pub fn clock_of_child(
     topology: &Topology,
     cpu: Option<usize>,
     given_mhz: Option<f64>,
-    probed_mhz: Option<f64>,
+    measured: Option<(f64, ClockSource)>,
 ) -> Option<CoreClock> {
-    match (given_mhz, probed_mhz.filter(|m| m.is_finite() && *m > 0.0)) {
+    match (
+        given_mhz,
+        measured.filter(|(m, _)| m.is_finite() && *m > 0.0),
+    ) {
         (Some(mhz), _) => Some(CoreClock::given(mhz)),
-        (None, Some(mhz)) => Some(CoreClock {
-            mhz,
-            source: ClockSource::Probe,
-            cpu,
-        }),
+        (None, Some((mhz, source))) => Some(CoreClock { mhz, source, cpu }),
         (None, None) => detect(topology, cpu, None),
     }
 }
 
-/// The median of the clocks `cpu`'s children probed over all `measurements`, MHz.
-pub fn probed_median<T: crate::report::ToolData>(
+/// The median of the clocks `cpu`'s children measured over all `measurements` (MHz), with
+/// the source of that median's measurement.
+pub fn measured_median<T: crate::report::ToolData>(
     measurements: &[crate::report::Measurement<T>],
     cpu: usize,
-) -> Option<f64> {
-    let mut v: Vec<f64> = measurements
+) -> Option<(f64, ClockSource)> {
+    let mut v: Vec<(f64, ClockSource)> = measurements
         .iter()
         .flat_map(|m| &m.children)
         .filter(|c| c.cpu == Some(cpu))
-        .filter_map(|c| c.clock.map(|k| k.mhz()))
+        .filter_map(|c| c.measured_clock())
         .collect();
-    v.sort_by(f64::total_cmp);
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
     (!v.is_empty()).then(|| v[v.len() / 2])
 }
 

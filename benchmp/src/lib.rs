@@ -29,6 +29,7 @@ pub mod ab;
 pub mod aggregate;
 pub mod cli;
 pub mod compare;
+pub mod counters;
 pub mod cpulist;
 pub mod error;
 pub mod figure;

@@ -20,6 +20,10 @@ pub struct CpuFreq {
     pub min_khz: Option<u64>,
     /// scaling_max_freq.
     pub max_khz: Option<u64>,
+    /// cpuinfo_max_freq: the hardware's top clock, which a thermal or power cap lowers
+    /// scaling_max_freq below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hw_max_khz: Option<u64>,
 }
 
 /// One thermal zone reading.
@@ -115,20 +119,12 @@ impl MachineState {
                     cur_khz: num("scaling_cur_freq"),
                     min_khz: num("scaling_min_freq"),
                     max_khz: num("scaling_max_freq"),
+                    hw_max_khz: num("cpuinfo_max_freq"),
                 };
                 (f.governor.is_some() || f.cur_khz.is_some()).then_some(f)
             })
             .collect();
-        let thermal = entries(&sysfs.join("class/thermal"), "thermal_zone")
-            .into_iter()
-            .filter_map(|z| {
-                let celsius = read(&z.join("temp")).and_then(|s| s.parse::<f64>().ok())? / 1000.0;
-                Some(Thermal {
-                    zone: read(&z.join("type"))?,
-                    celsius,
-                })
-            })
-            .collect();
+        let thermal = thermal_zones(sysfs);
         let cooling = entries(&sysfs.join("class/thermal"), "cooling_device")
             .into_iter()
             .filter_map(|d| {
@@ -173,6 +169,88 @@ impl MachineState {
             cooling,
             throttle,
         }
+    }
+}
+
+/// What `--cool-down` waited for before a measurement (JSON: `limit_c`, `waited_ms`, `zones`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CoolDown {
+    /// The limit, °C.
+    pub limit_c: f64,
+    /// How long it waited, ms.
+    pub waited_ms: u64,
+    /// The zones it watched, as they read when the measurement started.
+    pub zones: Vec<Thermal>,
+}
+
+/// Thermal zones under the sysfs root, read now.
+pub fn thermal_zones(sysfs: &Path) -> Vec<Thermal> {
+    entries(&sysfs.join("class/thermal"), "thermal_zone")
+        .into_iter()
+        .filter_map(|z| {
+            let celsius = read(&z.join("temp")).and_then(|s| s.parse::<f64>().ok())? / 1000.0;
+            Some(Thermal {
+                zone: read(&z.join("type"))?,
+                celsius,
+            })
+        })
+        .collect()
+}
+
+/// The zones that say something about the CPUs: those whose type names a CPU, a package or
+/// the SoC (`cpu-1-7`, `x86_pkg_temp`, `soc_thermal`); all zones when none does.
+pub fn cpu_zones(zones: Vec<Thermal>) -> Vec<Thermal> {
+    let of_cpus = |z: &Thermal| {
+        let t = z.zone.to_ascii_lowercase();
+        ["cpu", "pkg", "soc"].iter().any(|k| t.contains(k))
+    };
+    if zones.iter().any(of_cpus) {
+        zones.into_iter().filter(of_cpus).collect()
+    } else {
+        zones
+    }
+}
+
+/// How often `--cool-down` reads the zones while it waits.
+const COOL_DOWN_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Waits until every CPU zone ([`cpu_zones`]) reads at most `limit_c`, for at most
+/// `timeout`. No zones at all is [`Unsupported`](crate::error::Unsupported) (exit 3); still
+/// too hot at the deadline fails the run naming the hottest zone.
+pub fn cool_down(
+    sysfs: &Path,
+    limit_c: f64,
+    timeout: std::time::Duration,
+) -> Result<CoolDown, crate::Error> {
+    let start = std::time::Instant::now();
+    loop {
+        let zones = cpu_zones(thermal_zones(sysfs));
+        let Some(hottest) = zones.iter().max_by(|a, b| a.celsius.total_cmp(&b.celsius)) else {
+            return Err(crate::error::Unsupported(format!(
+                "--cool-down: this machine has no thermal zones ({} lists none)",
+                sysfs.join("class/thermal").display()
+            ))
+            .into());
+        };
+        if hottest.celsius <= limit_c {
+            return Ok(CoolDown {
+                limit_c,
+                waited_ms: start.elapsed().as_millis() as u64,
+                zones,
+            });
+        }
+        if start.elapsed() >= timeout {
+            return Err(crate::Error::CoolDown(format!(
+                "--cool-down {limit_c}: thermal zone {} still reads {:.1} C after {} s (--cool-down-timeout)",
+                hottest.zone,
+                hottest.celsius,
+                timeout.as_secs()
+            )));
+        }
+        if let Some(sig) = crate::sys::process::interrupted() {
+            return Err(crate::Error::Interrupted(sig));
+        }
+        std::thread::sleep(COOL_DOWN_POLL);
     }
 }
 
@@ -240,6 +318,20 @@ pub fn judge<S, C>(
                 k.change() * 100.0
             ));
         }
+        if let Some(k) = c
+            .run_clock
+            .as_ref()
+            .filter(|k| k.source == crate::freq::ClockSource::TimeInState)
+        {
+            let (lo, hi) = crate::freq::residency::used_range(k);
+            if hi > 0.0 && (hi - lo) / hi * 100.0 > policy.max_clock_change_pct {
+                reasons.push(format!(
+                    "{who}: clock between {lo:.0} and {hi:.0} MHz over its timed intervals (cpufreq time_in_state: {}; mean {:.0} MHz)",
+                    crate::freq::residency::describe_states(k),
+                    k.mhz
+                ));
+            }
+        }
         if c.gave_up {
             reasons.push(format!(
                 "{who}: only {} of the wanted samples were long enough",
@@ -247,8 +339,23 @@ pub fn judge<S, C>(
             ));
         }
     }
+    let mhz = |k: Option<u64>| k.map_or("?".to_string(), |k| format!("{:.0}", k as f64 / 1000.0));
     for (b, a) in before.cpufreq.iter().zip(&after.cpufreq) {
-        if b.max_khz != a.max_khz || b.governor != a.governor {
+        let fell = matches!((b.max_khz, a.max_khz), (Some(x), Some(y)) if y < x);
+        if fell && b.governor == a.governor {
+            let hw = a
+                .hw_max_khz
+                .filter(|&h| a.max_khz.is_some_and(|m| m < h))
+                .map(|h| format!(", below cpuinfo_max_freq {} MHz", mhz(Some(h))))
+                .unwrap_or_default();
+            reasons.push(format!(
+                "CPU {}: scaling_max_freq fell from {} to {} MHz during the run{hw} (a thermal or power cap){}",
+                b.cpu,
+                mhz(b.max_khz),
+                mhz(a.max_khz),
+                hottest_rise(before, after)
+            ));
+        } else if b.max_khz != a.max_khz || b.governor != a.governor {
             reasons.push(format!(
                 "CPU {}: frequency policy changed during the run ({:?} {:?} kHz -> {:?} {:?} kHz)",
                 b.cpu, b.governor, b.max_khz, a.governor, a.max_khz
@@ -462,6 +569,8 @@ mod tests {
                     cost_ns: 1,
                 },
             }),
+            run_clock: None,
+            counters: None,
         };
         let state = MachineState {
             at_ns: 0,

@@ -83,6 +83,9 @@ pub struct Measurement<T: ToolData> {
     /// What each load child did over the measuring window (empty without load children).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub loads: Vec<LoadRun>,
+    /// What `--cool-down` waited for before this measurement, and the zones it started at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cool_down: Option<crate::quality::CoolDown>,
 }
 
 /// Run quality: machine state around the run and the noise verdict.
@@ -153,6 +156,9 @@ pub struct Report<T: ToolData> {
     /// they were kept (`benchmp compare` then derives them from the measurements).
     #[serde(default)]
     pub figures: Vec<Figure>,
+    /// What `--pin-freq` / `--governor` wrote for the run and whether it was written back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned: Option<crate::freq::pin::PinRecord>,
     /// Tool-specific results beyond the measurements (e.g. a latency curve summary).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub extra: Option<T::Extra>,
@@ -208,6 +214,7 @@ pub fn write_csv<T: ToolData>(report: &Report<T>, w: impl Write) -> std::io::Res
         "net_ns",
         "value",
         "unit",
+        "counters",
     ])?;
     for m in &report.measurements {
         let params = params_text(&m.params);
@@ -215,6 +222,11 @@ pub fn write_csv<T: ToolData>(report: &Report<T>, w: impl Write) -> std::io::Res
             let cluster = c
                 .cpu_for_topology()
                 .map(|cpu| report.topology.cluster_of(cpu).to_string())
+                .unwrap_or_default();
+            let counters = c
+                .counters
+                .as_ref()
+                .map(crate::counters::Counted::csv_text)
                 .unwrap_or_default();
             for (rep, s) in c.samples.iter().enumerate() {
                 let value = m.metric.value(crate::stats::Pair {
@@ -236,6 +248,7 @@ pub fn write_csv<T: ToolData>(report: &Report<T>, w: impl Write) -> std::io::Res
                     &s.net_ns.to_string(),
                     &format!("{value:.6}"),
                     m.metric.unit(),
+                    &counters,
                 ])?;
             }
         }

@@ -108,6 +108,7 @@ pub struct Session<T: ToolData> {
     timeout: Duration,
     sequential: bool,
     before: MachineState,
+    conditions: crate::cli::ConditionsArgs,
     started_ns: u64,
     measurements: Vec<Measurement<T>>,
     phases: Vec<crate::report::ParentPhase>,
@@ -167,6 +168,8 @@ impl<T: ToolData> Session<T> {
                 wrap_warnings(&policy, p, &online, &allowed),
             )
         };
+        let conditions = placement.conditions.clone();
+        apply_conditions(&conditions, &topology, &cpus)?;
         let before = MachineState::capture(&topology.root, &online);
         if crate::run::worker::active() {
             crate::run::worker::send(&crate::run::worker::ToDriver::Hello {
@@ -202,6 +205,7 @@ impl<T: ToolData> Session<T> {
             timeout: Duration::from_secs(placement.timeout),
             sequential: placement.sequential,
             before,
+            conditions,
             started_ns,
             measurements: Vec::new(),
             phases: Vec::new(),
@@ -302,11 +306,26 @@ impl<T: ToolData> Session<T> {
             sequential: self.sequential,
             loads: loads.cpus.to_vec(),
             paced: None,
+            counters: self
+                .conditions
+                .counters
+                .as_ref()
+                .map(|c| c.0.clone())
+                .unwrap_or_default(),
+            sysfs: self.topology.root.clone(),
         };
         if crate::run::worker::active() {
             let params = serde_json::to_value(&spec.params).unwrap_or_default();
             pace(&mut cfg, &spec.metric, params);
         }
+        let cool_down = match self.conditions.cool_down {
+            Some(limit) => Some(crate::quality::cool_down(
+                &self.topology.root,
+                limit,
+                Duration::from_secs(self.conditions.cool_down_timeout),
+            )?),
+            None => None,
+        };
         let ran = run_loaded(&cfg, make, make_load)?;
         // Under benchmp ab a load runs only during its side's repetitions, by design.
         let required = loads.required && cfg.paced.is_none();
@@ -322,7 +341,8 @@ impl<T: ToolData> Session<T> {
             start_ns: ran.start_ns,
             end_ns: ran.end_ns,
         });
-        let m = self.record(spec, enough_us, ran)?;
+        let mut m = self.record(spec, enough_us, ran)?;
+        m.cool_down = cool_down;
         self.measurements.push(m);
         Ok(self.measurements.last().expect("pushed above"))
     }
@@ -396,12 +416,15 @@ impl<T: ToolData> Session<T> {
             wall_ns: ran.end_ns - ran.start_ns,
             overlap,
             loads: ran.loads,
+            cool_down: None,
         })
     }
 
     /// Closes the run: machine state after, noise verdict, and the report.
     pub fn finish(self, output: &OutputArgs, extra: Option<T::Extra>) -> Report<T> {
         let after = MachineState::capture(&self.topology.root, &self.topology.online());
+        // Written back before the report, so the report can say it was.
+        let pinned = crate::freq::pin::release();
         let children: Vec<_> = self
             .measurements
             .iter()
@@ -461,9 +484,47 @@ impl<T: ToolData> Session<T> {
             pid: std::process::id() as i32,
             phases: self.phases,
             figures,
+            pinned,
             extra,
         }
     }
+}
+
+/// Checks and applies the run conditions before the machine state is captured: counters the
+/// kernel refuses and a missing thermal zone are exit status 3 before anything runs, and a
+/// frequency pin is in force from here until [`Session::finish`] or the tool's exit.
+fn apply_conditions(
+    c: &crate::cli::ConditionsArgs,
+    topology: &Topology,
+    cpus: &[Option<usize>],
+) -> Result<(), Error> {
+    let paced = crate::run::worker::active();
+    if let Some(list) = c.counters.as_ref().filter(|_| !paced) {
+        crate::counters::preflight(list)?;
+    }
+    if c.cool_down.is_some() && crate::quality::thermal_zones(&topology.root).is_empty() {
+        return Err(crate::error::Unsupported(format!(
+            "--cool-down: this machine has no thermal zones ({} lists none)",
+            topology.root.join("class/thermal").display()
+        ))
+        .into());
+    }
+    if (c.pin_freq.is_some() || c.governor.is_some()) && !crate::freq::pin::active() {
+        let mut run_cpus: Vec<usize> = cpus.iter().flatten().copied().collect();
+        run_cpus.sort_unstable();
+        run_cpus.dedup();
+        if run_cpus.is_empty() {
+            run_cpus = topology.online();
+        }
+        let pin = crate::freq::pin::FreqPin::apply(
+            &topology.root,
+            &run_cpus,
+            c.pin_freq,
+            c.governor.as_deref(),
+        )?;
+        crate::freq::pin::activate(pin);
+    }
+    Ok(())
 }
 
 /// Makes a measurement a `benchmp ab` worker's: every child sizes its count to the driver's
@@ -520,6 +581,7 @@ pub fn emit<T: ToolData>(
                 .iter()
                 .map(|n| format!("{}: note: {n}\n", report.tool)),
         )
+        .chain(condition_lines(report))
         .collect();
     let _ = output.note_stream().write(&notes);
     if let Some(path) = output.json.as_deref().filter(|p| *p != "-") {
@@ -536,6 +598,42 @@ pub fn emit<T: ToolData>(
 }
 
 pub use crate::files::write_file;
+
+/// The note lines of the run conditions: each child's counts (`tool: counters: rd child 0
+/// (CPU 0): ...`) and what a frequency pin set and wrote back.
+fn condition_lines<T: ToolData>(report: &Report<T>) -> Vec<String> {
+    let mut lines = Vec::new();
+    for m in &report.measurements {
+        for c in &m.children {
+            if let Some(k) = &c.counters {
+                lines.push(format!(
+                    "{}: counters: {} {}: {}\n",
+                    report.tool,
+                    m.name,
+                    c.who(),
+                    k.describe()
+                ));
+            }
+        }
+    }
+    if let Some(p) = &report.pinned {
+        let what: Vec<String> = p
+            .mhz
+            .map(|m| format!("{m} MHz"))
+            .into_iter()
+            .chain(p.governor.as_ref().map(|g| format!("governor {g}")))
+            .collect();
+        let back = p.files.iter().filter(|f| f.restored == Some(true)).count();
+        lines.push(format!(
+            "{}: note: pinned CPUs {} to {} ({} files), {back} of them written back after the run\n",
+            report.tool,
+            crate::cpulist::format_cpu_list(&p.cpus),
+            what.join(" and "),
+            p.files.len()
+        ));
+    }
+    lines
+}
 
 /// Shown by tools that print a per-cluster breakdown: `cluster 0 (CPUs 0-3): 2 children ...`.
 pub fn cluster_lines<T: ToolData>(

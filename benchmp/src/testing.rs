@@ -440,3 +440,92 @@ pub fn output_with_second_child_frozen(
     freeze_second_child(child.id(), after, stopped);
     child.wait_with_output().expect("wait for the tool")
 }
+
+/// A sysfs file whose content changes between reads, as a throttle in the middle of a run
+/// changes one: a FIFO at `path` that gives successive openers `values`, one each, waiting
+/// for each reader to close before the next value.
+#[derive(Debug)]
+pub struct FifoFeed {
+    path: PathBuf,
+    ending: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<usize>,
+}
+
+/// True when some process has a descriptor open on the file at `path`.
+fn held_open(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(want) = std::fs::metadata(path) else {
+        return false;
+    };
+    let pids = std::fs::read_dir("/proc").into_iter().flatten().flatten();
+    pids.filter(|p| {
+        p.file_name()
+            .to_string_lossy()
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+    })
+    .flat_map(|p| {
+        std::fs::read_dir(p.path().join("fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+    })
+    .any(|fd| {
+        std::fs::metadata(fd.path()).is_ok_and(|m| m.dev() == want.dev() && m.ino() == want.ino())
+    })
+}
+
+impl FifoFeed {
+    /// Makes the FIFO (the file must not exist) and starts serving.
+    pub fn start(path: &Path, values: &[&str]) -> FifoFeed {
+        use std::io::Write;
+        use std::sync::atomic::Ordering;
+        nix::unistd::mkfifo(path, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+        let ending = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (p, end) = (path.to_path_buf(), ending.clone());
+        let values: Vec<String> = values.iter().map(|v| format!("{v}\n")).collect();
+        let thread = std::thread::spawn(move || {
+            let mut served = 0;
+            for v in values {
+                // Blocks until a reader opens the other end.
+                let Ok(mut f) = std::fs::OpenOptions::new().write(true).open(&p) else {
+                    break;
+                };
+                if end.load(Ordering::SeqCst) {
+                    break;
+                }
+                if f.write_all(v.as_bytes()).is_ok() {
+                    served += 1;
+                }
+                drop(f);
+                // The next writer may open only once this reader has closed its end: if it
+                // came earlier, this reader could read its value too. A reader still blocked
+                // in open(2) holds no descriptor yet, so it is not waited for.
+                while held_open(&p) {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+            served
+        });
+        FifoFeed {
+            path: path.to_path_buf(),
+            ending,
+            thread,
+        }
+    }
+
+    /// Stops serving (standing in for readers that never came) and returns how many values
+    /// were read.
+    pub fn finish(self) -> usize {
+        use std::os::unix::fs::OpenOptionsExt;
+        self.ending.store(true, std::sync::atomic::Ordering::SeqCst);
+        while !self.thread.is_finished() {
+            let _ = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&self.path);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        self.thread.join().expect("the feed's thread")
+    }
+}

@@ -89,8 +89,8 @@ fn main() {
     cli.output = cli.output.results_on(Stream::Stderr);
     benchmp::cli::init_logging(cli.output.trace);
     match run(cli) {
-        Ok(code) => std::process::exit(code),
-        Err(e) => std::process::exit(benchmp::cli::report_error("bw_mem", &e)),
+        Ok(code) => benchmp::cli::exit(code),
+        Err(e) => benchmp::cli::exit(benchmp::cli::report_error("bw_mem", &e)),
     }
 }
 

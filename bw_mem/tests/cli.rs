@@ -503,3 +503,65 @@ fn a_stdout_that_cannot_be_written_is_one_line_and_exit_1() {
         assert!(line.starts_with("bw_mem: cannot write"), "{args:?}: {line}");
     }
 }
+
+#[test]
+fn software_counters_are_counted_per_child_over_its_timed_intervals() {
+    let j = json(&[
+        "--counters",
+        "task-clock,page-faults",
+        "-P",
+        "2",
+        "64m",
+        "rd",
+    ]);
+    let children = j["measurements"][0]["children"].as_array().unwrap();
+    assert_eq!(children.len(), 2);
+    for c in children {
+        let counts = c["counters"]["counts"].as_array().expect("counts");
+        let names: Vec<&str> = counts
+            .iter()
+            .map(|k| k["event"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["task-clock", "page-faults"], "{c}");
+        // task-clock is the CPU time over the timed intervals: at most their wall time
+        // (plus the reads' own cost), and not nothing.
+        let task_ns = counts[0]["value"].as_f64().unwrap();
+        let timed_ns = c["timed_ns"].as_f64().unwrap();
+        assert!(
+            task_ns > 0.0 && task_ns <= timed_ns * 1.05 + 1e6,
+            "{task_ns} vs {timed_ns}"
+        );
+        assert!(counts[1]["raw"].is_u64());
+        assert_eq!(c["counters"]["multiplexed"], false);
+    }
+    // The CSV carries them in its last column.
+    let o = ok(&["--counters=cs", "--csv", "1m", "rd"]);
+    let text = stdout(&o);
+    let mut lines = text.lines();
+    assert!(lines.next().unwrap().ends_with(",unit,counters"));
+    assert!(lines.all(|l| l.contains(",cs=")), "{text}");
+}
+
+#[test]
+fn hardware_counters_are_counted_or_refused_in_one_line_with_exit_3() {
+    let o = bw_mem().run(&["1m", "rd", "--counters"]);
+    let err = stderr(&o);
+    match o.status.code() {
+        Some(3) => {
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(
+                err.starts_with("bw_mem: --counters: perf_event_open refused '"),
+                "{err}"
+            );
+        }
+        Some(0) => {
+            assert!(err.contains("bw_mem: counters: rd child 0"), "{err}");
+            assert!(err.contains("cycles ") && err.contains("IPC "), "{err}");
+        }
+        other => panic!("exit {other:?}: {err}"),
+    }
+    let e = fails(&["--counters", "64m", "rd"], 2);
+    assert!(e.contains("'64m' is not a counter"), "{e}");
+    let e = fails(&["--counters=cycles,cycles", "1m", "rd"], 2);
+    assert!(e.contains("given twice"), "{e}");
+}

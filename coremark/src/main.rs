@@ -77,7 +77,7 @@ fn main() {
         Ok(code) => code,
         Err(e) => benchmp::cli::report_error("coremark", &e),
     };
-    std::process::exit(code);
+    benchmp::cli::exit(code);
 }
 
 /// Longest deadline given to a silent child, however slow the run looks.

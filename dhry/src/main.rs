@@ -112,7 +112,7 @@ fn main() {
         Ok(code) => code,
         Err(e) => benchmp::cli::report_error("dhry", &e),
     };
-    std::process::exit(code);
+    benchmp::cli::exit(code);
 }
 
 fn run(cli: &Cli) -> Result<i32> {

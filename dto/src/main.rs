@@ -2,7 +2,6 @@
 //! memcmp implementations. See README.md.
 
 use std::io::Write;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -118,7 +117,7 @@ struct Common {
     output: OutputArgs,
 }
 
-fn main() -> ExitCode {
+fn main() {
     let cli: Cli = benchmp::cli::parse();
     let trace = match &cli.cmd {
         Cmd::Ab { common, .. } | Cmd::Speedup { common, .. } => common.output.trace,
@@ -126,8 +125,8 @@ fn main() -> ExitCode {
     };
     benchmp::cli::init_logging(trace);
     match run_cli(cli) {
-        Ok(code) => ExitCode::from(code as u8),
-        Err(e) => ExitCode::from(benchmp::cli::report_error("dto", &e) as u8),
+        Ok(code) => benchmp::cli::exit(code),
+        Err(e) => benchmp::cli::exit(benchmp::cli::report_error("dto", &e)),
     }
 }
 

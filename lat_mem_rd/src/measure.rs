@@ -386,7 +386,7 @@ pub fn run(
     progress.finish();
     let sweep_wall_ns = now_ns() - t0;
 
-    let probed = |cpu| benchmp::freq::probed_median(session.measurements(), cpu);
+    let probed = |cpu| benchmp::freq::measured_median(session.measurements(), cpu);
     let summaries = summarize_all(&curves, &session.topology, ctx.layout, mhz, probed);
     let framework_ns = match sweep.strategy {
         Strategy::Predicted => session.calibration()?.measured_ns,
@@ -557,13 +557,13 @@ fn per_child_curves(c: &Curve) -> Vec<ChildCurve> {
 }
 
 /// One summary per stride and cluster, from the cluster means; cycles from `mhz` (`--mhz`),
-/// else the median clock the cluster's first CPU probed (`probed`), else cpufreq or cpuinfo.
+/// else the median clock the cluster's first CPU measured (`probed`), else cpufreq or cpuinfo.
 fn summarize_all(
     curves: &[Curve],
     topo: &benchmp::topology::Topology,
     layout: &str,
     mhz: Option<f64>,
-    probed: impl Fn(usize) -> Option<f64>,
+    probed: impl Fn(usize) -> Option<(f64, benchmp::freq::ClockSource)>,
 ) -> Vec<CurveSummary> {
     let mut out = Vec::new();
     for c in curves {

@@ -8,10 +8,8 @@ use std::hint::black_box;
 use super::protocol::{self, GO, LOAD, PAUSE, RESULT, SIZE, STEP, Up, WINDOW};
 use super::{Benchmark, ChildInfo, ChildRun, Data, Iterations, LoadRun, Phase, RunConfig, Sample};
 use crate::error::exit_code_of;
-use crate::freq::probe::ProbedClock;
 use crate::sys::affinity::{current_cpu, pin_and_verify};
 use crate::sys::clock::now_ns;
-use crate::sys::perf::{Counter, SoftwareEvent};
 use crate::sys::process;
 use crate::sys::usage::Usage;
 use crate::timing::resize_count;
@@ -162,7 +160,8 @@ where
     }
     let mut phases = Phases::default();
     // perf_event_open can take milliseconds (it waits for RCU): open before the common start.
-    let mut migrations = Counter::open(SoftwareEvent::CpuMigrations);
+    let mut observers = super::observe::Observers::open(cfg, info.cpu)
+        .map_err(|e| Failure::from_anyhow(&e.into()))?;
     // Each phase's timestamps are taken inside its span, so the trace slice encloses the
     // phase with only the marker writes between their edges.
     let mut bench = {
@@ -197,16 +196,7 @@ where
     if !keep.wait(cfg, "warmup", GO, down, &mut bench) {
         return Ok(());
     }
-    let counts_before = migrations.as_mut().and_then(Counter::read);
-    // The clock right before the first timed interval and right after the last; not under
-    // the driver, whose pairs are sized and spaced by it.
-    let probe = || {
-        cfg.paced
-            .is_none()
-            .then(crate::freq::probe::probe)
-            .flatten()
-    };
-    let clock_before = probe();
+    let before = observers.before();
     let timed = if cfg.paced.is_some() {
         paced_intervals(
             cfg,
@@ -227,26 +217,12 @@ where
             &mut keep.sink,
         )?
     };
-    let clock = clock_before
-        .zip(probe())
-        .map(|(before, after)| ProbedClock { before, after });
-    let migrations = match (counts_before, migrations.as_mut().and_then(Counter::read)) {
-        (Some(a), Some(b)) => Some(b.saturating_sub(a)),
-        _ => None,
-    };
+    let observed = observers.after(before);
     protocol::send(up, &Up::<B::Sample, B::Child>::Done).map_err(Failure::talking)?;
     if !keep.wait(cfg, "cooldown", RESULT, down, &mut bench) {
         return Ok(());
     }
-    let result = child_run(
-        &info,
-        timed,
-        &sized,
-        migrations,
-        clock,
-        keep,
-        bench.child_detail(),
-    );
+    let result = child_run(&info, timed, &sized, observed, keep, bench.child_detail());
     protocol::send(up, &Up::Result(Box::new(result))).map_err(Failure::talking)?;
     let _ = protocol::wait_byte(down);
     drop(bench);
@@ -258,8 +234,7 @@ fn child_run<S, C>(
     info: &ChildInfo,
     timed: Timed<S>,
     sized: &Sized,
-    migrations: Option<u64>,
-    clock: Option<ProbedClock>,
+    observed: super::observe::Observed,
     keep: Keep,
     detail: Option<C>,
 ) -> ChildRun<S, C> {
@@ -270,7 +245,7 @@ fn child_run<S, C>(
         cpu: info.cpu,
         migrated: cpus_seen.len() > 1,
         cpus_seen,
-        migrations,
+        migrations: observed.migrations,
         usage: timed.usage,
         cpu_share: timed.cpu_share,
         iterations: timed.count,
@@ -282,7 +257,9 @@ fn child_run<S, C>(
         phases: keep.phases.0,
         checksum: black_box(keep.sink),
         detail,
-        clock,
+        clock: observed.clock,
+        run_clock: observed.run_clock,
+        counters: observed.counters,
     }
 }
 

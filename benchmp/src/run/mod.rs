@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::sys::usage::Usage;
 
 mod child;
+mod observe;
 mod parent;
 mod protocol;
 pub mod worker;
@@ -145,6 +146,11 @@ pub struct RunConfig {
     /// Worker mode ([`worker`]): the children time one repetition per step of the driver,
     /// each accepted, with the count the step names; `None` for an ordinary run.
     pub paced: Option<Paced>,
+    /// Events each measuring child counts over its timed intervals (`--counters`; empty:
+    /// none).
+    pub counters: Vec<crate::sys::perf::Event>,
+    /// The sysfs root the children read cpufreq's time_in_state under.
+    pub sysfs: std::path::PathBuf,
 }
 
 /// What a worker tells the driver about a measurement besides its name.
@@ -299,9 +305,26 @@ pub struct ChildRun<S = (), C = ()> {
     /// last (absent under benchmp ab, and where there is no probe for the architecture).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub clock: Option<crate::freq::probe::ProbedClock>,
+    /// The clock over its timed intervals from its cycles counter or cpufreq's
+    /// time_in_state, where the machine has either.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub run_clock: Option<crate::freq::RunClock>,
+    /// What `--counters` counted over its timed intervals.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub counters: Option<crate::counters::Counted>,
 }
 
 impl<S, C> ChildRun<S, C> {
+    /// The clock it ran at from the best source it had: cycles counter, time_in_state,
+    /// then the mean of its two probes.
+    pub fn measured_clock(&self) -> Option<(f64, crate::freq::ClockSource)> {
+        match (&self.run_clock, self.clock) {
+            (Some(k), _) => Some((k.mhz, k.source)),
+            (None, Some(p)) => Some((p.mhz(), crate::freq::ClockSource::Probe)),
+            (None, None) => None,
+        }
+    }
+
     /// `child 1 (CPU 3)` or `child 0 (unpinned)`.
     pub fn who(&self) -> String {
         who(self.index, self.cpu)

@@ -201,13 +201,16 @@ impl Summary {
     /// Builds the summary of a measurement whose children ran [`crate::parallel::LoopBench`]:
     /// `loops` are their timed loops in child order ([`crate::parallel::loop_results`]) and
     /// `clock_of` gives the core clock of the CPU a loop ended on, from the clock (MHz) its
-    /// child probed if any.
+    /// child measured if any, with its source.
     pub fn new(
         m: &benchmp::Measurement<super::Dhry>,
         loops: &[(Sample<LoopDetail>, LoopDetail)],
         topology: &Topology,
         setup: Setup,
-        mut clock_of: impl FnMut(Option<usize>, Option<f64>) -> Option<CoreClock>,
+        mut clock_of: impl FnMut(
+            Option<usize>,
+            Option<(f64, benchmp::freq::ClockSource)>,
+        ) -> Option<CoreClock>,
     ) -> Summary {
         let children: Vec<ChildResult> = m
             .children
@@ -217,7 +220,7 @@ impl Summary {
                 let figure = m.figures.iter().find(|f| f.index == c.index);
                 let dmips = figure.map_or(0.0, |f| f.value);
                 let cluster = figure.map_or(0, |f| f.cluster);
-                let clock = clock_of(timed.cpu_end.or(c.cpu), c.clock.map(|k| k.mhz()));
+                let clock = clock_of(timed.cpu_end.or(c.cpu), c.measured_clock());
                 ChildResult::new(c.index, c.cpu, cluster, timed, detail, dmips, clock)
             })
             .collect();
