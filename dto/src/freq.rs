@@ -1,14 +1,18 @@
-//! Core and uncore frequency pinning through sysfs (cpufreq scaling_min/max_freq and
-//! intel_uncore_frequency min/max_freq_khz), with the previous values written back when the
-//! pin is dropped. Where the files are absent (VMs, most phones without root) the state is
-//! reported as "not available" and the run goes on.
+//! Core and uncore frequency pinning as the DTO guide sets it up (PERF_CORE_FREQ_MHZ,
+//! PERF_UNCORE_FREQ_MHZ), written with benchmp's pinning ([`benchmp::freq::pin::Writes`]):
+//! cpufreq scaling_min/max_freq and intel_uncore_frequency min/max_freq_khz, with the
+//! previous values written back when the pin is dropped. Unlike benchmp's `--pin-freq`, a
+//! pin that cannot be made is reported as "not available" or "not pinned" and the run goes
+//! on, as the guide's scripts do.
 
 use std::path::{Path, PathBuf};
+
+use benchmp::freq::pin::{Writes, cpufreq_dir};
 
 /// A pin in force; restores the previous limits on drop.
 #[derive(Debug, Default)]
 pub struct FreqPin {
-    restore: Vec<(PathBuf, String)>,
+    writes: Writes,
     /// One line for the core frequency in the report header.
     pub core: String,
     /// One line for the uncore frequency in the report header.
@@ -39,7 +43,7 @@ impl FreqPin {
         let mut pin = FreqPin::default();
         let mut core = Vec::new();
         for &cpu in cpus {
-            let dir = root.join(format!("devices/system/cpu/cpu{cpu}/cpufreq"));
+            let dir = cpufreq_dir(root, cpu);
             let state = if !dir.join("scaling_max_freq").exists() {
                 format!("not available (no cpufreq for CPU {cpu})")
             } else {
@@ -65,11 +69,10 @@ impl FreqPin {
             "not available (no intel_uncore_frequency)".into()
         } else {
             let names = ("min_freq_khz", "max_freq_khz");
-            let states: Vec<String> = domains
+            let mut states: Vec<String> = domains
                 .iter()
                 .map(|d| pin.pin_pair(d, names, uncore_mhz))
                 .collect();
-            let mut states = states;
             states.dedup();
             states.join("; ")
         };
@@ -77,51 +80,26 @@ impl FreqPin {
     }
 
     /// Writes min and max (in the order that keeps min ≤ max) and reports the result.
-    fn pin_pair(&mut self, dir: &Path, (min_f, max_f): (&str, &str), want: Option<u32>) -> String {
-        let (pmin, pmax) = (dir.join(min_f), dir.join(max_f));
-        let (Some(old_min), Some(old_max)) = (read(&pmin), read(&pmax)) else {
+    fn pin_pair(&mut self, dir: &Path, names: (&str, &str), want: Option<u32>) -> String {
+        let (Some(old_min), Some(old_max)) = (read(&dir.join(names.0)), read(&dir.join(names.1)))
+        else {
             return "(limits unreadable)".into();
         };
         let now = format!("(min={} max={})", mhz(&old_min), mhz(&old_max));
         let Some(want) = want else {
             return format!("{now} [not pinned: disabled]");
         };
-        let khz = (u64::from(want) * 1000).to_string();
-        let raising = old_max
-            .parse::<u64>()
-            .is_ok_and(|m| u64::from(want) * 1000 > m);
-        let order = if raising {
-            [&pmax, &pmin]
-        } else {
-            [&pmin, &pmax]
-        };
-        let mark = self.restore.len();
-        for p in order {
-            let old = if *p == pmin { &old_min } else { &old_max };
-            if let Err(e) = std::fs::write(p, &khz) {
-                // Undo this pair only: the pins made before it stay (and say so).
-                self.restore_to(mark);
-                return format!("{now} [not pinned: {}: {e}]", p.display());
-            }
-            self.restore.push((p.clone(), old.clone()));
-        }
-        format!("(min={want} max={want}) [pinned]")
-    }
-
-    /// Writes back the saved limits past the first `keep`, newest first so min ≤ max holds
-    /// at every step.
-    fn restore_to(&mut self, keep: usize) {
-        while self.restore.len() > keep {
-            if let Some((p, v)) = self.restore.pop() {
-                let _ = std::fs::write(&p, v);
-            }
+        match self.writes.pin_pair(dir, names, u64::from(want) * 1000) {
+            Ok(()) => format!("(min={want} max={want}) [pinned]"),
+            // Only this pair is undone: the pins made before it stay (and say so).
+            Err(e) => format!("{now} [not pinned: {e}]"),
         }
     }
 }
 
 impl Drop for FreqPin {
     fn drop(&mut self) {
-        self.restore_to(0);
+        self.writes.restore();
     }
 }
 

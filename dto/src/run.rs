@@ -166,7 +166,7 @@ pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result
     let csv_path = st.results_dir.join("distributions.csv");
     let mut dist = Distributions::create(&st.results_dir, &csv_path)?;
     let pin = FreqPin::apply(
-        Path::new("/sys"),
+        &session.topology.root,
         &cpus,
         st.core_freq_mhz,
         st.uncore_freq_mhz,
