@@ -165,12 +165,14 @@ pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result
     let _guard = benchmp::sys::process::InterruptGuard::install();
     let csv_path = st.results_dir.join("distributions.csv");
     let mut dist = Distributions::create(&st.results_dir, &csv_path)?;
-    let pin = FreqPin::apply(
-        &session.topology.root,
-        &cpus,
-        st.core_freq_mhz,
-        st.uncore_freq_mhz,
-    );
+    // --pin-freq / --governor (benchmp's, in force since the session started) take the core
+    // clock over from PERF_CORE_FREQ_MHZ.
+    let by_option = benchmp::freq::pin::active();
+    let core_mhz = if by_option { None } else { st.core_freq_mhz };
+    let mut pin = FreqPin::apply(&session.topology.root, &cpus, core_mhz, st.uncore_freq_mhz);
+    if by_option {
+        pin.core = "set with --pin-freq/--governor (the report's pinned record)".into();
+    }
     let hz = sys::timer_hz();
     let (cells, figures) = measure_cells(
         &mut session,
