@@ -223,10 +223,10 @@ fn pin_freq_writes_the_run_cpus_and_writes_every_value_back() {
     );
 }
 
-#[test]
-fn an_interrupted_run_writes_the_pin_back_too() {
-    use nix::sys::signal::{Signal, kill};
-    let root = cpufreq_tree("pin-sigint");
+/// Starts a minute-long pinned run, waits until the pin is written, then `stop`s it (given
+/// the parent's pid); returns its output and the tree.
+fn stopped_pinned_run(test: &str, stop: impl FnOnce(u32)) -> (std::process::Output, PathBuf) {
+    let root = cpufreq_tree(test);
     let mut child = dhry()
         .with_env("BENCHMP_SYSFS_ROOT", Some(root.to_str().unwrap()))
         .command(&["--time", "60", "--cpus", "0", "--pin-freq", "1800"])
@@ -245,23 +245,50 @@ fn an_interrupted_run_writes_the_pin_back_too() {
     }
     // Mid-run: the loop lasts a minute.
     std::thread::sleep(Duration::from_millis(300));
-    kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        Signal::SIGINT,
-    )
-    .unwrap();
+    stop(child.id());
     let deadline = Instant::now() + Duration::from_secs(60);
     while child.try_wait().unwrap().is_none() {
         if Instant::now() > deadline {
             let _ = child.kill();
-            panic!("dhry did not end within 60 s of SIGINT");
+            panic!("dhry did not end within 60 s of being stopped");
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    let o = child.wait_with_output().unwrap();
+    (child.wait_with_output().unwrap(), root)
+}
+
+#[test]
+fn an_interrupted_run_writes_the_pin_back_too() {
+    use nix::sys::signal::{Signal, kill};
+    let (o, root) = stopped_pinned_run("pin-sigint", |pid| {
+        kill(nix::unistd::Pid::from_raw(pid as i32), Signal::SIGINT).unwrap();
+    });
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(130), "{err}");
     assert!(err.contains("interrupted by SIGINT"), "{err}");
+    assert_eq!(limits(&root, 0), original(), "{err}");
+}
+
+#[test]
+fn a_crashed_child_does_not_leave_the_pin_behind() {
+    use nix::sys::signal::{Signal, kill};
+    let (o, root) = stopped_pinned_run("pin-crash", |pid| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let kid = loop {
+            if let Some(&k) = benchmp::testing::children_of(pid).first() {
+                break k;
+            }
+            assert!(Instant::now() < deadline, "no measuring child appeared");
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        kill(nix::unistd::Pid::from_raw(kid), Signal::SIGKILL).unwrap();
+    });
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("child 0 (CPU 0) was killed by SIGKILL"),
+        "{err}"
+    );
     assert_eq!(limits(&root, 0), original(), "{err}");
 }
 
