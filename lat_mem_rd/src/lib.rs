@@ -14,7 +14,6 @@ pub mod c2c;
 pub mod chain;
 pub mod config;
 pub mod curve;
-pub mod freq;
 pub mod kernels;
 pub mod loaded;
 pub mod measure;

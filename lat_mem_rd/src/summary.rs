@@ -1,13 +1,13 @@
 //! The curve summary of one stride and one cluster: plateaus and steps ([`crate::curve`]),
 //! beside the caches sysfs reports for that cluster's CPUs and the clock that turns ns into
-//! cycles ([`crate::freq`]).
+//! cycles ([`benchmp::freq`]).
 
+use benchmp::freq::CoreClock;
 use benchmp::size::HumanSize;
 use benchmp::topology::Topology;
 use serde::{Deserialize, Serialize};
 
 use crate::curve::{CacheLevel, Params, Shape, detect};
-use crate::freq::Clock;
 
 /// What the summary says about one curve.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -21,7 +21,7 @@ pub struct CurveSummary {
     /// CPUs of the children in this cluster.
     pub cpus: Vec<usize>,
     /// Clock for cycles, when known.
-    pub clock: Option<Clock>,
+    pub clock: Option<CoreClock>,
     /// Data caches of the cluster's first CPU (sysfs).
     pub caches: Vec<CacheLevel>,
     /// Detection settings.
@@ -66,7 +66,7 @@ pub fn summarize(
     cpus: Vec<usize>,
     points: &[(u64, f64)],
     caches: Vec<CacheLevel>,
-    clock: Option<Clock>,
+    clock: Option<CoreClock>,
 ) -> CurveSummary {
     let params = Params::default();
     CurveSummary {
