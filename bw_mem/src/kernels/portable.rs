@@ -161,37 +161,6 @@ pub fn fcp(src: &[u32], dst: &mut [u32]) {
     }
 }
 
-/// libc `memset` of the whole buffer with `byte` (lmbench `bzero` with 0).
-#[inline(never)]
-pub fn libc_memset(buf: &mut [u8], byte: u8) {
-    // SAFETY: the pointer and length describe exactly the borrowed, writable slice.
-    unsafe { libc::memset(buf.as_mut_ptr().cast(), i32::from(byte), buf.len()) };
-}
-
-/// libc `memmove` of `src` into `dst` (glibc's `bcopy`, as lmbench `bcopy` calls it).
-///
-/// # Panics
-/// When `dst` is shorter than `src`.
-#[inline(never)]
-pub fn libc_memmove(src: &[u8], dst: &mut [u8]) {
-    assert!(dst.len() >= src.len(), "destination shorter than source");
-    // SAFETY: `src.len()` bytes are readable from `src` and writable in `dst` (checked above);
-    // memmove allows any overlap, and the borrows rule out aliasing anyway.
-    unsafe { libc::memmove(dst.as_mut_ptr().cast(), src.as_ptr().cast(), src.len()) };
-}
-
-/// libc `memcpy` of `src` into `dst`.
-///
-/// # Panics
-/// When `dst` is shorter than `src`.
-#[inline(never)]
-pub fn libc_memcpy(src: &[u8], dst: &mut [u8]) {
-    assert!(dst.len() >= src.len(), "destination shorter than source");
-    // SAFETY: `src.len()` bytes are readable from `src` and writable in `dst` (checked above);
-    // a shared and an exclusive borrow cannot overlap, as memcpy requires.
-    unsafe { libc::memcpy(dst.as_mut_ptr().cast(), src.as_ptr().cast(), src.len()) };
-}
-
 /// Tells the compiler that the memory at `p` may have been read here: no instruction, but no
 /// store to it before can be dropped as dead, so one pass's libc call cannot be merged with
 /// the next one's or hoisted out of the loop.
@@ -223,7 +192,8 @@ pub fn libc_memset_passes(buf: &mut [u8], byte: u8, n: u64) {
 pub fn libc_memmove_passes(src: &[u8], dst: &mut [u8], n: u64) {
     assert!(dst.len() >= src.len(), "destination shorter than source");
     for _ in 0..n {
-        // SAFETY: as in `libc_memmove`.
+        // SAFETY: `src.len()` bytes are readable from `src` and writable in `dst` (checked
+        // above); memmove allows any overlap, and the borrows rule out aliasing anyway.
         unsafe { libc::memmove(dst.as_mut_ptr().cast(), src.as_ptr().cast(), src.len()) };
         touched(dst.as_ptr());
     }
@@ -237,7 +207,8 @@ pub fn libc_memmove_passes(src: &[u8], dst: &mut [u8], n: u64) {
 pub fn libc_memcpy_passes(src: &[u8], dst: &mut [u8], n: u64) {
     assert!(dst.len() >= src.len(), "destination shorter than source");
     for _ in 0..n {
-        // SAFETY: as in `libc_memcpy`.
+        // SAFETY: `src.len()` bytes are readable from `src` and writable in `dst` (checked
+        // above); a shared and an exclusive borrow cannot overlap, as memcpy requires.
         unsafe { libc::memcpy(dst.as_mut_ptr().cast(), src.as_ptr().cast(), src.len()) };
         touched(dst.as_ptr());
     }
