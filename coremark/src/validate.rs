@@ -154,14 +154,6 @@ impl Validation {
         matches!(self, Validation::Checked { mismatches, .. } if mismatches.is_empty())
     }
 
-    /// The standard run, if the seeds are known.
-    pub fn known_run(&self) -> Option<KnownRun> {
-        match self {
-            Validation::UnknownSeeds => None,
-            Validation::Checked { run, .. } => Some(*run),
-        }
-    }
-
     /// The mismatching CRCs (empty for unknown seeds).
     pub fn mismatches(&self) -> &[Mismatch] {
         match self {
