@@ -15,7 +15,7 @@ use benchmp::{Benchmark, Buffer, Pages};
 use serde::{Deserialize, Serialize};
 
 use crate::kernels::{Io, Kernel};
-use crate::ops::{CONFLICT_OFFSET, SECOND_BUFFER_SLACK};
+use crate::ops::{CONFLICT_OFFSET, Op, SECOND_BUFFER_SLACK};
 
 /// The buffers of one child.
 #[derive(Debug)]
@@ -116,7 +116,7 @@ pub struct ChildPages {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PeerTime {
     /// The subset operation (`wr` for `fwr`).
-    pub op: String,
+    pub op: Op,
     /// Passes per interval: the count of the child's last timed interval.
     pub passes: u64,
     /// Median interval, ns.
@@ -185,7 +185,7 @@ impl BwBench {
             .collect();
         ns.sort_unstable();
         Some(PeerTime {
-            op: peer.op().name().to_string(),
+            op: peer.op(),
             passes: self.last,
             ns: ns[ns.len() / 2],
         })
@@ -231,7 +231,6 @@ impl Benchmark for BwBench {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::Op;
 
     #[test]
     fn copies_get_a_second_buffer_with_lmbench_layout() {

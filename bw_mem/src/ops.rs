@@ -19,8 +19,8 @@ pub const CONFLICT_OFFSET: usize = 1920;
 /// Extra bytes lmbench allocates in the second buffer (room for the conflict offset).
 pub const SECOND_BUFFER_SLACK: usize = 2048;
 
-/// One operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+/// One operation; reports spell it as on the command line (`rd`, `mix3_1`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
     /// lmbench `rd`.
@@ -297,6 +297,15 @@ mod tests {
         assert_eq!(Op::parse("mix3:1"), None);
         // lmbench's usage order first.
         assert!(Op::names().starts_with("rd wr rdwr cp fwr frd fcp bzero bcopy rdvec"));
+    }
+
+    #[test]
+    fn reports_spell_every_op_as_its_name() {
+        for op in Op::ALL {
+            let json = serde_json::to_string(&op).unwrap();
+            assert_eq!(json, format!("\"{}\"", op.name()));
+            assert_eq!(serde_json::from_str::<Op>(&json).unwrap(), op);
+        }
     }
 
     #[test]

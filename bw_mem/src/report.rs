@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bench::{ChildDetail, ChildPages};
 use crate::kernels::{Kernel, LmbenchBuild};
-use crate::ops::Stores;
+use crate::ops::{Op, Stores};
 use crate::plan::Plan;
 
 /// bw_mem's report data.
@@ -29,8 +29,8 @@ pub type Report = benchmp::Report<BwMem>;
 /// Parameters of one measurement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Params {
-    /// Operation name (`rd`, `fcp`, …).
-    pub op: String,
+    /// The operation (`rd`, `fcp`, …).
+    pub op: Op,
     /// The size argument, bytes.
     pub size_bytes: u64,
     /// lmbench's conflict layout (destination 1920 bytes into its buffer), for copies.
@@ -68,7 +68,7 @@ impl Params {
     pub fn new(plan: &Plan, kernel: Kernel, size: u64, pages: Pages) -> Params {
         let t = plan.op.traffic(size);
         Params {
-            op: plan.op.name().to_string(),
+            op: plan.op,
             size_bytes: size,
             conflict: plan.conflict && plan.op.uses_second_buffer(),
             implementation: kernel.label(),
@@ -128,8 +128,8 @@ pub struct PagesRow {
 /// bw_mem's section of the report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Extra {
-    /// Operation name.
-    pub op: String,
+    /// The operation.
+    pub op: Op,
     /// What it does, in words.
     pub description: String,
     /// Implementation label.
@@ -175,7 +175,7 @@ impl Extra {
             })
             .collect();
         Extra {
-            op: plan.op.name().to_string(),
+            op: plan.op,
             description: plan.op.description().to_string(),
             implementation: kernel.label(),
             isa: kernel.isa().name().to_string(),

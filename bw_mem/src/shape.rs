@@ -45,7 +45,7 @@ pub struct ShapeCheck {
     /// Its figure, MB/s.
     pub figure: f64,
     /// The subset operation.
-    pub peer: String,
+    pub peer: Op,
     /// The subset's figure on the same buffers, MB/s.
     pub peer_figure: f64,
     /// Accesses of `op` per access of the subset.
@@ -149,7 +149,7 @@ mod tests {
             cpu: Some(1),
             op: Op::Fwr,
             figure,
-            peer: "wr".into(),
+            peer: Op::Wr,
             peer_figure,
             ratio: 4.0,
         }
