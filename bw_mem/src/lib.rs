@@ -14,6 +14,7 @@ pub mod limits;
 pub mod ops;
 pub mod plan;
 pub mod report;
+pub mod run;
 pub mod shape;
 pub mod sweep;
 pub mod text;

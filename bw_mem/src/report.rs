@@ -85,6 +85,17 @@ impl Params {
             lmbench_build: (plan.op.is_lmbench() && !plan.op.is_libc()).then(|| kernel.build()),
         }
     }
+
+    /// The name of its figure (`fcp 4K`, `cp 8M conflict`), the same in every run of the
+    /// same command.
+    pub fn figure_name(&self) -> String {
+        let size = benchmp::size::HumanSize(self.size_bytes);
+        if self.conflict {
+            format!("{} {size} conflict", self.op)
+        } else {
+            format!("{} {size}", self.op)
+        }
+    }
 }
 
 /// The bus-traffic figures of one measurement.
@@ -160,12 +171,13 @@ impl Extra {
         let bus = measurements
             .iter()
             .map(|m| {
-                let t = plan.op.traffic(m.params.size_bytes);
-                let f = t.bus_bytes as f64 / t.counted_bytes.max(1) as f64;
+                let p = &m.params;
+                let f =
+                    p.bus_bytes_per_iteration as f64 / p.bytes_counted_per_iteration.max(1) as f64;
                 Bus {
-                    size_bytes: m.params.size_bytes,
-                    bus_bytes_per_iteration: t.bus_bytes,
-                    stores: t.stores,
+                    size_bytes: p.size_bytes,
+                    bus_bytes_per_iteration: p.bus_bytes_per_iteration,
+                    stores: p.stores,
                     bus_mb_per_s: BusFigures {
                         cluster: m.aggregate.cluster * f,
                         median: m.aggregate.median * f,
@@ -204,4 +216,26 @@ pub fn pages_obtained(measurements: &[Measurement<BwMem>]) -> Vec<PagesRow> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figure_names_say_the_op_the_size_and_the_layout() {
+        let plan = |op, conflict| Plan {
+            op,
+            sizes: vec![8 << 20],
+            conflict,
+            sweep: false,
+        };
+        let k = Kernel::select(Op::Cp, None).unwrap();
+        let p = Params::new(&plan(Op::Cp, true), k, 8 << 20, Pages::Small);
+        assert_eq!(p.figure_name(), "cp 8M conflict");
+        // The conflict layout is only kept for the copies.
+        let k = Kernel::select(Op::Rd, None).unwrap();
+        let p = Params::new(&plan(Op::Rd, true), k, 4096, Pages::Small);
+        assert_eq!(p.figure_name(), "rd 4K");
+    }
 }

@@ -101,6 +101,15 @@ impl ShapeCheck {
     }
 }
 
+/// The report's notes: one for every child whose figure is a shape artifact.
+pub fn notes(report: &Report, op: Op) -> Vec<String> {
+    checks(report, op)
+        .iter()
+        .filter(|c| c.is_artifact())
+        .map(ShapeCheck::note)
+        .collect()
+}
+
 /// Every child's check in `report` (only superset operations have them).
 pub fn checks(report: &Report, op: Op) -> Vec<ShapeCheck> {
     let Some((_, ratio)) = subset_of(op) else {

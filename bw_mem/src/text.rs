@@ -3,10 +3,16 @@
 //! lmbench prints `<size in MB> <MB/s>` with MB = 10^6 in both columns (while the size
 //! argument's `m` is 2^20), each number `%.6f` below 1 and `%.2f` otherwise (spec §3).
 
+use std::fmt::Write as _;
+
+use benchmp::AggregateMode;
 use benchmp::report::lmbench_number;
+use benchmp::size::HumanSize;
+use benchmp::topology::Topology;
 
 use crate::kernels::{Isa, Kernel, arch_isas};
-use crate::ops::Op;
+use crate::ops::{Op, Stores};
+use crate::report::{PagesRow, Report};
 
 /// lmbench's result line for a size argument of `nbytes` and a figure in MB/s (with newline).
 pub fn lmbench_line(nbytes: u64, mb_per_s: f64) -> String {
@@ -15,6 +21,15 @@ pub fn lmbench_line(nbytes: u64, mb_per_s: f64) -> String {
         lmbench_number(nbytes as f64 / 1e6),
         lmbench_number(mb_per_s)
     )
+}
+
+/// lmbench's lines of every measurement of `r` with a figure (`mode`'s) above 0.
+pub fn lmbench_lines(r: &Report, mode: AggregateMode) -> String {
+    r.measurements
+        .iter()
+        .filter(|m| m.figure(mode) > 0.0)
+        .map(|m| lmbench_line(m.params.size_bytes, m.figure(mode)))
+        .collect()
 }
 
 /// True when `line` has the shape of lmbench's result line (two numbers, each `%.6f` below 1
@@ -89,6 +104,95 @@ pub fn list_ops() -> String {
             "not on this CPU: {} (--isa cannot select them)\n",
             missing.join(" ")
         ));
+    }
+    out
+}
+
+/// `# caches seen by CPU 0: L1 Data 48K, L2 Unified 1M, L3 Unified 32M` and a newline, for
+/// `cpu`, the first child's.
+pub fn cache_header(topology: &Topology, cpu: Option<usize>) -> String {
+    let caches: Vec<String> = topology
+        .data_caches(cpu)
+        .iter()
+        .map(|c| format!("L{} {} {}", c.level, c.kind, HumanSize(c.size_bytes)))
+        .collect();
+    format!(
+        "# caches seen by CPU {}: {}\n",
+        cpu.map_or("-".to_string(), |c| c.to_string()),
+        if caches.is_empty() {
+            "unknown".to_string()
+        } else {
+            caches.join(", ")
+        }
+    )
+}
+
+/// What the stores of an operation do to the bus model, in words.
+fn stores_text(s: Stores) -> &'static str {
+    match s {
+        Stores::None => "reads only",
+        Stores::Normal => "ordinary stores: write-allocate read and write-back per line written",
+        Stores::NonTemporal => "non-temporal stores: no write-allocate read",
+        Stores::Libc => "libc's stores, modelled as ordinary (an upper bound: glibc may stream)",
+    }
+}
+
+/// Per-child and per-cluster figures (with more than one child, or `verbose`) and, with
+/// `verbose`, the implementation, bytes moved, bus figure and pages of every measurement, for
+/// the note stream after the lmbench lines. Every number is the one the report records.
+pub fn breakdown(r: &Report, verbose: bool, mode: AggregateMode) -> String {
+    let pages: &[PagesRow] = r.extra.as_ref().map_or(&[], |e| &e.pages_obtained);
+    let mut out = String::new();
+    if verbose && let Some(p) = r.measurements.first().map(|m| &m.params) {
+        let _ = writeln!(
+            out,
+            "# {}: {}; implementation {}; access {}; {}",
+            p.op,
+            p.op.description(),
+            p.implementation,
+            p.access,
+            stores_text(p.stores)
+        );
+    }
+    for m in &r.measurements {
+        let params = &m.params;
+        let size = params.size_bytes;
+        if r.placement.cpus.len() > 1 || verbose {
+            let _ = writeln!(out, "# {} {size} bytes:", params.op);
+            for l in benchmp::session::cluster_lines(r, m, mode) {
+                let _ = writeln!(out, "#{l}");
+            }
+        }
+        if verbose {
+            let f = params.bus_bytes_per_iteration as f64
+                / params.bytes_counted_per_iteration.max(1) as f64;
+            let mine: Vec<&PagesRow> = pages.iter().filter(|p| p.size_bytes == size).collect();
+            let sum = |f: fn(&PagesRow) -> u64| mine.iter().map(|p| f(p)).sum::<u64>();
+            let resident = sum(|p| p.pages.buf.rss_bytes + p.pages.buf2.map_or(0, |b| b.rss_bytes));
+            let thp = sum(|p| {
+                p.pages.buf.anon_huge_bytes + p.pages.buf2.map_or(0, |b| b.anon_huge_bytes)
+            });
+            let hugetlb =
+                sum(|p| p.pages.buf.hugetlb_bytes + p.pages.buf2.map_or(0, |b| b.hugetlb_bytes));
+            let _ = writeln!(
+                out,
+                "# {size} bytes: per pass {} touched, {} loaded, {} stored; bus (model, buffers beyond the caches) {:.2} MB/s = {f:.2} x the figure; pages: {resident} B resident, {thp} B THP, {hugetlb} B hugetlb",
+                params.bytes_touched_per_iteration,
+                params.load_bytes_per_iteration,
+                params.store_bytes_per_iteration,
+                m.figure(mode) * f,
+            );
+        }
+    }
+    if verbose {
+        let _ = writeln!(
+            out,
+            "# wall {:.3} s, calibration {:.3} s ({:?} interval {} us)",
+            r.wall_ns as f64 / 1e9,
+            r.calibration_ns as f64 / 1e9,
+            r.calibration.enough_source,
+            r.calibration.enough_us
+        );
     }
     out
 }
