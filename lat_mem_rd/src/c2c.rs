@@ -15,9 +15,10 @@ use std::hint::spin_loop;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use benchmp::ab::Better;
+use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
 use benchmp::figure::Figure;
 use benchmp::sys::mem::SharedPage;
-use benchmp::{Benchmark, Iterations, Rule, Session, Spec, ToolData};
+use benchmp::{Benchmark, Iterations, Rule, Session, Spec, ToolData, Usage};
 use serde::{Deserialize, Serialize};
 
 /// How the line is bounced, in words (recorded in the report).
@@ -166,6 +167,37 @@ pub struct Matrix {
     pub pairs: Vec<PairFigure>,
     /// Per pair of clusters.
     pub clusters: Vec<ClusterPair>,
+}
+
+/// `--c2c`: measures the matrix over the CPUs of --cpus (default every allowed CPU) and
+/// writes it as `output` asks. Returns the exit status.
+pub fn run(
+    placement: &PlacementArgs,
+    timing: &TimingArgs,
+    output: &OutputArgs,
+) -> anyhow::Result<i32> {
+    let mut session = Session::<C2c>::start(crate::measure::TOOL, placement, timing)?;
+    let cpus: Vec<usize> = match &placement.cpus {
+        Some(list) => list.0.clone(),
+        None => session.placement.allowed.clone(),
+    };
+    if cpus.len() < 2 {
+        return Err(Usage(format!(
+            "--c2c needs at least two CPUs (this process may use {})",
+            benchmp::cpulist::format_cpu_list(&cpus)
+        ))
+        .into());
+    }
+    let repetitions = session.repetitions();
+    let matrix = measure(&mut session, &cpus)?;
+    let mut report = session.finish(output, Some(matrix));
+    report.figures = report.extra.as_ref().map(figures).unwrap_or_default();
+    benchmp::emit(&report, output, |r| {
+        r.extra
+            .as_ref()
+            .map(|m| render(m, repetitions))
+            .unwrap_or_default()
+    })
 }
 
 /// Measures every ordered pair of `cpus` (at least two), each in a measurement of

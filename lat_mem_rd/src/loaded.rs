@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 use std::hint::black_box;
 
 use benchmp::ab::Better;
+use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
 use benchmp::cpulist::format_cpu_list;
 use benchmp::figure::Figure;
 use benchmp::run::{Iterations, LoadRun};
@@ -59,6 +60,53 @@ pub struct Request {
     pub enough_floor_us: u64,
     /// Fixed seed of the chain's page shuffle.
     pub seed: Option<u64>,
+}
+
+/// The options of the load children of `--loaded` (each requires it).
+#[derive(Debug, Clone, clap::Args)]
+pub struct LoadArgs {
+    /// The load's bw_mem operation (rd wr rdwr cp fwr frd fcp bzero bcopy rdvec wrnt cpnt
+    /// memcpy memset mix3_1 mix2_1 mix1_1).
+    #[arg(long, value_name = "OP", default_value = "rd", value_parser = parse_load, requires = "loaded")]
+    pub load: Op,
+
+    /// CPUs of the load children. Default: every allowed CPU but the chaser's.
+    #[arg(long, value_name = "LIST", value_parser = benchmp::cli::cpu_list, requires = "loaded")]
+    pub load_cpus: Option<benchmp::cli::CpuList>,
+
+    /// Buffer of each load child (k, m, g suffixes). Default: LEN.
+    #[arg(long, value_name = "SIZE", value_parser = crate::config::parse_nonzero_size, requires = "loaded")]
+    pub load_size: Option<u64>,
+
+    /// Injection delays, iterations of an empty loop after each 4 KiB chunk of load, one row
+    /// each. Default: 0,50,200,500,1000,2000,5000,20000.
+    #[arg(long, value_name = "LIST", value_parser = parse_delays, requires = "loaded")]
+    pub delays: Option<Delays>,
+}
+
+impl LoadArgs {
+    /// The request of a chase over `len_bytes` at `stride_bytes` under this load, every buffer
+    /// on `pages` (the load's buffers default to `len_bytes`, the delays to [`DEFAULT_DELAYS`]).
+    pub fn request(
+        self,
+        len_bytes: u64,
+        stride_bytes: u64,
+        pages: Pages,
+        enough_floor_us: u64,
+        seed: Option<u64>,
+    ) -> Request {
+        Request {
+            len_bytes,
+            stride_bytes,
+            load_bytes: self.load_size.unwrap_or(len_bytes),
+            load: self.load,
+            load_cpus: self.load_cpus.map(|l| l.0),
+            delays: self.delays.map_or_else(|| DEFAULT_DELAYS.to_vec(), |d| d.0),
+            pages,
+            enough_floor_us,
+            seed,
+        }
+    }
 }
 
 /// `--delays`: injection delays in the order given.
@@ -304,6 +352,43 @@ fn too_big(req: &Request, chain_bytes: u64, loads: usize, need: u128, have: u64)
         req.load.name(),
         HumanSize(req.load_bytes),
     )
+}
+
+/// The one stride of a `--loaded` run over `len_bytes` (default lmbench's), checked as the
+/// random chain it will be.
+pub fn stride(len_bytes: u64, strides: &[u64]) -> Result<u64, Usage> {
+    let stride = match strides {
+        [] => crate::chain::DEFAULT_STRIDE as u64,
+        [s] => *s,
+        _ => return Err(Usage("--loaded takes one stride at most".into())),
+    };
+    crate::config::check(
+        &crate::config::Request {
+            len_bytes,
+            strides: vec![stride],
+            random: true,
+            ..crate::config::Request::default()
+        },
+        crate::config::system_page_size(),
+    )?;
+    Ok(stride)
+}
+
+/// `--loaded`: measures the table `req` asks for and writes it as `output` asks. Returns the
+/// exit status.
+pub fn run(
+    req: &Request,
+    placement: &PlacementArgs,
+    timing: &TimingArgs,
+    output: &OutputArgs,
+) -> anyhow::Result<i32> {
+    let mut session = Session::<Loaded>::start(crate::measure::TOOL, placement, timing)?;
+    let table = measure(&mut session, req)?;
+    let mut report = session.finish(output, Some(table));
+    report.figures = report.extra.as_ref().map(figures).unwrap_or_default();
+    benchmp::emit(&report, output, |r| {
+        r.extra.as_ref().map(render).unwrap_or_default()
+    })
 }
 
 /// Checks the request, measures the unloaded row and one row per delay, and returns the table.
@@ -578,6 +663,32 @@ pub fn render(t: &Table) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_stride_at_most_checked_as_a_random_chain() {
+        assert_eq!(stride(8 << 20, &[]).unwrap(), 64);
+        assert_eq!(stride(8 << 20, &[128]).unwrap(), 128);
+        let many = stride(8 << 20, &[64, 128]).unwrap_err();
+        assert!(many.0.contains("one stride at most"), "{many}");
+        assert!(stride(8 << 20, &[3]).is_err(), "smaller than a pointer");
+    }
+
+    #[test]
+    fn the_load_defaults_to_the_chain_size_and_the_default_delays() {
+        let args = LoadArgs {
+            load: Op::Rd,
+            load_cpus: None,
+            load_size: None,
+            delays: None,
+        };
+        let r = args.request(1 << 20, 64, Pages::Small, 100, Some(7));
+        assert_eq!(
+            (r.len_bytes, r.load_bytes, r.stride_bytes),
+            (1 << 20, 1 << 20, 64)
+        );
+        assert_eq!(r.delays, DEFAULT_DELAYS);
+        assert_eq!((r.enough_floor_us, r.seed), (100, Some(7)));
+    }
 
     #[test]
     fn delays_parse_and_refuse() {

@@ -1,12 +1,13 @@
 //! socbench `lat_mem_rd`: arguments and output around [`lat_mem_rd::measure::run`].
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use benchmp::Pages;
 use benchmp::cli::{OutputArgs, PlacementArgs, Stream, TimingArgs};
 use clap::Parser;
 use lat_mem_rd::config::{self, Request};
-use lat_mem_rd::measure::{self, Event, TOOL};
-use lat_mem_rd::text;
+use lat_mem_rd::measure::{self, TOOL};
+use lat_mem_rd::text::{self, Printer};
+use lat_mem_rd::{c2c, loaded};
 
 /// Measures memory load latency with lmbench's pointer chase: for each stride, for array sizes
 /// from 512 bytes up to LEN (lmbench's grid), nanoseconds per dependent load.
@@ -99,23 +100,8 @@ struct Cli {
     #[arg(long, conflicts_with_all = ["c2c", "exact_rings", "min", "max", "summary", "recalibrate_each_size"])]
     loaded: bool,
 
-    /// The load's bw_mem operation (rd wr rdwr cp fwr frd fcp bzero bcopy rdvec wrnt cpnt
-    /// memcpy memset mix3_1 mix2_1 mix1_1).
-    #[arg(long, value_name = "OP", default_value = "rd", value_parser = lat_mem_rd::loaded::parse_load, requires = "loaded")]
-    load: bw_mem::ops::Op,
-
-    /// CPUs of the load children. Default: every allowed CPU but the chaser's.
-    #[arg(long, value_name = "LIST", value_parser = benchmp::cli::cpu_list, requires = "loaded")]
-    load_cpus: Option<benchmp::cli::CpuList>,
-
-    /// Buffer of each load child (k, m, g suffixes). Default: LEN.
-    #[arg(long, value_name = "SIZE", value_parser = config::parse_nonzero_size, requires = "loaded")]
-    load_size: Option<u64>,
-
-    /// Injection delays, iterations of an empty loop after each 4 KiB chunk of load, one row
-    /// each. Default: 0,50,200,500,1000,2000,5000,20000.
-    #[arg(long, value_name = "LIST", value_parser = lat_mem_rd::loaded::parse_delays, requires = "loaded")]
-    delays: Option<lat_mem_rd::loaded::Delays>,
+    #[command(flatten)]
+    load: loaded::LoadArgs,
 
     /// Largest array size: a whole number of MiB as lmbench's (64 = 64 MiB), or a size with a
     /// k, m or g suffix (512k, 8m, 1g). Each child allocates it (plus two pages) at every size.
@@ -126,82 +112,6 @@ struct Cli {
     /// size, lmbench's).
     #[arg(value_name = "STRIDE", value_parser = config::parse_nonzero_size)]
     strides: Vec<u64>,
-}
-
-/// `--c2c`: the matrix over the CPUs of --cpus (default every allowed CPU), on stdout (it
-/// is not an lmbench output, so it does not take lmbench's stream).
-fn c2c(cli: Cli) -> Result<i32> {
-    use lat_mem_rd::c2c;
-    let output = cli.output.results_on(Stream::Stdout);
-    let mut session = benchmp::Session::<c2c::C2c>::start(TOOL, &cli.placement, &cli.timing)?;
-    let cpus: Vec<usize> = match &cli.placement.cpus {
-        Some(list) => list.0.clone(),
-        None => session.placement.allowed.clone(),
-    };
-    if cpus.len() < 2 {
-        return Err(benchmp::Usage(format!(
-            "--c2c needs at least two CPUs (this process may use {})",
-            benchmp::cpulist::format_cpu_list(&cpus)
-        ))
-        .into());
-    }
-    let repetitions = session.repetitions();
-    let matrix = c2c::measure(&mut session, &cpus)?;
-    let mut report = session.finish(&output, Some(matrix));
-    report.figures = report.extra.as_ref().map(c2c::figures).unwrap_or_default();
-    benchmp::emit(&report, &output, |r| {
-        r.extra
-            .as_ref()
-            .map(|m| c2c::render(m, repetitions))
-            .unwrap_or_default()
-    })
-}
-
-/// `--loaded`: the loaded-latency table, on stdout (not an lmbench output).
-fn loaded(cli: Cli) -> Result<i32> {
-    use lat_mem_rd::loaded;
-    let output = cli.output.results_on(Stream::Stdout);
-    let len = cli.len.unwrap_or(0);
-    let stride = match cli.strides.as_slice() {
-        [] => lat_mem_rd::chain::DEFAULT_STRIDE as u64,
-        [s] => *s,
-        _ => {
-            return Err(benchmp::Usage("--loaded takes one stride at most".into()).into());
-        }
-    };
-    config::check(
-        &Request {
-            len_bytes: len,
-            strides: vec![stride],
-            random: true,
-            ..Request::default()
-        },
-        config::system_page_size(),
-    )?;
-    let req = loaded::Request {
-        len_bytes: len,
-        stride_bytes: stride,
-        load_bytes: cli.load_size.unwrap_or(len),
-        load: cli.load,
-        load_cpus: cli.load_cpus.map(|l| l.0),
-        delays: cli
-            .delays
-            .map_or_else(|| loaded::DEFAULT_DELAYS.to_vec(), |d| d.0),
-        pages: cli.pages,
-        enough_floor_us: cli.enough_floor.unwrap_or(measure::ENOUGH_FLOOR_US),
-        seed: cli.seed,
-    };
-    let mut session = benchmp::Session::<loaded::Loaded>::start(TOOL, &cli.placement, &cli.timing)?;
-    let table = loaded::measure(&mut session, &req)?;
-    let mut report = session.finish(&output, Some(table));
-    report.figures = report
-        .extra
-        .as_ref()
-        .map(loaded::figures)
-        .unwrap_or_default();
-    benchmp::emit(&report, &output, |r| {
-        r.extra.as_ref().map(loaded::render).unwrap_or_default()
-    })
 }
 
 fn main() {
@@ -215,39 +125,20 @@ fn main() {
     }
 }
 
-/// Writes the lmbench text as the sweep goes, clearing the progress line first. A write that
-/// fails (a full disk, a closed pipe) ends the sweep: the result can no longer be delivered.
-struct Printer {
-    on: bool,
-    to: Stream,
-    explicit: bool,
-}
-
-impl Printer {
-    fn write(&self, s: &str) -> Result<()> {
-        if !self.on {
-            return Ok(());
-        }
-        benchmp::progress::clear_line();
-        self.to.write(s).context("cannot write the result")
-    }
-
-    fn event(&self, e: Event) -> Result<()> {
-        match e {
-            Event::StrideStart(stride) => self.write(&text::header(stride)),
-            Event::Point(p) => self.write(&text::line(p.size_bytes, p.ns)),
-            Event::StrideEnd(_) => self.write(text::block_end(self.explicit)),
-        }
-    }
-}
-
 fn run(cli: Cli) -> Result<i32> {
     cli.output.check()?;
+    // --c2c and --loaded are not lmbench outputs: they do not take lmbench's stream.
     if cli.c2c {
-        return c2c(cli);
+        let output = cli.output.results_on(Stream::Stdout);
+        return c2c::run(&cli.placement, &cli.timing, &output);
     }
     if cli.loaded {
-        return loaded(cli);
+        let output = cli.output.results_on(Stream::Stdout);
+        let len = cli.len.unwrap_or(0);
+        let stride = loaded::stride(len, &cli.strides)?;
+        let floor = cli.enough_floor.unwrap_or(measure::ENOUGH_FLOOR_US);
+        let req = cli.load.request(len, stride, cli.pages, floor, cli.seed);
+        return loaded::run(&req, &cli.placement, &cli.timing, &output);
     }
     let sweep = config::check(
         &Request {
@@ -264,9 +155,8 @@ fn run(cli: Cli) -> Result<i32> {
         },
         config::system_page_size(),
     )?;
-    let text_on = cli.output.text_mode();
     let printer = Printer {
-        on: text_on,
+        on: cli.output.text_mode(),
         to: cli.output.result_stream(),
         explicit: sweep.explicit_strides,
     };

@@ -1,4 +1,5 @@
-//! lmbench's text output and the curve summary, as pure functions.
+//! lmbench's text output and the curve summary, as pure functions, and the [`Printer`] that
+//! writes the lines as the sweep measures them.
 //!
 //! lmbench writes, per stride, a header `"stride=N` (an xgraph data-set title), one
 //! `%.5f %.3f` line per size (size in MiB = 2^20 bytes, nanoseconds per load), and an empty
@@ -6,9 +7,43 @@
 
 use std::fmt::Write;
 
+use anyhow::Context as _;
+use benchmp::cli::Stream;
 use benchmp::size::HumanSize;
 
+use crate::measure::Event;
 use crate::summary::CurveSummary;
+
+/// Writes the lmbench text as the sweep goes, clearing the progress line first. A write that
+/// fails (a full disk, a closed pipe) ends the sweep: the result can no longer be delivered.
+#[derive(Debug)]
+pub struct Printer {
+    /// False when the text is not wanted (JSON or CSV on the terminal stream).
+    pub on: bool,
+    /// The stream the results go to.
+    pub to: Stream,
+    /// Strides were given on the command line (an empty line ends each block).
+    pub explicit: bool,
+}
+
+impl Printer {
+    fn write(&self, s: &str) -> anyhow::Result<()> {
+        if !self.on {
+            return Ok(());
+        }
+        benchmp::progress::clear_line();
+        self.to.write(s).context("cannot write the result")
+    }
+
+    /// Writes what `e` adds to the text: a block's header, a line, or a block's end.
+    pub fn event(&self, e: Event) -> anyhow::Result<()> {
+        match e {
+            Event::StrideStart(stride) => self.write(&header(stride)),
+            Event::Point(p) => self.write(&line(p.size_bytes, p.ns)),
+            Event::StrideEnd(_) => self.write(block_end(self.explicit)),
+        }
+    }
+}
 
 /// `"stride=64` and a newline.
 pub fn header(stride: u64) -> String {
