@@ -18,6 +18,7 @@ pub mod pack1;
 pub mod pack2;
 pub mod parallel;
 pub mod report;
+pub mod run;
 pub mod strings;
 pub mod types;
 

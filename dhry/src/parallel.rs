@@ -125,6 +125,35 @@ impl Benchmark for LoopBench {
     }
 }
 
+/// Largest accepted `--runs` (about a day at 10^10 runs per second).
+pub const MAX_RUNS: u64 = 1_000_000_000_000_000;
+/// Shortest accepted `--time` and `--duration`, in seconds: the probe that sizes the run
+/// count lasts at least this long, so a shorter target cannot be sized.
+pub const MIN_SECONDS: f64 = 0.001;
+/// Longest accepted `--time` and `--duration`, in seconds.
+pub const MAX_SECONDS: f64 = 86_400.0;
+
+/// Parses `--runs`: a whole number of runs from 1 to [`MAX_RUNS`].
+pub fn parse_runs(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(0) => Err("must be at least 1".to_string()),
+        Ok(n) if n <= MAX_RUNS => Ok(n),
+        Ok(_) => Err(format!("must be at most {MAX_RUNS}")),
+        Err(_) => Err("not a whole number of runs".to_string()),
+    }
+}
+
+/// Parses `--time` and `--duration`: seconds from [`MIN_SECONDS`] to [`MAX_SECONDS`].
+pub fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if (MIN_SECONDS..=MAX_SECONDS).contains(&x) => Ok(x),
+        Ok(_) => Err(format!(
+            "must be at least {MIN_SECONDS} and at most {MAX_SECONDS} seconds"
+        )),
+        Err(_) => Err("not a number of seconds".to_string()),
+    }
+}
+
 /// How long the timed loop should be.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -244,6 +273,23 @@ pub fn loop_results(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn option_values_in_range_only() {
+        assert_eq!(parse_runs(" 20 "), Ok(20));
+        assert_eq!(parse_runs("0"), Err("must be at least 1".to_string()));
+        assert!(parse_runs(&(MAX_RUNS + 1).to_string()).is_err());
+        assert!(parse_runs("-1").is_err());
+        assert_eq!(parse_seconds("2"), Ok(2.0));
+        assert_eq!(parse_seconds("0.001"), Ok(MIN_SECONDS));
+        assert!(parse_seconds("0").is_err());
+        assert!(parse_seconds("86401").is_err());
+        assert!(parse_seconds("NaN").is_err());
+        assert_eq!(
+            parse_seconds("x"),
+            Err("not a number of seconds".to_string())
+        );
+    }
 
     /// benchmp's order for a fixed count: keep-busy calls, the timed call, its detail, then
     /// more keep-busy calls.

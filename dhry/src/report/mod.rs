@@ -40,3 +40,10 @@ pub struct Params {
     /// Dhrystone runs per child.
     pub runs: u64,
 }
+
+impl Params {
+    /// The name of its figure (`dhrystone strict`), the same in every run of the variant.
+    pub fn figure_name(&self) -> String {
+        format!("dhrystone {}", self.variant)
+    }
+}

@@ -12,6 +12,43 @@ use benchmp::host::Build;
 use super::model::{ChildResult, Summary};
 use crate::FinalValues;
 
+/// The warning for loops shorter than the 2 s the reference requires (the shortest one
+/// named), with a newline; `None` when every loop was long enough.
+pub fn short_loop_warning(s: &Summary) -> Option<String> {
+    let c = s
+        .children
+        .iter()
+        .filter(|c| !c.reference_min_time_met)
+        .min_by_key(|c| c.elapsed_ns)?;
+    let whose = if s.children.len() == 1 {
+        "the timed loop".to_string()
+    } else {
+        format!("the timed loop of {}", c.who())
+    };
+    Some(format!(
+        "dhry: warning: {whose} lasted {:.3} s, less than the 2 s the reference requires; \
+         use more runs or --time 2\n",
+        c.elapsed_ns as f64 / 1e9
+    ))
+}
+
+/// The error lines of a failed verification: each differing variable, then the count of
+/// children that failed.
+pub fn verification_failure(s: &Summary) -> String {
+    let mut o: String = s
+        .verification_errors()
+        .iter()
+        .map(|line| format!("dhry: error: {line}\n"))
+        .collect();
+    let failed = s.children.iter().filter(|c| !c.verification.passed).count();
+    let _ = writeln!(
+        o,
+        "dhry: error: verification failed in {failed} of {} children",
+        s.children.len()
+    );
+    o
+}
+
 /// Width of the reference's result labels.
 const LABEL: usize = 44;
 
@@ -549,6 +586,32 @@ Verification:                               passed (every checked variable has i
         };
         s.verification_passed = false;
         assert!(render_text(&s).contains("FAILED (1 checked variable(s) differ)"));
+        assert_eq!(
+            verification_failure(&s),
+            "dhry: error: child 0 (CPU 1): Int_Glob is 4, should be 5\n\
+             dhry: error: verification failed in 1 of 1 children\n"
+        );
+    }
+
+    #[test]
+    fn a_loop_under_2_s_is_warned_about() {
+        let mut s = summary(vec![child(0, 1, None), child(1, 2, None)]);
+        assert_eq!(short_loop_warning(&s), None);
+        for (c, ns) in s.children.iter_mut().zip([1_500_000_000, 1_200_000_000]) {
+            c.reference_min_time_met = false;
+            c.elapsed_ns = ns;
+        }
+        assert_eq!(
+            short_loop_warning(&s).unwrap(),
+            "dhry: warning: the timed loop of child 1 (CPU 2) lasted 1.200 s, less than the 2 s \
+             the reference requires; use more runs or --time 2\n"
+        );
+        s.children.truncate(1);
+        assert!(
+            short_loop_warning(&s)
+                .unwrap()
+                .starts_with("dhry: warning: the timed loop lasted 1.500 s")
+        );
     }
 
     #[test]
