@@ -27,7 +27,9 @@ mod matrix;
 pub mod parallel;
 pub mod parse;
 pub mod report;
+pub mod run;
 mod state;
+pub mod text;
 pub mod timing;
 pub mod validate;
 
