@@ -11,9 +11,10 @@ use benchmp::sys::process::Exit;
 use benchmp::{Iterations, Session, Spec};
 use serde::{Deserialize, Serialize};
 
-use crate::check::{self, CheckReport, Func};
+use crate::check::{self, CheckReport, Func, Mismatch};
 use crate::impls::{ImplSpec, Loaded};
 use crate::measure::load;
+use crate::report::{Mode, PassFail};
 
 /// The check's report data (the children's records; `dto check` prints its own output).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +80,47 @@ pub struct Outcome {
     pub source: String,
     /// Cases, failures and mismatches of the four functions.
     pub report: CheckReport,
+}
+
+impl Outcome {
+    /// What `dto check --json` prints of it, for `spec` checked with `threads` threads.
+    pub fn summary(&self, spec: &ImplSpec, threads: usize) -> CheckSummary {
+        CheckSummary {
+            tool: "dto".into(),
+            mode: Mode::Check,
+            implementation: spec.clone(),
+            source: self.source.clone(),
+            threads,
+            cases: self.report.cases,
+            failures: self.report.failures,
+            mismatches: self.report.mismatches.clone(),
+            result: PassFail::of(self.report.failures),
+        }
+    }
+}
+
+/// The result of `dto check` (its `--json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckSummary {
+    /// `dto`.
+    pub tool: String,
+    /// `check`.
+    pub mode: Mode,
+    /// The implementation checked, as named on the command line.
+    #[serde(rename = "impl")]
+    pub implementation: ImplSpec,
+    /// Where its functions came from.
+    pub source: String,
+    /// Threads that ran the checks at once.
+    pub threads: usize,
+    /// Calls checked.
+    pub cases: u64,
+    /// Wrong results.
+    pub failures: u64,
+    /// The first wrong results.
+    pub mismatches: Vec<Mismatch>,
+    /// PASS when nothing was wrong.
+    pub result: PassFail,
 }
 
 /// How a child ended without a result, in words (`crashed (SIGSEGV)`, `hung`), or `None`
@@ -212,7 +254,60 @@ mod tests {
         assert!(check_lmbench_sched(None).is_ok());
         assert!(check_lmbench_sched(Some("UNIQUE")).is_ok());
         let e = anyhow::Error::new(check_lmbench_sched(Some("bogus")).unwrap_err());
-        assert_eq!(benchmp::error::exit_code_of(&e), benchmp::EXIT_USAGE);
+        assert_eq!(benchmp::cli::exit_code_of(&e), benchmp::EXIT_USAGE);
         assert!(e.to_string().starts_with("LMBENCH_SCHED 'bogus'"), "{e}");
+    }
+
+    #[test]
+    fn the_summary_keeps_the_json_names_and_sorted_keys() {
+        let out = Outcome {
+            source: "built-in portable kernel".into(),
+            report: CheckReport {
+                cases: 10,
+                failures: 1,
+                mismatches: vec![Mismatch {
+                    op: "memcpy".into(),
+                    size: 1000,
+                    src_offset: 1,
+                    dst_offset: 0,
+                    thread: 0,
+                    detail: "byte 500".into(),
+                }],
+            },
+        };
+        let spec = ImplSpec::Kernel(crate::kernels::Kernel::Portable);
+        let text = crate::report::sorted_json(&out.summary(&spec, 4)).unwrap();
+        let keys: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("  \""))
+            .map(|l| l.trim().split('"').nth(1).unwrap())
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "cases",
+                "failures",
+                "impl",
+                "mismatches",
+                "mode",
+                "result",
+                "source",
+                "threads",
+                "tool"
+            ]
+        );
+        assert!(
+            text.contains("\"detail\": \"byte 500\",\n      \"dst_offset\": 0,"),
+            "{text}"
+        );
+        let j: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            (&j["impl"], &j["mode"], &j["result"]),
+            (&"portable".into(), &"check".into(), &"FAIL".into())
+        );
+        assert_eq!(
+            serde_json::from_value::<CheckSummary>(j).unwrap(),
+            out.summary(&spec, 4)
+        );
     }
 }

@@ -107,6 +107,65 @@ impl fmt::Display for ImplSpec {
     }
 }
 
+/// One implementation `dto list` shows.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Listed {
+    /// Its name on the command line (`cpu`, `lib:PATH`, a kernel's).
+    pub name: String,
+    /// True when this CPU can run it.
+    pub available: bool,
+    /// Why not, when it cannot (null otherwise).
+    pub reason: Option<String>,
+    /// What it is, in words.
+    pub description: String,
+}
+
+/// What `dto list` shows: every implementation, then how this machine times and flushes.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Listing {
+    /// `cpu`, `lib:PATH`, then every built-in kernel.
+    pub implementations: Vec<Listed>,
+    /// The timer of the A/B rounds.
+    pub timer: String,
+    /// The cache-flush instruction.
+    pub flush: String,
+    /// 2 MiB huge pages free now.
+    pub huge_pages_free: u64,
+}
+
+impl Listing {
+    /// The implementations and the machine as this process finds them.
+    pub fn here() -> Listing {
+        let listed = |name: &str, available: Result<(), String>, description: &str| Listed {
+            name: name.into(),
+            available: available.is_ok(),
+            reason: available.err(),
+            description: description.into(),
+        };
+        let mut implementations = vec![
+            listed(
+                "cpu",
+                Ok(()),
+                "libc memcpy/memmove/memset/memcmp via dlopen + dlsym (reference)",
+            ),
+            listed(
+                "lib:PATH",
+                Ok(()),
+                "the same four symbols from a shared library (dlopen)",
+            ),
+        ];
+        for k in Kernel::ALL {
+            implementations.push(listed(k.name(), k.available(), k.describe()));
+        }
+        Listing {
+            implementations,
+            timer: crate::sys::TIMER.into(),
+            flush: crate::sys::flush_method().into(),
+            huge_pages_free: benchmp::sys::mem::huge_pages_free(),
+        }
+    }
+}
+
 /// Why an implementation could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
@@ -249,6 +308,27 @@ fn symbols(lib: &libloading::Library, path: &str) -> Result<MemFns, LoadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_listing_names_every_implementation_and_why_one_is_missing() {
+        let l = Listing::here();
+        assert_eq!(l.implementations.len(), 2 + Kernel::ALL.len());
+        assert_eq!(l.implementations[0].name, "cpu");
+        for i in &l.implementations {
+            assert_eq!(i.available, i.reason.is_none(), "{i:?}");
+        }
+        let j: serde_json::Value = serde_json::to_value(&l).unwrap();
+        let row = &j["implementations"][1];
+        assert_eq!(
+            (&row["name"], &row["available"]),
+            (&"lib:PATH".into(), &true.into())
+        );
+        assert!(
+            row["reason"].is_null(),
+            "a missing reason is null, not absent"
+        );
+        assert!(j["huge_pages_free"].is_u64());
+    }
 
     #[test]
     fn parse_names() {

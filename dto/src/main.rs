@@ -11,9 +11,9 @@ use clap::{Args, Parser, Subcommand};
 use dto::bench::{Config, PageKind};
 use dto::check;
 use dto::env::{Settings, parse_key_value};
-use dto::impls::ImplSpec;
+use dto::impls::{ImplSpec, Listing};
 use dto::kernels::Kernel;
-use dto::report::{self, Report};
+use dto::report::{self, Mode, PassFail, Report};
 use dto::run::{self, RunPlan};
 
 /// Functional checks and A/B latency comparison of memory-operation implementations.
@@ -169,7 +169,7 @@ fn run_cli(cli: Cli) -> Result<i32> {
                     env: common.env.clone(),
                 });
             }
-            perf("ab", configs, common)
+            perf(Mode::Ab, configs, common)
         }
         Cmd::Speedup { imps, common } => {
             let imps = if imps.is_empty() {
@@ -195,12 +195,12 @@ fn run_cli(cli: Cli) -> Result<i32> {
                     env: common.env.clone(),
                 });
             }
-            perf("speedup", configs, common)
+            perf(Mode::Speedup, configs, common)
         }
     }
 }
 
-fn perf(mode: &str, configs: Vec<Config>, common: Common) -> Result<i32> {
+fn perf(mode: Mode, configs: Vec<Config>, common: Common) -> Result<i32> {
     common.output.check()?;
     refuse_outputs_on_inputs(&configs, &common.output)?;
     let settings = Settings::from_process().map_err(benchmp::Usage)?;
@@ -214,7 +214,7 @@ fn perf(mode: &str, configs: Vec<Config>, common: Common) -> Result<i32> {
     let mut pages = common.pages.clone();
     pages.dedup();
     let plan = RunPlan {
-        mode: mode.into(),
+        mode,
         configs,
         only: common.only.clone(),
         pages,
@@ -313,48 +313,22 @@ fn noise_notes(reasons: &[String]) -> String {
 }
 
 fn list(json: bool) -> Result<i32> {
-    let mut rows: Vec<(String, Result<(), String>, String)> = vec![
-        (
-            "cpu".into(),
-            Ok(()),
-            "libc memcpy/memmove/memset/memcmp via dlopen + dlsym (reference)".into(),
-        ),
-        (
-            "lib:PATH".into(),
-            Ok(()),
-            "the same four symbols from a shared library (dlopen)".into(),
-        ),
-    ];
-    for k in Kernel::ALL {
-        rows.push((k.name().into(), k.available(), k.describe().into()));
-    }
-    let huge = benchmp::sys::mem::huge_pages_free();
+    let listing = Listing::here();
     if json {
-        let v = serde_json::json!({
-            "implementations": rows.iter().map(|(n, a, d)| serde_json::json!({
-                "name": n,
-                "available": a.is_ok(),
-                "reason": a.as_ref().err(),
-                "description": d,
-            })).collect::<Vec<_>>(),
-            "timer": dto::sys::TIMER,
-            "flush": dto::sys::flush_method(),
-            "huge_pages_free": huge,
-        });
-        write_stdout(&format!("{}\n", serde_json::to_string_pretty(&v)?))?;
+        write_stdout(&report::sorted_json(&listing)?)?;
         return Ok(0);
     }
     let mut o = format!("{:<10} {:<10} {}\n", "impl", "available", "description");
-    for (n, a, d) in &rows {
-        match a {
-            Ok(()) => o.push_str(&format!("{n:<10} {:<10} {d}\n", "yes")),
-            Err(why) => o.push_str(&format!("{n:<10} {:<10} {d} ({why})\n", "no")),
+    for l in &listing.implementations {
+        let (n, d) = (&l.name, &l.description);
+        match &l.reason {
+            None => o.push_str(&format!("{n:<10} {:<10} {d}\n", "yes")),
+            Some(why) => o.push_str(&format!("{n:<10} {:<10} {d} ({why})\n", "no")),
         }
     }
     o.push_str(&format!(
-        "\ntimer: {}; cache flush: {}; 2 MiB huge pages free: {huge}\n",
-        dto::sys::TIMER,
-        dto::sys::flush_method()
+        "\ntimer: {}; cache flush: {}; 2 MiB huge pages free: {}\n",
+        listing.timer, listing.flush, listing.huge_pages_free
     ));
     write_stdout(&o)?;
     Ok(0)
@@ -379,18 +353,7 @@ fn check_impl(
     let out = dto::checkrun::run(spec, threads, Duration::from_secs(timeout))?;
     let r = &out.report;
     if json {
-        let v = serde_json::json!({
-            "tool": "dto",
-            "mode": "check",
-            "impl": spec.to_string(),
-            "source": out.source,
-            "threads": threads,
-            "cases": r.cases,
-            "failures": r.failures,
-            "mismatches": r.mismatches,
-            "result": if r.failures == 0 { "PASS" } else { "FAIL" },
-        });
-        write_stdout(&format!("{}\n", serde_json::to_string_pretty(&v)?))?;
+        write_stdout(&report::sorted_json(&out.summary(spec, threads))?)?;
     } else {
         let mut o = format!(
             "dto check: {spec} ({}), {threads} threads\n\
@@ -408,7 +371,7 @@ fn check_impl(
             "{} cases, {} wrong: {}\n",
             r.cases,
             r.failures,
-            if r.failures == 0 { "PASS" } else { "FAIL" }
+            PassFail::of(r.failures)
         ));
         write_stdout(&o)?;
     }

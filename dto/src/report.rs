@@ -11,6 +11,63 @@ use crate::bench::Config;
 use crate::measure::{RoundTicks, Sources};
 use benchmp::ab::{KsMethod, Summary, Verdict};
 
+/// The dto subcommand a result comes from (the JSON's `mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// `dto check`: functional checks.
+    Check,
+    /// `dto ab`: a baseline against a current implementation.
+    Ab,
+    /// `dto speedup`: implementations against cpu.
+    Speedup,
+}
+
+/// The verdict of a whole run (the JSON's `result`): a check with no wrong result, or A/B
+/// cells none of which regressed, pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum PassFail {
+    /// Nothing wrong found.
+    Pass,
+    /// A wrong result, or a regressed A/B cell.
+    Fail,
+}
+
+impl PassFail {
+    /// [`PassFail::Pass`] when `failures` is 0.
+    pub fn of(failures: u64) -> PassFail {
+        if failures == 0 {
+            PassFail::Pass
+        } else {
+            PassFail::Fail
+        }
+    }
+
+    /// `PASS` or `FAIL`, as the JSON spells it.
+    pub fn label(self) -> &'static str {
+        match self {
+            PassFail::Pass => "PASS",
+            PassFail::Fail => "FAIL",
+        }
+    }
+}
+
+impl std::fmt::Display for PassFail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// `v` as pretty JSON and a newline, every object's keys in alphabetical order (through
+/// serde_json's `Value`): the layout `dto list --json` and `dto check --json` have always had.
+pub fn sorted_json<T: Serialize>(v: &T) -> serde_json::Result<String> {
+    Ok(format!(
+        "{}\n",
+        serde_json::to_string_pretty(&serde_json::to_value(v)?)?
+    ))
+}
+
 /// dto's report data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DtoData;
@@ -50,7 +107,7 @@ pub struct RoundParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Extra {
     /// Subcommand (ab, speedup).
-    pub mode: String,
+    pub mode: Mode,
     /// How the run was set up.
     pub setup: Setup,
     /// The A/B configurations.
@@ -65,8 +122,8 @@ pub struct Extra {
     pub regressions: usize,
     /// A/A cells (an implementation against itself) that moved by more than the minimum effect.
     pub noisy: usize,
-    /// "PASS" or "FAIL" (from the A/B cells only).
-    pub result: String,
+    /// PASS or FAIL (from the A/B cells only).
+    pub result: PassFail,
 }
 
 /// Run conditions shown in the header.
@@ -515,7 +572,7 @@ mod tests {
         ];
         let speedup = speedups(&cells);
         Extra {
-            mode: "ab".into(),
+            mode: Mode::Ab,
             setup: Setup {
                 cpus: vec![1],
                 cpu_note: None,
@@ -563,7 +620,7 @@ mod tests {
             speedup,
             regressions: 1,
             noisy: 1,
-            result: "FAIL".into(),
+            result: PassFail::Fail,
         }
     }
 
@@ -646,7 +703,7 @@ mod tests {
         r.configs.truncate(1);
         r.cells.retain(|c| c.config == "cpu");
         r.regressions = 0;
-        r.result = "PASS".into();
+        r.result = PassFail::Pass;
         let t = render_text(&r, "x86_64");
         assert!(
             t.contains("Result: PASS (no A/B cell judged); A/A noise: 1 of 2 cells"),
@@ -667,6 +724,7 @@ mod tests {
         assert_eq!(j["cells"][2]["verdict"], "NOISY");
         assert_eq!(j["cells"][2]["cpu"], 1);
         assert_eq!(j["noisy"], 1);
+        assert_eq!((&j["mode"], &j["result"]), (&"ab".into(), &"FAIL".into()));
         assert_eq!(j["speedup"][0]["config"], "avx2");
         assert_eq!(j["configs"][1]["current"], "avx2");
         let back: Extra = serde_json::from_value(j).unwrap();

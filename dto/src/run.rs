@@ -24,8 +24,8 @@ use benchmp::ab::{self as stats, Better, Verdict};
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct RunPlan {
-    /// "ab" or "speedup".
-    pub mode: String,
+    /// ab or speedup.
+    pub mode: report::Mode,
     /// Configurations, in table order (cpu first when present).
     pub configs: Vec<Config>,
     /// `--only` names (empty: the table, or the PERF_SHORT subset).
@@ -327,7 +327,7 @@ fn extra(
     let regressions = cells.iter().filter(|c| c.verdict == Verdict::Fail).count();
     let noisy = cells.iter().filter(|c| c.verdict == Verdict::Noisy).count();
     Extra {
-        mode: plan.mode.clone(),
+        mode: plan.mode,
         setup,
         configs: plan.configs.clone(),
         page_sizes: page_sizes
@@ -342,7 +342,7 @@ fn extra(
         cells,
         regressions,
         noisy,
-        result: if regressions == 0 { "PASS" } else { "FAIL" }.into(),
+        result: report::PassFail::of(regressions as u64),
     }
 }
 
