@@ -102,8 +102,10 @@ pub fn select(only: &[String], short: bool) -> Result<Vec<&'static Bench>, Strin
         .collect())
 }
 
-/// Page size of the measured buffers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+/// Page size of the measured buffers: dto's two, spelled `4k` and `2m` on the command line
+/// and in reports (benchmp's [`benchmp::Pages`] spells the second `huge`; [`PageKind::pages`]
+/// maps to it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 pub enum PageKind {
     /// 4 KiB pages (transparent huge pages refused).
     #[value(name = "4k")]
@@ -146,6 +148,12 @@ impl PageKind {
     }
 }
 
+impl std::fmt::Display for PageKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.short())
+    }
+}
+
 /// One A/B configuration: a label, the two implementations and the environment for the
 /// children (library knobs such as DTO_*).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -182,6 +190,16 @@ mod tests {
         assert_eq!(refs, ["memcpy_4k", "memcpy_8k"]);
         assert_eq!(find("memcpy_1m_pf50").unwrap().pf_pct, 50);
         assert_eq!(find("memcmp_128k").unwrap().size, 128 * 1024);
+    }
+
+    #[test]
+    fn page_kinds_are_spelled_as_on_the_command_line() {
+        for (k, name) in [(PageKind::Small, "4k"), (PageKind::Huge, "2m")] {
+            let json = serde_json::to_string(&k).unwrap();
+            assert_eq!(json, format!("\"{name}\""));
+            assert_eq!(serde_json::from_str::<PageKind>(&json).unwrap(), k);
+            assert_eq!((k.short(), k.to_string()), (name, name.to_string()));
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::bench::Config;
+use crate::bench::{Config, PageKind};
 use crate::measure::{RoundTicks, Sources};
 use benchmp::ab::{KsMethod, Summary, Verdict};
 
@@ -94,7 +94,7 @@ pub struct RoundParams {
     /// Fault-injection percentage.
     pub pf_pct: u32,
     /// 4k or 2m.
-    pub pages: String,
+    pub pages: PageKind,
     /// Configuration label.
     pub config: String,
     /// Round number, from 1.
@@ -165,7 +165,7 @@ pub struct Setup {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PageStatus {
     /// 4k or 2m.
-    pub pages: String,
+    pub pages: PageKind,
     /// True when measured.
     pub measured: bool,
     /// Why not, when skipped.
@@ -188,7 +188,7 @@ pub struct Cell {
     /// Configuration label.
     pub config: String,
     /// 4k or 2m.
-    pub pages: String,
+    pub pages: PageKind,
     /// CPU the cell's rounds ran on.
     pub cpu: usize,
     /// Rounds pooled.
@@ -232,7 +232,7 @@ pub struct Speedup {
     /// Benchmark name.
     pub test: String,
     /// 4k or 2m.
-    pub pages: String,
+    pub pages: PageKind,
     /// CPU.
     pub cpu: usize,
     /// Configuration label.
@@ -251,7 +251,7 @@ pub fn speedups(cells: &[Cell]) -> Vec<Speedup> {
         {
             out.push(Speedup {
                 test: c.test.clone(),
-                pages: c.pages.clone(),
+                pages: c.pages,
                 cpu: c.cpu,
                 config: c.config.clone(),
                 speedup: cpu.current_trimmed_mean_ns / c.current_trimmed_mean_ns,
@@ -325,7 +325,7 @@ pub fn render_text(r: &Extra, arch: &str) -> String {
 /// One detail table per page size, for the cells of one CPU.
 fn detail_tables(o: &mut String, r: &Extra, cpu: usize, on: &str) {
     for ps in &r.page_sizes {
-        let title = if ps.pages == "4k" { "4KB" } else { "2MB" };
+        let title = ps.pages.title();
         let _ = writeln!(o, "\n{RULE}\n  A/B Results — {title} pages{on}\n{RULE}");
         if !ps.measured {
             let _ = writeln!(
@@ -394,7 +394,7 @@ fn speedup_tables(o: &mut String, r: &Extra, cpu: usize, on: &str) {
         }
     }
     for ps in r.page_sizes.iter().filter(|p| p.measured) {
-        let title = if ps.pages == "4k" { "4KB" } else { "2MB" };
+        let title = ps.pages.title();
         let _ = writeln!(o, "\n  {title} pages:");
         let _ = write!(o, "  {:<14}", "Test");
         for l in &labels {
@@ -500,7 +500,7 @@ pub fn render_csv(r: &Extra) -> anyhow::Result<String> {
             c.op.clone(),
             c.size_bytes.to_string(),
             c.pf_pct.to_string(),
-            c.pages.clone(),
+            c.pages.short().to_string(),
             c.config.clone(),
             c.reference_only.to_string(),
             c.rounds.to_string(),
@@ -545,7 +545,7 @@ mod tests {
             pf_pct: 0,
             reference_only: verdict == Verdict::Ref,
             config: config.into(),
-            pages: "4k".into(),
+            pages: PageKind::Small,
             cpu,
             rounds: 3,
             baseline: s,
@@ -606,12 +606,12 @@ mod tests {
             ],
             page_sizes: vec![
                 PageStatus {
-                    pages: "4k".into(),
+                    pages: PageKind::Small,
                     measured: true,
                     note: None,
                 },
                 PageStatus {
-                    pages: "2m".into(),
+                    pages: PageKind::Huge,
                     measured: false,
                     note: Some("no huge pages".into()),
                 },

@@ -333,7 +333,7 @@ fn extra(
         page_sizes: page_sizes
             .iter()
             .map(|(p, s)| PageStatus {
-                pages: p.short().into(),
+                pages: *p,
                 measured: s.is_none(),
                 note: s.clone(),
             })
@@ -385,7 +385,7 @@ fn rounds(
             op: b.op.name().into(),
             size_bytes: b.size,
             pf_pct: b.pf_pct,
-            pages: rp.pages.short().into(),
+            pages: rp.pages,
             config: rp.config.label.clone(),
             round,
             iterations: rp.iters,
@@ -454,7 +454,7 @@ fn analyse(
         pf_pct: b.pf_pct,
         reference_only: b.reference_only,
         config: rp.config.label.clone(),
-        pages: rp.pages.short().into(),
+        pages: rp.pages,
         cpu,
         rounds: ticks.0.len() as u32,
         baseline: stats::summary(&bl),
