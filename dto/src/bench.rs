@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::impls::ImplSpec;
+use crate::kernels::Kernel;
 
 /// The measured operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -173,6 +174,70 @@ impl Config {
     pub fn is_a_a(&self) -> bool {
         self.baseline == self.current
     }
+
+    /// `cpu` against itself, the reference row.
+    fn cpu(env: &[(String, String)]) -> Config {
+        Config {
+            label: "cpu".into(),
+            baseline: ImplSpec::Cpu,
+            current: ImplSpec::Cpu,
+            env: env.to_vec(),
+        }
+    }
+}
+
+/// `dto ab`'s configurations: cpu against itself (unless `no_cpu`, or both sides are cpu and
+/// it is the only row), then `baseline` against `current` under `label` (default the
+/// current implementation's; `ab` where that would be `cpu`).
+pub fn ab_configs(
+    baseline: ImplSpec,
+    current: ImplSpec,
+    label: Option<String>,
+    no_cpu: bool,
+    env: &[(String, String)],
+) -> Vec<Config> {
+    let mut configs = Vec::new();
+    let both_cpu = baseline == ImplSpec::Cpu && current == ImplSpec::Cpu;
+    if !no_cpu || both_cpu {
+        configs.push(Config::cpu(env));
+    }
+    if !both_cpu {
+        let mut label = label.unwrap_or_else(|| current.label());
+        if label == "cpu" {
+            label = "ab".into();
+        }
+        configs.push(Config {
+            label,
+            baseline,
+            current,
+            env: env.to_vec(),
+        });
+    }
+    configs
+}
+
+/// `dto speedup`'s configurations: cpu, then each of `imps` against itself (default every
+/// built-in kernel this CPU has; cpu itself is not repeated).
+pub fn speedup_configs(imps: Vec<ImplSpec>, env: &[(String, String)]) -> Vec<Config> {
+    let imps = if imps.is_empty() {
+        Kernel::ALL
+            .into_iter()
+            .filter(|k| k.available().is_ok())
+            .map(ImplSpec::Kernel)
+            .collect()
+    } else {
+        imps
+    };
+    let mut configs = vec![Config::cpu(env)];
+    for i in imps.into_iter().filter(|i| *i != ImplSpec::Cpu) {
+        configs.push(Config {
+            label: i.label(),
+            baseline: i.clone(),
+            current: i,
+            env: env.to_vec(),
+        });
+    }
+    configs
 }
 
 #[cfg(test)]
@@ -200,6 +265,40 @@ mod tests {
             assert_eq!(serde_json::from_str::<PageKind>(&json).unwrap(), k);
             assert_eq!((k.short(), k.to_string()), (name, name.to_string()));
         }
+    }
+
+    #[test]
+    fn ab_measures_cpu_first_unless_told_not_to() {
+        let k = ImplSpec::Kernel(Kernel::Portable);
+        let labels = |c: Vec<Config>| c.into_iter().map(|c| c.label).collect::<Vec<_>>();
+        assert_eq!(
+            labels(ab_configs(ImplSpec::Cpu, k.clone(), None, false, &[])),
+            ["cpu", "portable"]
+        );
+        assert_eq!(
+            labels(ab_configs(ImplSpec::Cpu, k.clone(), None, true, &[])),
+            ["portable"]
+        );
+        assert_eq!(
+            labels(ab_configs(ImplSpec::Cpu, ImplSpec::Cpu, None, true, &[])),
+            ["cpu"]
+        );
+        let env = [("DTO_MIN_BYTES".to_string(), "4096".to_string())];
+        let c = ab_configs(k.clone(), k, Some("cpu".into()), true, &env);
+        assert_eq!((c[0].label.as_str(), c[0].env.as_slice()), ("ab", &env[..]));
+    }
+
+    #[test]
+    fn speedup_puts_each_implementation_beside_cpu_once() {
+        let k = ImplSpec::Kernel(Kernel::Portable);
+        let c = speedup_configs(vec![ImplSpec::Cpu, k.clone()], &[]);
+        let rows: Vec<(&str, bool)> = c.iter().map(|c| (c.label.as_str(), c.is_a_a())).collect();
+        assert_eq!(rows, [("cpu", true), ("portable", true)]);
+        let all = speedup_configs(Vec::new(), &[]);
+        assert!(
+            all.iter().any(|c| c.current == k),
+            "the portable kernel runs anywhere"
+        );
     }
 
     #[test]

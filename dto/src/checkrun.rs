@@ -145,6 +145,32 @@ fn check_lmbench_sched(value: Option<&str>) -> Result<(), benchmp::sched::Placem
     value.map_or(Ok(()), |v| benchmp::sched::parse_policy(v).map(drop))
 }
 
+/// `dto check`: refuses an implementation this machine cannot run or load (exit 3 or 2), sets
+/// `env` for the children, runs the checks and writes what they found on stdout, as JSON with
+/// `json`. Exit status 1 when a result was wrong.
+pub fn check(
+    spec: &ImplSpec,
+    threads: usize,
+    env: &[(String, String)],
+    timeout: Duration,
+    json: bool,
+) -> Result<i32> {
+    spec.require()?;
+    // Inherited by the children, which load the implementation (this process never does).
+    crate::measure::set_process_env(env)?;
+    let s = run(spec, threads, timeout)?.summary(spec, threads);
+    benchmp::cli::write_stdout(&if json {
+        crate::report::sorted_json(&s)?
+    } else {
+        crate::text::check(&s)
+    })?;
+    if s.failures > 0 {
+        eprint!("{}", crate::text::check_failed(&s));
+        return Ok(benchmp::EXIT_FAILED);
+    }
+    Ok(benchmp::EXIT_OK)
+}
+
 /// Runs the four functions' checks of `spec`, each in a child with `threads` threads. The
 /// library's variables must already be in this process's environment. A child that dies
 /// makes the check fail with the function and the first size that dies on its own.

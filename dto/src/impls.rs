@@ -83,6 +83,20 @@ impl ImplSpec {
     }
 }
 
+impl ImplSpec {
+    /// [`ImplSpec::preflight`] as an error of its class: a kernel this CPU lacks is
+    /// unsupported here (exit 3), a library that is not a file a usage error (exit 2).
+    pub fn require(&self) -> anyhow::Result<()> {
+        match self.preflight() {
+            Ok(()) => Ok(()),
+            Err((code, msg)) if code == benchmp::EXIT_UNSUPPORTED => {
+                Err(benchmp::Unsupported(msg).into())
+            }
+            Err((_, msg)) => Err(benchmp::Usage(msg).into()),
+        }
+    }
+}
+
 /// Written as on the command line (`cpu`, `lib:PATH`, a kernel name).
 impl serde::Serialize for ImplSpec {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

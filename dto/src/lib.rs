@@ -13,3 +13,4 @@ pub mod measure;
 pub mod report;
 pub mod run;
 pub mod sys;
+pub mod text;

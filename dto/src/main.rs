@@ -1,20 +1,18 @@
 //! socbench `dto`: functional checks and A/B latency comparison of memcpy, memmove, memset and
 //! memcmp implementations. See README.md.
 
-use std::io::Write;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use benchmp::cli::{OutputArgs, PlacementArgs, write_stdout};
 use clap::{Args, Parser, Subcommand};
 
-use dto::bench::{Config, PageKind};
-use dto::check;
-use dto::env::{Settings, parse_key_value};
+use dto::bench::{PageKind, ab_configs, speedup_configs};
+use dto::env::parse_key_value;
 use dto::impls::{ImplSpec, Listing};
-use dto::kernels::Kernel;
-use dto::report::{self, Mode, PassFail, Report};
-use dto::run::{self, RunPlan};
+use dto::report::{Mode, sorted_json};
+use dto::run::perf;
+use dto::text;
 
 /// Functional checks and A/B latency comparison of memory-operation implementations.
 ///
@@ -132,260 +130,45 @@ fn main() {
 
 fn run_cli(cli: Cli) -> Result<i32> {
     match cli.cmd {
-        Cmd::List { json } => list(json),
+        Cmd::List { json } => {
+            let listing = Listing::here();
+            write_stdout(&if json {
+                sorted_json(&listing)?
+            } else {
+                text::listing(&listing)
+            })?;
+            Ok(benchmp::EXIT_OK)
+        }
         Cmd::Check {
             imp,
             threads,
             env,
             timeout,
             json,
-        } => check_impl(&imp, threads as usize, &env, timeout, json),
+        } => {
+            let timeout = Duration::from_secs(timeout);
+            dto::checkrun::check(&imp, threads as usize, &env, timeout, json)
+        }
         Cmd::Ab {
             baseline,
             current,
             label,
             no_cpu,
-            common,
+            common: c,
         } => {
-            let mut configs = Vec::new();
-            let both_cpu = baseline == ImplSpec::Cpu && current == ImplSpec::Cpu;
-            if !no_cpu || both_cpu {
-                configs.push(Config {
-                    label: "cpu".into(),
-                    baseline: ImplSpec::Cpu,
-                    current: ImplSpec::Cpu,
-                    env: common.env.clone(),
-                });
-            }
-            if !both_cpu {
-                let mut label = label.unwrap_or_else(|| current.label());
-                if label == "cpu" {
-                    label = "ab".into();
-                }
-                configs.push(Config {
-                    label,
-                    baseline,
-                    current,
-                    env: common.env.clone(),
-                });
-            }
-            perf(Mode::Ab, configs, common)
+            let configs = ab_configs(baseline, current, label, no_cpu, &c.env);
+            perf(Mode::Ab, configs, c.only, c.pages, &c.placement, &c.output)
         }
-        Cmd::Speedup { imps, common } => {
-            let imps = if imps.is_empty() {
-                Kernel::ALL
-                    .into_iter()
-                    .filter(|k| k.available().is_ok())
-                    .map(ImplSpec::Kernel)
-                    .collect()
-            } else {
-                imps
-            };
-            let mut configs = vec![Config {
-                label: "cpu".into(),
-                baseline: ImplSpec::Cpu,
-                current: ImplSpec::Cpu,
-                env: common.env.clone(),
-            }];
-            for i in imps.into_iter().filter(|i| *i != ImplSpec::Cpu) {
-                configs.push(Config {
-                    label: i.label(),
-                    baseline: i.clone(),
-                    current: i,
-                    env: common.env.clone(),
-                });
-            }
-            perf(Mode::Speedup, configs, common)
+        Cmd::Speedup { imps, common: c } => {
+            let configs = speedup_configs(imps, &c.env);
+            perf(
+                Mode::Speedup,
+                configs,
+                c.only,
+                c.pages,
+                &c.placement,
+                &c.output,
+            )
         }
     }
-}
-
-fn perf(mode: Mode, configs: Vec<Config>, common: Common) -> Result<i32> {
-    common.output.check()?;
-    refuse_outputs_on_inputs(&configs, &common.output)?;
-    let settings = Settings::from_process().map_err(benchmp::Usage)?;
-    let notes = common.output.note_stream();
-    if settings.iters_capped {
-        let _ = notes.write(&format!(
-            "dto: PERF_ITERS capped at {}\n",
-            dto::env::MAX_ITERS
-        ));
-    }
-    let mut pages = common.pages.clone();
-    pages.dedup();
-    let plan = RunPlan {
-        mode,
-        configs,
-        only: common.only.clone(),
-        pages,
-        settings,
-    };
-    let r = run::run(&plan, &common.placement, &common.output)?;
-    let code = emit(&r, &common.output)?;
-    let e = r.extra.as_ref().context("the report lacks dto's results")?;
-    if e.noisy > 0 {
-        let _ = notes.write(&format!(
-            "dto: {} A/A cell(s) moved by more than {:.1}%: this run's noise (not a regression)\n",
-            e.noisy, e.setup.min_effect_pct
-        ));
-    }
-    if e.regressions > 0 {
-        let _ = notes.write(&format!(
-            "dto: {} A/B cell(s) regressed by more than {:.1}%\n",
-            e.regressions, e.setup.min_effect_pct
-        ));
-        return Ok(benchmp::EXIT_FAILED);
-    }
-    Ok(code)
-}
-
-/// Refuses a --json or --csv file that is one of the libraries measured (a link or another
-/// spelling counts): the report would replace the input.
-fn refuse_outputs_on_inputs(configs: &[Config], o: &OutputArgs) -> Result<()> {
-    let libs = configs.iter().flat_map(|c| [&c.baseline, &c.current]);
-    for lib in libs.filter_map(|i| match i {
-        ImplSpec::Lib(p) => Some(p),
-        _ => None,
-    }) {
-        for (option, path) in [("--json", o.json.as_deref()), ("--csv", o.csv.as_deref())] {
-            if let Some(path) = path.filter(|p| *p != "-")
-                && benchmp::files::same_file(std::path::Path::new(path), lib)
-            {
-                return Err(benchmp::Usage(format!(
-                    "{option}={path} is the library lib:{} being measured; choose another file",
-                    lib.display()
-                ))
-                .into());
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Writes the report as asked: the guide's text (or JSON, or the per-cell CSV, on stdout),
-/// the run-quality notes on the other stream, then the report files. Returns 1 for a noisy
-/// run under --fail-on-noise, else 0.
-fn emit(r: &Report, o: &OutputArgs) -> Result<i32> {
-    let e = r.extra.as_ref().context("the report lacks dto's results")?;
-    let csv = report::render_csv(e)?;
-    if o.json.as_deref() == Some("-") {
-        benchmp::report::write_json(r, std::io::stdout().lock())
-            .context("cannot write to stdout")?;
-    } else if o.csv.as_deref() == Some("-") {
-        write_stdout(&csv)?;
-    } else {
-        o.result_stream()
-            .write(&report::render_text(e, &r.host.arch))
-            .context("cannot write the result")?;
-    }
-    let _ = o
-        .note_stream()
-        .write(&noise_notes(&r.quality.verdict.reasons));
-    if let Some(path) = o.json.as_deref().filter(|p| *p != "-") {
-        benchmp::session::write_file(path, |w| benchmp::report::write_json(r, w))?;
-    }
-    if let Some(path) = o.csv.as_deref().filter(|p| *p != "-") {
-        benchmp::session::write_file(path, |w| w.write_all(csv.as_bytes()))?;
-    }
-    Ok(if r.quality.verdict.noisy && o.fail_on_noise {
-        benchmp::EXIT_FAILED
-    } else {
-        benchmp::EXIT_OK
-    })
-}
-
-/// The run-quality notes: a run has a measurement per round, so a busy machine can give
-/// hundreds of reasons; the first few are shown and the rest counted (the JSON keeps all).
-fn noise_notes(reasons: &[String]) -> String {
-    const SHOWN: usize = 5;
-    let mut out: String = reasons
-        .iter()
-        .take(SHOWN)
-        .map(|why| format!("dto: noisy: {why}\n"))
-        .collect();
-    if reasons.len() > SHOWN {
-        out.push_str(&format!(
-            "dto: noisy: {} more reasons (all in the JSON report's quality.verdict)\n",
-            reasons.len() - SHOWN
-        ));
-    }
-    out
-}
-
-fn list(json: bool) -> Result<i32> {
-    let listing = Listing::here();
-    if json {
-        write_stdout(&report::sorted_json(&listing)?)?;
-        return Ok(0);
-    }
-    let mut o = format!("{:<10} {:<10} {}\n", "impl", "available", "description");
-    for l in &listing.implementations {
-        let (n, d) = (&l.name, &l.description);
-        match &l.reason {
-            None => o.push_str(&format!("{n:<10} {:<10} {d}\n", "yes")),
-            Some(why) => o.push_str(&format!("{n:<10} {:<10} {d} ({why})\n", "no")),
-        }
-    }
-    o.push_str(&format!(
-        "\ntimer: {}; cache flush: {}; 2 MiB huge pages free: {}\n",
-        listing.timer, listing.flush, listing.huge_pages_free
-    ));
-    write_stdout(&o)?;
-    Ok(0)
-}
-
-fn check_impl(
-    spec: &ImplSpec,
-    threads: usize,
-    env: &[(String, String)],
-    timeout: u64,
-    json: bool,
-) -> Result<i32> {
-    if let Err((code, msg)) = spec.preflight() {
-        return Err(if code == benchmp::EXIT_UNSUPPORTED {
-            benchmp::Unsupported(msg).into()
-        } else {
-            benchmp::Usage(msg).into()
-        });
-    }
-    // Inherited by the children, which load the implementation (this process never does).
-    dto::measure::set_process_env(env)?;
-    let out = dto::checkrun::run(spec, threads, Duration::from_secs(timeout))?;
-    let r = &out.report;
-    if json {
-        write_stdout(&report::sorted_json(&out.summary(spec, threads))?)?;
-    } else {
-        let mut o = format!(
-            "dto check: {spec} ({}), {threads} threads\n\
-             memcpy, memset: sizes 0-{} with every source/destination offset 0-63, {} larger sizes up to {} bytes\n\
-             memmove: overlapping both ways; memcmp: equal, and differing at the first, middle and last byte\n",
-            out.source,
-            check::SMALL_MAX,
-            check::LARGE_SIZES.len(),
-            check::LARGE_SIZES.iter().max().unwrap_or(&0)
-        );
-        for m in &r.mismatches {
-            o.push_str(&format!("MISMATCH {m}\n"));
-        }
-        o.push_str(&format!(
-            "{} cases, {} wrong: {}\n",
-            r.cases,
-            r.failures,
-            PassFail::of(r.failures)
-        ));
-        write_stdout(&o)?;
-    }
-    if r.failures > 0 {
-        let first = r
-            .mismatches
-            .first()
-            .map(|m| m.to_string())
-            .unwrap_or_default();
-        eprintln!(
-            "dto: check failed: {} wrong result(s); first: {first}",
-            r.failures
-        );
-        return Ok(benchmp::EXIT_FAILED);
-    }
-    Ok(benchmp::EXIT_OK)
 }

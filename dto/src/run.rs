@@ -3,6 +3,7 @@
 //! measurement (its children, one per CPU, timed one after another), the analysis of each
 //! cell per CPU, the figures, and distributions.csv.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -16,9 +17,10 @@ use benchmp::{Iterations, Session, Spec};
 use crate::bench::{self, Bench, Config, PageKind};
 use crate::env::{DEFAULT_CPU, Settings};
 use crate::freq::FreqPin;
+use crate::impls::ImplSpec;
 use crate::measure::{EnvGuard, Round, RoundPlan, WARMUP_ITERS};
 use crate::report::{self, Cell, DtoData, Extra, PageStatus, Report, RoundParams, Setup};
-use crate::sys;
+use crate::{sys, text};
 use benchmp::ab::{self as stats, Better, Verdict};
 
 /// What to run.
@@ -34,6 +36,98 @@ pub struct RunPlan {
     pub pages: Vec<PageKind>,
     /// Validated environment.
     pub settings: Settings,
+}
+
+/// `dto ab` and `dto speedup`: refuses report files that are measured libraries and bad
+/// PERF_* settings, measures `configs` on `pages` (the `only` benchmarks, else the table),
+/// writes the report as `output` asks, then its notes. Exit status 1 when an A/B cell
+/// regressed (or for a noisy run under --fail-on-noise).
+pub fn perf(
+    mode: report::Mode,
+    configs: Vec<Config>,
+    only: Vec<String>,
+    mut pages: Vec<PageKind>,
+    placement: &PlacementArgs,
+    output: &OutputArgs,
+) -> Result<i32> {
+    output.check()?;
+    refuse_outputs_on_inputs(&configs, output)?;
+    let settings = Settings::from_process().map_err(benchmp::Usage)?;
+    let notes = output.note_stream();
+    if settings.iters_capped {
+        let _ = notes.write(&text::iters_capped(crate::env::MAX_ITERS));
+    }
+    pages.dedup();
+    let plan = RunPlan {
+        mode,
+        configs,
+        only,
+        pages,
+        settings,
+    };
+    let r = run(&plan, placement, output)?;
+    let code = emit(&r, output)?;
+    let e = r.extra.as_ref().context("the report lacks dto's results")?;
+    let _ = notes.write(&text::verdict_notes(e));
+    if e.regressions > 0 {
+        return Ok(benchmp::EXIT_FAILED);
+    }
+    Ok(code)
+}
+
+/// Refuses a --json or --csv file that is one of the libraries measured (a link or another
+/// spelling counts): the report would replace the input.
+fn refuse_outputs_on_inputs(configs: &[Config], o: &OutputArgs) -> Result<()> {
+    let libs = configs.iter().flat_map(|c| [&c.baseline, &c.current]);
+    for lib in libs.filter_map(|i| match i {
+        ImplSpec::Lib(p) => Some(p),
+        _ => None,
+    }) {
+        for (option, path) in [("--json", o.json.as_deref()), ("--csv", o.csv.as_deref())] {
+            if let Some(path) = path.filter(|p| *p != "-")
+                && benchmp::files::same_file(Path::new(path), lib)
+            {
+                return Err(benchmp::Usage(format!(
+                    "{option}={path} is the library lib:{} being measured; choose another file",
+                    lib.display()
+                ))
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes the report as asked: the guide's text (or JSON, or the per-cell CSV, on stdout),
+/// the run-quality notes on the other stream, then the report files. Returns 1 for a noisy
+/// run under --fail-on-noise, else 0.
+fn emit(r: &Report, o: &OutputArgs) -> Result<i32> {
+    let e = r.extra.as_ref().context("the report lacks dto's results")?;
+    let csv = report::render_csv(e)?;
+    if o.json.as_deref() == Some("-") {
+        benchmp::report::write_json(r, std::io::stdout().lock())
+            .context("cannot write to stdout")?;
+    } else if o.csv.as_deref() == Some("-") {
+        benchmp::cli::write_stdout(&csv)?;
+    } else {
+        o.result_stream()
+            .write(&report::render_text(e, &r.host.arch))
+            .context("cannot write the result")?;
+    }
+    let _ = o
+        .note_stream()
+        .write(&text::noise_notes(&r.quality.verdict.reasons));
+    if let Some(path) = o.json.as_deref().filter(|p| *p != "-") {
+        benchmp::session::write_file(path, |w| benchmp::report::write_json(r, w))?;
+    }
+    if let Some(path) = o.csv.as_deref().filter(|p| *p != "-") {
+        benchmp::session::write_file(path, |w| w.write_all(csv.as_bytes()))?;
+    }
+    Ok(if r.quality.verdict.noisy && o.fail_on_noise {
+        benchmp::EXIT_FAILED
+    } else {
+        benchmp::EXIT_OK
+    })
 }
 
 /// Picks the CPU: PERF_CPU when allowed, else wrapped into the allowed set.
@@ -223,15 +317,8 @@ pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result
 fn preflight(plan: &RunPlan) -> Result<()> {
     sys::timer_check().map_err(benchmp::Unsupported)?;
     for c in &plan.configs {
-        for spec in [&c.baseline, &c.current] {
-            if let Err((code, msg)) = spec.preflight() {
-                return Err(if code == benchmp::EXIT_UNSUPPORTED {
-                    benchmp::Unsupported(msg).into()
-                } else {
-                    benchmp::Usage(msg).into()
-                });
-            }
-        }
+        c.baseline.require()?;
+        c.current.require()?;
     }
     Ok(())
 }
