@@ -24,8 +24,7 @@ pub fn cpu_list(s: &str) -> Result<CpuList, String> {
 pub const MAX_PARALLEL: usize = 4096;
 /// Most accepted intervals per child.
 pub const MAX_REPETITIONS: usize = 1_000_000;
-/// Longest interval, warmup or timed, in µs (an hour).
-pub const MAX_MICROS: u64 = 3_600_000_000;
+pub use crate::timing::MAX_MICROS;
 
 fn whole_in(s: &str, lo: usize, hi: usize) -> Result<usize, String> {
     match s.trim().parse::<usize>() {
@@ -456,7 +455,15 @@ where
 pub fn report_error(tool: &str, e: &anyhow::Error) -> i32 {
     let msg = format!("{e:#}").replace('\n', " ");
     eprintln!("{tool}: {msg}");
-    crate::error::exit_code_of(e)
+    exit_code_of(e)
+}
+
+/// The exit status of any error chain a tool can end with: the framework's errors
+/// ([`crate::run::error::PROBES`]), a comparison's, and the usage and unsupported markers.
+pub fn exit_code_of(e: &anyhow::Error) -> i32 {
+    let mut probes = crate::run::error::PROBES.to_vec();
+    probes.push(crate::error::probe::<crate::compare::CompareError>);
+    crate::error::exit_code_by(e, &probes)
 }
 
 /// Ends the tool with `code`, first writing back a frequency pin still in force (a run that

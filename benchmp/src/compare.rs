@@ -109,6 +109,12 @@ pub enum CompareError {
     },
 }
 
+impl crate::error::ExitStatus for CompareError {
+    fn exit_status(&self) -> i32 {
+        crate::error::EXIT_USAGE
+    }
+}
+
 /// One report of a run, with the entry name it is matched by.
 #[derive(Debug, Clone)]
 pub struct Entry {
@@ -120,7 +126,7 @@ pub struct Entry {
 
 /// Reads a report file, or every report of a result folder. In a folder every `*.json` must
 /// be a report, except a comparison written there earlier (suite.sh keeps `compare.json`
-/// beside its reports), which is passed over.
+/// beside its reports) and the suite's summary (`summary.json`), which are passed over.
 pub fn load(path: &Path) -> Result<Vec<Entry>, CompareError> {
     let meta = std::fs::metadata(path).map_err(|e| CompareError::Read(path.to_path_buf(), e))?;
     if !meta.is_dir() {
@@ -143,6 +149,7 @@ pub fn load(path: &Path) -> Result<Vec<Entry>, CompareError> {
                 report: with_figures(report),
             }),
             Err(_) if serde_json::from_slice::<Comparison>(&text).is_ok() => {}
+            Err(_) if serde_json::from_slice::<SuiteSummary>(&text).is_ok() => {}
             Err(e) => return Err(CompareError::NotReport(f, e)),
         }
     }
@@ -150,6 +157,15 @@ pub fn load(path: &Path) -> Result<Vec<Entry>, CompareError> {
         return Err(CompareError::Empty(path.to_path_buf()));
     }
     Ok(entries)
+}
+
+/// The shape of a suite's `summary.json` (`benchmp summary --json`), enough to know one.
+#[derive(Deserialize)]
+struct SuiteSummary {
+    #[serde(rename = "folder")]
+    _folder: PathBuf,
+    #[serde(rename = "entries")]
+    _entries: Vec<serde_json::Value>,
 }
 
 /// The `*.json` files of a result folder, sorted, with their metadata (through symlinks).

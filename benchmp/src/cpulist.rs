@@ -15,6 +15,12 @@ pub struct CpuListError {
     pub reason: String,
 }
 
+impl crate::error::ExitStatus for CpuListError {
+    fn exit_status(&self) -> i32 {
+        crate::error::EXIT_USAGE
+    }
+}
+
 /// Parses `0-3,7` into ascending, de-duplicated CPU numbers. Empty lists are refused.
 pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, CpuListError> {
     let err = |reason: String| CpuListError {

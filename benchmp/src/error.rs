@@ -1,9 +1,7 @@
-//! Errors of the framework and the exit codes every socbench tool uses.
-
-use nix::sys::signal::Signal;
-
-use crate::run::Who;
-use crate::sys::process::{Exit, ForkError};
+//! The exit codes every socbench tool uses, the two markers any error chain can carry (bad
+//! input, not supported here), and the rule that finds a chain's code: each error type knows
+//! its own ([`ExitStatus`]) and whoever ends the process names the types it may meet
+//! ([`exit_code_by`]), so this module depends on nothing above it.
 
 /// Exit status: success.
 pub const EXIT_OK: i32 = 0;
@@ -24,202 +22,59 @@ pub struct Unsupported(pub String);
 #[error("{0}")]
 pub struct Usage(pub String);
 
-/// Where a child was when it failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stage {
-    /// Pinning, building its benchmark or sizing its count.
-    Setup,
-    /// Between the common start and its result.
-    Measuring,
-    /// After its result reached the parent.
-    AfterReporting,
-}
-
-impl std::fmt::Display for Stage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Stage::Setup => "before it was ready",
-            Stage::Measuring => "while measuring",
-            Stage::AfterReporting => "after reporting",
-        })
-    }
-}
-
-/// Why a run failed. Messages never repeat their source: the one-line rendering
-/// (`{:#}`, see [`crate::cli::report_error`]) appends each source after a colon.
+/// A request refused before anything ran: bad input or not supported here.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// fork(2) failed or was refused.
-    #[error("cannot start {child}")]
-    Fork {
-        /// The child that could not be started.
-        child: Who,
-        /// Why.
-        #[source]
-        source: ForkError,
-    },
-    /// A pipe, poll or affinity call of the parent failed.
-    #[error("the parent's {what} call failed")]
-    Sys {
-        /// The call.
-        what: &'static str,
-        /// The system error.
-        #[source]
-        source: nix::Error,
-    },
-    /// A child died, or ended without reporting.
-    #[error("{child} {exit} {stage}")]
-    ChildDied {
-        /// Which child.
-        child: Who,
-        /// How it ended.
-        exit: Exit,
-        /// When.
-        stage: Stage,
-    },
-    /// A child's control pipe closed under the parent.
-    #[error("{child} closed its control pipe {stage}")]
-    ChildGone {
-        /// Which child.
-        child: Who,
-        /// When.
-        stage: Stage,
-    },
-    /// A child reported an error (its own exit code and its rendered error chain: the chain
-    /// crosses the pipe as text).
-    #[error("{child}: {message}")]
-    ChildError {
-        /// Which child.
-        child: Who,
-        /// Exit code the child chose.
-        code: i32,
-        /// Its message.
-        message: String,
-    },
-    /// A child stopped talking.
-    #[error("{child} hung: no word from it for {secs} s; killed")]
-    ChildHung {
-        /// Which child.
-        child: Who,
-        /// Seconds of silence.
-        secs: u64,
-    },
-    /// A child sent something that is not a message.
-    #[error("{child} sent garbage")]
-    Protocol {
-        /// Which child.
-        child: Who,
-        /// Decoder error.
-        #[source]
-        source: serde_json::Error,
-    },
-    /// The children of a parallel run did not time their intervals together.
-    #[error(
-        "{measurement}: the children did not run together: their timed windows overlapped for {:.0} % of the longest ({}); a parallel figure needs them to overlap (use --sequential to time the children one by one)",
-        .overlap.fraction * 100.0,
-        .overlap.apart()
-    )]
-    NotTogether {
-        /// Which measurement.
-        measurement: String,
-        /// The windows.
-        overlap: crate::quality::Overlap,
-    },
-    /// A load child did not load the whole measuring window.
-    #[error(
-        "{measurement}: {} did not load the whole measuring window: it stalled for {:.3} s of {:.3} s (longest batch {:.3} s against a median of {:.3} ms), and ran from {:.3} s before the window to {:.3} s after it; the figure would not be under load",
-        .load.who(),
-        .load.stalled_ns as f64 / 1e9,
-        .load.window_ns() as f64 / 1e9,
-        .load.longest_batch_ns as f64 / 1e9,
-        .load.median_batch_ns as f64 / 1e6,
-        (.load.window_start_ns as i128 - .load.started_ns as i128) as f64 / 1e9,
-        (.load.stopped_ns as i128 - .load.window_end_ns as i128) as f64 / 1e9
-    )]
-    LoadNotRunning {
-        /// Which measurement.
-        measurement: String,
-        /// The load child's result.
-        load: Box<crate::run::LoadRun>,
-    },
-    /// Worker mode: the link to `benchmp ab` failed (it went away, or sent garbage).
-    #[error("{0}")]
-    Driver(String),
-    /// Worker mode asked for by an environment variable that names no usable descriptors.
-    #[error("{0}")]
-    DriverEnv(String),
-    /// SIGINT, SIGTERM or SIGHUP arrived; every child was killed and reaped.
-    #[error("interrupted by {}; all children killed and reaped", .0.as_str())]
-    Interrupted(Signal),
-    /// Bad placement request.
-    #[error(transparent)]
-    Placement(#[from] crate::sched::PlacementError),
-    /// Bad calibration input.
-    #[error(transparent)]
-    Calibration(#[from] crate::timing::CalibrationError),
-    /// Topology unreadable.
-    #[error(transparent)]
-    Topology(#[from] crate::topology::TopologyError),
-    /// A bad run-conditions request (a clock outside a CPU's range, an unknown governor).
+pub enum Refused {
+    /// Bad input (exit status 2).
     #[error(transparent)]
     Usage(#[from] Usage),
-    /// A run condition this machine cannot provide (no cpufreq, counters refused, no thermal
-    /// zones).
+    /// Not supported here (exit status 3).
     #[error(transparent)]
     Unsupported(#[from] Unsupported),
-    /// `--cool-down`: the CPUs stayed too hot for too long.
-    #[error("{0}")]
-    CoolDown(String),
 }
 
-impl Error {
-    /// The exit status this error should end the tool with.
-    pub fn exit_code(&self) -> i32 {
+impl ExitStatus for Refused {
+    fn exit_status(&self) -> i32 {
         match self {
-            Error::ChildError { code, .. } if *code != 0 => *code,
-            Error::Interrupted(sig) => 128 + *sig as i32,
-            Error::Placement(_)
-            | Error::DriverEnv(_)
-            | Error::Calibration(_)
-            | Error::Usage(_)
-            | Error::Topology(crate::topology::TopologyError::GivenRoot { .. }) => EXIT_USAGE,
-            Error::Unsupported(_) => EXIT_UNSUPPORTED,
-            _ => EXIT_FAILED,
+            Refused::Usage(_) => EXIT_USAGE,
+            Refused::Unsupported(_) => EXIT_UNSUPPORTED,
         }
     }
 }
 
-/// Exit status for any error chain: the first benchmp error, usage or unsupported marker decides.
-pub fn exit_code_of(e: &anyhow::Error) -> i32 {
+/// An error type that decides the exit status of a chain it is part of.
+pub trait ExitStatus: std::error::Error + 'static {
+    /// The exit status this error ends a tool with.
+    fn exit_status(&self) -> i32;
+}
+
+impl ExitStatus for Usage {
+    fn exit_status(&self) -> i32 {
+        EXIT_USAGE
+    }
+}
+
+impl ExitStatus for Unsupported {
+    fn exit_status(&self) -> i32 {
+        EXIT_UNSUPPORTED
+    }
+}
+
+/// Recognises one error type in a chain and gives its exit status ([`probe`]).
+pub type Probe = fn(&(dyn std::error::Error + 'static)) -> Option<i32>;
+
+/// The [`Probe`] of type `T`.
+pub fn probe<T: ExitStatus>(e: &(dyn std::error::Error + 'static)) -> Option<i32> {
+    e.downcast_ref::<T>().map(ExitStatus::exit_status)
+}
+
+/// The exit status of an error chain: the first cause that is a [`Usage`] or [`Unsupported`]
+/// marker, or that one of `probes` recognises, decides; a chain of none is [`EXIT_FAILED`].
+pub fn exit_code_by(e: &anyhow::Error, probes: &[Probe]) -> i32 {
     for cause in e.chain() {
-        if let Some(b) = cause.downcast_ref::<Error>() {
-            return b.exit_code();
-        }
-        if cause.downcast_ref::<Usage>().is_some()
-            || cause.downcast_ref::<crate::size::SizeError>().is_some()
-            || cause
-                .downcast_ref::<crate::cpulist::CpuListError>()
-                .is_some()
-            || cause
-                .downcast_ref::<crate::sched::PlacementError>()
-                .is_some()
-            || cause
-                .downcast_ref::<crate::timing::CalibrationError>()
-                .is_some()
-        {
-            return EXIT_USAGE;
-        }
-        if cause
-            .downcast_ref::<crate::compare::CompareError>()
-            .is_some()
-        {
-            return EXIT_USAGE;
-        }
-        if cause.downcast_ref::<Unsupported>().is_some() {
-            return EXIT_UNSUPPORTED;
-        }
-        if let Some(m) = cause.downcast_ref::<crate::sys::mem::MemError>() {
-            return m.exit_code();
+        let known = [probe::<Usage> as Probe, probe::<Unsupported>];
+        if let Some(code) = known.iter().chain(probes).find_map(|p| p(cause)) {
+            return code;
         }
     }
     EXIT_FAILED
@@ -230,24 +85,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn exit_codes() {
-        assert_eq!(exit_code_of(&anyhow::Error::new(Usage("x".into()))), 2);
+    fn markers_decide_and_the_rest_fails() {
+        assert_eq!(exit_code_by(&anyhow::Error::new(Usage("x".into())), &[]), 2);
         assert_eq!(
-            exit_code_of(&anyhow::Error::new(Unsupported("x".into())).context("ctx")),
+            exit_code_by(
+                &anyhow::Error::new(Unsupported("x".into())).context("ctx"),
+                &[]
+            ),
             3
         );
-        assert_eq!(exit_code_of(&anyhow::anyhow!("plain")), 1);
-        let e = Error::ChildError {
-            child: Who {
-                index: 0,
-                cpu: Some(0),
-            },
-            code: 3,
-            message: "m".into(),
-        };
-        assert_eq!(e.exit_code(), 3);
-        assert_eq!(Error::Interrupted(Signal::SIGINT).exit_code(), 130);
-        let size = crate::size::parse_size("12q").unwrap_err();
-        assert_eq!(exit_code_of(&anyhow::Error::new(size)), 2);
+        assert_eq!(exit_code_by(&anyhow::anyhow!("plain"), &[]), 1);
     }
 }

@@ -194,7 +194,7 @@ pub fn detect(
 
 /// The clock a per-MHz or per-cycle figure divides by: `given_mhz` (`--mhz`), else the clock
 /// the children measured over their timed intervals (`measured`: cycles counter,
-/// time_in_state or [`probe`], see [`ChildRun::measured_clock`](crate::run::ChildRun)), else
+/// time_in_state or [`probe`], see [`crate::report::measured_clock`]), else
 /// what [`detect`] finds.
 pub fn clock_of_child(
     topology: &Topology,
@@ -210,22 +210,6 @@ pub fn clock_of_child(
         (None, Some((mhz, source))) => Some(CoreClock { mhz, source, cpu }),
         (None, None) => detect(topology, cpu, None),
     }
-}
-
-/// The median of the clocks `cpu`'s children measured over all `measurements` (MHz), with
-/// the source of that median's measurement.
-pub fn measured_median<T: crate::report::ToolData>(
-    measurements: &[crate::report::Measurement<T>],
-    cpu: usize,
-) -> Option<(f64, ClockSource)> {
-    let mut v: Vec<(f64, ClockSource)> = measurements
-        .iter()
-        .flat_map(|m| &m.children)
-        .filter(|c| c.cpu == Some(cpu))
-        .filter_map(|c| c.measured_clock())
-        .collect();
-    v.sort_by(|a, b| a.0.total_cmp(&b.0));
-    (!v.is_empty()).then(|| v[v.len() / 2])
 }
 
 /// Value parser for `--mhz`: a clock above 0 and at most [`MAX_MHZ`].

@@ -51,9 +51,9 @@ pub mod timing;
 pub mod topology;
 
 pub use aggregate::{AggregateMode, Metric, Rule};
-pub use error::{EXIT_FAILED, EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, Error, Unsupported, Usage};
+pub use error::{EXIT_FAILED, EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, Unsupported, Usage};
 pub use report::{AnyTool, Measurement, NoData, Report, ToolData};
-pub use run::{Benchmark, ChildInfo, Data, Iterations};
+pub use run::{Benchmark, ChildInfo, Data, Error, Iterations};
 pub use session::{Loads, Session, Spec, emit};
 pub use size::parse_size;
 pub use sys::mem::{Buffer, Pages};

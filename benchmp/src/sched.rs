@@ -100,6 +100,12 @@ pub enum PlacementError {
     NoCpus,
 }
 
+impl crate::error::ExitStatus for PlacementError {
+    fn exit_status(&self) -> i32 {
+        crate::error::EXIT_USAGE
+    }
+}
+
 /// Parses an `LMBENCH_SCHED` value. Keywords are case-insensitive; `CUSTOM` lists are the
 /// integers in the rest of the string, any other character separating them.
 pub fn parse_policy(text: &str) -> Result<Policy, PlacementError> {

@@ -5,10 +5,11 @@ use std::time::Duration;
 
 use crate::aggregate::{AggregateMode, Metric, Rule, aggregate, child_figures};
 use crate::cli::{OutputArgs, PlacementArgs, TimingArgs};
-use crate::error::{EXIT_FAILED, EXIT_OK, Error};
+use crate::error::{EXIT_FAILED, EXIT_OK};
 use crate::host::{Build, Host};
 use crate::quality::{MachineState, NoisePolicy, Overlap, judge};
 use crate::report::{Measurement, Quality, Report, ToolData, write_csv, write_json};
+use crate::run::Error;
 use crate::run::{Benchmark, ChildInfo, Iterations, RunConfig, run_loaded};
 use crate::sched::{
     LMBENCH_SCHED_ENV, Placement, PlacementError, Policy, parse_policy, place_by_policy,

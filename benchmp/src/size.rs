@@ -20,6 +20,12 @@ pub enum SizeError {
     Overflow(String),
 }
 
+impl crate::error::ExitStatus for SizeError {
+    fn exit_status(&self) -> i32 {
+        crate::error::EXIT_USAGE
+    }
+}
+
 /// Parses a byte count such as `512`, `64k`, `8M` or `1g` (binary multiples, as lmbench).
 pub fn parse_size(text: &str) -> Result<u64, SizeError> {
     let t = text.trim();

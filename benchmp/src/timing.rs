@@ -86,6 +86,12 @@ pub enum CalibrationError {
     },
 }
 
+impl crate::error::ExitStatus for CalibrationError {
+    fn exit_status(&self) -> i32 {
+        crate::error::EXIT_USAGE
+    }
+}
+
 /// Overrides and cache settings, from options and the environment.
 #[derive(Debug, Clone, Default)]
 pub struct CalibrationRequest {
@@ -117,12 +123,15 @@ pub fn timing_overhead_only() -> Result<(f64, Source), CalibrationError> {
     })
 }
 
+/// Longest interval, warmup or timed, in µs (an hour).
+pub const MAX_MICROS: u64 = 3_600_000_000;
+
 /// Reads ENOUGH (a whole number of µs from 1 to an hour).
 pub fn env_enough() -> Result<Option<u64>, CalibrationError> {
     match std::env::var("ENOUGH") {
         Err(_) => Ok(None),
         Ok(v) => match v.trim().parse::<u64>() {
-            Ok(n) if n > 0 && n <= crate::cli::MAX_MICROS => Ok(Some(n)),
+            Ok(n) if n > 0 && n <= MAX_MICROS => Ok(Some(n)),
             _ => Err(CalibrationError::BadEnv {
                 name: "ENOUGH",
                 value: v,

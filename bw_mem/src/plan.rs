@@ -84,7 +84,7 @@ mod tests {
     }
 
     fn code(e: anyhow::Error) -> i32 {
-        benchmp::error::exit_code_of(&e)
+        benchmp::cli::exit_code_of(&e)
     }
 
     #[test]

@@ -280,7 +280,7 @@ mod tests {
         assert!(check_lmbench_sched(None).is_ok());
         assert!(check_lmbench_sched(Some("UNIQUE")).is_ok());
         let e = anyhow::Error::new(check_lmbench_sched(Some("bogus")).unwrap_err());
-        assert_eq!(benchmp::error::exit_code_of(&e), benchmp::EXIT_USAGE);
+        assert_eq!(benchmp::cli::exit_code_of(&e), benchmp::EXIT_USAGE);
         assert!(e.to_string().starts_with("LMBENCH_SCHED 'bogus'"), "{e}");
     }
 

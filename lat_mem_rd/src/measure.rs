@@ -386,7 +386,7 @@ pub fn run(
     progress.finish();
     let sweep_wall_ns = now_ns() - t0;
 
-    let probed = |cpu| benchmp::freq::measured_median(session.measurements(), cpu);
+    let probed = |cpu| benchmp::report::measured_clock(session.measurements(), cpu);
     let summaries = summarize_all(&curves, &session.topology, ctx.layout, mhz, probed);
     let framework_ns = match sweep.strategy {
         Strategy::Predicted => session.calibration()?.measured_ns,

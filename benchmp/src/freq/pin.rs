@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Unsupported, Usage};
+use crate::error::{Refused, Unsupported, Usage};
 use crate::sys::process::InterruptGuard;
 
 /// One file a pin wrote (JSON: `path`, `was`, `set`, `restored`).
@@ -164,7 +164,7 @@ impl FreqPin {
         cpus: &[usize],
         mhz: Option<f64>,
         governor: Option<&str>,
-    ) -> Result<FreqPin, Error> {
+    ) -> Result<FreqPin, Refused> {
         let option = if mhz.is_some() {
             "--pin-freq"
         } else {
@@ -333,7 +333,7 @@ mod tests {
     fn bad_requests_and_missing_files_are_refused_before_anything_is_written() {
         let root = tree("refuse");
         let e = FreqPin::apply(&root, &[0], Some(5000.0), None).unwrap_err();
-        assert_eq!(e.exit_code(), crate::EXIT_USAGE);
+        assert_eq!(crate::error::ExitStatus::exit_status(&e), crate::EXIT_USAGE);
         assert!(
             e.to_string().contains("CPU 0 runs from 400 to 3000 MHz"),
             "{e}"
@@ -345,7 +345,10 @@ mod tests {
             "{e}"
         );
         let e = FreqPin::apply(&root, &[0, 5], Some(1000.0), None).unwrap_err();
-        assert_eq!(e.exit_code(), crate::EXIT_UNSUPPORTED);
+        assert_eq!(
+            crate::error::ExitStatus::exit_status(&e),
+            crate::EXIT_UNSUPPORTED
+        );
         assert!(e.to_string().contains("CPU 5 has no cpufreq"), "{e}");
         assert_eq!(
             read(&cpufreq_dir(&root, 0).join("scaling_max_freq")).unwrap(),
@@ -357,7 +360,10 @@ mod tests {
         std::fs::remove_file(&bad).unwrap();
         std::fs::create_dir(&bad).unwrap();
         let e = FreqPin::apply(&root, &[0, 1], Some(1000.0), None).unwrap_err();
-        assert_eq!(e.exit_code(), crate::EXIT_UNSUPPORTED);
+        assert_eq!(
+            crate::error::ExitStatus::exit_status(&e),
+            crate::EXIT_UNSUPPORTED
+        );
         assert!(
             e.to_string().contains("cpu1/cpufreq/scaling_min_freq"),
             "{e}"

@@ -7,7 +7,6 @@ use std::hint::black_box;
 
 use super::protocol::{self, GO, LOAD, PAUSE, RESULT, SIZE, STEP, Up, WINDOW};
 use super::{Benchmark, ChildInfo, ChildRun, Data, Iterations, LoadRun, Phase, RunConfig, Sample};
-use crate::error::exit_code_of;
 use crate::sys::affinity::{current_cpu, pin_and_verify};
 use crate::sys::clock::now_ns;
 use crate::sys::process;
@@ -25,7 +24,7 @@ struct Failure {
 impl Failure {
     fn from_anyhow(e: &anyhow::Error) -> Failure {
         Failure {
-            code: exit_code_of(e),
+            code: crate::error::exit_code_by(e, super::error::PROBES),
             message: format!("{e:#}"),
         }
     }

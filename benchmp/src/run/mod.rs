@@ -22,11 +22,14 @@ use serde::{Deserialize, Serialize};
 use crate::sys::usage::Usage;
 
 mod child;
+pub mod error;
 mod observe;
+pub mod overlap;
 mod parent;
 mod protocol;
 pub mod worker;
 
+pub use error::{Error, Stage};
 pub use parent::{Idle, run, run_loaded};
 
 /// The load benchmark of a run without load children (never built).

@@ -14,7 +14,7 @@ use nix::unistd::Pid;
 use super::protocol::{self, EXIT, GO, LOAD, PAUSE, RESULT, SIZE, STEP, STOP, Up, WINDOW};
 use super::worker::{self, StepSample, ToDriver, ToWorker};
 use super::{Benchmark, ChildInfo, ChildRun, Data, LoadRun, Ran, Role, RunConfig, Who, child};
-use crate::error::{Error, Stage};
+use super::{Error, Stage};
 use crate::sys::clock::now_ns;
 use crate::sys::process::{self, Exit, Forked, InterruptGuard};
 

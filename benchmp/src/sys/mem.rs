@@ -79,6 +79,12 @@ pub enum MemError {
     Empty,
 }
 
+impl crate::error::ExitStatus for MemError {
+    fn exit_status(&self) -> i32 {
+        self.exit_code()
+    }
+}
+
 impl MemError {
     /// True when the machine cannot provide what was asked (exit status 3 rather than 1).
     pub fn is_unsupported(&self) -> bool {

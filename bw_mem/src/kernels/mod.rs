@@ -456,7 +456,7 @@ mod tests {
             assert_eq!(k.isa(), Isa::Portable);
             assert_eq!(Kernel::all_available(op).len(), 1);
             let e = Kernel::select(op, Some(Isa::Avx2)).unwrap_err();
-            assert_eq!(benchmp::error::exit_code_of(&e), 2);
+            assert_eq!(benchmp::cli::exit_code_of(&e), 2);
         }
     }
 
@@ -524,6 +524,6 @@ mod tests {
             Isa::Avx512
         };
         let e = Kernel::select(Op::Rdvec, Some(foreign)).unwrap_err();
-        assert_eq!(benchmp::error::exit_code_of(&e), 3, "{e}");
+        assert_eq!(benchmp::cli::exit_code_of(&e), 3, "{e}");
     }
 }
