@@ -9,10 +9,11 @@ set -uo pipefail
 usage() {
   cat <<'USAGE'
 Usage: scripts/android.sh [options] TOOL [ARGS...]
-       scripts/android.sh [options] suite [--quick | --full]
+       scripts/android.sh [options] suite [--quick | --full] [--only TOOL]...
 
 Builds aarch64-unknown-linux-musl binaries (static, linked with rust-lld), pushes them to the
-device, runs TOOL with ARGS (or the whole suite), and pulls the results into
+device, runs TOOL with ARGS (or the whole suite: `benchmp suite` on the device, the same plan
+and executor as on a computer, one adb call), and pulls the results into
 results/android-<serial>-<timestamp>/. Without -s, every connected device is run in turn.
 
 Options:
@@ -20,7 +21,7 @@ Options:
   --device-dir DIR   folder on the device (default /data/local/tmp/socbench)
   --cpus LIST        passed to the tool as --cpus LIST (to dto as PERF_CPU, the list's first
                      CPU); checked against the CPUs the device shell's cpuset allows. The
-                     suite's all-CPU entries run one child per CPU of the list
+                     suite gets --cpus LIST: its all-CPU entries run one child per CPU of it
   --sched POLICY     exported as LMBENCH_SCHED on the device (e.g. UNIQUE, "CUSTOM 4 5 6 7")
   --trace            capture a trace around the run: 'ftrace record' on the device when adb
                      is root, else the device's perfetto (or atrace) with ftrace print events
@@ -40,7 +41,8 @@ found (exit 2). A device that does not answer the first probe leaves no results 
 
 Environment: ADB (adb program, default adb); ADB_TIMEOUT (seconds for each adb call but the
 runs of the tools: the probes, pushes, pulls and trace control; default 60); ADB_RUN_TIMEOUT
-(seconds for each tool run, a suite entry or the one TOOL; default 0, no limit);
+(seconds for each tool run, a suite entry (benchmp suite --entry-timeout) or the one TOOL;
+default 0, no limit);
 CARGO_TARGET_DIR.
 
 Exit status: 0 every run succeeded on every device; 1 a run failed, or a device could not be
@@ -55,8 +57,8 @@ die() { echo "android.sh: $*" >&2; exit 2; }
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
-# shellcheck source=scripts/lib/plan.sh
-. "$here/lib/plan.sh"
+# shellcheck source=scripts/lib/tools.sh
+. "$here/lib/tools.sh"
 # shellcheck source=scripts/lib/cpus.sh
 . "$here/lib/cpus.sh"
 # shellcheck source=scripts/lib/outdir.sh
@@ -98,9 +100,18 @@ if ! [[ $adb_timeout =~ ^[0-9]+$ ]] || [ "$adb_timeout" -eq 0 ]; then
   die "ADB_TIMEOUT '$adb_timeout' is not a number of seconds above 0"
 fi
 [[ $run_timeout =~ ^[0-9]+$ ]] || die "ADB_RUN_TIMEOUT '$run_timeout' is not a number of seconds (0: no limit)"
-mode=default
+suite_args=()
 if [ "$tool" = suite ]; then
-  case "$*" in --quick) mode=quick ;; --full) mode=full ;; "") ;; *) die "suite takes --quick or --full" ;; esac
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --quick|--full) suite_args+=("$1") ;;
+      --only) [ $# -ge 2 ] || die "suite: --only needs a tool name"
+              case " $SUITE_TOOLS " in *" $2 "*) ;; *) die "suite: unknown tool '$2' (tools: $SUITE_TOOLS)" ;; esac
+              suite_args+=(--only "$2"); shift ;;
+      *) die "suite takes --quick or --full and --only TOOL" ;;
+    esac
+    shift
+  done
 fi
 outdir_creatable "$results_root" || die "--results $results_root $outdir_why"
 
@@ -124,6 +135,8 @@ for t in "${tool_list[@]}"; do
 done
 if [ "$tool" != suite ]; then
   case ",$tools," in *",$tool,"*) ;; *) die "unknown tool '$tool' (tools: $tools, or suite)" ;; esac
+else
+  case ",$tools," in *",benchmp,"*) ;; *) die "suite runs benchmp suite on the device: --tools must include benchmp" ;; esac
 fi
 
 [ -n "$bin_dir" ] || bin_dir="${CARGO_TARGET_DIR:-$top/target}/$TARGET/release"
@@ -208,17 +221,18 @@ dsh_lost() {
 }
 
 # Builds the device command for one tool run: cd, environment, binary, quoted arguments,
-# output redirected into the run folder.
+# output redirected into the run folder (LABEL.txt and .err; to $out_base.txt and .err instead
+# when out_base is set).
 device_cmd() {
   local label=$1 t=$2; shift 2
-  local envs="" cmd kv
+  local envs="" cmd kv base=${out_base:-$run_dir/$label}
   [ -n "$sched" ] && envs="LMBENCH_SCHED=$(q "$sched") "
   for kv in "${entry_env[@]}"; do
     [[ "$kv" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || continue
     envs+="${kv%%=*}=$(q "${kv#*=}") "
   done
   cmd="cd $(q "$device_dir") && ${envs}$(q "./$t") $(qall "$@")"
-  cmd+=" > $(q "$run_dir/$label.txt") 2> $(q "$run_dir/$label.err")"
+  cmd+=" > $(q "$base.txt") 2> $(q "$base.err")"
   printf '%s' "$cmd"
 }
 
@@ -298,6 +312,46 @@ run_one() {
   [ "$lost" = 0 ]
 }
 
+# run_suite: the whole plan in one adb call, `benchmp suite` on the device with the pushed
+# binaries beside it (a trace, when asked, around all of it), then its summary. Its
+# status.tsv comes back with the results. Returns 1 when the device was lost.
+run_suite() {
+  local args=(suite --bin-dir "$device_dir" --out "$run_dir" --no-summary "${suite_args[@]}") cmd arc=0 rc how=""
+  [ -z "$cpus" ] || args+=(--cpus "$cpus")
+  [ "$run_timeout" = 0 ] || args+=(--entry-timeout "$run_timeout")
+  if [ "$trace" = 1 ]; then
+    args+=(--trace)
+    if ! start_trace suite; then
+      [ "$lost" = 0 ] || return 1
+      echo "   warning: no way to trace on this device (not root, no perfetto or atrace)" >&2
+      how=""
+    fi
+  fi
+  # The suite's own output goes beside its results folder, which it makes itself.
+  local log="$run_dir.suite"
+  if [ "${how%% *}" = ftrace ]; then
+    cmd=$(out_base=$log device_cmd suite ftrace record -o "$run_dir.trace.txt" \
+      --event sched/sched_switch --event power/cpu_frequency -- ./benchmp "${args[@]}")
+  else
+    cmd=$(out_base=$log device_cmd suite benchmp "${args[@]}")
+  fi
+  echo "   suite: ./benchmp ${args[*]}"
+  adb_do 0 -s "$serial" shell "$cmd; echo \"rc=\$?\"" || arc=$?
+  rc=$(tr -d '\r' < "$scratch/out" | sed -n 's/^rc=//p' | tail -n 1)
+  # shellcheck disable=SC2086  # how holds up to three words by design
+  [ "$lost" = 0 ] && [ -n "$how" ] && [ "${how%% *}" != ftrace ] && stop_trace suite $how
+  for f in "$log.txt" "$log.err"; do
+    adb_do "$adb_timeout" -s "$serial" pull "$f" "$local_dir/suite.${f##*.}" >/dev/null 2>&1 || true
+  done
+  [ -f "$local_dir/suite.txt" ] && sed 's/^/   /' "$local_dir/suite.txt"
+  case "${rc:-255}" in
+    0|1) dsh "cd $(q "$device_dir") && ./benchmp summary $(q "$run_dir")" && printf '%s\n' "$dsh_out" ;;
+    *) echo "   FAILED: benchmp suite exit ${rc:-?} (adb $arc): $(tail -n 2 "$local_dir/suite.err" 2>/dev/null | tr '\n' ' ')" ;;
+  esac
+  [ "${rc:-255}" = 0 ] || suite_failed=1
+  [ "$lost" = 0 ]
+}
+
 # probe VAR CMD: VAR gets what CMD prints in the device shell (empty when it fails); returns 1
 # only when the device stopped answering.
 probe() {
@@ -310,10 +364,10 @@ probe() {
 # that does not answer the first probe leaves no results folder.
 run_device() {
   local safe model allowed freqs id c t label envs args dir
-  lost=0
+  lost=0 suite_failed=0
   safe=$(printf '%s' "$serial" | tr -c 'A-Za-z0-9._-' '_')
   local_dir="$results_root/android-$safe-$stamp"
-  run_dir="$device_dir/results/$stamp"
+  run_dir="$device_dir/results/$stamp-$$"
   echo "== device $serial"
   if ! dsh 'true'; then
     [ "$lost" = 1 ] || echo "android.sh: device $serial: '$(adb_words -s "$serial" shell true)' $adb_why; skipped" >&2
@@ -341,7 +395,9 @@ run_device() {
       cpus_missing "$c" "$allowed" >/dev/null && echo "   warning: CPU $c is not in the shell's allowed CPUs ($allowed); the tool will refuse it" >&2
     done
   fi
-  if ! dsh "mkdir -p $(q "$run_dir")"; then
+  local made=$run_dir
+  [ "$tool" = suite ] && made=${run_dir%/*}
+  if ! dsh "mkdir -p $(q "$made")"; then
     [ "$lost" = 1 ] || echo "android.sh: device $serial: cannot create $run_dir ($adb_why)" >&2
     return 1
   fi
@@ -355,27 +411,7 @@ run_device() {
   [ "$lost" = 0 ] || return 1
 
   if [ "$tool" = suite ]; then
-    probe ncpus 'nproc 2>/dev/null || getconf _NPROCESSORS_ONLN' || return 1
-    # With --cpus, the all-CPU entries run one child on each CPU of the list.
-    [ -n "$cpus" ] && ncpus=$(cpus_expand "$cpus" | sort -un | wc -l)
-    # shellcheck disable=SC2016  # expanded by the device shell
-    probe llc 'm=0; for f in /sys/devices/system/cpu/cpu0/cache/index*/size; do v=$(cat "$f"); case "$v" in *K) v=$((${v%K}*1024));; *M) v=$((${v%M}*1048576));; esac; [ "$v" -gt "$m" ] && m=$v; done; echo $m' || return 1
-    while IFS='|' read -r label envs t args; do
-      case ",$tools," in *",$t,"*) ;; *) continue ;; esac
-      dir="$run_dir/$label"
-      case "$args $envs" in *"{dir}"*) dsh "mkdir -p $(q "$dir")"; [ "$lost" = 0 ] || break ;; esac
-      # Split first, then fill in the placeholders word by word: a device folder with spaces
-      # stays one argument.
-      read -r -a argv <<< "$args"
-      read -r -a entry_env <<< "$envs"
-      argv=("${argv[@]//\{json\}/$run_dir/$label.json}")
-      argv=("${argv[@]//\{csv\}/$run_dir/$label.csv}")
-      argv=("${argv[@]//\{dir\}/$dir}")
-      entry_env=("${entry_env[@]//\{dir\}/$dir}")
-      cpu_args "$t"
-      run_one "$label" "$t" "${argv[@]}" "${extra[@]}" || break
-    done < <(suite_plan "$mode" "${ncpus:-1}" "${llc:-0}")
-    entry_env=()
+    run_suite || return 1
   else
     entry_env=()
     cpu_args "$tool"
@@ -387,12 +423,13 @@ run_device() {
     ok=1
   fi
   awk -F'\t' 'NR > 1 && $3 != 0 { bad = 1 } END { exit !bad }' "$local_dir/status.tsv" && ok=1
+  [ "$suite_failed" = 0 ] || ok=1
   [ "$lost" = 0 ] || ok=1
   echo "   results: $local_dir"
   return "$ok"
 }
 
-overall=0 lost=0 root=0
+overall=0 lost=0 root=0 suite_failed=0
 stamp=$(date +%Y%m%d-%H%M%S)
 for serial in "${serials[@]}"; do
   run_device "$@" || overall=1

@@ -48,8 +48,6 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/lib/bench.sh
 . "$here/lib/bench.sh"
-# shellcheck source=scripts/lib/plan.sh
-. "$here/lib/plan.sh"
 top=$(cd "$here/.." && pwd)
 cd "$top"
 
@@ -173,7 +171,7 @@ end_stopper() {
 stopper_pid=""
 
 # A DRAM size: four times the last-level cache, at least 64 MiB.
-llc=$(llc_bytes)
+llc=$("$bin/benchmp" topology --json | python3 -c 'import json, sys; t = json.load(sys.stdin); first = t["cpus"][0]["id"]; print(max([c["size_bytes"] for c in t["caches"] if first in c["shared_cpus"]] or [0]))')
 dram=$(( (llc * 4 + 1048575) / 1048576 )); [ "$dram" -lt 64 ] && dram=64
 
 # The command of one figure with binary folder $2.

@@ -1,10 +1,24 @@
 #!/usr/bin/env bash
 # socbench's test command (README quick start): formatting, lints, every crate's unit and
 # integration tests, the release-build kernel check, the aarch64 kernels under qemu, shell
-# lint, and the script tests (android.sh with a stand-in adb, one quick suite run). Tests
-# check correctness only; no test asserts a time.
+# lint, and the script tests (android.sh with a stand-in adb running the quick suite under
+# qemu, one quick suite run here, the LAVA definitions). Tests check correctness only; no
+# test asserts a time.
+#
+#   scripts/test.sh           everything (what CI runs), installing what it needs first
+#   scripts/test.sh --quick   the edit-compile-test loop: fmt, clippy, cargo test --workspace
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+case "${1:-}" in
+  --quick)
+    cargo fmt --all -- --check
+    cargo clippy --workspace --all-targets -- -D warnings
+    cargo test --workspace
+    exit 0 ;;
+  "") ;;
+  *) echo "test.sh: unknown option '$1' (--quick, or nothing for every test)" >&2; exit 2 ;;
+esac
 
 # Set-up on a fresh machine: everything below needs these; each missing piece is installed,
 # or the line that says why it cannot be ends the run (scripts/lib/setup.sh).
@@ -38,17 +52,24 @@ cargo test -p ftrace --test record -- --ignored
 cargo test --release -p bw_mem --test not_optimised_away
 
 # NEON kernels and the portable fallbacks (bw_mem's and dto's), built for aarch64 and run under
-# qemu-user.
-CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=rust-lld \
-CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUNNER=qemu-aarch64-static \
-  cargo test -p bw_mem --target aarch64-unknown-linux-musl --lib --test kernels
-CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=rust-lld \
-CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUNNER=qemu-aarch64-static \
-  cargo test -p dto --target aarch64-unknown-linux-musl --lib kernels
+# qemu-user, and the stand-in phone's binaries for the android.sh test: one aarch64 build
+# with the scripts profile (no LTO, parallel codegen), its dependencies shared.
+aarch64() {
+  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=rust-lld \
+  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUNNER=qemu-aarch64-static \
+    cargo "$1" --profile scripts --target aarch64-unknown-linux-musl "${@:2}"
+}
+aarch64 test -p bw_mem --lib --test kernels
+aarch64 test -p dto --lib kernels
+aarch64 build -p benchmp -p bw_mem -p dhry -p dto --bins
+# The script tests check structure, not figures: this machine's side runs the debug binaries
+# cargo test built above.
+export SOCBENCH_BIN="${CARGO_TARGET_DIR:-target}/debug"
+export SOCBENCH_DEVICE_BIN="${CARGO_TARGET_DIR:-target}/aarch64-unknown-linux-musl/scripts"
 
 shellcheck -x scripts/*.sh scripts/lib/*.sh scripts/lava/*.sh scripts/tests/*.sh scripts/tests/fake-adb .ci/run
 python3 -m py_compile scripts/*.py
 scripts/tests/test_android.sh
-scripts/tests/test_lmbench_harness.sh
+scripts/tests/test_lmbench_harness.sh "$SOCBENCH_BIN"
 scripts/tests/test_suite.sh
 scripts/tests/test_lava.sh

@@ -121,6 +121,16 @@ enum Cmd {
     /// Exit status 1 when a figure regressed or a side failed, 0 otherwise, 2 for bad input
     /// (a missing program, a command that is no socbench tool, two tools or figures).
     Ab(cmd::ab::AbArgs),
+    /// Run socbench's plan (every tool with defaults that finish in a few minutes on a
+    /// 2-core machine) with the binaries next to this one, into a results folder: each
+    /// entry's JSON, CSV, text and errors and status.tsv; a failed entry is reported and the
+    /// next one runs. Exit status: 0 every entry succeeded (and nothing regressed), 1
+    /// otherwise, 2 refused before anything ran, 128+n stopped by signal n (the running
+    /// entry and everything it forked are stopped first).
+    Suite(cmd::suite::SuiteArgs),
+    /// Print the summary of a results folder: every entry with its headline figure, its
+    /// time and, after a comparison, its worst verdict.
+    Summary(cmd::summary::SummaryArgs),
     /// Print the framework's own costs: timing and loop overhead, fork and handshake time per
     /// child, and the error of known-duration workloads measured through the framework.
     Overhead {
@@ -302,6 +312,8 @@ fn run(cli: Cli) -> Result<i32> {
             csv.as_deref(),
         ),
         Cmd::Ab(args) => cmd::ab::run(&args),
+        Cmd::Suite(args) => cmd::suite::run(&args),
+        Cmd::Summary(args) => cmd::summary::run(&args),
         Cmd::Calibrate { timing, json } => calibrate(timing, json),
         Cmd::Topology { json } => topology(json),
         Cmd::Probe(args) => probe(args),

@@ -3,7 +3,8 @@
 
 Reads the folder's status.tsv and each entry's JSON report (never the text output) and turns
 them into LAVA results: a test set per tool, a test case per suite entry with its headline
-figure as the measurement, fail (with the reason as a case of its own and a line in the log)
+figure as the measurement (benchmp's rule, `benchmp summary --json`: the folder's
+summary.json, written by the benchmp suite that ran it, else the output of --benchmp), fail (with the reason as a case of its own and a line in the log)
 for an entry whose tool failed or left no report, and unknown (with the report's noise
 reasons) for one whose report calls the run noisy: the tool worked, but its figure is not to
 be trusted, which on a shared host is common and no failure. With --baseline it
@@ -36,10 +37,6 @@ import urllib.error
 import urllib.request
 import uuid
 
-# dto's cell verdicts as LAVA results. REF rows are shown, never judged: their figure is
-# reported as a pass. NOISY (an A/A cell that moved) is unknown, as a noisy run is for the
-# other tools: dto itself exits 0 for it, but the figure is not to be trusted.
-DTO_RESULTS = {"PASS": "pass", "REF": "pass", "FAIL": "fail", "NOISY": "unknown"}
 # Reasons that make an entry unknown rather than a fail: the tool ran, its figure is shaky.
 NOISE_ONLY = {"noisy"}
 EXIT_UNSUPPORTED = 3
@@ -110,23 +107,27 @@ def load_report(path):
         return None, f"unreadable JSON report {path.name}: {e}"
 
 
-def headline(data):
-    """A benchmp report's figure and unit: its system figure (the report's aggregate mode).
-
-    A sweep (lat_mem_rd: one measurement per size) is represented by its largest size at its
-    largest stride, the memory latency; the plateaus come as cases of their own.
-    """
-    ms = data.get("measurements") or []
-    if not ms:
-        return None, None
-    mode = data.get("aggregate_mode", "cluster")
-
-    def where(m):
-        p = m.get("params") or {}
-        return (number(p.get("size_bytes")) or 0, number(p.get("stride_bytes")) or 0)
-
-    m = max(ms, key=where) if len(ms) > 1 else ms[0]
-    return number((m.get("aggregate") or {}).get(mode)), (m.get("metric") or {}).get("unit")
+def headlines(out, benchmp):
+    """Each entry's headline figure and unit by label, as benchmp's rule chooses them (one
+    rule for the suite's summary, this report and the tests): the folder's summary.json (the
+    `benchmp summary --json` of the suite that wrote the folder), else `BENCHMP summary
+    --json` run here. Returns (by label, why not) with an empty map when neither is there."""
+    path = out / "summary.json"
+    text = None
+    if path.is_file():
+        text = path.read_text()
+    elif benchmp and runs_here(benchmp):
+        done = subprocess.run([benchmp, "summary", "--json", str(out)], capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            return {}, f"benchmp summary failed: {done.stderr.strip()[:200]}"
+        text = done.stdout
+    else:
+        return {}, "no summary.json in the folder and no benchmp that runs here (--benchmp)"
+    try:
+        entries = json.loads(text)["entries"]
+    except (ValueError, KeyError, TypeError) as e:
+        return {}, f"unreadable summary: {e}"
+    return {e["entry"]: e.get("headline") for e in entries}, None
 
 
 def plateau_cases(label, data):
@@ -150,8 +151,9 @@ def plateau_cases(label, data):
     return out
 
 
-def judge_entry(out, label, code):
-    """Everything one suite entry reports: (result, figure, unit, reasons, sub-cases).
+def judge_entry(out, label, code, heads):
+    """Everything one suite entry reports: (result, figure, unit, reasons, sub-cases); heads
+    is (headline by label, why there are none).
 
     Sub-cases are (name, result or None for the entry's own, measurement, units).
     """
@@ -169,30 +171,19 @@ def judge_entry(out, label, code):
         if code == 0:
             reasons.add("report", why)
     elif "measurements" in data:
-        figure, unit = headline(data)
+        head = heads[0].get(label)
+        if head:
+            figure, unit = number(head.get("value")), head.get("unit")
         subs = [(name, None, ns, "ns") for name, ns in plateau_cases(label, data)]
         verdict = (data.get("quality") or {}).get("verdict") or {}
         if verdict.get("noisy"):
             why_noisy = verdict.get("reasons") or []
             text = "; ".join(why_noisy[:3]) + (f" (and {len(why_noisy) - 3} more)" if len(why_noisy) > 3 else "")
             reasons.add("noisy", f"noisy run: {text}", len(why_noisy), "reasons")
-    elif isinstance(data.get("cells"), list):
-        # dto's own layout: A/B cells with trimmed means and verdicts.
-        figure, unit = number(data.get("regressions")), "cells"
-        for c in data["cells"]:
-            result = DTO_RESULTS.get(str(c.get("verdict")).upper(), "unknown")
-            subs.append((case_name(label, c.get("test"), c.get("config"), c.get("pages")), result,
-                         number(c.get("current_trimmed_mean_ns")), "ns"))
-        if figure:
-            reasons.add("regression", f"{int(figure)} A/B cell(s) regressed", figure, "cells")
-        noisy = number(data.get("noisy"))
-        if noisy:
-            reasons.add("noisy", f"noisy run: {int(noisy)} A/A cell(s) moved by more than the minimum effect",
-                        noisy, "cells")
     else:
         reasons.add("report", f"{label}.json is in no layout this script knows")
     if data is not None and figure is None:
-        reasons.add("report", f"no figure in {label}.json")
+        reasons.add("report", f"no headline figure for {label}: {heads[1] or 'its report has no figures'}")
     if code == EXIT_UNSUPPORTED:
         result = "skip"
     elif not reasons:
@@ -260,7 +251,8 @@ class Lava:
             self.case(case_name(name, "reason", kind), result, measurement, units)
 
 
-def report_entries(lava, out, rows):
+def report_entries(lava, out, rows, benchmp):
+    heads = headlines(out, benchmp)
     by_tool = {}
     for row in rows:
         by_tool.setdefault(row["tool"], []).append(row)
@@ -272,7 +264,7 @@ def report_entries(lava, out, rows):
                 code = int(row["exit"])
             except (TypeError, ValueError):
                 code = 255
-            result, figure, unit, reasons, subs = judge_entry(out, label, code)
+            result, figure, unit, reasons, subs = judge_entry(out, label, code, heads)
             lava.explain(case_name(label), reasons)
             lava.case(case_name(label), result, figure, unit)
             lava.reason_cases(case_name(label), result, reasons)
@@ -434,7 +426,7 @@ def main():
         rows = [r for r in csv.DictReader(f, delimiter="\t") if r.get("label") and r.get("tool")]
 
     lava = Lava()
-    report_entries(lava, out, rows)
+    report_entries(lava, out, rows, args.benchmp)
     if args.baseline:
         report_compare(lava, out, args.baseline.resolve(), args.benchmp)
     report_archive(lava, out, args.upload_url)

@@ -53,8 +53,8 @@ USAGE
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-# shellcheck source=scripts/lib/plan.sh
-. "$top/scripts/lib/plan.sh"
+# shellcheck source=scripts/lib/tools.sh
+. "$top/scripts/lib/tools.sh"
 # shellcheck source=scripts/lib/cpus.sh
 . "$top/scripts/lib/cpus.sh"
 # shellcheck source=scripts/lib/outdir.sh
@@ -138,10 +138,6 @@ fi
 [ -n "$out" ] || out="output/socbench-$(date +%Y%m%d-%H%M%S)"
 case "$out" in /*) ;; *) out="$PWD/$out" ;; esac
 [ ! -e "$out" ] || die "--out $out already exists (give a new folder)"
-if [ "$android" = 0 ] && [[ "$out" =~ [[:space:]] ]]; then
-  # suite.sh splits each entry's arguments, results paths included, on spaces.
-  die "--out '$out' has white space in its path, which scripts/suite.sh cannot take"
-fi
 # Every folder made from here on goes again when the run leaves no results (a refusal
 # included): the scratch folder, and the parents of --out this run created.
 outdir_create "$(dirname "$out")" || die "the folder of --out $out $outdir_why"
@@ -178,7 +174,8 @@ if [ -z "$bin" ]; then
   fi
 fi
 bin=$(unpack "$bin" bin "${tool_list[0]}") || exit 2
-for t in "${tool_list[@]}"; do
+# benchmp runs the suite (on the device too) and writes its summary.
+for t in "${tool_list[@]}" benchmp; do
   [ -x "$bin/$t" ] || die "$bin/$t is missing or not executable"
   if [ "$android" = 0 ]; then
     "$bin/$t" --version >/dev/null 2>&1 || die "$bin/$t does not run here (built for another machine?)"
@@ -198,12 +195,13 @@ fi
 
 echo "== socbench: plan $plan, tools ${tool_list[*]}${cpus:+, CPUs $cpus}${sched:+, LMBENCH_SCHED=$sched}; binaries $bin; results $out"
 if [ "$android" = 1 ]; then
-  aargs=(-s "$serial" --bin-dir "$bin" --results "$work/runs" --tools "$(IFS=,; echo "${tool_list[*]}")")
+  aargs=(-s "$serial" --bin-dir "$bin" --results "$work/runs" --tools "$(IFS=,; echo "${tool_list[*]}"),benchmp")
   [ -n "$cpus" ] && aargs+=(--cpus "$cpus")
   [ -n "$sched" ] && aargs+=(--sched "$sched")
   [ -n "$device_dir" ] && aargs+=(--device-dir "$device_dir")
   sargs=()
   [ "$plan" = default ] || sargs=("--$plan")
+  for t in "${tool_list[@]}"; do sargs+=(--only "$t"); done
   runner=("$top/scripts/android.sh" "${aargs[@]}" suite "${sargs[@]}") runner_name=scripts/android.sh
   child_run "${runner[@]}"
   rc=$?

@@ -83,8 +83,8 @@ refused "a results folder under a file" "android.sh: --results $tmp/stub/benchmp
   --results "$tmp/stub/benchmp/r" benchmp probe
 refused "a results folder where nothing can be written" "android.sh: --results /proc/socbench-$$ cannot be written (/proc)" \
   --results "/proc/socbench-$$" benchmp probe
-refused "a suite option that is not --quick or --full" "android.sh: suite takes --quick or --full" suite --fast
-refused "an unknown tool in --tools" "android.sh: --tools: unknown tool 'nosuch' (tools: $(. "$top/scripts/lib/plan.sh"; echo "$SUITE_TOOLS") ftrace benchmp)" \
+refused "a suite option that is not --quick or --full" "android.sh: suite takes --quick or --full and --only TOOL" suite --fast
+refused "an unknown tool in --tools" "android.sh: --tools: unknown tool 'nosuch' (tools: $(. "$top/scripts/lib/tools.sh"; echo "$SUITE_TOOLS") ftrace benchmp)" \
   --tools benchmp,nosuch benchmp probe
 [ ! -e "$tmp/results" ] || fail "a refused run made a results folder"
 
@@ -141,6 +141,46 @@ grep -q 'CPU 4095 is not in the shell' <<< "$out" || fail "no warning about CPU 
 count=$(find "$tmp/results2" -maxdepth 1 -type d -name 'android-*' | wc -l)
 [ "$count" -eq 2 ] || fail "expected one results folder per device, got $count"
 [ "$(grep -ac 'probe' "$tmp/argv.log")" -eq 2 ] || fail "expected one run per device"
+
+echo "== the quick suite on the device: benchmp suite runs the plan there, one adb call"
+# The entries of three tools (every tool's under qemu takes a minute; that layout is the same).
+only=(--only bw_mem --only dhry --only dto)
+rc=0
+"$top/scripts/android.sh" "${device_bin[@]}" --tools benchmp,bw_mem,dhry,dto --device-dir "$tmp/dev ice/socbench" \
+  --results "$tmp/results4" -s "$good" suite --quick "${only[@]}" > "$tmp/suite.log" 2>&1 || rc=$?
+dir=$(find "$tmp/results4" -maxdepth 1 -type d -name 'android-*' | head -n 1)
+[ -n "$dir" ] || fail "the suite left no results folder: $(tail -n 20 "$tmp/suite.log")"
+# The layout benchmp suite writes here: every entry of the plan (benchmp suite --list on this
+# machine's CPUs) with its files, status.tsv and summary.json; each tool's JSON a report.
+host_benchmp=${SOCBENCH_BIN:+$SOCBENCH_BIN/benchmp}
+[ -n "$host_benchmp" ] || host_benchmp="${CARGO_TARGET_DIR:-$top/target}/release/benchmp"
+[ -x "$host_benchmp" ] || (cd "$top" && cargo build --release --quiet -p benchmp) || fail "cannot build benchmp for this machine"
+"$host_benchmp" suite --quick --list "${only[@]}" > "$tmp/plan.txt" || fail "benchmp suite --list failed"
+python3 - "$tmp/plan.txt" "$dir" "$tmp/suite.log" <<'PY' || fail "the device's results are not the plan's layout"
+import csv, json, pathlib, sys
+plan = [l.split("|") for l in open(sys.argv[1]).read().splitlines() if l]
+out, log = pathlib.Path(sys.argv[2]), open(sys.argv[3]).read()
+def need(ok, what):
+    if not ok:
+        sys.exit(f"FAIL: {what}\n--- log:\n{log[-3000:]}")
+rows = {r["label"]: r for r in csv.DictReader(open(out / "status.tsv"), delimiter="\t")}
+need([p[0] for p in plan] == list(rows), f"status.tsv lists {list(rows)}, the plan {[p[0] for p in plan]}")
+summary = json.load(open(out / "summary.json"))
+need([e["entry"] for e in summary["entries"]] == list(rows), "summary.json does not list every entry")
+for label, env, tool, args in plan:
+    ok = rows[label]["exit"] == "0"
+    # A failed entry (a load child starved under qemu) leaves its text and errors only.
+    for ext in ["txt", "err"] + ["json"] * ("{json}" in args and ok) + ["csv"] * ("{csv}" in args and ok):
+        f = out / f"{label}.{ext}"
+        need(f.is_file(), f"no {f.name}")
+    if "{dir}" in args + env:
+        need((out / label).is_dir(), f"no folder {label}/")
+    if ok and "{json}" in args:
+        need(json.load(open(out / f"{label}.json")).get("tool", "").startswith(tool), f"{label}.json is not {tool}'s report")
+print(f"   {len(plan)} entries, {sum(r['exit'] == '0' for r in rows.values())} succeeded on the device")
+PY
+[ "$rc" -le 1 ] || fail "android.sh suite: exit $rc: $(tail -n 20 "$tmp/suite.log")"
+grep -q "entries over" "$tmp/suite.log" || fail "no summary from the device: $(tail -n 5 "$tmp/suite.log")"
 
 echo "== bad input is refused before anything runs"
 if "$top/scripts/android.sh" --no-build --cpus 'x;y' benchmp probe 2>/dev/null; then fail "--cpus 'x;y' accepted"; fi

@@ -30,14 +30,15 @@ fi
 nb=(--no-build --bin-dir "$bin" --no-plots --quick)
 
 echo "== refusals before anything runs: exit 2 and one line"
-# refused WHAT ARGS...: suite.sh ARGS exits 2 with one line on stderr, "suite.sh: ...".
+# refused WHAT ARGS...: suite.sh ARGS exits 2 with one line on stderr, from suite.sh or from
+# the benchmp suite it calls ("suite.sh: ..." or "benchmp: ...").
 refused() {
   local what=$1 rc=0 err
   shift
   err=$("$top/scripts/suite.sh" "$@" 2>&1 >/dev/null) || rc=$?
   [ "$rc" -eq 2 ] || fail "$what: exit $rc, not 2: $err"
-  if [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ] || [[ $err != "suite.sh: "* ]]; then
-    fail "$what: not one line from suite.sh: $err"
+  if [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ] || ! [[ $err == "suite.sh: "* || $err == "benchmp: "* ]]; then
+    fail "$what: not one line from suite.sh or benchmp: $err"
   fi
 }
 mkdir -p "$r/empty" "$r/noexec" "$r/other"
@@ -110,7 +111,7 @@ stopped() {
 }
 start_suite "$r/sig" -m 1
 rc=0; err=$("$top/scripts/suite.sh" "${nb[@]}" --only dhry --out "$r/sig" --force 2>&1 >/dev/null) || rc=$?
-if [ "$rc" -ne 2 ] || [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ] || ! grep -q '^suite.sh: .*another suite' <<< "$err"; then
+if [ "$rc" -ne 2 ] || [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ] || ! grep -qE '^(suite.sh|benchmp): .*another suite' <<< "$err"; then
   fail "a second suite into a folder in use: exit $rc, $err"
 fi
 if [ ! -s "$r/sig/status.tsv" ] || [ -e "$r/sig/dhry-P1.json" ]; then fail "the second suite touched the first one's folder"; fi
@@ -145,8 +146,8 @@ if [ "$rc" -gt 1 ] || [ -n "$bad" ]; then
 fi
 echo "$summary" | tail -n 20
 
-# shellcheck source=scripts/lib/plan.sh
-. "$top/scripts/lib/plan.sh"
+# shellcheck source=scripts/lib/tools.sh
+. "$top/scripts/lib/tools.sh"
 for tool in $SUITE_TOOLS; do
   found=0
   for f in "$out"/*.json; do
@@ -172,7 +173,7 @@ ls "$out"/dto-speedup/*.png >/dev/null 2>&1 || fail "no dto distribution plots"
 "$bin/benchmp" compare "$out" "$out" --json="$out/compare.json" > "$out/compare.txt" \
   || fail "benchmp compare of a run with itself: exit $? ($(tail -n 1 "$out/compare.txt"))"
 grep -q " 0 FAIL" "$out/compare.txt" || fail "a run compared with itself has failures: $(tail -n 1 "$out/compare.txt")"
-again=$(python3 "$top/scripts/summary.py" "$out")
+again=$("$bin/benchmp" summary "$out")
 grep -qE "^entry +tool +figure +unit +s +verdict" <<< "$again" || fail "no verdict column after a comparison"
 grep -qE "^bw_mem-rd-P1 .* PASS" <<< "$again" || fail "bw_mem-rd-P1 is not PASS against itself"
 
@@ -199,7 +200,7 @@ sys.exit(0 if rows and all(x["base"] and x["current"] and x["differences"] for x
 PY
 grep -q "^== dhry-P1" "$ab/compare.txt" || fail "suite.sh --ab: compare.txt has no dhry-P1 table"
 grep -qE "^dhrystone .* (PASS|FAIL|IMPROVED|NOISY)" "$ab/compare.txt" || fail "suite.sh --ab: compare.txt has no dhrystone row"
-grep -qE "^dhry-P1 .* (PASS|FAIL|IMPROVED|NOISY)" <<< "$(python3 "$top/scripts/summary.py" "$ab")" || fail "suite.sh --ab: the summary has no verdict for dhry-P1"
+grep -qE "^dhry-P1 .* (PASS|FAIL|IMPROVED|NOISY)" <<< "$("$bin/benchmp" summary "$ab")" || fail "suite.sh --ab: the summary has no verdict for dhry-P1"
 # The gathered comparison is one benchmp compare reads back as a comparison (and passes over).
 "$bin/benchmp" compare "$ab" "$ab" > /dev/null || fail "benchmp compare of a folder holding a paired compare.json: exit $?"
 rc=0

@@ -1,0 +1,531 @@
+//! `benchmp suite`: runs socbench's plan with the binaries next to it (or `--bin-dir`) and
+//! writes the results folder: every entry's JSON, CSV, text and errors, `status.tsv`, and
+//! with `--ab` or `--baseline` its comparison. It needs nothing but the binaries, so the
+//! same plan runs on this machine (scripts/suite.sh builds, calls it, then plots) and on a
+//! phone after `adb push` (scripts/android.sh).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use benchmp::{EXIT_FAILED, EXIT_OK};
+
+mod exec;
+mod outdir;
+pub mod plan;
+
+use exec::{Ended, Files, Job, StatusFile};
+use plan::{Entry, Machine, Mode, TOOLS, Word};
+
+/// `benchmp suite`'s options.
+#[derive(Debug, clap::Args)]
+pub struct SuiteArgs {
+    /// Fewer operations and repetitions (about a minute on a 2-core machine).
+    #[arg(long, conflicts_with = "full")]
+    pub quick: bool,
+    /// Every operation, lmbench's 11 repetitions, more strides (tens of minutes).
+    #[arg(long)]
+    pub full: bool,
+    /// Run only this tool's entries (repeatable): bw_mem lat_mem_rd dhry coremark dto.
+    #[arg(long, value_name = "TOOL", value_parser = clap::builder::PossibleValuesParser::new(TOOLS))]
+    pub only: Vec<String>,
+    /// Results folder (default results/<host>-<UTC time> here); it must be new or empty, and
+    /// no other suite may be writing into it.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Run into a --out folder that is not empty, after removing the files an earlier suite
+    /// wrote there (status.tsv, compare.*, ab/, every entry's files and folder, the plots).
+    #[arg(long)]
+    pub force: bool,
+    /// Where the tools' binaries are (default: the folder of this benchmp).
+    #[arg(long, value_name = "DIR")]
+    pub bin_dir: Option<PathBuf>,
+    /// Run every entry on these CPUs (tools get --cpus LIST, dto PERF_CPU, the list's first);
+    /// the all-CPU entries run one child per CPU of the list. Default: every CPU allowed.
+    #[arg(long, value_name = "LIST", value_parser = benchmp::cli::cpu_list)]
+    pub cpus: Option<benchmp::cli::CpuList>,
+    /// Compare with an earlier results folder (benchmp compare): OUT/compare.txt, .json, .csv.
+    #[arg(long, value_name = "DIR", conflicts_with = "ab")]
+    pub baseline: Option<PathBuf>,
+    /// Also pair every entry with the binaries in BIN_DIR (the baseline build) through
+    /// benchmp ab: OUT/ab/ENTRY.json and .txt. The false-alarm rate, 0.05, is held over the
+    /// whole suite (split over its entries).
+    #[arg(long, value_name = "BIN_DIR")]
+    pub ab: Option<PathBuf>,
+    /// benchmp ab's budget per figure with --ab, seconds.
+    #[arg(long, value_name = "S", default_value_t = 3.0, value_parser = seconds)]
+    pub ab_time: f64,
+    /// benchmp ab's process pairs per figure at most, with --ab.
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub ab_processes: u32,
+    /// Stop an entry that runs longer than this many seconds (status 124) and go on.
+    #[arg(long, value_name = "S", value_parser = seconds)]
+    pub entry_timeout: Option<f64>,
+    /// Pass --trace to every entry: each tool's phases become trace_marker slices (for a
+    /// capture around the suite, as scripts/android.sh --trace makes).
+    #[arg(long)]
+    pub trace: bool,
+    /// Print the plan (one `LABEL|ENV|TOOL|ARGS` line per entry, `{json}`, `{csv}` and `{dir}`
+    /// for its files; --cpus and --trace not shown) and exit without running anything.
+    #[arg(long)]
+    pub list: bool,
+    /// Do not print the summary table at the end (scripts/suite.sh prints it after plotting).
+    #[arg(long)]
+    pub no_summary: bool,
+}
+
+fn seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 && x <= 86_400.0 => Ok(x),
+        _ => Err(format!(
+            "'{s}' is not a number of seconds above 0 (at most 86400)"
+        )),
+    }
+}
+
+impl SuiteArgs {
+    fn mode(&self) -> Mode {
+        match (self.quick, self.full) {
+            (true, _) => Mode::Quick,
+            (_, true) => Mode::Full,
+            _ => Mode::Default,
+        }
+    }
+}
+
+/// A refusal: exit status 2, one line, nothing run.
+fn refuse(why: String) -> Result<i32> {
+    Err(benchmp::Usage(why).into())
+}
+
+/// What the plan is sized by here: the CPUs given or allowed, and the first one's largest
+/// cache from benchmp's topology.
+fn machine(cpus: Option<&[usize]>) -> Result<Machine> {
+    let topology = benchmp::topology::Topology::detect()?;
+    let allowed = benchmp::sys::affinity::allowed_cpus().unwrap_or_else(|_| topology.online());
+    let mut list: Vec<usize> = match cpus {
+        Some(c) => c.to_vec(),
+        None => allowed,
+    };
+    list.sort_unstable();
+    list.dedup();
+    let first = list.first().copied().unwrap_or(0);
+    let llc_bytes = topology
+        .caches
+        .iter()
+        .filter(|c| c.shared_cpus.contains(&first))
+        .map(|c| c.size_bytes)
+        .max()
+        .unwrap_or(0);
+    Ok(Machine {
+        cpus: list.len().max(1),
+        llc_bytes,
+    })
+}
+
+/// `results/<host>-<YYYYmmdd-HHMMSS>` (UTC) under the current folder.
+fn default_out() -> PathBuf {
+    let host = nix::unistd::gethostname()
+        .ok()
+        .and_then(|h| h.into_string().ok())
+        .map(|h| h.split('.').next().unwrap_or("host").to_string())
+        .unwrap_or_else(|| "host".into());
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    PathBuf::from("results").join(format!("{host}-{}", utc_stamp(secs)))
+}
+
+/// `YYYYmmdd-HHMMSS` of a Unix time, UTC (the civil calendar from days since 1970).
+fn utc_stamp(secs: u64) -> String {
+    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}{month:02}{day:02}-{:02}{:02}{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Every tool of `tools` is an executable file in `dir` (`what` names the folder).
+fn check_bins(dir: &Path, what: &str, tools: &[&str]) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    if !dir.is_dir() {
+        return Err(format!("{what} {} is not a folder", dir.display()));
+    }
+    for t in tools {
+        let p = dir.join(t);
+        let ok =
+            std::fs::metadata(&p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+        if !ok {
+            return Err(format!("{what} {} has no executable {t}", dir.display()));
+        }
+    }
+    Ok(())
+}
+
+/// An absolute form of `p` (relative to the current folder).
+fn absolute(p: &Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Runs the suite; the exit status: 0 every entry succeeded and nothing regressed, 1
+/// otherwise, 2 refused before anything ran, 128+n stopped by signal n.
+pub fn run(args: &SuiteArgs) -> Result<i32> {
+    let me = std::env::current_exe()?;
+    let bin = absolute(&match &args.bin_dir {
+        Some(d) => d.clone(),
+        None => me.parent().map(Path::to_path_buf).unwrap_or_default(),
+    });
+    let mode = args.mode();
+    let cpus = args.cpus.as_ref().map(|c| c.0.clone());
+    let plan: Vec<Entry> = plan::plan(mode, machine(cpus.as_deref())?)
+        .into_iter()
+        .filter(|e| args.only.is_empty() || args.only.iter().any(|t| t == e.tool))
+        .collect();
+    if args.list {
+        let text: String = plan.iter().map(|e| format!("{e}\n")).collect();
+        benchmp::cli::write_stdout(&text)?;
+        return Ok(EXIT_OK);
+    }
+    let mut needed: Vec<&str> = Vec::new();
+    for e in &plan {
+        if !needed.contains(&e.tool) {
+            needed.push(e.tool);
+        }
+    }
+    if let Err(why) = check_bins(&bin, "the binary folder", &needed) {
+        return refuse(why);
+    }
+    let ab_bin = args.ab.as_deref().map(absolute);
+    if let Some(d) = &ab_bin
+        && let Err(why) = check_bins(d, "--ab", &needed)
+    {
+        return refuse(why);
+    }
+    let baseline = args.baseline.as_deref().map(absolute);
+    if let Some(b) = &baseline {
+        if !b.is_dir() {
+            return refuse(format!("--baseline {} is not a folder", b.display()));
+        }
+        if !plan
+            .iter()
+            .any(|e| b.join(format!("{}.json", e.label)).is_file())
+        {
+            return refuse(format!(
+                "--baseline {} holds no JSON report of a selected entry (such as {}.json): nothing to compare",
+                b.display(),
+                plan.first().map_or("", |e| e.label.as_str())
+            ));
+        }
+    }
+    let out_path = absolute(&args.out.clone().unwrap_or_else(default_out));
+    let out = match outdir::OutDir::open(&out_path, args.force) {
+        Ok(o) => o,
+        Err(e) => return refuse(format!("--out {} {e}", out_path.display())),
+    };
+    if let Some(b) = &baseline
+        && args.force
+        && b.starts_with(&out.path)
+    {
+        let why = format!(
+            "--baseline {} is inside --out {}, which --force clears",
+            b.display(),
+            out.path.display()
+        );
+        out.undo();
+        return refuse(why);
+    }
+    // From here on a stop signal only sets a flag: the running entry is stopped and reaped
+    // before the suite ends.
+    let _signals = benchmp::sys::process::InterruptGuard::install();
+    if args.force {
+        out.clear_earlier_results();
+    }
+    let dest = out.path.clone();
+    let host = nix::unistd::gethostname()
+        .map(|h| h.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let machine = machine(cpus.as_deref())?;
+    println!(
+        "== socbench suite ({}) on {host}: {} CPUs, results in {}",
+        format!("{mode:?}").to_lowercase(),
+        machine.cpus,
+        dest.display()
+    );
+    let mut status = StatusFile::create(&dest.join("status.tsv"))?;
+    let (mut extra, extra_dto) = match &cpus {
+        Some(list) => (
+            vec![
+                "--cpus".to_string(),
+                benchmp::cpulist::format_cpu_list(list),
+            ],
+            vec![("PERF_CPU".to_string(), list[0].to_string())],
+        ),
+        None => (Vec::new(), Vec::new()),
+    };
+    if args.trace {
+        extra.push("--trace".into());
+    }
+    let dto_extra: Vec<String> = extra.iter().filter(|a| *a == "--trace").cloned().collect();
+    let alpha = 0.05 / plan.len().max(1) as f64;
+    let timeout = args.entry_timeout.map(Duration::from_secs_f64);
+    let (mut failures, mut regressed) = (0usize, false);
+    for e in &plan {
+        let (x, xe): (&[String], &[(String, String)]) = if e.tool == "dto" {
+            (&dto_extra, &extra_dto)
+        } else {
+            (&extra, &[])
+        };
+        let mut job = Job::of_entry(&bin, &dest, e, x, xe);
+        job.timeout = timeout;
+        if e.needs_dir() {
+            std::fs::create_dir_all(dest.join(&e.label))?;
+        }
+        println!("{:<22} {} {}", e.label, e.tool, job.args.join(" "));
+        let start = Instant::now();
+        let code = match job.run() {
+            Ok(Ended::Status(c)) => c,
+            Ok(Ended::Interrupted(sig)) => return Ok(interrupted(sig)),
+            Err(err) => {
+                let _ = std::fs::write(
+                    dest.join(format!("{}.err", e.label)),
+                    format!("cannot start {}: {err}\n", job.program.display()),
+                );
+                127
+            }
+        };
+        let secs = start.elapsed().as_secs_f64();
+        status.add(&e.label, e.tool, code, secs)?;
+        if code != 0 {
+            failures += 1;
+            println!(
+                "   FAILED (exit {code}, {secs:.1} s): {}",
+                err_head(&dest, &e.label)
+            );
+        }
+        if let Some(a) = &ab_bin {
+            match run_ab(&me, a, &bin, &dest, e, args, alpha)? {
+                Ended::Interrupted(sig) => return Ok(interrupted(sig)),
+                Ended::Status(0) => {}
+                Ended::Status(1) => {
+                    regressed = true;
+                    let txt = std::fs::read_to_string(dest.join(format!("ab/{}.txt", e.label)))
+                        .unwrap_or_default();
+                    for l in txt.lines().filter(|l| l.contains(" FAIL")) {
+                        println!("   {l}");
+                    }
+                }
+                Ended::Status(c) => {
+                    failures += 1;
+                    let err = std::fs::read_to_string(dest.join(format!("ab/{}.err", e.label)))
+                        .unwrap_or_default();
+                    println!("   FAILED (ab, exit {c}): {}", one_line(&err, 300));
+                }
+            }
+        }
+    }
+    if let Some(b) = &baseline {
+        println!("== comparing with {}", b.display());
+        let job = Job {
+            program: me.clone(),
+            args: vec![
+                "compare".into(),
+                b.display().to_string(),
+                dest.display().to_string(),
+                format!("--json={}", dest.join("compare.json").display()),
+                format!("--csv={}", dest.join("compare.csv").display()),
+            ],
+            env: Vec::new(),
+            stdout: Some(dest.join("compare.txt")),
+            stderr: None,
+            timeout: None,
+        };
+        match job.run()? {
+            Ended::Interrupted(sig) => return Ok(interrupted(sig)),
+            Ended::Status(0) => {}
+            Ended::Status(1) => regressed = true,
+            Ended::Status(_) => {
+                eprintln!(
+                    "benchmp: the comparison with {} failed (see above)",
+                    b.display()
+                );
+                regressed = true;
+            }
+        }
+        if let Some(last) = std::fs::read_to_string(dest.join("compare.txt"))
+            .ok()
+            .and_then(|t| t.lines().last().map(str::to_string))
+        {
+            println!("{last}");
+        }
+    }
+    // The folder carries its own headline figures (benchmp's rule) for whoever reads it
+    // later without a benchmp that runs there (the LAVA report of a phone's results).
+    let summary = crate::cmd::summary::summarize(&dest)?;
+    std::fs::write(
+        dest.join("summary.json"),
+        serde_json::to_string_pretty(&summary)? + "\n",
+    )?;
+    if !args.no_summary {
+        print!("{}", crate::cmd::summary::render(&summary));
+    }
+    Ok(if failures == 0 && !regressed {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
+    })
+}
+
+/// The status after a stop signal, said in one line.
+fn interrupted(sig: nix::sys::signal::Signal) -> i32 {
+    eprintln!(
+        "benchmp: suite interrupted by {}; the running entry was stopped",
+        sig.as_str()
+    );
+    128 + sig as i32
+}
+
+/// The first 300 bytes of an entry's errors, on one line.
+fn err_head(dest: &Path, label: &str) -> String {
+    let err = std::fs::read(dest.join(format!("{label}.err"))).unwrap_or_default();
+    one_line(&String::from_utf8_lossy(&err), 300)
+}
+
+fn one_line(s: &str, max: usize) -> String {
+    let mut t: String = s.replace('\n', " ");
+    if t.len() > max {
+        let mut cut = max;
+        while !t.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        t.truncate(cut);
+    }
+    t
+}
+
+/// `x` with 6 significant digits and no trailing zeros (printf's `%.6g` for 1e-5 < x < 1).
+fn significant6(x: f64) -> String {
+    if !(x.is_finite() && x > 0.0) {
+        return "0".into();
+    }
+    let digits = (5 - x.log10().floor() as i32).max(0) as usize;
+    let s = format!("{x:.digits$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// One side's command for benchmp ab, as words a shell would split: the entry's environment
+/// and arguments with its result files dropped (the driver keeps the figures) and `{dir}` a
+/// folder of the side's own.
+fn ab_words(bin: &Path, dest: &Path, e: &Entry, side: &str) -> Result<String> {
+    let dir = dest.join("ab").join(format!("{}-{side}", e.label));
+    if e.needs_dir() {
+        std::fs::create_dir_all(&dir)?;
+    }
+    let files = Files {
+        json: PathBuf::new(),
+        csv: PathBuf::new(),
+        dir,
+    };
+    let mut words: Vec<String> = e
+        .env
+        .iter()
+        .map(|(k, v)| format!("{k}={}", files.fill(v)))
+        .collect();
+    words.push(bin.join(e.tool).display().to_string());
+    words.extend(
+        e.args
+            .iter()
+            .filter(|w| !matches!(w, Word::Json(_) | Word::Csv(_)))
+            .map(|w| files.fill(w)),
+    );
+    Ok(shlex::try_join(words.iter().map(String::as_str))?)
+}
+
+/// The entry paired by benchmp ab, the baseline build (A) against this one (B).
+fn run_ab(
+    me: &Path,
+    ab_bin: &Path,
+    bin: &Path,
+    dest: &Path,
+    e: &Entry,
+    args: &SuiteArgs,
+    alpha: f64,
+) -> Result<Ended> {
+    std::fs::create_dir_all(dest.join("ab"))?;
+    let a = ab_words(ab_bin, dest, e, "base")?;
+    let b = ab_words(bin, dest, e, "current")?;
+    let alpha = significant6(alpha);
+    println!(
+        "{:<22} benchmp ab --time {} --processes {} --alpha {alpha} (base against this build)",
+        format!("{} (ab)", e.label),
+        args.ab_time,
+        args.ab_processes
+    );
+    let job = Job {
+        program: me.to_path_buf(),
+        args: vec![
+            "ab".into(),
+            "--time".into(),
+            args.ab_time.to_string(),
+            "--processes".into(),
+            args.ab_processes.to_string(),
+            "--alpha".into(),
+            alpha,
+            format!(
+                "--json={}",
+                dest.join(format!("ab/{}.json", e.label)).display()
+            ),
+            a,
+            b,
+        ],
+        env: Vec::new(),
+        stdout: Some(dest.join(format!("ab/{}.txt", e.label))),
+        stderr: Some(dest.join(format!("ab/{}.err", e.label))),
+        timeout: None,
+    };
+    Ok(job.run()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use benchmp::EXIT_USAGE;
+
+    #[test]
+    fn utc_stamps() {
+        assert_eq!(utc_stamp(0), "19700101-000000");
+        // 2026-12-02 12:34:43 UTC.
+        assert_eq!(utc_stamp(1_796_214_883), "20261202-123443");
+        assert_eq!(utc_stamp(951_782_400), "20000229-000000");
+    }
+
+    #[test]
+    fn alpha_as_printf_g() {
+        assert_eq!(significant6(0.05 / 14.0), "0.00357143");
+        assert_eq!(significant6(0.05), "0.05");
+        assert_eq!(significant6(0.025), "0.025");
+    }
+
+    #[test]
+    fn usage_exit() {
+        assert_eq!(
+            benchmp::cli::exit_code_of(&refuse("x".into()).unwrap_err()),
+            EXIT_USAGE
+        );
+    }
+}
