@@ -60,7 +60,8 @@ fn leftovers(tag: &str) -> Vec<String> {
 #[test]
 fn a_side_twice_as_slow_fails_and_the_same_command_twice_does_not() {
     let _serial = serial();
-    // B's iterations do twice the work: a +100 % change on every machine. Judged over 8
+    // B's iterations do eight times the work: a change so large that no preemption of a 2 ms
+    // repetition on a busy machine hides it in a process pair's median. Judged over 8
     // process pairs of 3 repetition pairs each.
     let slow = ab(
         "ab-slow",
@@ -75,7 +76,7 @@ fn a_side_twice_as_slow_fails_and_the_same_command_twice_does_not() {
             "7",
             "--json",
             &probe(""),
-            &probe("--work 2"),
+            &probe("--work 8"),
         ],
     )
     .output()
@@ -97,7 +98,7 @@ fn a_side_twice_as_slow_fails_and_the_same_command_twice_does_not() {
     let procs = f["processes"].as_array().unwrap();
     assert_eq!(procs.len(), 8, "{f}");
     assert!(procs.iter().all(|p| p["pairs"] == 3), "{f}");
-    // Every process pair sees the doubled work, not one pair's luck.
+    // Every process pair sees the extra work, not one pair's luck.
     assert!(
         procs
             .iter()
@@ -109,8 +110,8 @@ fn a_side_twice_as_slow_fails_and_the_same_command_twice_does_not() {
     assert_eq!(v["rule"]["processes"], 8);
     assert_eq!(f["cpus"], serde_json::json!([0]));
     let est = f["judgement"]["estimate_pct"].as_f64().unwrap();
-    // Twice the work per iteration: about +100 %; a preempted repetition moves a pair, not
-    // the median of twelve.
+    // Eight times the work per iteration: about +700 %; a preempted repetition moves a pair,
+    // not the median of the process pairs.
     assert!(est > 30.0, "estimate {est} %");
     assert!(f["base_median"].as_f64().unwrap() > f["current_median"].as_f64().unwrap());
     assert_eq!(v["base"]["tool"], "benchmp-probe");
@@ -128,7 +129,7 @@ fn a_side_twice_as_slow_fails_and_the_same_command_twice_does_not() {
             "12",
             "--rep-ms",
             "2",
-            &probe("--work 2"),
+            &probe("--work 8"),
             &probe(""),
         ],
     )
