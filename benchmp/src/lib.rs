@@ -32,6 +32,7 @@ pub mod compare;
 pub mod counters;
 pub mod cpulist;
 pub mod error;
+pub mod export;
 pub mod figure;
 pub mod files;
 pub mod freq;
@@ -52,8 +53,9 @@ pub mod topology;
 
 pub use aggregate::{AggregateMode, Metric, Rule};
 pub use error::{EXIT_FAILED, EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, Unsupported, Usage};
+pub use export::emit;
 pub use report::{AnyTool, Measurement, NoData, Report, ToolData};
 pub use run::{Benchmark, ChildInfo, Data, Error, Iterations};
-pub use session::{Loads, Session, Spec, emit};
+pub use session::{Loads, Session, Spec};
 pub use size::parse_size;
 pub use sys::mem::{Buffer, Pages};

@@ -273,13 +273,13 @@ fn compare(
     };
     benchmp::cli::write_stdout(&shown)?;
     if let Some(path) = json.filter(|p| *p != "-") {
-        benchmp::session::write_file(path, |w| {
+        benchmp::export::write_file(path, |w| {
             serde_json::to_writer_pretty(&mut *w, &cmp)?;
             writeln!(w)
         })?;
     }
     if let Some(path) = csv.filter(|p| *p != "-") {
-        benchmp::session::write_file(path, |w| compare::write_csv(&cmp, w))?;
+        benchmp::export::write_file(path, |w| compare::write_csv(&cmp, w))?;
     }
     Ok(if cmp.regressed() {
         benchmp::EXIT_FAILED
@@ -419,7 +419,7 @@ fn probe(args: ProbeArgs) -> Result<i32> {
     let code = benchmp::emit(&report, &output, |r| {
         let m = &r.measurements[0];
         let mut out = format!("{:.2} {}\n", m.figure(output.aggregate), m.metric.unit());
-        for l in benchmp::session::cluster_lines(r, m, output.aggregate) {
+        for l in benchmp::export::cluster_lines(r, m, output.aggregate) {
             out.push_str(&l);
             out.push('\n');
         }

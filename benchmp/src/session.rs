@@ -3,12 +3,11 @@
 
 use std::time::Duration;
 
-use crate::aggregate::{AggregateMode, Metric, Rule, aggregate, child_figures};
+use crate::aggregate::{Metric, Rule, aggregate, child_figures};
 use crate::cli::{OutputArgs, PlacementArgs, TimingArgs};
-use crate::error::{EXIT_FAILED, EXIT_OK};
 use crate::host::{Build, Host};
 use crate::quality::{MachineState, NoisePolicy, Overlap, judge};
-use crate::report::{Measurement, Quality, Report, ToolData, write_csv, write_json};
+use crate::report::{Measurement, Quality, Report, ToolData};
 use crate::run::Error;
 use crate::run::{Benchmark, ChildInfo, Iterations, RunConfig, run_loaded};
 use crate::sched::{
@@ -541,140 +540,4 @@ fn pace(cfg: &mut RunConfig, metric: &Metric, params: serde_json::Value) {
         metric: metric.clone(),
         params,
     });
-}
-
-/// Writes the report as asked (text, JSON, CSV; stdout, stderr or files), warns about noise on
-/// the stream the results do not use, and returns the exit status (1 for a noisy run under --fail-on-noise). The terminal output
-/// comes first, so a report file that fails to write at the end (a full disk, /dev/full)
-/// loses only that file, never the result on the screen.
-pub fn emit<T: ToolData>(
-    report: &Report<T>,
-    output: &OutputArgs,
-    text: impl FnOnce(&Report<T>) -> String,
-) -> anyhow::Result<i32> {
-    use anyhow::Context;
-    let stdout = std::io::stdout();
-    if output.json.as_deref() == Some("-") {
-        write_json(report, stdout.lock()).context("cannot write to stdout")?;
-    } else if output.csv.as_deref() == Some("-") {
-        write_csv(report, stdout.lock()).context("cannot write to stdout")?;
-    } else {
-        output
-            .result_stream()
-            .write(&text(report))
-            .context("cannot write the result")?;
-    }
-    let warnings = report.placement.warnings.iter();
-    let notes: String = warnings
-        .map(|w| format!("{}: warning: {w}\n", report.tool))
-        .chain(
-            report
-                .quality
-                .verdict
-                .reasons
-                .iter()
-                .map(|r| format!("{}: noisy: {r}\n", report.tool)),
-        )
-        .chain(
-            report
-                .quality
-                .notes
-                .iter()
-                .map(|n| format!("{}: note: {n}\n", report.tool)),
-        )
-        .chain(condition_lines(report))
-        .collect();
-    let _ = output.note_stream().write(&notes);
-    if let Some(path) = output.json.as_deref().filter(|p| *p != "-") {
-        write_file(path, |w| write_json(report, w))?;
-    }
-    if let Some(path) = output.csv.as_deref().filter(|p| *p != "-") {
-        write_file(path, |w| write_csv(report, w))?;
-    }
-    Ok(if report.quality.verdict.noisy && output.fail_on_noise {
-        EXIT_FAILED
-    } else {
-        EXIT_OK
-    })
-}
-
-pub use crate::files::write_file;
-
-/// The note lines of the run conditions: each child's counts (`tool: counters: rd child 0
-/// (CPU 0): ...`) and what a frequency pin set and wrote back.
-fn condition_lines<T: ToolData>(report: &Report<T>) -> Vec<String> {
-    let mut lines = Vec::new();
-    for m in &report.measurements {
-        for c in &m.children {
-            if let Some(k) = &c.counters {
-                lines.push(format!(
-                    "{}: counters: {} {}: {}\n",
-                    report.tool,
-                    m.name,
-                    c.who(),
-                    k.describe()
-                ));
-            }
-        }
-    }
-    if let Some(p) = &report.pinned {
-        let what: Vec<String> = p
-            .mhz
-            .map(|m| format!("{m} MHz"))
-            .into_iter()
-            .chain(p.governor.as_ref().map(|g| format!("governor {g}")))
-            .collect();
-        let back = p.files.iter().filter(|f| f.restored == Some(true)).count();
-        lines.push(format!(
-            "{}: note: pinned CPUs {} to {} ({} files), {back} of them written back after the run\n",
-            report.tool,
-            crate::cpulist::format_cpu_list(&p.cpus),
-            what.join(" and "),
-            p.files.len()
-        ));
-    }
-    lines
-}
-
-/// Shown by tools that print a per-cluster breakdown: `cluster 0 (CPUs 0-3): 2 children ...`.
-pub fn cluster_lines<T: ToolData>(
-    report: &Report<T>,
-    m: &Measurement<T>,
-    mode: AggregateMode,
-) -> Vec<String> {
-    let unit = m.metric.unit();
-    let mut lines = Vec::new();
-    for f in &m.figures {
-        lines.push(format!(
-            "  child {} cpu {} cluster {}: {:.2} {unit}",
-            f.index,
-            f.cpu.map_or("-".into(), |c| c.to_string()),
-            f.cluster,
-            f.value
-        ));
-    }
-    for c in &m.aggregate.per_cluster {
-        let cpus = report
-            .topology
-            .clusters
-            .get(c.cluster)
-            .map(|cl| crate::cpulist::format_cpu_list(&cl.cpus))
-            .unwrap_or_default();
-        lines.push(format!(
-            "  cluster {} (CPUs {cpus}): {} children, mean {:.2}, total {:.2} {unit}",
-            c.cluster, c.children, c.mean, c.total
-        ));
-    }
-    lines.push(format!(
-        "  system: cluster {:.2}, lmbench median {:.2} {unit} (shown: {mode:?})",
-        m.aggregate.cluster, m.aggregate.median
-    ));
-    if m.children.len() > 1 {
-        lines.push(format!(
-            "  timed windows: {:.0} % common ({})",
-            m.overlap.fraction * 100.0,
-            m.overlap.apart()
-        ));
-    }
-    lines
 }

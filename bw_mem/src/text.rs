@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use benchmp::AggregateMode;
-use benchmp::report::lmbench_number;
+use benchmp::export::lmbench_number;
 use benchmp::size::HumanSize;
 use benchmp::topology::Topology;
 
@@ -159,7 +159,7 @@ pub fn breakdown(r: &Report, verbose: bool, mode: AggregateMode) -> String {
         let size = params.size_bytes;
         if r.placement.cpus.len() > 1 || verbose {
             let _ = writeln!(out, "# {} {size} bytes:", params.op);
-            for l in benchmp::session::cluster_lines(r, m, mode) {
+            for l in benchmp::export::cluster_lines(r, m, mode) {
                 let _ = writeln!(out, "#{l}");
             }
         }

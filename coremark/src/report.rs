@@ -415,7 +415,7 @@ impl Report {
             && let Some(m) = framework.measurements.first()
         {
             out.push_str("socbench figures, each context timed on its own (iterations/s):\n");
-            for line in benchmp::session::cluster_lines(framework, m, mode) {
+            for line in benchmp::export::cluster_lines(framework, m, mode) {
                 out.push_str(&line);
                 out.push('\n');
             }

@@ -3,7 +3,6 @@
 //! measurement (its children, one per CPU, timed one after another), the analysis of each
 //! cell per CPU, the figures, and distributions.csv.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -98,36 +97,13 @@ fn refuse_outputs_on_inputs(configs: &[Config], o: &OutputArgs) -> Result<()> {
     Ok(())
 }
 
-/// Writes the report as asked: the guide's text (or JSON, or the per-cell CSV, on stdout),
-/// the run-quality notes on the other stream, then the report files. Returns 1 for a noisy
-/// run under --fail-on-noise, else 0.
+/// Writes the report as asked through benchmp's exporter: the guide's text (or JSON, or the
+/// per-cell CSV), the run-quality notes on the other stream, then the report files. Returns 1
+/// for a noisy run under --fail-on-noise, else 0.
 fn emit(r: &Report, o: &OutputArgs) -> Result<i32> {
     let e = r.extra.as_ref().context("the report lacks dto's results")?;
     let csv = report::render_csv(e)?;
-    if o.json.as_deref() == Some("-") {
-        benchmp::report::write_json(r, std::io::stdout().lock())
-            .context("cannot write to stdout")?;
-    } else if o.csv.as_deref() == Some("-") {
-        benchmp::cli::write_stdout(&csv)?;
-    } else {
-        o.result_stream()
-            .write(&report::render_text(e, &r.host.arch))
-            .context("cannot write the result")?;
-    }
-    let _ = o
-        .note_stream()
-        .write(&text::noise_notes(&r.quality.verdict.reasons));
-    if let Some(path) = o.json.as_deref().filter(|p| *p != "-") {
-        benchmp::session::write_file(path, |w| benchmp::report::write_json(r, w))?;
-    }
-    if let Some(path) = o.csv.as_deref().filter(|p| *p != "-") {
-        benchmp::session::write_file(path, |w| w.write_all(csv.as_bytes()))?;
-    }
-    Ok(if r.quality.verdict.noisy && o.fail_on_noise {
-        benchmp::EXIT_FAILED
-    } else {
-        benchmp::EXIT_OK
-    })
+    benchmp::export::emit_with(r, o, &report::render_text(e, &r.host.arch), Some(&csv))
 }
 
 /// Picks the CPU: PERF_CPU when allowed, else wrapped into the allowed set.

@@ -9,9 +9,6 @@ use crate::checkrun::CheckSummary;
 use crate::impls::Listing;
 use crate::report::Extra;
 
-/// Run-quality reasons shown one per line before the rest are only counted.
-const SHOWN_REASONS: usize = 5;
-
 /// The `dto list` table: name, available (with why not), description; then the timer, the
 /// flush instruction and the huge pages free.
 pub fn listing(l: &Listing) -> String {
@@ -67,24 +64,6 @@ pub fn check_failed(s: &CheckSummary) -> String {
 /// The note that PERF_ITERS was lowered to `max`.
 pub fn iters_capped(max: u32) -> String {
     format!("dto: PERF_ITERS capped at {max}\n")
-}
-
-/// The run-quality notes: a run has a measurement per round, so a busy machine can give
-/// hundreds of reasons; the first few are shown and the rest counted (the JSON keeps all).
-pub fn noise_notes(reasons: &[String]) -> String {
-    let mut out: String = reasons
-        .iter()
-        .take(SHOWN_REASONS)
-        .map(|why| format!("dto: noisy: {why}\n"))
-        .collect();
-    if reasons.len() > SHOWN_REASONS {
-        let _ = writeln!(
-            out,
-            "dto: noisy: {} more reasons (all in the JSON report's quality.verdict)",
-            reasons.len() - SHOWN_REASONS
-        );
-    }
-    out
 }
 
 /// The notes on the cells that moved: A/A cells are this run's noise, A/B cells regressions.
@@ -175,18 +154,5 @@ mod tests {
             check_failed(&s),
             "dto: check failed: 1 wrong result(s); first: memcpy: size 1000, src offset 1, dst offset 0 (thread 2): byte 500 is 0x45, expected 0x44\n"
         );
-    }
-
-    #[test]
-    fn only_the_first_noise_reasons_are_shown() {
-        let reasons: Vec<String> = (0..7).map(|i| format!("r{i}")).collect();
-        let t = noise_notes(&reasons);
-        assert_eq!(t.lines().count(), 6);
-        assert!(t.starts_with("dto: noisy: r0\n"));
-        assert!(
-            t.ends_with("dto: noisy: 2 more reasons (all in the JSON report's quality.verdict)\n")
-        );
-        assert_eq!(noise_notes(&reasons[..1]), "dto: noisy: r0\n");
-        assert_eq!(noise_notes(&[]), "");
     }
 }

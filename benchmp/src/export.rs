@@ -1,0 +1,311 @@
+//! Every way a report leaves a tool: the JSON document, the CSV of its samples, the text
+//! the tool renders, the note lines (placement warnings, noise, notes, counters, a frequency
+//! pin), report files, and the per-cluster lines tools print. One place for every tool, dto
+//! included, so a report is written the same way whatever wrote it.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use crate::aggregate::AggregateMode;
+use crate::cli::OutputArgs;
+use crate::error::{EXIT_FAILED, EXIT_OK};
+pub use crate::files::write_file;
+use crate::report::{Measurement, Report, ToolData};
+
+/// Noise reasons shown on the note stream at most; the rest are counted in one line (all are
+/// in the JSON report's `quality.verdict`).
+pub const SHOWN_REASONS: usize = 5;
+
+/// Writes the report as one pretty JSON document.
+pub fn write_json<T: ToolData>(report: &Report<T>, mut w: impl Write) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut w, report)?;
+    writeln!(w)
+}
+
+/// `key=value;key=value` of a measurement's parameters, for one CSV column.
+fn params_text(params: &impl Serialize) -> String {
+    match serde_json::to_value(params)
+        .ok()
+        .as_ref()
+        .and_then(|v| v.as_object())
+    {
+        Some(m) => m
+            .iter()
+            .map(|(k, v)| match v {
+                serde_json::Value::String(s) => format!("{k}={s}"),
+                other => format!("{k}={other}"),
+            })
+            .collect::<Vec<_>>()
+            .join(";"),
+        None => String::new(),
+    }
+}
+
+/// Writes one CSV row per child per timed interval (accepted or not).
+pub fn write_csv<T: ToolData>(report: &Report<T>, w: impl Write) -> std::io::Result<()> {
+    let mut out = csv::Writer::from_writer(w);
+    out.write_record([
+        "tool",
+        "measurement",
+        "params",
+        "child",
+        "pid",
+        "cpu",
+        "cluster",
+        "rep",
+        "accepted",
+        "iterations",
+        "elapsed_ns",
+        "net_ns",
+        "value",
+        "unit",
+        "counters",
+    ])?;
+    for m in &report.measurements {
+        let params = params_text(&m.params);
+        for c in &m.children {
+            let cluster = c
+                .cpu_for_topology()
+                .map(|cpu| report.topology.cluster_of(cpu).to_string())
+                .unwrap_or_default();
+            let counters = c
+                .counters
+                .as_ref()
+                .map(crate::counters::Counted::csv_text)
+                .unwrap_or_default();
+            for (rep, s) in c.samples.iter().enumerate() {
+                let value = m.metric.value(crate::stats::Pair {
+                    n: s.iterations,
+                    u: s.net_ns,
+                });
+                out.write_record([
+                    report.tool.as_str(),
+                    m.name.as_str(),
+                    params.as_str(),
+                    &c.index.to_string(),
+                    &c.pid.to_string(),
+                    &c.cpu.map(|x| x.to_string()).unwrap_or_default(),
+                    &cluster,
+                    &rep.to_string(),
+                    if s.accepted { "true" } else { "false" },
+                    &s.iterations.to_string(),
+                    &s.elapsed_ns.to_string(),
+                    &s.net_ns.to_string(),
+                    &format!("{value:.6}"),
+                    m.metric.unit(),
+                    &counters,
+                ])?;
+            }
+        }
+    }
+    out.flush()
+}
+
+/// lmbench's number style: `%.6f` below 1, `%.2f` otherwise.
+pub fn lmbench_number(x: f64) -> String {
+    if x < 1.0 {
+        format!("{x:.6}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// Writes the report as asked (text, JSON, CSV; stdout, stderr or files), warns about noise on
+/// the stream the results do not use, and returns the exit status (1 for a noisy run under
+/// --fail-on-noise). The terminal output comes first, so a report file that fails to write
+/// at the end (a full disk, /dev/full) loses only that file, never the result on the screen.
+pub fn emit<T: ToolData>(
+    report: &Report<T>,
+    output: &OutputArgs,
+    text: impl FnOnce(&Report<T>) -> String,
+) -> anyhow::Result<i32> {
+    emit_with(report, output, &text(report), None)
+}
+
+/// [`emit`] with the text already rendered, and `csv` in place of the samples' CSV when the
+/// tool's CSV is its own (dto's one row per cell).
+pub fn emit_with<T: ToolData>(
+    report: &Report<T>,
+    output: &OutputArgs,
+    text: &str,
+    csv: Option<&str>,
+) -> anyhow::Result<i32> {
+    use anyhow::Context;
+    let write_csv_to = |w: &mut dyn Write| match csv {
+        Some(c) => w.write_all(c.as_bytes()),
+        None => write_csv(report, w),
+    };
+    if output.json.as_deref() == Some("-") {
+        write_json(report, std::io::stdout().lock()).context("cannot write to stdout")?;
+    } else if output.csv.as_deref() == Some("-") {
+        let mut buf = Vec::new();
+        write_csv_to(&mut buf).context("cannot render the CSV")?;
+        crate::cli::write_stdout(&String::from_utf8_lossy(&buf))?;
+    } else {
+        output
+            .result_stream()
+            .write(text)
+            .context("cannot write the result")?;
+    }
+    let _ = output.note_stream().write(&note_lines(report));
+    if let Some(path) = output.json.as_deref().filter(|p| *p != "-") {
+        write_file(path, |w| write_json(report, w))?;
+    }
+    if let Some(path) = output.csv.as_deref().filter(|p| *p != "-") {
+        write_file(path, |mut w| write_csv_to(&mut w))?;
+    }
+    Ok(if report.quality.verdict.noisy && output.fail_on_noise {
+        EXIT_FAILED
+    } else {
+        EXIT_OK
+    })
+}
+
+/// The note stream's lines: placement warnings, noise reasons (at most [`SHOWN_REASONS`],
+/// then a count), the report's notes and the run conditions'.
+pub fn note_lines<T: ToolData>(report: &Report<T>) -> String {
+    let tool = &report.tool;
+    let mut out: String = report
+        .placement
+        .warnings
+        .iter()
+        .map(|w| format!("{tool}: warning: {w}\n"))
+        .collect();
+    out += &noise_lines(tool, &report.quality.verdict.reasons);
+    out.extend(
+        report
+            .quality
+            .notes
+            .iter()
+            .map(|n| format!("{tool}: note: {n}\n")),
+    );
+    out.extend(condition_lines(report));
+    out
+}
+
+/// `tool: noisy: REASON` for the first [`SHOWN_REASONS`] reasons, then how many more.
+fn noise_lines(tool: &str, reasons: &[String]) -> String {
+    let mut out: String = reasons
+        .iter()
+        .take(SHOWN_REASONS)
+        .map(|r| format!("{tool}: noisy: {r}\n"))
+        .collect();
+    if reasons.len() > SHOWN_REASONS {
+        out += &format!(
+            "{tool}: noisy: {} more reasons (all in the JSON report's quality.verdict)\n",
+            reasons.len() - SHOWN_REASONS
+        );
+    }
+    out
+}
+
+/// The note lines of the run conditions: each child's counts (`tool: counters: rd child 0
+/// (CPU 0): ...`) and what a frequency pin set and wrote back.
+fn condition_lines<T: ToolData>(report: &Report<T>) -> Vec<String> {
+    let mut lines = Vec::new();
+    for m in &report.measurements {
+        for c in &m.children {
+            if let Some(k) = &c.counters {
+                lines.push(format!(
+                    "{}: counters: {} {}: {}\n",
+                    report.tool,
+                    m.name,
+                    c.who(),
+                    k.describe()
+                ));
+            }
+        }
+    }
+    if let Some(p) = &report.pinned {
+        let what: Vec<String> = p
+            .mhz
+            .map(|m| format!("{m} MHz"))
+            .into_iter()
+            .chain(p.governor.as_ref().map(|g| format!("governor {g}")))
+            .collect();
+        let back = p.files.iter().filter(|f| f.restored == Some(true)).count();
+        lines.push(format!(
+            "{}: note: pinned CPUs {} to {} ({} files), {back} of them written back after the run\n",
+            report.tool,
+            crate::cpulist::format_cpu_list(&p.cpus),
+            what.join(" and "),
+            p.files.len()
+        ));
+    }
+    lines
+}
+
+/// Shown by tools that print a per-cluster breakdown: `cluster 0 (CPUs 0-3): 2 children ...`.
+pub fn cluster_lines<T: ToolData>(
+    report: &Report<T>,
+    m: &Measurement<T>,
+    mode: AggregateMode,
+) -> Vec<String> {
+    let unit = m.metric.unit();
+    let mut lines = Vec::new();
+    for f in &m.figures {
+        lines.push(format!(
+            "  child {} cpu {} cluster {}: {:.2} {unit}",
+            f.index,
+            f.cpu.map_or("-".into(), |c| c.to_string()),
+            f.cluster,
+            f.value
+        ));
+    }
+    for c in &m.aggregate.per_cluster {
+        let cpus = report
+            .topology
+            .clusters
+            .get(c.cluster)
+            .map(|cl| crate::cpulist::format_cpu_list(&cl.cpus))
+            .unwrap_or_default();
+        lines.push(format!(
+            "  cluster {} (CPUs {cpus}): {} children, mean {:.2}, total {:.2} {unit}",
+            c.cluster, c.children, c.mean, c.total
+        ));
+    }
+    lines.push(format!(
+        "  system: cluster {:.2}, lmbench median {:.2} {unit} (shown: {mode:?})",
+        m.aggregate.cluster, m.aggregate.median
+    ));
+    if m.children.len() > 1 {
+        lines.push(format!(
+            "  timed windows: {:.0} % common ({})",
+            m.overlap.fraction * 100.0,
+            m.overlap.apart()
+        ));
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_first_noise_reasons_are_shown() {
+        let reasons: Vec<String> = (0..7).map(|i| format!("r{i}")).collect();
+        let t = noise_lines("dto", &reasons);
+        assert_eq!(t.lines().count(), 6);
+        assert!(t.starts_with("dto: noisy: r0\n"));
+        assert!(
+            t.ends_with("dto: noisy: 2 more reasons (all in the JSON report's quality.verdict)\n")
+        );
+        assert_eq!(noise_lines("dto", &reasons[..1]), "dto: noisy: r0\n");
+        assert_eq!(noise_lines("dto", &[]), "");
+    }
+
+    #[test]
+    fn lmbench_numbers() {
+        assert_eq!(lmbench_number(0.001), "0.001000");
+        assert_eq!(lmbench_number(1.048576), "1.05");
+        assert_eq!(lmbench_number(95888.031), "95888.03");
+    }
+
+    #[test]
+    fn params_column() {
+        let p = serde_json::json!({"size_bytes": 1024, "op": "rd"});
+        assert_eq!(params_text(&p), "op=rd;size_bytes=1024");
+    }
+}
