@@ -36,7 +36,7 @@ fn faster(a: Pair, b: Pair) -> bool {
 
 /// Inserts `p` into `sorted` (slowest per iteration first) as lmbench's insertsort does: before
 /// the first entry that is strictly faster, so ties keep arrival order. `u == 0` is dropped.
-pub fn insert_sorted(sorted: &mut Vec<Pair>, p: Pair) {
+fn insert_sorted(sorted: &mut Vec<Pair>, p: Pair) {
     if p.u == 0 {
         return;
     }

@@ -124,7 +124,9 @@ fn lmbench_sched_policies_choose_the_cpus() {
         .output()
         .unwrap();
     let v = json(&out);
-    for k in children(&v) {
+    let kids = children(&v);
+    assert_eq!(kids.len(), 2, "-P 2 on one CPU: two children");
+    for k in kids {
         assert_eq!(k["cpu"], last);
         assert_eq!(k["cpus_seen"], serde_json::json!([last]));
     }
@@ -139,7 +141,9 @@ fn default_policy_leaves_children_unpinned() {
         .env("LMBENCH_SCHED", "DEFAULT")
         .output()
         .unwrap();
-    for k in children(&json(&out)) {
+    let kids = children(&json(&out));
+    assert_eq!(kids.len(), 2, "-P 2: two children");
+    for k in kids {
         assert!(k["cpu"].is_null());
     }
 }
