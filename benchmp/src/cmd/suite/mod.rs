@@ -189,7 +189,8 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
     });
     let mode = args.mode();
     let cpus = args.cpus.as_ref().map(|c| c.0.clone());
-    let plan: Vec<Entry> = plan::plan(mode, machine(cpus.as_deref())?)
+    let machine = machine(cpus.as_deref())?;
+    let plan: Vec<Entry> = plan::plan(mode, machine)
         .into_iter()
         .filter(|e| args.only.is_empty() || args.only.iter().any(|t| t == e.tool))
         .collect();
@@ -256,7 +257,6 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
     let host = nix::unistd::gethostname()
         .map(|h| h.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let machine = machine(cpus.as_deref())?;
     println!(
         "== socbench suite ({}) on {host}: {} CPUs, results in {}",
         format!("{mode:?}").to_lowercase(),
