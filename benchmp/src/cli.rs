@@ -8,6 +8,7 @@ use clap::{Args, FromArgMatches, Parser};
 use crate::aggregate::AggregateMode;
 use crate::cpulist::parse_cpu_list_once;
 use crate::error::{EXIT_OK, EXIT_USAGE};
+use crate::sched::ChosenBy;
 
 /// A CPU list argument (`0-3,7`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,6 +91,29 @@ pub struct PlacementArgs {
     pub sequential: bool,
     #[command(flatten)]
     pub conditions: ConditionsArgs,
+}
+
+impl PlacementArgs {
+    /// What chooses the children's CPUs: --cpus, else --sched, else LMBENCH_SCHED, else -P;
+    /// `None` when nothing does (benchmp's UNIQUE default, or a tool's own default CPU).
+    pub fn chosen_by(&self) -> Option<ChosenBy> {
+        self.chosen_by_with(crate::sched::lmbench_sched().as_deref())
+    }
+
+    /// [`PlacementArgs::chosen_by`] with `LMBENCH_SCHED` given, not read.
+    pub(crate) fn chosen_by_with(&self, lmbench_sched: Option<&str>) -> Option<ChosenBy> {
+        if self.cpus.is_some() {
+            Some(ChosenBy::Cpus)
+        } else if self.sched.is_some() {
+            Some(ChosenBy::Sched)
+        } else if lmbench_sched.is_some() {
+            Some(ChosenBy::LmbenchSched)
+        } else if self.parallel.is_some() {
+            Some(ChosenBy::Parallel)
+        } else {
+            None
+        }
+    }
 }
 
 /// The conditions a run's CPUs measure under: their clock, their temperature at each
@@ -548,6 +572,27 @@ mod tests {
         assert_eq!(o.noise_lost, 2.0);
         assert_eq!(o.aggregate, AggregateMode::Cluster);
         assert_eq!((o.json, o.csv), (None, None));
+    }
+
+    #[test]
+    fn the_first_source_in_precedence_chooses() {
+        let t = |args: &[&str]| {
+            let mut v = vec!["t"];
+            v.extend(args);
+            T::try_parse_from(v).unwrap().p
+        };
+        assert_eq!(t(&[]).chosen_by_with(None), None);
+        assert_eq!(t(&["-P2"]).chosen_by_with(None), Some(ChosenBy::Parallel));
+        let env = Some("UNIQUE");
+        assert_eq!(
+            t(&["-P2"]).chosen_by_with(env),
+            Some(ChosenBy::LmbenchSched)
+        );
+        let sched = t(&["--sched", "SINGLE", "-P2"]);
+        assert_eq!(sched.chosen_by_with(env), Some(ChosenBy::Sched));
+        let cpus = t(&["--cpus", "0", "--sched", "SINGLE"]);
+        assert_eq!(cpus.chosen_by_with(env), Some(ChosenBy::Cpus));
+        assert_eq!(ChosenBy::LmbenchSched.to_string(), "LMBENCH_SCHED");
     }
 
     #[test]

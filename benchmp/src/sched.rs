@@ -13,6 +13,78 @@ use crate::cpulist::format_cpu_list;
 /// Environment variable lmbench reads for the placement policy.
 pub const LMBENCH_SCHED_ENV: &str = "LMBENCH_SCHED";
 
+/// The value of `LMBENCH_SCHED`, `None` when unset (or not Unicode): the one place it is read.
+pub fn lmbench_sched() -> Option<String> {
+    std::env::var(LMBENCH_SCHED_ENV).ok()
+}
+
+/// The policy `LMBENCH_SCHED` names (`None`: unset), refused as [`parse_policy`] refuses it: for
+/// a tool that pins nothing but must not pass a typo in its caller's environment silently.
+pub fn env_policy() -> Result<Option<Policy>, PlacementError> {
+    lmbench_sched().map(|v| parse_policy(&v)).transpose()
+}
+
+/// What chose the children's CPUs, in benchmp's precedence (first wins).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChosenBy {
+    /// `--cpus LIST`.
+    Cpus,
+    /// `--sched POLICY`.
+    Sched,
+    /// The `LMBENCH_SCHED` environment variable.
+    LmbenchSched,
+    /// `-P N` alone (one child per allowed CPU, lmbench's UNIQUE).
+    Parallel,
+}
+
+impl ChosenBy {
+    /// The option or variable as the user wrote it (`--cpus`, `LMBENCH_SCHED`, `-P` …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChosenBy::Cpus => "--cpus",
+            ChosenBy::Sched => "--sched",
+            ChosenBy::LmbenchSched => LMBENCH_SCHED_ENV,
+            ChosenBy::Parallel => "-P",
+        }
+    }
+}
+
+impl std::fmt::Display for ChosenBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A tool's own CPU for its children, used only when nothing in [`ChosenBy`] chose them (dto:
+/// PERF_CPU, else CPU 1); outside the allowed set it wraps into it, with a note.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolDefault {
+    /// The CPU asked for.
+    pub cpu: usize,
+    /// What asked for it, as the note names it (`PERF_CPU`).
+    pub asked_by: String,
+    /// The report's placement source when it is used (`PERF_CPU`, or `default`).
+    pub source: String,
+}
+
+/// `requested` when it is allowed (or nothing is known to be), else the allowed CPU at its
+/// position modulo their count, with a note naming `asked_by` and the wrap.
+pub fn wrap_into_allowed(
+    asked_by: &str,
+    requested: usize,
+    allowed: &[usize],
+) -> (usize, Option<String>) {
+    if allowed.is_empty() || allowed.contains(&requested) {
+        return (requested, None);
+    }
+    let cpu = allowed[requested % allowed.len()];
+    let note = format!(
+        "{asked_by}={requested} is not in the allowed set {}; wrapped to CPU {cpu}",
+        format_cpu_list(allowed)
+    );
+    (cpu, Some(note))
+}
+
 /// A placement policy (lmbench `lib_sched.c`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "policy", content = "list", rename_all = "SCREAMING_SNAKE_CASE")]
@@ -83,6 +155,9 @@ pub enum PlacementError {
         /// Allowed set.
         allowed: String,
     },
+    /// A CPU list names one CPU twice.
+    #[error("CPU {0} is given twice")]
+    Twice(usize),
     /// More children than CPUs to put them on, without asking to share CPUs.
     #[error(
         "-P {parallel} asks for more children than the {count} CPUs this process may use ({allowed}); to share CPUs on purpose give them with --cpus (child i on the i-th, wrapping)"
@@ -245,6 +320,39 @@ pub fn wrap_warnings(
     lines
 }
 
+/// Refuses a CPU that is offline or outside this process's allowed set, as `--cpus` does.
+pub fn check_cpu(cpu: usize, online: &[usize], allowed: &[usize]) -> Result<(), PlacementError> {
+    if !online.contains(&cpu) {
+        return Err(PlacementError::Offline {
+            cpu,
+            online: format_cpu_list(online),
+        });
+    }
+    if !allowed.contains(&cpu) {
+        return Err(PlacementError::NotAllowed {
+            cpu,
+            allowed: format_cpu_list(allowed),
+        });
+    }
+    Ok(())
+}
+
+/// Checks a CPU list a user gave for a tool's own option (lat_mem_rd's `--load-cpus`): each
+/// CPU as [`check_cpu`], and each once. The caller names the option in its message.
+pub fn check_cpu_list(
+    cpus: &[usize],
+    online: &[usize],
+    allowed: &[usize],
+) -> Result<(), PlacementError> {
+    for (i, &c) in cpus.iter().enumerate() {
+        check_cpu(c, online, allowed)?;
+        if cpus[..i].contains(&c) {
+            return Err(PlacementError::Twice(c));
+        }
+    }
+    Ok(())
+}
+
 /// Places children on an explicit CPU list (`--cpus`): child i on cpus[i mod len]. Every CPU
 /// must be online and in the allowed set.
 pub fn place_on_list(
@@ -254,18 +362,7 @@ pub fn place_on_list(
     allowed: &[usize],
 ) -> Result<Vec<Option<usize>>, PlacementError> {
     for &c in cpus {
-        if !online.contains(&c) {
-            return Err(PlacementError::Offline {
-                cpu: c,
-                online: format_cpu_list(online),
-            });
-        }
-        if !allowed.contains(&c) {
-            return Err(PlacementError::NotAllowed {
-                cpu: c,
-                allowed: format_cpu_list(allowed),
-            });
-        }
+        check_cpu(c, online, allowed)?;
     }
     if cpus.is_empty() {
         return Err(PlacementError::NoCpus);
@@ -400,5 +497,41 @@ mod tests {
         );
         let e = place_on_list(&[9], 1, &online, &allowed).unwrap_err();
         assert_eq!(e.to_string(), "CPU 9 is not online (online CPUs: 0-3)");
+    }
+
+    #[test]
+    fn a_tool_cpu_list_is_checked_and_named_once() {
+        let (online, allowed) = ([0, 1, 2, 3], [0, 1]);
+        assert!(check_cpu_list(&[1, 0], &online, &allowed).is_ok());
+        let e = check_cpu_list(&[1, 1], &online, &allowed).unwrap_err();
+        assert_eq!(e.to_string(), "CPU 1 is given twice");
+        assert!(matches!(
+            check_cpu_list(&[0, 3], &online, &allowed),
+            Err(PlacementError::NotAllowed { cpu: 3, .. })
+        ));
+        assert!(matches!(
+            check_cpu_list(&[7], &online, &allowed),
+            Err(PlacementError::Offline { cpu: 7, .. })
+        ));
+    }
+
+    #[test]
+    fn a_tool_default_wraps_into_the_allowed_set() {
+        assert_eq!(wrap_into_allowed("PERF_CPU", 1, &[0, 1]), (1, None));
+        let (cpu, note) = wrap_into_allowed("PERF_CPU", 5, &[0, 2, 4]);
+        assert_eq!(cpu, 4);
+        assert_eq!(
+            note.as_deref(),
+            Some("PERF_CPU=5 is not in the allowed set 0,2,4; wrapped to CPU 4")
+        );
+        assert_eq!(wrap_into_allowed("PERF_CPU", 1, &[0]).0, 0);
+    }
+
+    #[test]
+    fn placement_errors_are_usage_errors() {
+        use crate::error::ExitStatus;
+        let e = parse_policy("bogus").unwrap_err();
+        assert_eq!(e.exit_status(), crate::error::EXIT_USAGE);
+        assert!(e.to_string().starts_with("LMBENCH_SCHED 'bogus'"), "{e}");
     }
 }

@@ -11,8 +11,8 @@ use crate::report::{Measurement, Quality, Report, ToolData};
 use crate::run::Error;
 use crate::run::{Benchmark, ChildInfo, Iterations, RunConfig, run_loaded};
 use crate::sched::{
-    LMBENCH_SCHED_ENV, Placement, PlacementError, Policy, parse_policy, place_by_policy,
-    place_on_list, wrap_warnings,
+    ChosenBy, LMBENCH_SCHED_ENV, Placement, PlacementError, Policy, ToolDefault, check_cpu,
+    parse_policy, place_by_policy, place_on_list, wrap_into_allowed, wrap_warnings,
 };
 use crate::stats::Pair;
 use crate::sys::clock::now_ns;
@@ -99,6 +99,10 @@ pub struct Session<T: ToolData> {
     pub topology: Topology,
     /// Child placement.
     pub placement: Placement,
+    /// The CPUs --cpus named, in their order (checked at start).
+    named: Option<Vec<usize>>,
+    /// What happened to a tool's default CPU (wrapped into the allowed set).
+    placement_note: Option<String>,
     calibration: Option<Calibration>,
     /// Clock-read cost when only fixed-count measurements ran (no full calibration needed).
     timing_only: Option<(f64, crate::timing::Source)>,
@@ -122,6 +126,18 @@ impl<T: ToolData> Session<T> {
         placement: &PlacementArgs,
         timing: &TimingArgs,
     ) -> Result<Session<T>, Error> {
+        Session::start_with_default(tool, placement, timing, None)
+    }
+
+    /// As [`Session::start`], with the tool's own CPU used when no option and no
+    /// LMBENCH_SCHED chose any ([`PlacementArgs::chosen_by`]); a wrap of it into the allowed
+    /// set is told by [`Session::placement_note`].
+    pub fn start_with_default(
+        tool: &str,
+        placement: &PlacementArgs,
+        timing: &TimingArgs,
+        default: Option<&ToolDefault>,
+    ) -> Result<Session<T>, Error> {
         let started_ns = now_ns();
         // ENOUGH, TIMING_O and LOOP_O are read when the calibration is first needed; refuse a
         // bad value now, before a tool has printed or measured anything.
@@ -132,44 +148,11 @@ impl<T: ToolData> Session<T> {
             what: "sched_getaffinity",
             source,
         })?;
-        let (cpus, policy, source, warnings) = if let Some(list) = &placement.cpus {
-            let p = placement.parallel.unwrap_or(list.0.len());
-            (
-                place_on_list(&list.0, p, &online, &allowed)?,
-                format!("cpus {}", crate::cpulist::format_cpu_list(&list.0)),
-                "--cpus".to_string(),
-                Vec::new(),
-            )
-        } else {
-            let (policy, source) = match (&placement.sched, std::env::var(LMBENCH_SCHED_ENV)) {
-                (Some(s), _) => (parse_policy(s)?, "--sched"),
-                (None, Ok(s)) => (parse_policy(&s)?, LMBENCH_SCHED_ENV),
-                (None, Err(_)) => (Policy::Unique, "default"),
-            };
-            let p = placement.parallel.unwrap_or(1);
-            // More children than CPUs time each other's work; only a policy that names its
-            // CPUs (SINGLE, CUSTOM) shares them on purpose.
-            let shares = matches!(
-                policy,
-                Policy::Single | Policy::Custom(_) | Policy::CustomUnique(_)
-            );
-            if p > allowed.len() && !shares {
-                return Err(PlacementError::TooManyChildren {
-                    parallel: p,
-                    allowed: crate::cpulist::format_cpu_list(&allowed),
-                    count: allowed.len(),
-                }
-                .into());
-            }
-            (
-                place_by_policy(&policy, p, &online, &allowed)?,
-                policy.to_string(),
-                source.to_string(),
-                wrap_warnings(&policy, p, &online, &allowed),
-            )
-        };
+        let env = crate::sched::lmbench_sched();
+        let (resolved, placement_note) =
+            resolve(placement, env.as_deref(), default, &online, allowed)?;
         let conditions = placement.conditions.clone();
-        apply_conditions(&conditions, &topology, &cpus)?;
+        apply_conditions(&conditions, &topology, &resolved.cpus)?;
         let before = MachineState::capture(&topology.root, &online);
         if crate::run::worker::active() {
             crate::run::worker::send(&crate::run::worker::ToDriver::Hello {
@@ -186,13 +169,9 @@ impl<T: ToolData> Session<T> {
             tool: tool.to_string(),
             args: std::env::args().collect(),
             topology,
-            placement: Placement {
-                policy,
-                source,
-                cpus,
-                allowed,
-                warnings,
-            },
+            placement: resolved,
+            named: placement.cpus.as_ref().map(|l| l.0.clone()),
+            placement_note,
             calibration: None,
             timing_only: None,
             calibration_request: CalibrationRequest {
@@ -210,6 +189,21 @@ impl<T: ToolData> Session<T> {
             measurements: Vec::new(),
             phases: Vec::new(),
         })
+    }
+
+    /// The note of [`Session::start_with_default`]: the tool's default CPU was outside the
+    /// allowed set and wrapped into it.
+    pub fn placement_note(&self) -> Option<&str> {
+        self.placement_note.as_deref()
+    }
+
+    /// The CPUs a tool that places each measurement itself ([`Session::measure_on`]) works
+    /// over: those --cpus named, in their order, else every allowed CPU. A policy places
+    /// children; it names no set, so it does not narrow this one.
+    pub fn cpu_set(&self) -> Vec<usize> {
+        self.named
+            .clone()
+            .unwrap_or_else(|| self.placement.allowed.clone())
     }
 
     /// Number of children per measurement.
@@ -273,6 +267,32 @@ impl<T: ToolData> Session<T> {
         self.placement.cpus = cpus;
     }
 
+    /// Runs one measurement as [`Session::measure_loaded`] with its measuring children pinned
+    /// to `cpus` instead of the session's placement (one pair of CPUs after another, a chaser
+    /// apart from its loads). Every CPU, the loads' too, must be online and allowed; the
+    /// session's placement and its record in the report stay as resolved.
+    pub fn measure_on<B, F, L, G>(
+        &mut self,
+        cpus: &[usize],
+        spec: Spec<T::Params>,
+        make: F,
+        loads: Loads<'_>,
+        make_load: G,
+    ) -> Result<&Measurement<T>, Error>
+    where
+        B: Benchmark<Sample = T::Sample, Child = T::Child>,
+        F: FnMut(&ChildInfo) -> anyhow::Result<B>,
+        L: Benchmark,
+        G: FnMut(&ChildInfo) -> anyhow::Result<L>,
+    {
+        let online = self.topology.online();
+        for &c in cpus.iter().chain(loads.cpus.iter().flatten()) {
+            check_cpu(c, &online, &self.placement.allowed)?;
+        }
+        let placed = cpus.iter().map(|&c| Some(c)).collect();
+        self.measure_placed(placed, spec, make, loads, make_load)
+    }
+
     /// Runs one measurement with load children on `load_cpus` besides the measuring ones:
     /// each builds its benchmark with `make_load` and runs it without pause from before the
     /// first timed interval until after the last; their results over the measuring window
@@ -292,10 +312,29 @@ impl<T: ToolData> Session<T> {
         L: Benchmark,
         G: FnMut(&ChildInfo) -> anyhow::Result<L>,
     {
+        let placed = self.placement.cpus.clone();
+        self.measure_placed(placed, spec, make, loads, make_load)
+    }
+
+    /// [`Session::measure_loaded`] with the measuring children on `placed`.
+    fn measure_placed<B, F, L, G>(
+        &mut self,
+        placed: Vec<Option<usize>>,
+        spec: Spec<T::Params>,
+        make: F,
+        loads: Loads<'_>,
+        make_load: G,
+    ) -> Result<&Measurement<T>, Error>
+    where
+        B: Benchmark<Sample = T::Sample, Child = T::Child>,
+        F: FnMut(&ChildInfo) -> anyhow::Result<B>,
+        L: Benchmark,
+        G: FnMut(&ChildInfo) -> anyhow::Result<L>,
+    {
         let (enough_us, timing_overhead_ns, loop_overhead_ns) = self.interval_for(&spec)?;
         let mut cfg = RunConfig {
             label: spec.name.clone(),
-            placement: self.placement.cpus.clone(),
+            placement: placed,
             warmup_us: self.warmup_us,
             repetitions: self.repetitions,
             enough_ns: enough_us * 1000,
@@ -490,6 +529,63 @@ impl<T: ToolData> Session<T> {
     }
 }
 
+/// The placement `p` asks for, in [`PlacementArgs::chosen_by`]'s precedence (`lmbench_sched`:
+/// the variable's value), else the tool's default CPU, else UNIQUE; with the note of a
+/// default CPU wrapped into the allowed set.
+fn resolve(
+    p: &PlacementArgs,
+    lmbench_sched: Option<&str>,
+    default: Option<&ToolDefault>,
+    online: &[usize],
+    allowed: Vec<usize>,
+) -> Result<(Placement, Option<String>), PlacementError> {
+    let on_list = |list: &[usize], source: &str, allowed: Vec<usize>| {
+        let n = p.parallel.unwrap_or(list.len());
+        Ok::<_, PlacementError>(Placement {
+            cpus: place_on_list(list, n, online, &allowed)?,
+            policy: format!("cpus {}", crate::cpulist::format_cpu_list(list)),
+            source: source.to_string(),
+            allowed,
+            warnings: Vec::new(),
+        })
+    };
+    let chosen = p.chosen_by_with(lmbench_sched);
+    if let (Some(ChosenBy::Cpus), Some(list)) = (chosen, &p.cpus) {
+        return Ok((on_list(&list.0, "--cpus", allowed)?, None));
+    }
+    if let (None, Some(d)) = (chosen, default) {
+        let (cpu, note) = wrap_into_allowed(&d.asked_by, d.cpu, &allowed);
+        return Ok((on_list(&[cpu], &d.source, allowed)?, note));
+    }
+    let (policy, source) = match (&p.sched, lmbench_sched) {
+        (Some(s), _) => (parse_policy(s)?, "--sched"),
+        (None, Some(s)) => (parse_policy(s)?, LMBENCH_SCHED_ENV),
+        (None, None) => (Policy::Unique, "default"),
+    };
+    let n = p.parallel.unwrap_or(1);
+    // More children than CPUs time each other's work; only a policy that names its CPUs
+    // (SINGLE, CUSTOM) shares them on purpose.
+    let shares = matches!(
+        policy,
+        Policy::Single | Policy::Custom(_) | Policy::CustomUnique(_)
+    );
+    if n > allowed.len() && !shares {
+        return Err(PlacementError::TooManyChildren {
+            parallel: n,
+            allowed: crate::cpulist::format_cpu_list(&allowed),
+            count: allowed.len(),
+        });
+    }
+    let placement = Placement {
+        cpus: place_by_policy(&policy, n, online, &allowed)?,
+        policy: policy.to_string(),
+        source: source.to_string(),
+        warnings: wrap_warnings(&policy, n, online, &allowed),
+        allowed,
+    };
+    Ok((placement, None))
+}
+
 /// Checks and applies the run conditions before the machine state is captured: counters the
 /// kernel refuses and a missing thermal zone are exit status 3 before anything runs, and a
 /// frequency pin is in force from here until [`Session::finish`] or the tool's exit.
@@ -540,4 +636,74 @@ fn pace(cfg: &mut RunConfig, metric: &Metric, params: serde_json::Value) {
         metric: metric.clone(),
         params,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::CpuList;
+
+    fn dto_default(cpu: usize) -> ToolDefault {
+        ToolDefault {
+            cpu,
+            asked_by: "PERF_CPU".into(),
+            source: "PERF_CPU".into(),
+        }
+    }
+
+    #[test]
+    fn a_tool_default_places_only_when_nothing_else_does() {
+        let (online, allowed) = ([0, 1], vec![0, 1]);
+        let none = PlacementArgs::default();
+        let d = dto_default(5);
+        let (p, note) = resolve(&none, None, Some(&d), &online, allowed.clone()).unwrap();
+        assert_eq!(
+            (p.cpus, p.policy, p.source),
+            (vec![Some(1)], "cpus 1".into(), "PERF_CPU".into())
+        );
+        assert!(
+            note.unwrap()
+                .contains("PERF_CPU=5 is not in the allowed set 0-1")
+        );
+        let (p, note) = resolve(&none, Some("SINGLE"), Some(&d), &online, allowed.clone()).unwrap();
+        assert_eq!(
+            (p.policy.as_str(), p.source.as_str(), note),
+            ("SINGLE", "LMBENCH_SCHED", None)
+        );
+        let two = PlacementArgs {
+            parallel: Some(2),
+            ..PlacementArgs::default()
+        };
+        let (p, _) = resolve(&two, None, Some(&d), &online, allowed.clone()).unwrap();
+        assert_eq!(
+            (p.cpus, p.source.as_str()),
+            (vec![Some(0), Some(1)], "default")
+        );
+        let cpus = PlacementArgs {
+            cpus: Some(CpuList(vec![0])),
+            ..PlacementArgs::default()
+        };
+        let (p, _) = resolve(&cpus, Some("SINGLE"), Some(&d), &online, allowed).unwrap();
+        assert_eq!((p.cpus, p.source.as_str()), (vec![Some(0)], "--cpus"));
+    }
+
+    #[test]
+    fn without_a_tool_default_nothing_chosen_is_unique() {
+        let (online, allowed) = ([0, 1, 2, 3], vec![2, 3]);
+        let (p, note) = resolve(&PlacementArgs::default(), None, None, &online, allowed).unwrap();
+        assert_eq!(
+            (p.cpus, p.policy.as_str(), p.source.as_str()),
+            (vec![Some(2)], "UNIQUE", "default")
+        );
+        assert_eq!(note, None);
+        let three = PlacementArgs {
+            parallel: Some(3),
+            ..PlacementArgs::default()
+        };
+        let e = resolve(&three, None, None, &online, vec![2, 3]).unwrap_err();
+        assert!(
+            matches!(e, PlacementError::TooManyChildren { count: 2, .. }),
+            "{e}"
+        );
+    }
 }
