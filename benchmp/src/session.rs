@@ -261,12 +261,6 @@ impl<T: ToolData> Session<T> {
         })
     }
 
-    /// Places the measuring children of the following measurements on these CPUs (`None`:
-    /// unpinned), e.g. one pair of CPUs after another.
-    pub fn set_placement(&mut self, cpus: Vec<Option<usize>>) {
-        self.placement.cpus = cpus;
-    }
-
     /// Runs one measurement as [`Session::measure_loaded`] with its measuring children pinned
     /// to `cpus` instead of the session's placement (one pair of CPUs after another, a chaser
     /// apart from its loads). Every CPU, the loads' too, must be online and allowed; the

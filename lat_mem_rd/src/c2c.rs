@@ -177,10 +177,7 @@ pub fn run(
     output: &OutputArgs,
 ) -> anyhow::Result<i32> {
     let mut session = Session::<C2c>::start(crate::measure::TOOL, placement, timing)?;
-    let cpus: Vec<usize> = match &placement.cpus {
-        Some(list) => list.0.clone(),
-        None => session.placement.allowed.clone(),
-    };
+    let cpus = session.cpu_set();
     if cpus.len() < 2 {
         return Err(Usage(format!(
             "--c2c needs at least two CPUs (this process may use {})",
@@ -200,8 +197,8 @@ pub fn run(
     })
 }
 
-/// Measures every ordered pair of `cpus` (at least two), each in a measurement of
-/// `session`, and returns the matrix.
+/// Measures every ordered pair of `cpus` (at least two, each allowed), each in a measurement
+/// of `session` on the pair's CPUs, and returns the matrix.
 pub fn measure(session: &mut Session<C2c>, cpus: &[usize]) -> anyhow::Result<Matrix> {
     let page = SharedPage::new()?;
     let line = page.word(0);
@@ -213,7 +210,6 @@ pub fn measure(session: &mut Session<C2c>, cpus: &[usize]) -> anyhow::Result<Mat
                 session.topology.cluster_of(from),
                 session.topology.cluster_of(to),
             );
-            session.set_placement(vec![Some(from)]);
             let mut spec = Spec::latency(
                 &format!("c2c {from}->{to}"),
                 2.0,
@@ -226,7 +222,8 @@ pub fn measure(session: &mut Session<C2c>, cpus: &[usize]) -> anyhow::Result<Mat
             spec.rule = Rule::Median;
             spec.iterations = Iterations::Fixed(ROUND_TRIPS);
             spec.subtract_loop_overhead = false;
-            let m = session.measure_loaded(
+            let m = session.measure_on(
+                &[from],
                 spec,
                 |_| Ok(Pinger { line, seq: 0 }),
                 // The ponger is the pinger's partner, not a load: a stall of it shows in the

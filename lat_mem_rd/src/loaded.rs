@@ -141,15 +141,21 @@ pub fn parse_load(s: &str) -> Result<Op, String> {
     Op::parse(s).ok_or_else(|| format!("'{s}' is not a bw_mem operation; one of: {}", Op::names()))
 }
 
-/// The CPUs the loads run on: those given, or every allowed CPU but the chaser's. Refuses the
-/// chaser's own CPU, CPUs this process may not use, repeats and an empty set.
+/// The CPUs the loads run on: those given, checked by benchmp as --cpus is (online, allowed,
+/// each once), or every allowed CPU but the chaser's. Refuses the chaser's own CPU and an
+/// empty set.
 pub fn load_cpus(
     given: Option<&[usize]>,
+    online: &[usize],
     allowed: &[usize],
     chaser: usize,
 ) -> Result<Vec<usize>, Usage> {
     let cpus: Vec<usize> = match given {
-        Some(list) => list.to_vec(),
+        Some(list) => {
+            benchmp::sched::check_cpu_list(list, online, allowed)
+                .map_err(|e| Usage(format!("--load-cpus: {e}")))?;
+            list.to_vec()
+        }
         None => allowed.iter().copied().filter(|&c| c != chaser).collect(),
     };
     if cpus.is_empty() {
@@ -158,21 +164,10 @@ pub fn load_cpus(
             format_cpu_list(allowed)
         )));
     }
-    for (i, &c) in cpus.iter().enumerate() {
-        if c == chaser {
-            return Err(Usage(format!(
-                "--load-cpus: CPU {c} is the chaser's; the load needs other CPUs"
-            )));
-        }
-        if !allowed.contains(&c) {
-            return Err(Usage(format!(
-                "--load-cpus: CPU {c} is not one this process may use ({})",
-                format_cpu_list(allowed)
-            )));
-        }
-        if cpus[..i].contains(&c) {
-            return Err(Usage(format!("--load-cpus: CPU {c} is given twice")));
-        }
+    if cpus.contains(&chaser) {
+        return Err(Usage(format!(
+            "--load-cpus: CPU {chaser} is the chaser's; the load needs other CPUs"
+        )));
     }
     Ok(cpus)
 }
@@ -401,7 +396,12 @@ pub fn measure(session: &mut Session<Loaded>, req: &Request) -> anyhow::Result<T
             .first()
             .ok_or_else(|| Usage("no CPU is allowed for the chaser".into()))?,
     };
-    let cpus = load_cpus(req.load_cpus.as_deref(), &session.placement.allowed, chaser)?;
+    let cpus = load_cpus(
+        req.load_cpus.as_deref(),
+        &session.topology.online(),
+        &session.placement.allowed,
+        chaser,
+    )?;
     if req.load_bytes < CHUNK_BYTES as u64 {
         return Err(Usage(format!(
             "each load's buffer (--load-size, default LEN) must be at least {}, one chunk",
@@ -446,7 +446,6 @@ pub fn measure(session: &mut Session<Loaded>, req: &Request) -> anyhow::Result<T
         other => anyhow::Error::new(other),
     })?;
     let kernel = Kernel::select(req.load, None)?;
-    session.set_placement(vec![Some(chaser)]);
     let traffic = req.load.traffic(CHUNK_BYTES as u64);
     let load_cpus: Vec<Option<usize>> = cpus.iter().map(|&c| Some(c)).collect();
     let topology = session.topology.clone();
@@ -469,22 +468,21 @@ pub fn measure(session: &mut Session<Loaded>, req: &Request) -> anyhow::Result<T
         spec.loop_overhead_share = LOADS_PER_PASS as f64 / lmbench_count(g.range, g.stride) as f64;
         spec.iterations = Iterations::Calibrate { hint: None };
         let make = |child: &ChildInfo| build_child(&g, req.pages, req.seed, child);
-        let m = match delay {
-            None => session.measure(spec, make)?,
-            Some(d) => session.measure_loaded(
-                spec,
-                make,
-                benchmp::Loads {
-                    cpus: &load_cpus,
-                    required: true,
-                },
-                |_: &ChildInfo| {
-                    let mut l = Loader::new(req.load, req.load_bytes as usize, req.pages)?;
-                    l.delay = d;
-                    Ok(l)
-                },
-            )?,
-        };
+        // One chaser, on the placement's first CPU, whatever -P asked.
+        let m = session.measure_on(
+            &[chaser],
+            spec,
+            make,
+            benchmp::Loads {
+                cpus: if delay.is_some() { &load_cpus } else { &[] },
+                required: true,
+            },
+            |_: &ChildInfo| {
+                let mut l = Loader::new(req.load, req.load_bytes as usize, req.pages)?;
+                l.delay = delay.unwrap_or(0);
+                Ok(l)
+            },
+        )?;
         rows.push(row(
             m,
             delay,
@@ -707,27 +705,26 @@ mod tests {
 
     #[test]
     fn load_cpus_default_to_the_others_and_refuse_mistakes() {
-        assert_eq!(load_cpus(None, &[0, 1, 2, 3], 2).unwrap(), vec![0, 1, 3]);
-        assert_eq!(load_cpus(Some(&[3]), &[0, 1, 2, 3], 0).unwrap(), vec![3]);
-        assert!(load_cpus(None, &[0], 0).unwrap_err().0.contains("besides"));
+        let all = [0, 1, 2, 3];
+        assert_eq!(load_cpus(None, &all, &all, 2).unwrap(), vec![0, 1, 3]);
+        assert_eq!(load_cpus(Some(&[3]), &all, &all, 0).unwrap(), vec![3]);
+        let e = |given: &[usize], allowed: &[usize]| {
+            load_cpus(Some(given), &all, allowed, 0).unwrap_err().0
+        };
         assert!(
-            load_cpus(Some(&[0]), &[0, 1], 0)
+            load_cpus(None, &all, &[0], 0)
                 .unwrap_err()
                 .0
-                .contains("chaser")
+                .contains("besides")
         );
+        assert!(e(&[0], &[0, 1]).contains("chaser"));
+        let not_allowed = e(&[3], &[0, 1]);
         assert!(
-            load_cpus(Some(&[5]), &[0, 1], 0)
-                .unwrap_err()
-                .0
-                .contains("may use")
+            not_allowed.starts_with("--load-cpus: CPU 3 is not in this process's allowed CPU set"),
+            "{not_allowed}"
         );
-        assert!(
-            load_cpus(Some(&[1, 1]), &[0, 1], 0)
-                .unwrap_err()
-                .0
-                .contains("twice")
-        );
+        assert!(e(&[5], &[0, 1]).contains("not online"));
+        assert_eq!(e(&[1, 1], &[0, 1]), "--load-cpus: CPU 1 is given twice");
     }
 
     /// On the phone fixture (clusters 0-1, 2-4, 5-6, 7), the default loads of a chaser on
@@ -738,7 +735,7 @@ mod tests {
             .join("../benchmp/tests/fixtures/phone8/sys");
         let topo = Topology::from_root(&root).unwrap();
         let allowed: Vec<usize> = (0..8).collect();
-        let cpus = load_cpus(None, &allowed, 4).unwrap();
+        let cpus = load_cpus(None, &allowed, &allowed, 4).unwrap();
         assert_eq!(cpus, vec![0, 1, 2, 3, 5, 6, 7]);
         let loads: Vec<LoadFigure> = cpus
             .iter()
