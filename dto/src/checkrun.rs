@@ -139,12 +139,6 @@ fn death(e: &benchmp::Error) -> Option<String> {
     }
 }
 
-/// Refuses a malformed LMBENCH_SCHED as `dto ab` does (exit 2), although the check's children
-/// are unpinned whatever it says: a typo in the caller's environment is never silently passed.
-fn check_lmbench_sched(value: Option<&str>) -> Result<(), benchmp::sched::PlacementError> {
-    value.map_or(Ok(()), |v| benchmp::sched::parse_policy(v).map(drop))
-}
-
 /// `dto check`: refuses an implementation this machine cannot run or load (exit 3 or 2), sets
 /// `env` for the children, runs the checks and writes what they found on stdout, as JSON with
 /// `json`. Exit status 1 when a result was wrong.
@@ -175,11 +169,9 @@ pub fn check(
 /// library's variables must already be in this process's environment. A child that dies
 /// makes the check fail with the function and the first size that dies on its own.
 pub fn run(spec: &ImplSpec, threads: usize, timeout: Duration) -> Result<Outcome> {
-    check_lmbench_sched(
-        std::env::var(benchmp::sched::LMBENCH_SCHED_ENV)
-            .ok()
-            .as_deref(),
-    )?;
+    // A malformed LMBENCH_SCHED is refused as `dto ab` refuses it (exit 2), although the
+    // check's children are unpinned whatever it says: a typo is never silently passed.
+    benchmp::sched::env_policy()?;
     let placement = PlacementArgs {
         // Unpinned, as an application's threads would be; one child at a time.
         sched: Some("DEFAULT".into()),
@@ -274,15 +266,6 @@ fn check_in_child(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_malformed_lmbench_sched_is_refused_and_a_policy_accepted() {
-        assert!(check_lmbench_sched(None).is_ok());
-        assert!(check_lmbench_sched(Some("UNIQUE")).is_ok());
-        let e = anyhow::Error::new(check_lmbench_sched(Some("bogus")).unwrap_err());
-        assert_eq!(benchmp::cli::exit_code_of(&e), benchmp::EXIT_USAGE);
-        assert!(e.to_string().starts_with("LMBENCH_SCHED 'bogus'"), "{e}");
-    }
 
     #[test]
     fn the_summary_keeps_the_json_names_and_sorted_keys() {

@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
-use benchmp::cli::{CpuList, OutputArgs, PlacementArgs, TimingArgs};
+use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
 use benchmp::figure::Figure;
 use benchmp::files::StagedFile;
 use benchmp::progress::Progress;
+use benchmp::sched::{ChosenBy, ToolDefault};
 use benchmp::{Iterations, Session, Spec};
 
 use crate::bench::{self, Bench, Config, PageKind};
@@ -106,71 +107,26 @@ fn emit(r: &Report, o: &OutputArgs) -> Result<i32> {
     benchmp::export::emit_with(r, o, &report::render_text(e, &r.host.arch), Some(&csv))
 }
 
-/// Picks the CPU: PERF_CPU when allowed, else wrapped into the allowed set.
-pub fn choose_cpu(requested: usize, allowed: &[usize]) -> (usize, Option<String>) {
-    if allowed.is_empty() || allowed.contains(&requested) {
-        return (requested, None);
-    }
-    let cpu = allowed[requested % allowed.len()];
-    let note = format!(
-        "PERF_CPU={requested} is not in the allowed set {}; wrapped to CPU {cpu}",
-        benchmp::cpulist::format_cpu_list(allowed)
-    );
-    (cpu, Some(note))
-}
-
-/// The placement dto asks benchmp for.
-#[derive(Debug, Clone)]
-pub struct Placed {
-    /// The options for the session.
-    pub args: PlacementArgs,
-    /// What happened to PERF_CPU (wrapped, or not used), for the header.
-    pub note: Option<String>,
-    /// The source the report names when dto chose the CPU (`PERF_CPU`, `default`).
-    pub source: Option<&'static str>,
-}
-
-/// The options as given, always sequential (each CPU's round runs alone), and, when no option
-/// and no LMBENCH_SCHED chose the CPUs, PERF_CPU (default 1) wrapped into the allowed set.
-pub fn placement_for(
-    given: &PlacementArgs,
-    perf_cpu: Option<usize>,
-    lmbench_sched: bool,
-    allowed: &[usize],
-) -> Placed {
-    let mut p = given.clone();
-    p.sequential = true;
-    let chosen_by = if given.cpus.is_some() {
-        Some("--cpus")
-    } else if given.sched.is_some() {
-        Some("--sched")
-    } else if lmbench_sched {
-        Some("LMBENCH_SCHED")
-    } else if given.parallel.is_some() {
-        Some("-P")
-    } else {
-        None
-    };
-    match chosen_by {
-        None => {
-            let (cpu, note) = choose_cpu(perf_cpu.unwrap_or(DEFAULT_CPU), allowed);
-            p.cpus = Some(CpuList(vec![cpu]));
-            Placed {
-                args: p,
-                note,
-                source: Some(if perf_cpu.is_some() {
-                    "PERF_CPU"
-                } else {
-                    "default"
-                }),
-            }
+/// dto's own CPU for the rounds, used when no option and no LMBENCH_SCHED chose any: PERF_CPU
+/// (default 1, the guide's), wrapped by benchmp into the allowed set.
+pub fn perf_cpu_default(perf_cpu: Option<usize>) -> ToolDefault {
+    ToolDefault {
+        cpu: perf_cpu.unwrap_or(DEFAULT_CPU),
+        asked_by: "PERF_CPU".into(),
+        source: if perf_cpu.is_some() {
+            "PERF_CPU"
+        } else {
+            "default"
         }
-        Some(by) => Placed {
-            args: p,
-            note: perf_cpu.map(|c| format!("PERF_CPU={c} not used: {by} places the rounds")),
-            source: None,
-        },
+        .into(),
     }
+}
+
+/// The header's note when PERF_CPU is set but `chosen_by` (an option or LMBENCH_SCHED) places
+/// the rounds instead.
+pub fn unused_perf_cpu(perf_cpu: Option<usize>, chosen_by: Option<ChosenBy>) -> Option<String> {
+    let (cpu, by) = (perf_cpu?, chosen_by?);
+    Some(format!("PERF_CPU={cpu} not used: {by} places the rounds"))
 }
 
 /// The CPUs of the children, each pinned and each once (a cell per CPU).
@@ -211,10 +167,19 @@ pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result
     let st = &plan.settings;
     let benches = bench::select(&plan.only, st.short).map_err(benchmp::Usage)?;
     preflight(plan)?;
-    let allowed = benchmp::sys::affinity::allowed_cpus().context("reading the CPU affinity")?;
-    let lmbench_sched = std::env::var_os(benchmp::sched::LMBENCH_SCHED_ENV).is_some();
-    let placed = placement_for(given, st.cpu, lmbench_sched, &allowed);
-    let mut session = Session::<DtoData>::start("dto", &placed.args, &TimingArgs::default())?;
+    // Each CPU's round runs alone.
+    let args = PlacementArgs {
+        sequential: true,
+        ..given.clone()
+    };
+    let mut session = Session::<DtoData>::start_with_default(
+        "dto",
+        &args,
+        &TimingArgs::default(),
+        Some(&perf_cpu_default(st.cpu)),
+    )?;
+    let cpu_note = unused_perf_cpu(st.cpu, given.chosen_by())
+        .or_else(|| session.placement_note().map(String::from));
     session.set_repetitions(1);
     let cpus = pinned_cpus(&session.placement)?;
     let page_sizes = page_sizes(plan, &benches, cpus.len())?;
@@ -254,7 +219,7 @@ pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result
     dist.finish()?;
     let setup = Setup {
         cpus,
-        cpu_note: placed.note.clone(),
+        cpu_note,
         timer: sys::TIMER.into(),
         timer_hz: hz,
         core_freq: pin.core.clone(),
@@ -273,9 +238,6 @@ pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result
     let extra = extra(plan, setup, &page_sizes, cells);
     let mut report = session.finish(output, Some(extra));
     report.figures = figures;
-    if let Some(source) = placed.source {
-        report.placement.source = source.into();
-    }
     // Every sample is in distributions.csv and the current side's in the figures: the rounds'
     // records keep their timing, not a third copy of the ticks.
     for m in &mut report.measurements {
@@ -628,40 +590,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cpu_choice_wraps_into_the_allowed_set() {
-        assert_eq!(choose_cpu(1, &[0, 1]), (1, None));
-        let (cpu, note) = choose_cpu(5, &[0, 2, 4]);
-        assert_eq!(cpu, 4);
-        assert!(note.unwrap().contains("wrapped to CPU 4"));
-        assert_eq!(choose_cpu(1, &[0]).0, 0);
-    }
-
-    #[test]
-    fn perf_cpu_places_only_when_nothing_else_does() {
-        let none = PlacementArgs::default();
-        let p = placement_for(&none, None, false, &[0, 1]);
-        assert_eq!(p.args.cpus, Some(CpuList(vec![1])));
-        assert!(p.args.sequential && p.note.is_none());
-        assert_eq!(p.source, Some("default"));
-        let p = placement_for(&none, Some(5), false, &[0, 1]);
-        assert_eq!(p.args.cpus, Some(CpuList(vec![1])));
-        assert!(p.note.unwrap().contains("wrapped to CPU 1"));
-        assert_eq!(p.source, Some("PERF_CPU"));
-        let cpus = PlacementArgs {
-            cpus: Some(CpuList(vec![0, 1])),
-            ..PlacementArgs::default()
-        };
-        let p = placement_for(&cpus, Some(0), false, &[0, 1]);
-        assert_eq!(p.args.cpus, Some(CpuList(vec![0, 1])));
-        assert!(p.note.unwrap().contains("--cpus places"));
-        assert_eq!(p.source, None);
-        let p = placement_for(&none, None, true, &[0, 1]);
-        assert_eq!((p.args.cpus, p.note, p.source), (None, None, None));
-        let two = PlacementArgs {
-            parallel: Some(2),
-            ..PlacementArgs::default()
-        };
-        assert_eq!(placement_for(&two, None, false, &[0, 1]).args.cpus, None);
+    fn perf_cpu_is_the_default_and_named_when_unused() {
+        let d = perf_cpu_default(None);
+        assert_eq!((d.cpu, d.source.as_str()), (DEFAULT_CPU, "default"));
+        let d = perf_cpu_default(Some(5));
+        assert_eq!(
+            (d.cpu, d.asked_by.as_str(), d.source.as_str()),
+            (5, "PERF_CPU", "PERF_CPU")
+        );
+        assert_eq!(
+            unused_perf_cpu(Some(0), Some(ChosenBy::Cpus)).as_deref(),
+            Some("PERF_CPU=0 not used: --cpus places the rounds")
+        );
+        assert_eq!(unused_perf_cpu(None, Some(ChosenBy::LmbenchSched)), None);
+        assert_eq!(unused_perf_cpu(Some(0), None), None);
     }
 
     #[test]
