@@ -213,6 +213,14 @@ pub fn cpu_zones(zones: Vec<Thermal>) -> Vec<Thermal> {
     }
 }
 
+/// `--cool-down`'s refusal on a machine without thermal zones (exit status 3).
+pub fn no_thermal_zones(sysfs: &Path) -> crate::error::Unsupported {
+    crate::error::Unsupported(format!(
+        "--cool-down: this machine has no thermal zones ({} lists none)",
+        sysfs.join("class/thermal").display()
+    ))
+}
+
 /// How often `--cool-down` reads the zones while it waits.
 const COOL_DOWN_POLL: std::time::Duration = std::time::Duration::from_millis(250);
 
@@ -228,11 +236,7 @@ pub fn cool_down(
     loop {
         let zones = cpu_zones(thermal_zones(sysfs));
         let Some(hottest) = zones.iter().max_by(|a, b| a.celsius.total_cmp(&b.celsius)) else {
-            return Err(crate::error::Unsupported(format!(
-                "--cool-down: this machine has no thermal zones ({} lists none)",
-                sysfs.join("class/thermal").display()
-            ))
-            .into());
+            return Err(no_thermal_zones(sysfs).into());
         };
         if hottest.celsius <= limit_c {
             return Ok(CoolDown {

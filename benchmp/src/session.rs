@@ -593,11 +593,7 @@ fn apply_conditions(
         crate::counters::preflight(list)?;
     }
     if c.cool_down.is_some() && crate::quality::thermal_zones(&topology.root).is_empty() {
-        return Err(crate::error::Unsupported(format!(
-            "--cool-down: this machine has no thermal zones ({} lists none)",
-            topology.root.join("class/thermal").display()
-        ))
-        .into());
+        return Err(crate::quality::no_thermal_zones(&topology.root).into());
     }
     if (c.pin_freq.is_some() || c.governor.is_some()) && !crate::freq::pin::active() {
         let mut run_cpus: Vec<usize> = cpus.iter().flatten().copied().collect();
