@@ -457,6 +457,12 @@ pub enum Decision {
 /// Lag-1 autocorrelation at or above which pairs are too dependent to judge.
 pub const MAX_RHO: f64 = 0.5;
 
+/// The lag-1 autocorrelation that n independent pairs exceed by chance once in a hundred,
+/// about z(0.99)/√n: a rho under it is not clearly positive (0.67 for 12 pairs, 0.37 for 40).
+pub fn rho_by_chance(n: usize) -> f64 {
+    2.326 / (n.max(1) as f64).sqrt()
+}
+
 /// Everything [`judge_pairs`] says about one figure; percentages are of the baseline,
 /// positive worse (the sign of [`log_ratio`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -492,7 +498,7 @@ pub struct Judgement {
 /// With lag-1 autocorrelation rho > 0 the interval is widened about the estimate by
 /// sqrt((1 + rho)/(1 − rho)) = sqrt(n/n_eff): the pairs carry about n_eff independent pairs'
 /// information. Undecided, whatever the interval, with too few pairs for an interval at this
-/// confidence or with rho ≥ 0.5.
+/// confidence or with rho ≥ 0.5 that chance would not give independent pairs ([`rho_by_chance`]).
 pub fn judge_pairs(d: &[f64], min_effect_pct: f64, confidence: f64) -> Judgement {
     judge(d, min_effect_pct, confidence, "pairs")
 }
@@ -523,7 +529,7 @@ pub fn judge(d: &[f64], min_effect_pct: f64, confidence: f64, units: &str) -> Ju
             confidence * 100.0
         );
         (Decision::Undecided, Some(why))
-    } else if rho >= MAX_RHO {
+    } else if rho >= MAX_RHO && rho > rho_by_chance(n) {
         let why = format!("{units} are correlated (lag-1 autocorrelation {rho:.2})");
         (Decision::Undecided, Some(why))
     } else if low > theta {
@@ -929,6 +935,13 @@ mod tests {
             why.starts_with("pairs are correlated (lag-1 autocorrelation 0."),
             "{why}"
         );
+        // A rho over 0.5 that 12 independent pairs give by chance more than once in a hundred
+        // (0.59 < 0.67) does not hide an eightfold change: the widened interval decides.
+        let wiggle = [1., 1., 1., 0., 0., 0., -1., -1., -1., 0., 0., 1.];
+        let d: Vec<f64> = wiggle.iter().map(|w| -2.1 + 0.05 * w).collect();
+        let j = judge_pairs(&d, theta_pct, conf);
+        assert!(j.rho > MAX_RHO && j.rho < rho_by_chance(12), "{j:?}");
+        assert_eq!(j.decision, Decision::Improved, "{j:?}");
     }
 
     #[test]
