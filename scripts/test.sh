@@ -47,21 +47,35 @@ cargo test --workspace
 # them as ignored.
 cargo test -p ftrace --test record -- --ignored
 
-# The release build's hot loops must not be optimised away (a lower bound on the time a
-# 64 MiB read can take; not a performance test).
-cargo test --release -p bw_mem --test not_optimised_away
-
-# NEON kernels and the portable fallbacks (bw_mem's and dto's), built for aarch64 and run under
-# qemu-user, and the stand-in phone's binaries for the android.sh test: one aarch64 build
-# with the scripts profile (no LTO, parallel codegen), its dependencies shared.
+# The builds and the tests below them compile and run in the background, beside the script
+# tests (which hold on a busy machine, as every test must): the two halves take about as long.
+#  - the release build's hot loops must not be optimised away (a lower bound on the time a
+#    64 MiB read can take; not a performance test);
+#  - NEON kernels and the portable fallbacks (bw_mem's and dto's), built for aarch64 and run
+#    under qemu-user, and the stand-in phone's binaries for the android.sh test: one aarch64
+#    build with the scripts profile (no LTO, parallel codegen), its dependencies shared.
 aarch64() {
   CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=rust-lld \
   CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUNNER=qemu-aarch64-static \
     cargo "$1" --profile scripts --target aarch64-unknown-linux-musl "${@:2}"
 }
-aarch64 test -p bw_mem --lib --test kernels
-aarch64 test -p dto --lib kernels
-aarch64 build -p benchmp -p bw_mem -p dhry -p dto --bins
+builds() {
+  cargo test --release -p bw_mem --test not_optimised_away
+  aarch64 test -p bw_mem --lib --test kernels
+  aarch64 test -p dto --lib kernels
+  aarch64 build -p benchmp -p bw_mem -p dhry -p dto --bins
+}
+log=$(mktemp "${TMPDIR:-/tmp}/socbench-test-builds.XXXXXX")
+# Its own process group (job control), so that an early end stops it with everything it started.
+set -m
+( set -e; builds ) > "$log" 2>&1 &
+builds_pid=$!
+set +m
+stop_builds() { kill -- "-$builds_pid" 2>/dev/null || true; rm -f "$log"; }
+trap stop_builds EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
 # The script tests check structure, not figures: this machine's side runs the debug binaries
 # cargo test built above.
 export SOCBENCH_BIN="${CARGO_TARGET_DIR:-target}/debug"
@@ -69,7 +83,17 @@ export SOCBENCH_DEVICE_BIN="${CARGO_TARGET_DIR:-target}/aarch64-unknown-linux-mu
 
 shellcheck -x scripts/*.sh scripts/lib/*.sh scripts/lava/*.sh scripts/tests/*.sh scripts/tests/fake-adb .ci/run
 python3 -m py_compile scripts/*.py
-scripts/tests/test_android.sh
 scripts/tests/test_lmbench_harness.sh "$SOCBENCH_BIN"
 scripts/tests/test_suite.sh
 scripts/tests/test_lava.sh
+
+echo "== the release and aarch64 builds and their tests (run beside the script tests above)"
+rc=0
+wait "$builds_pid" || rc=$?
+cat "$log"
+if [ "$rc" -ne 0 ]; then
+  echo "test.sh: the release or aarch64 builds or their tests failed (exit $rc; output above)" >&2
+  exit 1
+fi
+# The stand-in phone runs the aarch64 binaries built above.
+scripts/tests/test_android.sh

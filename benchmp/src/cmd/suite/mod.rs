@@ -522,6 +522,37 @@ mod tests {
     }
 
     #[test]
+    fn each_ab_side_gets_a_folder_of_its_own_and_no_result_files() {
+        let dest = std::env::temp_dir().join(format!("socbench ab-words {}", std::process::id()));
+        let machine = Machine {
+            cpus: 2,
+            llc_bytes: 1 << 20,
+        };
+        let plan = plan::plan(Mode::Quick, machine);
+        let dto = plan.iter().find(|e| e.label == "dto-speedup").unwrap();
+        let bin = Path::new("/b i n");
+        let mut dirs = Vec::new();
+        for side in ["base", "current"] {
+            let line = ab_words(bin, &dest, dto, side).unwrap();
+            let words = shlex::split(&line).unwrap();
+            let dir = dest.join("ab").join(format!("dto-speedup-{side}"));
+            assert!(dir.is_dir(), "{line}");
+            assert!(
+                words.contains(&format!("RESULTS_DIR={}", dir.display())),
+                "{line}"
+            );
+            assert!(words.contains(&"/b i n/dto".to_string()), "{line}");
+            assert!(!words.iter().any(|w| w.contains("--json")), "{line}");
+            dirs.push(dir);
+        }
+        assert_ne!(dirs[0], dirs[1]);
+        let dhry = plan.iter().find(|e| e.label == "dhry-P1").unwrap();
+        ab_words(bin, &dest, dhry, "base").unwrap();
+        assert!(!dest.join("ab/dhry-P1-base").exists());
+        std::fs::remove_dir_all(&dest).unwrap();
+    }
+
+    #[test]
     fn usage_exit() {
         assert_eq!(
             benchmp::cli::exit_code_of(&refuse("x".into()).unwrap_err()),
