@@ -42,13 +42,11 @@ cargo clippy --workspace --all-targets -- -D warnings
 # Every test must run here: a test that cannot (a missing tool, no tracefs) fails instead
 # of skipping (benchmp::testing::skip).
 export SOCBENCH_REQUIRE_ALL=1
-cargo test --workspace
-# The trace tests need root and a mounted tracefs (set up above); plain `cargo test` lists
-# them as ignored.
-cargo test -p ftrace --test record -- --ignored
+cargo test --workspace --no-run
 
-# The builds and the tests below them compile and run in the background, beside the script
-# tests (which hold on a busy machine, as every test must): the two halves take about as long.
+# The builds and the tests below them compile and run in the background, beside the crates'
+# and the script tests (which hold on a busy machine, as every test must), in a target folder
+# of their own so that neither waits for the other's lock: the two halves take about as long.
 #  - the release build's hot loops must not be optimised away (a lower bound on the time a
 #    64 MiB read can take; not a performance test);
 #  - NEON kernels and the portable fallbacks (bw_mem's and dto's), built for aarch64 and run
@@ -59,7 +57,9 @@ aarch64() {
   CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUNNER=qemu-aarch64-static \
     cargo "$1" --profile scripts --target aarch64-unknown-linux-musl "${@:2}"
 }
+beside="${CARGO_TARGET_DIR:-target}/beside"
 builds() {
+  export CARGO_TARGET_DIR="$beside"
   cargo test --release -p bw_mem --test not_optimised_away
   aarch64 test -p bw_mem --lib --test kernels
   aarch64 test -p dto --lib kernels
@@ -76,10 +76,15 @@ trap stop_builds EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+cargo test --workspace
+# The trace tests need root and a mounted tracefs (set up above); plain `cargo test` lists
+# them as ignored.
+cargo test -p ftrace --test record -- --ignored
+
 # The script tests check structure, not figures: this machine's side runs the debug binaries
 # cargo test built above.
 export SOCBENCH_BIN="${CARGO_TARGET_DIR:-target}/debug"
-export SOCBENCH_DEVICE_BIN="${CARGO_TARGET_DIR:-target}/aarch64-unknown-linux-musl/scripts"
+export SOCBENCH_DEVICE_BIN="$beside/aarch64-unknown-linux-musl/scripts"
 
 shellcheck -x scripts/*.sh scripts/lib/*.sh scripts/lava/*.sh scripts/tests/*.sh scripts/tests/fake-adb .ci/run
 python3 -m py_compile scripts/*.py
@@ -87,7 +92,7 @@ scripts/tests/test_lmbench_harness.sh "$SOCBENCH_BIN"
 scripts/tests/test_suite.sh
 scripts/tests/test_lava.sh
 
-echo "== the release and aarch64 builds and their tests (run beside the script tests above)"
+echo "== the release and aarch64 builds and their tests (run beside the tests above)"
 rc=0
 wait "$builds_pid" || rc=$?
 cat "$log"
