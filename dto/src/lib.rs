@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod check;
 pub mod checkrun;
+pub mod cli;
 pub mod env;
 pub mod freq;
 pub mod impls;

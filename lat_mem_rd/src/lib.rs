@@ -12,6 +12,7 @@
 
 pub mod c2c;
 pub mod chain;
+pub mod cli;
 pub mod config;
 pub mod curve;
 pub mod kernels;

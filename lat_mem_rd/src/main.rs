@@ -1,118 +1,11 @@
 //! socbench `lat_mem_rd`: arguments and output around [`lat_mem_rd::measure::run`].
 
 use anyhow::Result;
-use benchmp::Pages;
-use benchmp::cli::{OutputArgs, PlacementArgs, Stream, TimingArgs};
-use clap::Parser;
-use lat_mem_rd::config::{self, Request};
+use benchmp::cli::Stream;
+use lat_mem_rd::cli::Cli;
 use lat_mem_rd::measure::{self, TOOL};
 use lat_mem_rd::text::{self, Printer};
-use lat_mem_rd::{c2c, loaded};
-
-/// Measures memory load latency with lmbench's pointer chase: for each stride, for array sizes
-/// from 512 bytes up to LEN (lmbench's grid), nanoseconds per dependent load.
-///
-/// Output is lmbench's: a `"stride=N` header per stride and one `MiB ns` line per size, on
-/// stderr as lmbench writes them (--stdout for stdout), an empty line after each block when
-/// strides are given. A summary of the plateaus (L1, L2, L3, DRAM) and steps follows on the
-/// other stream when it is a terminal, or always with --summary, so nothing but data is ever
-/// inside a block; --json has everything, including each child's curve. Exit status: 0 ok, 1 measurement failed (or noisy with --fail-on-noise), 2 bad
-/// usage or input, 3 not supported here (e.g. no huge pages reserved).
-#[derive(Debug, Parser)]
-#[command(
-    name = "lat_mem_rd",
-    version,
-    override_usage = "lat_mem_rd [OPTIONS] <LEN> [STRIDE]...\n       lat_mem_rd [OPTIONS] --c2c\n       lat_mem_rd [OPTIONS] --loaded <LEN> [STRIDE]"
-)]
-struct Cli {
-    #[command(flatten)]
-    placement: PlacementArgs,
-    #[command(flatten)]
-    timing: TimingArgs,
-    #[command(flatten)]
-    output: OutputArgs,
-
-    /// Random chains (lmbench's -t "thrash" mode): cache lines in bit-reversed order within
-    /// pages, pages shuffled over the whole buffer, so prefetchers are defeated and TLB misses
-    /// show. Default: a sequential forward ring.
-    #[arg(short = 't', long = "random")]
-    random: bool,
-
-    /// With -t, build one ring through every element at sizes that are not page multiples;
-    /// lmbench's layout repeats elements there and walks a shorter ring (e.g. 16 of 48 at 3K).
-    /// Default: lmbench's rings, so figures compare.
-    #[arg(long)]
-    exact_rings: bool,
-
-    /// First array size (k, m, g suffixes). Default: 512, lmbench's. An off-grid start follows
-    /// lmbench's step rule from there.
-    #[arg(long, value_name = "SIZE", value_parser = config::parse_nonzero_size)]
-    min: Option<u64>,
-
-    /// Last array size at most (k, m, g suffixes), not above LEN. Default: LEN.
-    #[arg(long, value_name = "SIZE", value_parser = config::parse_nonzero_size)]
-    max: Option<u64>,
-
-    /// Page size of the buffers: system (no advice, the kernel's THP policy decides, as for
-    /// lmbench's malloc), 4k (transparent huge pages refused with MADV_NOHUGEPAGE), thp (asked
-    /// with MADV_HUGEPAGE) or huge (reserved 2 MiB hugetlb pages, see
-    /// /proc/sys/vm/nr_hugepages). The pages obtained are in the JSON.
-    #[arg(long, value_enum, value_name = "PAGES", default_value = "system")]
-    pages: Pages,
-
-    /// Print the curve summary on the stream the results do not use (stdout by default)
-    /// even when it is not a terminal.
-    #[arg(long)]
-    summary: bool,
-
-    /// Core clock in MHz for cycles in the summary. Default: the median clock the children
-    /// measured before and after their timed intervals (a chain of 1-cycle adds, labelled an
-    /// estimate); where they cannot, cpufreq's cpuinfo_max_freq, then /proc/cpuinfo's "cpu MHz".
-    #[arg(long, value_name = "MHZ", value_parser = benchmp::freq::parse_mhz)]
-    mhz: Option<f64>,
-
-    /// Calibrate from scratch at every size (new framework calibration, counts from 1), as a
-    /// reference for the default, which predicts each size's count from the size before.
-    #[arg(long)]
-    recalibrate_each_size: bool,
-
-    /// Shortest timed interval in µs whatever the calibration says. Default 100000, the 100 ms
-    /// lmbench's lat_mem_rd imposes; 0 keeps the calibrated ENOUGH alone (a much faster sweep
-    /// with nanosecond clocks, at the price of comparability with lmbench's intervals).
-    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=60_000_000))]
-    enough_floor: Option<u64>,
-
-    /// Seed for the page shuffle of random chains. Default: from the process id and the
-    /// clock, as lmbench seeds from its pid.
-    #[arg(long, value_name = "N")]
-    seed: Option<u64>,
-
-    /// Core-to-core latency instead of a sweep: for every ordered pair of the CPUs of --cpus
-    /// (default: every allowed CPU), two pinned children bounce one cache line; prints the
-    /// matrix of ns per one-way transfer and a summary per pair of clusters. No LEN.
-    #[arg(long, conflicts_with_all = ["random", "exact_rings", "min", "max", "summary", "recalibrate_each_size", "enough_floor", "seed", "strides", "len"])]
-    c2c: bool,
-
-    /// Latency under load instead of a sweep: one child chases lmbench's random chain (-t)
-    /// over LEN on the first CPU of --cpus while load children run a bw_mem operation on
-    /// --load-cpus, throttled by each of --delays in turn; prints one row per delay (and an
-    /// unloaded row) with the latency and the load bandwidth, as MLC's loaded-latency table.
-    #[arg(long, conflicts_with_all = ["c2c", "exact_rings", "min", "max", "summary", "recalibrate_each_size"])]
-    loaded: bool,
-
-    #[command(flatten)]
-    load: loaded::LoadArgs,
-
-    /// Largest array size: a whole number of MiB as lmbench's (64 = 64 MiB), or a size with a
-    /// k, m or g suffix (512k, 8m, 1g). Each child allocates it (plus two pages) at every size.
-    #[arg(value_name = "LEN", value_parser = config::parse_len, required_unless_present = "c2c")]
-    len: Option<u64>,
-
-    /// Strides in bytes (k, m suffixes), at least a pointer's size. Default: 64 (512 / pointer
-    /// size, lmbench's).
-    #[arg(value_name = "STRIDE", value_parser = config::parse_nonzero_size)]
-    strides: Vec<u64>,
-}
+use lat_mem_rd::{c2c, config, loaded};
 
 fn main() {
     let mut cli: Cli = benchmp::cli::parse();
@@ -140,21 +33,7 @@ fn run(cli: Cli) -> Result<i32> {
         let req = cli.load.request(len, stride, cli.pages, floor, cli.seed);
         return loaded::run(&req, &cli.placement, &cli.timing, &output);
     }
-    let sweep = config::check(
-        &Request {
-            len_bytes: cli.len.unwrap_or(0),
-            strides: cli.strides.clone(),
-            min: cli.min,
-            max: cli.max,
-            random: cli.random,
-            exact_rings: cli.exact_rings,
-            pages: Some(cli.pages),
-            recalibrate_each_size: cli.recalibrate_each_size,
-            seed: cli.seed,
-            enough_floor_us: cli.enough_floor,
-        },
-        config::system_page_size(),
-    )?;
+    let sweep = config::check(&cli.request(), config::system_page_size())?;
     let printer = Printer {
         on: cli.output.text_mode(),
         to: cli.output.result_stream(),
