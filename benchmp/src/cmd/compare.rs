@@ -1,0 +1,111 @@
+//! `benchmp compare BASE CUR`: an A/B verdict on every figure that separate runs share, from
+//! their report files or result folders (the judging itself is [`benchmp::compare`]).
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use benchmp::compare::{self, Judging, Run};
+
+/// `benchmp compare`'s options.
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// BASE then CUR, one run each (a report file or a result folder); with `--`, every
+    /// run of BASE.
+    #[arg(value_name = "BASE", required = true, num_args = 1..)]
+    pub runs: Vec<PathBuf>,
+    /// After `--`: every run of CUR, the side judged against BASE (options go before `--`).
+    #[arg(value_name = "CUR", last = true)]
+    pub current_runs: Vec<PathBuf>,
+    /// Smallest change that counts, percent of the baseline's figure.
+    #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = min_effect)]
+    pub min_effect: f64,
+    /// With one run per side: how far two runs of one build drift apart on this machine,
+    /// percent (the largest change between two baseline runs). A change within it is
+    /// NOISY; without it (the default) every change beyond --min-effect is.
+    #[arg(long, value_name = "PCT", value_parser = min_effect)]
+    pub run_spread: Option<f64>,
+    /// With several runs on a side: the Mann-Whitney p-value below which a change beyond
+    /// --min-effect is a FAIL or IMPROVED rather than NOISY.
+    #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = probability)]
+    pub alpha: f64,
+    /// Write the comparison as JSON: to stdout instead of the table (--json), or to a file
+    /// besides it (--json=FILE).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    pub json: Option<String>,
+    /// Write one CSV row per figure: to stdout instead of the table (--csv), or to a file
+    /// besides it (--csv=FILE).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    pub csv: Option<String>,
+}
+
+fn min_effect(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if (0.0..=1000.0).contains(&p) => Ok(p),
+        _ => Err(format!("'{s}' is not a percentage from 0 to 1000")),
+    }
+}
+
+fn probability(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 1.0 => Ok(p),
+        _ => Err(format!("'{s}' is not a probability above 0 and at most 1")),
+    }
+}
+
+/// Runs `benchmp compare`: splits the paths into two sides, loads every run, judges every
+/// shared figure, writes what was asked; the exit status is 1 when a figure regressed.
+pub fn run(args: CompareArgs) -> Result<i32> {
+    let CompareArgs {
+        runs,
+        current_runs,
+        min_effect,
+        run_spread,
+        alpha,
+        json,
+        csv,
+    } = args;
+    let how = Judging {
+        rule: benchmp::ab::Rule {
+            min_effect_pct: min_effect,
+            alpha,
+        },
+        run_spread_pct: run_spread,
+    };
+    let (json, csv) = (json.as_deref(), csv.as_deref());
+    let (base, current) = compare::sides(runs, current_runs)?;
+    let inputs: Vec<&Path> = base.iter().chain(&current).map(|p| p.as_path()).collect();
+    compare::refuse_overwrite(&inputs, &[("--json", json), ("--csv", csv)])?;
+    benchmp::cli::check_outputs(json, csv)?;
+    let load = |side: &[PathBuf]| {
+        side.iter()
+            .map(|p| Run::load(p))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let (b, c) = (load(&base)?, load(&current)?);
+    let cmp = compare::compare(&b, &c, how)?;
+    let shown = match (json, csv) {
+        (Some("-"), _) => serde_json::to_string_pretty(&cmp)? + "\n",
+        (_, Some("-")) => {
+            let mut v = Vec::new();
+            compare::write_csv(&cmp, &mut v)?;
+            String::from_utf8(v)?
+        }
+        _ => compare::render_text(&cmp),
+    };
+    benchmp::cli::write_stdout(&shown)?;
+    if let Some(path) = json.filter(|p| *p != "-") {
+        benchmp::export::write_file(path, |w| {
+            serde_json::to_writer_pretty(&mut *w, &cmp)?;
+            writeln!(w)
+        })?;
+    }
+    if let Some(path) = csv.filter(|p| *p != "-") {
+        benchmp::export::write_file(path, |w| compare::write_csv(&cmp, w))?;
+    }
+    Ok(if cmp.regressed() {
+        benchmp::EXIT_FAILED
+    } else {
+        benchmp::EXIT_OK
+    })
+}

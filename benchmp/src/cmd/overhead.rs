@@ -1,0 +1,139 @@
+//! `benchmp overhead`: the framework's own costs on this machine (calibration, fork and
+//! handshake per child, the error of known-duration spins), a benchmark rather than a test.
+
+use std::hint::black_box;
+
+use anyhow::{Context, Result};
+use benchmp::cli::{PlacementArgs, TimingArgs};
+use benchmp::run::Iterations;
+use benchmp::sys::clock::now_ns;
+use benchmp::{ChildInfo, NoData, Session, Spec};
+
+use super::probe::{Spin, spin};
+
+/// Runs `benchmp overhead`: prints the framework's own costs.
+pub fn run(timing: &TimingArgs) -> Result<i32> {
+    let req = benchmp::timing::CalibrationRequest {
+        enough_us: timing.enough,
+        cache: None,
+        recalibrate: true,
+    };
+    let t = now_ns();
+    let cal = benchmp::timing::calibrate(&req)?;
+    outln!(
+        "calibration (measured, no cache): {:.3} s",
+        (now_ns() - t) as f64 / 1e9
+    );
+    outln!("  interval (ENOUGH):  {} us", cal.enough_us);
+    outln!(
+        "  timing overhead:    {:.1} ns per clock read",
+        cal.timing_overhead_ns
+    );
+    outln!(
+        "  loop overhead:      {:.4} ns per iteration",
+        cal.loop_overhead_ns
+    );
+    outln!("  clock resolution:   {} ns", cal.clock_resolution_ns);
+
+    // Reference cost of one spin iteration, measured directly over ~0.5 s, best of 5.
+    let mut per_iter = f64::INFINITY;
+    let n = 50_000_000u64;
+    for _ in 0..5 {
+        let t0 = now_ns();
+        black_box(spin(1, black_box(n)));
+        per_iter = per_iter.min((now_ns() - t0) as f64 / n as f64);
+    }
+    outln!("spin reference:       {per_iter:.4} ns per iteration (direct, best of 5 x {n})");
+    fork_costs()?;
+    spin_errors(per_iter)?;
+    Ok(0)
+}
+
+/// What forking, the handshake and reaping cost for one and two children.
+fn fork_costs() -> Result<()> {
+    let placement = PlacementArgs {
+        timeout: 60,
+        ..Default::default()
+    };
+    for p in [1usize, 2] {
+        let pl = PlacementArgs {
+            parallel: Some(p),
+            ..placement.clone()
+        };
+        let tm = TimingArgs {
+            repetitions: 1,
+            calibration: Some("off".into()),
+            enough: Some(1),
+            ..Default::default()
+        };
+        let mut s = Session::<NoData>::start("benchmp-overhead", &pl, &tm).context("session")?;
+        let mut spec = Spec::rate("null", 1.0, "it/s", ());
+        spec.iterations = Iterations::Fixed(1);
+        let wall = s
+            .measure(spec, |_: &ChildInfo| {
+                Ok(Spin {
+                    acc: 0,
+                    fail: None,
+                    runs: 0,
+                    work: 1,
+                })
+            })?
+            .wall_ns;
+        outln!(
+            "fork + handshake + reap: {:.3} ms for {p} child{} ({:.3} ms per child)",
+            wall as f64 / 1e6,
+            if p == 1 { "" } else { "ren" },
+            wall as f64 / 1e6 / p as f64
+        );
+    }
+    Ok(())
+}
+
+/// Known-duration spins measured through the framework against the direct reference.
+fn spin_errors(per_iter: f64) -> Result<()> {
+    outln!("known-duration spins measured through benchmp (fixed count, 21 samples, median):");
+    outln!(
+        "  {:>8}  {:>12}  {:>12}  {:>9}",
+        "target",
+        "measured ns",
+        "expected ns",
+        "error"
+    );
+    for target_ns in [1_000u64, 10_000, 100_000] {
+        let iters = ((target_ns as f64) / per_iter).round().max(1.0) as u64;
+        let tm = TimingArgs {
+            repetitions: 21,
+            calibration: Some("off".into()),
+            enough: Some(1),
+            ..Default::default()
+        };
+        let pl = PlacementArgs {
+            parallel: Some(1),
+            timeout: 60,
+            ..Default::default()
+        };
+        let mut s = Session::<NoData>::start("benchmp-overhead", &pl, &tm)?;
+        let _ = s.calibration()?;
+        let mut spec = Spec::rate("spin", 1.0, "it/s", ());
+        spec.iterations = Iterations::Fixed(iters);
+        spec.subtract_loop_overhead = false;
+        let m = s.measure(spec, |_: &ChildInfo| {
+            Ok(Spin {
+                acc: 0,
+                fail: None,
+                runs: 0,
+                work: 1,
+            })
+        })?;
+        let measured = m.figures[0].pair.u as f64 / m.figures[0].pair.n as f64 * iters as f64;
+        let expected = iters as f64 * per_iter;
+        outln!(
+            "  {:>6}us  {:>12.1}  {:>12.1}  {:>+8.2}%",
+            target_ns / 1000,
+            measured,
+            expected,
+            (measured - expected) / expected * 100.0
+        );
+    }
+    Ok(())
+}
