@@ -12,10 +12,10 @@ use std::time::Instant;
 
 use benchmp::sys::mem::{MemError, PagesObtained};
 use benchmp::{Benchmark, Buffer, Pages};
-use serde::{Deserialize, Serialize};
 
 use crate::kernels::{Io, Kernel};
-use crate::ops::{CONFLICT_OFFSET, Op, SECOND_BUFFER_SLACK};
+use crate::ops::{CONFLICT_OFFSET, SECOND_BUFFER_SLACK};
+use crate::report::{ChildDetail, ChildPages, PeerTime};
 
 /// The buffers of one child.
 #[derive(Debug)]
@@ -100,42 +100,8 @@ impl Buffers {
     }
 }
 
-/// What backed one child's buffers, as it reports them to the parent (each buffer is its own
-/// kernel mapping: benchmp's buffers end in a guard page, so they never merge).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChildPages {
-    /// The mapping holding the source buffer.
-    pub buf: PagesObtained,
-    /// The mapping holding the copy destination, for copies.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub buf2: Option<PagesObtained>,
-}
-
-/// The subset operation timed after a superset one's intervals ([`crate::shape`]): `passes`
-/// passes over the same buffers took `ns` (the median of [`PEER_INTERVALS`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PeerTime {
-    /// The subset operation (`wr` for `fwr`).
-    pub op: Op,
-    /// Passes per interval: the count of the child's last timed interval.
-    pub passes: u64,
-    /// Median interval, ns.
-    pub ns: u64,
-}
-
 /// Intervals of the subset operation a child times for the shape check.
 pub const PEER_INTERVALS: usize = 3;
-
-/// What one child reports once it is done.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChildDetail {
-    /// What backed its buffers.
-    #[serde(flatten)]
-    pub pages: ChildPages,
-    /// The subset operation's time on the same buffers, for `fwr`, `frd` and `fcp`.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub peer: Option<PeerTime>,
-}
 
 /// A child's benchmark: `run(n)` makes `n` passes over the buffers.
 #[derive(Debug)]
@@ -231,6 +197,7 @@ impl Benchmark for BwBench {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::Op;
 
     #[test]
     fn copies_get_a_second_buffer_with_lmbench_layout() {

@@ -3,11 +3,10 @@
 //! pages, and the tool section (the bus-traffic figures, the pages obtained). The report is
 //! `benchmp::Report<BwMem>`, so reading it back is a compile-time fact.
 
-use benchmp::sys::mem::Pages;
+use benchmp::sys::mem::{Pages, PagesObtained};
 use benchmp::{AggregateMode, Measurement, ToolData};
 use serde::{Deserialize, Serialize};
 
-use crate::bench::{ChildDetail, ChildPages};
 use crate::kernels::{Kernel, LmbenchBuild};
 use crate::ops::{Op, Stores};
 use crate::plan::Plan;
@@ -216,6 +215,40 @@ pub fn pages_obtained(measurements: &[Measurement<BwMem>]) -> Vec<PagesRow> {
             })
         })
         .collect()
+}
+
+/// What backed one child's buffers, as it reports them to the parent (each buffer is its own
+/// kernel mapping: benchmp's buffers end in a guard page, so they never merge).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildPages {
+    /// The mapping holding the source buffer.
+    pub buf: PagesObtained,
+    /// The mapping holding the copy destination, for copies.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub buf2: Option<PagesObtained>,
+}
+
+/// The subset operation timed after a superset one's intervals ([`crate::shape`]): `passes`
+/// passes over the same buffers took `ns` (the median of [`crate::bench::PEER_INTERVALS`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PeerTime {
+    /// The subset operation (`wr` for `fwr`).
+    pub op: Op,
+    /// Passes per interval: the count of the child's last timed interval.
+    pub passes: u64,
+    /// Median interval, ns.
+    pub ns: u64,
+}
+
+/// What one child reports once it is done.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildDetail {
+    /// What backed its buffers.
+    #[serde(flatten)]
+    pub pages: ChildPages,
+    /// The subset operation's time on the same buffers, for `fwr`, `frd` and `fcp`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub peer: Option<PeerTime>,
 }
 
 #[cfg(test)]

@@ -5,9 +5,8 @@
 //! figure (GCC `-O`'s `fwr` on Zen 4 reads 6-15× below `wr`), and a user reading the figure
 //! alone would blame the memory: the report says so.
 
-use crate::bench::PeerTime;
 use crate::ops::Op;
-use crate::report::Report;
+use crate::report::{PeerTime, Report};
 
 /// Below this share of its bound a figure is called a shape artifact: half, far beyond this
 /// host's run-to-run spread and the subset's short probe (and beyond the single add chain
