@@ -1,11 +1,11 @@
 //! One CoreMark context (the reference's `core_results`): its seeds, its three data
 //! blocks, and `iterate`, which runs the list workload twice per iteration and keeps the
 //! running CRCs. The matrix and state workloads run only inside the list's data sort,
-//! through [`Kernels::calc`] (the reference's `calc_func`).
+//! through [`Kernels::calc`](crate::calc::Kernels::calc) (the reference's `calc_func`).
 
-use std::cell::Cell;
 use std::hint::black_box;
 
+use crate::calc::Kernels;
 use crate::crc::crcu16;
 use crate::list::{self, List};
 use crate::matrix::Matrix;
@@ -38,59 +38,6 @@ pub struct IterResult {
     /// First non-zero state workload result.
     #[serde(with = "crate::hex")]
     pub crcstate: u16,
-}
-
-/// What `calc_func` needs: the matrix and state blocks, the seeds that drive the state
-/// corruption, and the running CRCs it updates.
-#[derive(Debug, Clone)]
-pub(crate) struct Kernels {
-    seed1: i16,
-    seed2: i16,
-    matrix: Matrix,
-    state: Vec<u8>,
-    crc: u16,
-    crcmatrix: u16,
-    crcstate: u16,
-}
-
-impl Kernels {
-    /// The reference's `calc_func`: returns the cached 7-bit value if bit 7 of `data` is
-    /// set; otherwise runs the workload its low bits select (0: state, 1: matrix, other:
-    /// the value itself), folds the result into the running CRC, caches and returns it.
-    #[inline]
-    pub(crate) fn calc(&mut self, data: &Cell<i16>) -> i16 {
-        let d = data.get();
-        if (d >> 7) & 1 != 0 {
-            return d & 0x7f;
-        }
-        let flag = d & 7;
-        let mut dtype = (d >> 3) & 0xf;
-        dtype |= dtype << 4;
-        let result = match flag {
-            0 => {
-                if dtype < 0x22 {
-                    dtype = 0x22;
-                }
-                let r = state::bench(&mut self.state, self.seed1, self.seed2, dtype, self.crc);
-                if self.crcstate == 0 {
-                    self.crcstate = r;
-                }
-                r as i16
-            }
-            1 => {
-                let r = self.matrix.bench(dtype, self.crc);
-                if self.crcmatrix == 0 {
-                    self.crcmatrix = r;
-                }
-                r as i16
-            }
-            _ => d,
-        };
-        self.crc = crcu16(result as u16, self.crc);
-        let result = result & 0x7f;
-        data.set(((d as u16 & 0xff00) | 0x80 | result as u16) as i16);
-        result
-    }
 }
 
 /// One independent CoreMark context with its own data. Create one per core for

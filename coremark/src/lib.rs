@@ -19,6 +19,7 @@
 
 #![deny(unsafe_code)]
 
+mod calc;
 pub mod crc;
 mod hex;
 mod iterate;

@@ -13,8 +13,8 @@
 
 use std::cell::Cell;
 
+use crate::calc::Kernels;
 use crate::crc::crc16;
-use crate::iterate::Kernels;
 
 /// "No node" in the stored form (the reference's NULL).
 const NIL: u32 = u32::MAX;

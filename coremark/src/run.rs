@@ -12,14 +12,11 @@ use benchmp::{Iterations, Session, Spec};
 
 use crate::parallel::{self, ContextBench};
 use crate::report::{ContextRun, CoreMarkData, Params};
-use crate::timing::{self, MIN_VALID_SECONDS};
+use crate::timing::{self, MAX_ATTEMPTS, MIN_VALID_SECONDS};
 use crate::{Context, text};
 
 /// The nominal count of a benchmp ab worker, whose repetitions the driver sizes.
 pub const WORKER_ITERATIONS: u32 = 100;
-
-/// Timed runs of an automatically sized count, at most (the first included).
-pub const MAX_ATTEMPTS: u32 = 3;
 
 /// Longest deadline given to a silent child, however slow the run looks.
 const MAX_TIMEOUT: Duration = Duration::from_secs(30 * 24 * 3600);

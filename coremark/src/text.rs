@@ -3,7 +3,7 @@
 //! reference's report itself is [`crate::report::Report::text`].
 
 use crate::report::Report;
-use crate::timing::MIN_VALID_SECONDS;
+use crate::timing::{MAX_ATTEMPTS, MIN_VALID_SECONDS};
 
 /// Before the reference's automatic count is chosen.
 pub const CHOOSING: &str =
@@ -18,7 +18,7 @@ pub fn timing(iterations: u32, contexts: usize) -> String {
 pub fn again(shortest_s: f64, iterations: u32, attempt: u32) -> String {
     format!(
         "coremark: the timed run lasted {shortest_s:.3} s, under the {MIN_VALID_SECONDS} s needed; timing {iterations} iterations again (attempt {attempt} of {})\n",
-        crate::run::MAX_ATTEMPTS
+        MAX_ATTEMPTS
     )
 }
 

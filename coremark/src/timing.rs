@@ -13,6 +13,9 @@ use crate::{Context, IterResult};
 /// A timed run shorter than this many seconds is not a valid result.
 pub const MIN_VALID_SECONDS: f64 = 10.0;
 
+/// Timed runs of an automatically sized count, at most (the first included).
+pub const MAX_ATTEMPTS: u32 = 3;
+
 /// One timed call of [`Context::iterate`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Measurement {
