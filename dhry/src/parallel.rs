@@ -19,33 +19,8 @@ use benchmp::topology::Topology;
 use serde::{Deserialize, Serialize};
 
 use crate::measure::{self, allowed_cpu_count, scale_runs, thread_cpu_ns};
-use crate::{Dhrystone, Error, FinalValues, Mismatch, Variant};
-
-/// What a child records about its timed loop (benchmp's per-sample detail).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LoopDetail {
-    /// The build variant that ran.
-    pub variant: Variant,
-    /// Runs through Dhrystone in the timed loop.
-    pub runs: u64,
-    /// Runs made by the instance that ran the timed loop, since it was set up (equal to
-    /// `runs`; `Arr_2_Glob[8][7]` is checked against it).
-    pub runs_done: u64,
-    /// Runs made on the spare instance to keep the core busy outside the timed loop, so far.
-    pub keep_busy_runs: u64,
-    /// The thread's CPU time (user + system) over the timed loop, if the clock could be read.
-    pub thread_cpu_ns: Option<u64>,
-    /// CPUs the child was allowed on (1 when pinned), if known.
-    pub allowed_cpus: Option<usize>,
-    /// True when every checked variable has its expected value.
-    pub passed: bool,
-    /// The variables that differ.
-    pub mismatches: Vec<Mismatch>,
-    /// The values the reference prints after the loop.
-    pub final_values: FinalValues,
-    /// [`Dhrystone::checksum`] of the final state.
-    pub checksum: u64,
-}
+use crate::report::LoopDetail;
+use crate::{Dhrystone, Error, Variant};
 
 /// One child's benchmark: an instance for the timed loop and a spare one for benchmp's
 /// keep-busy calls.

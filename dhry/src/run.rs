@@ -11,7 +11,8 @@ use benchmp::run::{Iterations, Sample};
 use benchmp::{ChildInfo, Session, Spec};
 
 use crate::measure::scale_runs;
-use crate::parallel::{self, LoopBench, LoopDetail, Probe, RunPlan};
+use crate::parallel::{self, LoopBench, Probe, RunPlan};
+use crate::report::LoopDetail;
 use crate::report::{Dhry, Params};
 use crate::{VAX_11_780_DHRYSTONES_PER_SECOND, Variant};
 

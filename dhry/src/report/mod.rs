@@ -14,8 +14,7 @@ pub use text::render_text;
 
 use serde::{Deserialize, Serialize};
 
-use crate::Variant;
-use crate::parallel::LoopDetail;
+use crate::{FinalValues, Mismatch, Variant};
 
 /// dhry's report data: each measurement's variant and run count, each child's timed loop
 /// record, and the summary as the tool section.
@@ -46,4 +45,30 @@ impl Params {
     pub fn figure_name(&self) -> String {
         format!("dhrystone {}", self.variant)
     }
+}
+
+/// What a child records about its timed loop (benchmp's per-sample detail).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoopDetail {
+    /// The build variant that ran.
+    pub variant: Variant,
+    /// Runs through Dhrystone in the timed loop.
+    pub runs: u64,
+    /// Runs made by the instance that ran the timed loop, since it was set up (equal to
+    /// `runs`; `Arr_2_Glob[8][7]` is checked against it).
+    pub runs_done: u64,
+    /// Runs made on the spare instance to keep the core busy outside the timed loop, so far.
+    pub keep_busy_runs: u64,
+    /// The thread's CPU time (user + system) over the timed loop, if the clock could be read.
+    pub thread_cpu_ns: Option<u64>,
+    /// CPUs the child was allowed on (1 when pinned), if known.
+    pub allowed_cpus: Option<usize>,
+    /// True when every checked variable has its expected value.
+    pub passed: bool,
+    /// The variables that differ.
+    pub mismatches: Vec<Mismatch>,
+    /// The values the reference prints after the loop.
+    pub final_values: FinalValues,
+    /// [`crate::Dhrystone::checksum`] of the final state.
+    pub checksum: u64,
 }

@@ -9,7 +9,8 @@ use benchmp::run::{Sample, who};
 use benchmp::topology::Topology;
 use serde::{Deserialize, Serialize};
 
-use crate::parallel::{LoopDetail, Probe, RunPlan};
+use super::LoopDetail;
+use crate::parallel::{Probe, RunPlan};
 use crate::{
     FinalValues, Mismatch, REFERENCE_MIN_SECONDS, VAX_11_780_DHRYSTONES_PER_SECOND, Variant,
     dmips_per_mhz, microseconds_per_run,
