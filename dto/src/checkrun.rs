@@ -11,10 +11,10 @@ use benchmp::sys::process::Exit;
 use benchmp::{Iterations, Session, Spec};
 use serde::{Deserialize, Serialize};
 
-use crate::check::{self, CheckReport, Func, Mismatch};
+use crate::check::{self, CheckReport, Func};
 use crate::impls::{ImplSpec, Loaded};
 use crate::measure::load;
-use crate::report::{Mode, PassFail};
+use crate::report::{CheckSummary, Mode, PassFail};
 
 /// The check's report data (the children's records; `dto check` prints its own output).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,30 +97,6 @@ impl Outcome {
             result: PassFail::of(self.report.failures),
         }
     }
-}
-
-/// The result of `dto check` (its `--json`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CheckSummary {
-    /// `dto`.
-    pub tool: String,
-    /// `check`.
-    pub mode: Mode,
-    /// The implementation checked, as named on the command line.
-    #[serde(rename = "impl")]
-    pub implementation: ImplSpec,
-    /// Where its functions came from.
-    pub source: String,
-    /// Threads that ran the checks at once.
-    pub threads: usize,
-    /// Calls checked.
-    pub cases: u64,
-    /// Wrong results.
-    pub failures: u64,
-    /// The first wrong results.
-    pub mismatches: Vec<Mismatch>,
-    /// PASS when nothing was wrong.
-    pub result: PassFail,
 }
 
 /// How a child ended without a result, in words (`crashed (SIGSEGV)`, `hung`), or `None`
@@ -266,6 +242,7 @@ fn check_in_child(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::Mismatch;
 
     #[test]
     fn the_summary_keeps_the_json_names_and_sorted_keys() {

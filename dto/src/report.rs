@@ -8,6 +8,8 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use crate::bench::{Config, PageKind};
+use crate::check::Mismatch;
+use crate::impls::ImplSpec;
 use crate::measure::{RoundTicks, Sources};
 use benchmp::ab::{KsMethod, Summary, Verdict};
 
@@ -520,6 +522,30 @@ pub fn render_csv(r: &Extra) -> anyhow::Result<String> {
         ])?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)
+}
+
+/// The result of `dto check` (its `--json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckSummary {
+    /// `dto`.
+    pub tool: String,
+    /// `check`.
+    pub mode: Mode,
+    /// The implementation checked, as named on the command line.
+    #[serde(rename = "impl")]
+    pub implementation: ImplSpec,
+    /// Where its functions came from.
+    pub source: String,
+    /// Threads that ran the checks at once.
+    pub threads: usize,
+    /// Calls checked.
+    pub cases: u64,
+    /// Wrong results.
+    pub failures: u64,
+    /// The first wrong results.
+    pub mismatches: Vec<Mismatch>,
+    /// PASS when nothing was wrong.
+    pub result: PassFail,
 }
 
 #[cfg(test)]

@@ -5,9 +5,8 @@
 use std::fmt::Write as _;
 
 use crate::check;
-use crate::checkrun::CheckSummary;
 use crate::impls::Listing;
-use crate::report::Extra;
+use crate::report::{CheckSummary, Extra};
 
 /// The `dto list` table: name, available (with why not), description; then the timer, the
 /// flush instruction and the huge pages free.
