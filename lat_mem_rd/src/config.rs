@@ -23,6 +23,9 @@ pub enum Strategy {
     RecalibrateEachSize,
 }
 
+/// lmbench's interval floor for lat_mem_rd, µs (the default of `--enough-floor`).
+pub const ENOUGH_FLOOR_US: u64 = 100_000;
+
 /// A checked sweep.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Sweep {
@@ -201,9 +204,7 @@ pub fn check(req: &Request, page_size: u64) -> Result<Sweep, Usage> {
             Strategy::Predicted
         },
         seed: req.seed,
-        enough_floor_us: req
-            .enough_floor_us
-            .unwrap_or(crate::measure::ENOUGH_FLOOR_US),
+        enough_floor_us: req.enough_floor_us.unwrap_or(ENOUGH_FLOOR_US),
     })
 }
 

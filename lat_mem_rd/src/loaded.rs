@@ -27,7 +27,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::chain::{Geometry, Mode, Rings, lmbench_count};
 use crate::kernels::LOADS_PER_PASS;
-use crate::measure::{ChildNote, build_child};
+use crate::measure::build_child;
+use crate::report::ChildNote;
 
 /// Bytes a load child moves between two injection delays.
 pub const CHUNK_BYTES: usize = 4096;

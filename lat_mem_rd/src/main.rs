@@ -29,7 +29,7 @@ fn run(cli: Cli) -> Result<i32> {
         let output = cli.output.results_on(Stream::Stdout);
         let len = cli.len.unwrap_or(0);
         let stride = loaded::stride(len, &cli.strides)?;
-        let floor = cli.enough_floor.unwrap_or(measure::ENOUGH_FLOOR_US);
+        let floor = cli.enough_floor.unwrap_or(config::ENOUGH_FLOOR_US);
         let req = cli.load.request(len, stride, cli.pages, floor, cli.seed);
         return loaded::run(&req, &cli.placement, &cli.timing, &output);
     }

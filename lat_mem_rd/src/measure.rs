@@ -32,104 +32,17 @@ use serde::{Deserialize, Serialize};
 use crate::chain::{Geometry, Mode, Plan, Rings, lmbench_count, ring_loads};
 use crate::config::{Strategy, Sweep};
 use crate::kernels::{LOADS_PER_PASS, Ring};
-use crate::report::{ChildCurve, CurveReport, Extra, LatMemRd, Params, Report, Timing};
+use crate::report::{
+    ChildCurve, ChildNote, ChildPoint, ClusterPoint, CurveReport, Extra, LatMemRd, Params, Point,
+    Report, Timing,
+};
 use crate::summary::{CurveSummary, caches_of, summarize};
 use crate::sweep::sizes_for_stride;
 
 /// Tool name in reports.
 pub const TOOL: &str = "lat_mem_rd";
-/// lmbench's interval floor for lat_mem_rd, µs (the default of `--enough-floor`).
-pub const ENOUGH_FLOOR_US: u64 = 100_000;
 /// Interval length the prediction aims at, in units of ENOUGH (lmbench's re-sizing target).
 pub const TARGET: f64 = 1.1;
-
-/// What one child reports about its buffer and chain (its benchmp child detail).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ChildNote {
-    /// Child number.
-    pub index: usize,
-    /// CPU it was pinned to.
-    pub cpu: Option<usize>,
-    /// Seed of its page shuffle.
-    pub seed: u64,
-    /// Time to map the buffer and write the chain, ns.
-    pub setup_ns: u64,
-    /// What backs the buffer after the chain was written.
-    pub pages: benchmp::sys::mem::PagesObtained,
-}
-
-/// One child's figure at one size.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ChildPoint {
-    /// Child number.
-    pub index: usize,
-    /// CPU it ran on.
-    pub cpu: Option<usize>,
-    /// Its cluster.
-    pub cluster: usize,
-    /// Its fastest interval, ns per load.
-    pub ns: f64,
-    /// Accepted intervals.
-    pub samples: usize,
-}
-
-/// One cluster's figure at one size.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ClusterPoint {
-    /// Cluster index.
-    pub cluster: usize,
-    /// Mean of its children's figures, ns per load.
-    pub ns: f64,
-}
-
-/// Everything measured at one size.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Point {
-    /// Array size, bytes.
-    pub size_bytes: u64,
-    /// Array size, MiB (2^20 bytes, lmbench's first column).
-    pub size_mib: f64,
-    /// The figure on the text line (per `--aggregate`), ns per load.
-    pub ns: f64,
-    /// lmbench's figure: the fastest interval over all children, ns per load.
-    pub lmbench_ns: f64,
-    /// Median over every accepted interval, ns per load (it predicts the next size).
-    pub median_ns: f64,
-    /// Per child.
-    pub per_child: Vec<ChildPoint>,
-    /// Per cluster.
-    pub per_cluster: Vec<ClusterPoint>,
-    /// Loads in one lap of the ring actually walked (`None`: not computed, too large).
-    pub ring_loads: Option<usize>,
-    /// Elements the layout meant to visit; larger than `ring_loads` when lmbench's random
-    /// layout shortened the ring.
-    pub intended_loads: usize,
-    /// lmbench's loads per benchmark call at this size.
-    pub lmbench_count_loads: usize,
-    /// Passes per interval predicted from the previous size (`None`: sized from 1).
-    pub predicted_passes: Option<u64>,
-    /// Passes per interval each child settled on.
-    pub passes: Vec<u64>,
-    /// Most intervals a child spent sizing its count before the start (0 when predicted).
-    pub calibration_intervals: u32,
-    /// True when a prediction was made and every child's first timed interval, running it,
-    /// was long enough to count as a sample.
-    pub prediction_confirmed: bool,
-    /// Longest time a child spent sizing its count, ns.
-    pub calibration_ns: u64,
-    /// Framework calibration done for this size (only with --recalibrate-each-size), ns.
-    pub framework_calibration_ns: u64,
-    /// Accepted timed intervals over all children.
-    pub accepted_intervals: usize,
-    /// Shortest accepted interval after overhead subtraction, ns.
-    pub shortest_accepted_ns: Option<u64>,
-    /// Interval floor used, µs.
-    pub enough_us: u64,
-    /// Wall time of the measurement (fork to reap), ns.
-    pub wall_ns: u64,
-    /// What each child reported about its buffer.
-    pub children: Vec<ChildNote>,
-}
 
 /// All sizes of one stride.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
