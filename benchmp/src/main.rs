@@ -8,6 +8,9 @@
 //!   placement, sample counts and failure handling from outside the test process).
 //! - `benchmp overhead` measures the framework's own costs on this machine.
 //! - `benchmp compare BASE CUR` gives an A/B verdict on every figure two runs share.
+//! - `benchmp ab 'A' 'B'` pairs two builds' repetitions milliseconds apart and judges each pair.
+//! - `benchmp suite` runs socbench's plan into a results folder; `benchmp summary DIR` prints
+//!   its table with one headline figure per entry.
 
 use anyhow::Result;
 use benchmp::cli::TimingArgs;
@@ -101,8 +104,8 @@ fn main() {
     let trace = matches!(&cli.cmd, Cmd::Probe(p) if p.output.trace);
     benchmp::cli::init_logging(trace);
     match run(cli) {
-        Ok(code) => std::process::exit(code),
-        Err(e) => std::process::exit(benchmp::cli::report_error("benchmp", &e)),
+        Ok(code) => benchmp::cli::exit(code),
+        Err(e) => benchmp::cli::exit(benchmp::cli::report_error("benchmp", &e)),
     }
 }
 
