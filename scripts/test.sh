@@ -44,9 +44,44 @@ cargo clippy --workspace --all-targets -- -D warnings
 export SOCBENCH_REQUIRE_ALL=1
 cargo test --workspace --no-run
 
-# The builds and the tests below them compile and run in the background, beside the crates'
-# and the script tests (which hold on a busy machine, as every test must), in a target folder
-# of their own so that neither waits for the other's lock: the two halves take about as long.
+# Jobs that run beside the rest, each in its own process group (job control) so that an early
+# end stops it with everything it started, its output kept until it is awaited. Every test
+# holds on a busy machine (scripts/tests/*, the crates' tests), so they may share the CPUs.
+declare -A job_pid job_log
+# beside NAME CMD...: starts CMD in the background.
+beside() {
+  local name=$1
+  shift
+  job_log[$name]=$(mktemp "${TMPDIR:-/tmp}/socbench-test-$name.XXXXXX")
+  set -m
+  ( set -e; "$@" ) > "${job_log[$name]}" 2>&1 &
+  job_pid[$name]=$!
+  set +m
+}
+# await NAME: waits for it and prints its output; a failure ends the test command.
+await() {
+  local rc=0
+  echo "== $1 (run beside the tests above)"
+  wait "${job_pid[$1]}" || rc=$?
+  cat "${job_log[$1]}"
+  rm -f "${job_log[$1]}"
+  unset "job_pid[$1]" "job_log[$1]"
+  if [ "$rc" -ne 0 ]; then
+    echo "test.sh: $1 failed (exit $rc; output above)" >&2
+    exit 1
+  fi
+}
+stop_jobs() {
+  local p
+  for p in "${job_pid[@]}"; do kill -- "-$p" 2>/dev/null || true; done
+  rm -f "${job_log[@]}"
+}
+trap stop_jobs EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# The release and aarch64 builds and their tests compile and run beside the crates' and the
+# script tests, in a target folder of their own so that neither waits for the other's lock:
 #  - the release build's hot loops must not be optimised away (a lower bound on the time a
 #    64 MiB read can take; not a performance test);
 #  - NEON kernels and the portable fallbacks (bw_mem's and dto's), built for aarch64 and run
@@ -57,24 +92,15 @@ aarch64() {
   CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUNNER=qemu-aarch64-static \
     cargo "$1" --profile scripts --target aarch64-unknown-linux-musl "${@:2}"
 }
-beside="${CARGO_TARGET_DIR:-target}/beside"
+beside_dir="${CARGO_TARGET_DIR:-target}/beside"
 builds() {
-  export CARGO_TARGET_DIR="$beside"
+  export CARGO_TARGET_DIR="$beside_dir"
   cargo test --release -p bw_mem --test not_optimised_away
   aarch64 test -p bw_mem --lib --test kernels
   aarch64 test -p dto --lib kernels
   aarch64 build -p benchmp -p bw_mem -p dhry -p dto --bins
 }
-log=$(mktemp "${TMPDIR:-/tmp}/socbench-test-builds.XXXXXX")
-# Its own process group (job control), so that an early end stops it with everything it started.
-set -m
-( set -e; builds ) > "$log" 2>&1 &
-builds_pid=$!
-set +m
-stop_builds() { kill -- "-$builds_pid" 2>/dev/null || true; rm -f "$log"; }
-trap stop_builds EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+beside builds builds
 
 cargo test --workspace
 # The trace tests need root and a mounted tracefs (set up above); plain `cargo test` lists
@@ -82,23 +108,16 @@ cargo test --workspace
 cargo test -p ftrace --test record -- --ignored
 
 # The script tests check structure, not figures: this machine's side runs the debug binaries
-# cargo test built above.
+# cargo test built above. (They run one after another: beside each other they took longer,
+# the machine being CPU-bound by then and the builds the longer path.)
 export SOCBENCH_BIN="${CARGO_TARGET_DIR:-target}/debug"
-export SOCBENCH_DEVICE_BIN="$beside/aarch64-unknown-linux-musl/scripts"
+export SOCBENCH_DEVICE_BIN="$beside_dir/aarch64-unknown-linux-musl/scripts"
 
 shellcheck -x scripts/*.sh scripts/lib/*.sh scripts/lava/*.sh scripts/tests/*.sh scripts/tests/fake-adb .ci/run
 python3 -m py_compile scripts/*.py
 scripts/tests/test_lmbench_harness.sh "$SOCBENCH_BIN"
 scripts/tests/test_suite.sh
 scripts/tests/test_lava.sh
-
-echo "== the release and aarch64 builds and their tests (run beside the tests above)"
-rc=0
-wait "$builds_pid" || rc=$?
-cat "$log"
-if [ "$rc" -ne 0 ]; then
-  echo "test.sh: the release or aarch64 builds or their tests failed (exit $rc; output above)" >&2
-  exit 1
-fi
+await builds
 # The stand-in phone runs the aarch64 binaries built above.
 scripts/tests/test_android.sh
