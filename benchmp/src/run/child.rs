@@ -567,8 +567,17 @@ fn timed_intervals<B: Benchmark>(
             },
         )
         .map_err(Failure::talking)?;
-        if !fixed && (net < 0.99 * enough || net > 1.2 * enough) {
-            count = resize_count(count, net.max(0.0), enough);
+        // Sized on the net time, unless the subtracted overheads swallow most of the interval
+        // (a loop overhead estimate above the work's own cost per iteration): a net near zero
+        // would grow the count eightfold at every attempt, without bound. On the elapsed time
+        // the count stays near ENOUGH and the run gives up after its attempts instead.
+        let basis = if net < 0.5 * elapsed as f64 {
+            elapsed as f64
+        } else {
+            net
+        };
+        if !fixed && (basis < 0.99 * enough || basis > 1.2 * enough) {
+            count = resize_count(count, basis, enough);
         }
     }
     let usage = Usage::now().since(&u0);
@@ -751,6 +760,60 @@ mod tests {
             parallel: 1,
             role: super::super::Role::Load,
         }
+    }
+
+    /// Spins about 1 µs per iteration, up to 100 000; a larger count returns at once (so a
+    /// run whose count grew without bound ends instead of hanging) and is remembered.
+    struct Micro {
+        largest: u64,
+    }
+
+    impl Benchmark for Micro {
+        type Sample = ();
+        type Child = ();
+
+        fn run(&mut self, iterations: u64) -> u64 {
+            self.largest = self.largest.max(iterations);
+            if iterations > 100_000 {
+                return 0;
+            }
+            let end = now_ns() + 1_000 * iterations;
+            let mut n = 0u64;
+            while now_ns() < end {
+                n = black_box(n + 1);
+            }
+            n
+        }
+    }
+
+    #[test]
+    fn a_loop_overhead_above_the_work_gives_up_instead_of_growing_the_count() {
+        // 1 s of loop overhead per iteration: every interval's net time is 0.
+        let cfg = RunConfig {
+            label: "micro".into(),
+            placement: vec![None],
+            warmup_us: 0,
+            repetitions: 2,
+            enough_ns: 1_000_000,
+            timing_overhead_ns: 0.0,
+            loop_overhead_ns: 1e9,
+            iterations: Iterations::Calibrate { hint: Some(1) },
+            child_timeout: std::time::Duration::from_secs(10),
+            sequential: false,
+            loads: Vec::new(),
+            paced: None,
+            counters: Vec::new(),
+            sysfs: "/sys".into(),
+        };
+        let mut bench = Micro { largest: 0 };
+        let mut up = File::create("/dev/null").unwrap();
+        let (mut phases, mut sink) = (Phases(Vec::new()), 0);
+        let t = timed_intervals(&cfg, &mut bench, 1, &mut up, &mut phases, &mut sink).unwrap();
+        assert!(t.gave_up);
+        assert_eq!(t.samples.len(), 4 * 2 + 20);
+        assert!(t.samples.iter().all(|s| !s.accepted));
+        // Sized on the elapsed time: about 1.1 ms of 1 µs iterations, never millions.
+        assert!(bench.largest <= 20_000, "count grew to {}", bench.largest);
     }
 
     #[test]
