@@ -8,6 +8,8 @@
 # instead of the cross-build; without it and without qemu-aarch64-static the end-to-end part
 # is skipped.
 set -euo pipefail
+# A run that hangs fails here in ten minutes, not at the limit of the CI job.
+export ADB_RUN_TIMEOUT=${ADB_RUN_TIMEOUT:-600}
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 
