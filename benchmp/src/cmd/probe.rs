@@ -109,6 +109,9 @@ pub fn run(args: ProbeArgs) -> Result<i32> {
     } = args;
     let mut s = Session::<NoData>::start("benchmp-probe", &placement, &timing)?;
     let mut spec = Spec::rate("spin", 1.0, "iterations/s", ());
+    // A spin step costs a few cycles, about what lmbench's loop overhead method measures (more
+    // under emulation on a busy host): subtracted, it could leave no time at all.
+    spec.subtract_loop_overhead = false;
     if let Some(n) = iterations {
         spec.iterations = Iterations::Fixed(n);
     }
