@@ -58,7 +58,7 @@ pub struct AbArgs {
     pub min_effect: f64,
     /// False-alarm rate of the whole comparison, split over its figures and every look
     /// (Bonferroni); with --processes 1, per figure.
-    #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = probability)]
+    #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = super::probability)]
     pub alpha: f64,
     /// Time budget per figure, seconds: pairs are added until the verdict is decided or the
     /// budget is spent (then NOISY when still undecided).
@@ -116,13 +116,6 @@ fn positive_pct(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
         _ => Err(format!("'{s}' is not a percentage above 0 and at most 100")),
-    }
-}
-
-fn probability(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(p) if p > 0.0 && p < 1.0 => Ok(p),
-        _ => Err(format!("'{s}' is not a probability between 0 and 1")),
     }
 }
 

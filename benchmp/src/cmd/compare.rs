@@ -27,7 +27,7 @@ pub struct CompareArgs {
     pub run_spread: Option<f64>,
     /// With several runs on a side: the Mann-Whitney p-value below which a change beyond
     /// --min-effect is a FAIL or IMPROVED rather than NOISY.
-    #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = probability)]
+    #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = super::probability)]
     pub alpha: f64,
     /// Write the comparison as JSON: to stdout instead of the table (--json), or to a file
     /// besides it (--json=FILE).
@@ -43,13 +43,6 @@ fn min_effect(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(p) if (0.0..=1000.0).contains(&p) => Ok(p),
         _ => Err(format!("'{s}' is not a percentage from 0 to 1000")),
-    }
-}
-
-fn probability(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(p) if p > 0.0 && p <= 1.0 => Ok(p),
-        _ => Err(format!("'{s}' is not a probability above 0 and at most 1")),
     }
 }
 

@@ -18,3 +18,11 @@ pub mod probe;
 pub mod suite;
 pub mod summary;
 pub mod topology;
+
+/// Parses a false-alarm rate (`--alpha`): a probability above 0 and below 1.
+fn probability(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p < 1.0 => Ok(p),
+        _ => Err(format!("'{s}' is not a probability between 0 and 1")),
+    }
+}
