@@ -6,6 +6,7 @@
 //! the workspace manifest's `[profile.<name>]` table, following `inherits`, overridden by
 //! `CARGO_PROFILE_<NAME>_LTO` / `_CODEGEN_UNITS` when set, else Cargo's defaults. Overrides
 //! given with `cargo --config` are not visible here.
+#![allow(clippy::disallowed_macros)] // a build script, test or bench prints to its runner
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

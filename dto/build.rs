@@ -3,6 +3,7 @@
 //! `libdl.a` satisfies the linker; `dlopen` then comes from libc.a and fails at run time in a
 //! static binary, which `impls::load` already handles (the `cpu` implementation falls back to
 //! the linked libc, `lib:PATH` reports that it cannot be loaded).
+#![allow(clippy::disallowed_macros)] // a build script, test or bench prints to its runner
 
 use std::path::PathBuf;
 

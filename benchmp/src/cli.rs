@@ -441,7 +441,7 @@ where
             match e.kind() {
                 ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
                     let name = T::command().get_name().to_string();
-                    eprintln!("{name}: a subcommand or argument is missing (see --help)");
+                    crate::errln!("{name}: a subcommand or argument is missing (see --help)");
                     std::process::exit(EXIT_USAGE);
                 }
                 ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
@@ -467,7 +467,7 @@ where
                     } else {
                         " (see --help)"
                     };
-                    eprintln!("{name}: {first}{hint}");
+                    crate::errln!("{name}: {first}{hint}");
                     std::process::exit(EXIT_USAGE);
                 }
             }
@@ -477,8 +477,10 @@ where
 
 /// Prints `tool: message` for an error and returns its exit status.
 pub fn report_error(tool: &str, e: &anyhow::Error) -> i32 {
+    // One line, whatever the chain holds: line breaks become spaces, and any other control
+    // character (a worker's escape sequence, a value typed with a newline) is shown escaped.
     let msg = format!("{e:#}").replace('\n', " ");
-    eprintln!("{tool}: {msg}");
+    crate::errln!("{tool}: {}", ftrace::error::printable(&msg));
     exit_code_of(e)
 }
 

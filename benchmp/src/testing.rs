@@ -307,7 +307,7 @@ pub fn skip(test: &str, why: &str) -> bool {
     if std::env::var("SOCBENCH_REQUIRE_ALL").is_ok_and(|v| v == "1") {
         panic!("{test} cannot run here: {why} (SOCBENCH_REQUIRE_ALL=1 forbids skipping)");
     }
-    eprintln!("SKIPPED {test}: {why}");
+    crate::errln!("SKIPPED {test}: {why}");
     true
 }
 

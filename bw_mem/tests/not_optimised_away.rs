@@ -8,6 +8,7 @@
 //! Run it on the release binary: `cargo test --release -p bw_mem --test not_optimised_away`.
 //! In a debug build (plain `cargo test`) it is skipped: the unoptimised kernels are slow enough
 //! to pass trivially, and take a minute doing so.
+#![allow(clippy::disallowed_macros)] // a build script, test or bench prints to its runner
 
 use std::process::Command;
 use std::time::Instant;

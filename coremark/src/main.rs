@@ -77,7 +77,7 @@ fn run(cli: &Cli) -> anyhow::Result<i32> {
     // CoreMark-compatible result needs: only a CRC mismatch makes that run fail.
     let paired = benchmp::run::worker::active() && report.mismatches.is_empty();
     if report.has_errors() && !paired {
-        eprint!("{}", text::not_valid(&report));
+        benchmp::console::err(&text::not_valid(&report));
         return Ok(EXIT_FAILED);
     }
     Ok(code)

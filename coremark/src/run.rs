@@ -58,7 +58,7 @@ pub fn time(
         ),
         None => {
             if progress {
-                eprint!("{}", text::CHOOSING);
+                benchmp::console::err(text::CHOOSING);
             }
             let auto = timing::auto_iterations(ctx);
             let m = auto.decided_by;
@@ -68,7 +68,7 @@ pub fn time(
     })
     .map_err(|m| anyhow::anyhow!("sizing the iteration count: {m}"))?;
     if progress {
-        eprint!("{}", text::timing(iterations, contexts));
+        benchmp::console::err(&text::timing(iterations, contexts));
     }
 
     // One timed interval per child. A count sized automatically that still gave a run under
@@ -93,7 +93,7 @@ pub fn time(
         let scaled = f64::from(iterations) * 1.2 * MIN_VALID_SECONDS / shortest.max(0.001);
         iterations = scaled.min(f64::from(u32::MAX)) as u32;
         attempts += 1;
-        eprint!("{}", text::again(shortest, iterations, attempts));
+        benchmp::console::err(&text::again(shortest, iterations, attempts));
         session = Session::start("coremark", placement, &timing)?;
     }
 }

@@ -108,10 +108,10 @@ fn run(cli: &Cli) -> Result<i32> {
     let code = benchmp::emit(&report, &cli.output, |_| report::render_text(&summary))?;
 
     if let Some(warning) = report::text::short_loop_warning(&summary) {
-        eprint!("{warning}");
+        benchmp::console::err(&warning);
     }
     if !summary.verification_passed {
-        eprint!("{}", report::text::verification_failure(&summary));
+        benchmp::console::err(&report::text::verification_failure(&summary));
         return Ok(EXIT_FAILED);
     }
     Ok(code)

@@ -123,7 +123,7 @@ pub fn rerun_count(
 /// Says what is about to run, on a terminal only, when it takes a while.
 fn announce(children: usize, runs: u64, expected_s: f64) {
     if expected_s >= 5.0 && std::io::stderr().is_terminal() {
-        eprintln!(
+        benchmp::errln!(
             "dhry: {children} {} of {runs} runs, about {expected_s:.0} s",
             if children == 1 { "child" } else { "children" }
         );

@@ -477,7 +477,7 @@ mod tests {
     fn every_available_kernel_passes() {
         for k in Kernel::ALL {
             let Ok(fns) = k.fns() else {
-                eprintln!("skipped {}: not available here", k.name());
+                benchmp::errln!("skipped {}: not available here", k.name());
                 continue;
             };
             let r = all(fns, 1);

@@ -135,7 +135,7 @@ pub fn check(
         crate::text::check(&s)
     })?;
     if s.failures > 0 {
-        eprint!("{}", crate::text::check_failed(&s));
+        benchmp::console::err(&crate::text::check_failed(&s));
         return Ok(benchmp::EXIT_FAILED);
     }
     Ok(benchmp::EXIT_OK)

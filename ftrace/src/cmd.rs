@@ -30,21 +30,21 @@ pub fn record(args: RecordArgs) -> Result<i32> {
         command: args.command,
     };
     let rec = ftrace::record::record(&opts)?;
-    eprintln!(
+    ftrace::errln!(
         "ftrace: wrote {} ({} bytes); tracefs settings restored",
         shown(&rec.output),
         rec.bytes
     );
     if let Some((kept, written)) = rec.entries.filter(|_| rec.overflowed()) {
-        eprintln!(
+        ftrace::errln!(
             "ftrace: the ring buffer wrapped: {kept} of {written} events kept; pass a larger --buffer-kb"
         );
     }
     let code = rec.exit_code();
     if let Some(sig) = rec.signal {
-        eprintln!("ftrace: stopped by signal {sig}");
+        ftrace::errln!("ftrace: stopped by signal {sig}");
     } else if code != 0 {
-        eprintln!("ftrace: the command exited with status {code}");
+        ftrace::errln!("ftrace: the command exited with status {code}");
     }
     Ok(code)
 }
@@ -96,7 +96,7 @@ pub fn convert(args: ConvertArgs) -> Result<i32> {
     file.commit().map_err(output_error)?;
 
     let check = ftrace::convert::validate(&conv.trace);
-    eprintln!(
+    ftrace::errln!(
         "ftrace: wrote {}: {} events, {} slices and {} counter events on {} tracks ({} lines, {} markers, {} unreadable lines)",
         shown(&args.output),
         conv.trace.trace_events.len(),
@@ -110,9 +110,9 @@ pub fn convert(args: ConvertArgs) -> Result<i32> {
     if check.is_ok() {
         return Ok(exit_code::OK);
     }
-    eprintln!("ftrace: the trace has {} problems:", check.problems.len());
+    ftrace::errln!("ftrace: the trace has {} problems:", check.problems.len());
     for problem in check.problems.iter().take(10) {
-        eprintln!("  {problem}");
+        ftrace::errln!("  {problem}");
     }
     Ok(exit_code::FAILED)
 }

@@ -36,14 +36,14 @@ fn main() -> ExitCode {
             return ExitCode::from(exit_code::OK as u8);
         }
         Err(err) => {
-            eprintln!("ftrace: {}", usage_line(&err));
+            ftrace::errln!("ftrace: {}", usage_line(&err));
             return ExitCode::from(exit_code::USAGE as u8);
         }
     };
     let code = match run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("ftrace: {}", printable(&message(&err)));
+            ftrace::errln!("ftrace: {}", printable(&message(&err)));
             if let Some(e) = err.downcast_ref::<ftrace::Error>() {
                 e.exit_code()
             } else if err.downcast_ref::<Usage>().is_some() {

@@ -139,7 +139,7 @@ impl Restore {
 impl Drop for Restore {
     fn drop(&mut self) {
         if let Err(err) = self.restore_all() {
-            eprintln!("ftrace: could not restore a tracefs setting: {err}");
+            crate::errln!("ftrace: could not restore a tracefs setting: {err}");
         }
     }
 }

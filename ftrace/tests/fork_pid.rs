@@ -1,6 +1,7 @@
 //! Children forked after the marker was opened write their own pid, through the inherited
 //! descriptor, as benchmark children do. A plain `main` (harness = false) so the process is
 //! single-threaded when it forks.
+#![allow(clippy::disallowed_macros)] // a build script, test or bench prints to its runner
 
 use std::os::unix::net::UnixDatagram;
 

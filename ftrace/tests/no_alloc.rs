@@ -1,5 +1,6 @@
 //! The marker write path and the layer's enter/exit allocate nothing. A counting global
 //! allocator in a single-threaded program (harness = false) watches them.
+#![allow(clippy::disallowed_macros)] // a build script, test or bench prints to its runner
 #![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -3,6 +3,7 @@
 //! Calibration is fixed through the environment (ENOUGH, TIMING_O, LOOP_O, no cache) so no
 //! run measures it; lmbench's 100 ms floor still makes every size last at least two intervals
 //! (one confirming the count, one timed with -N 1), so sweeps are kept to a few sizes.
+#![allow(clippy::disallowed_macros)] // a build script, test or bench prints to its runner
 
 use std::process::Output;
 

@@ -425,7 +425,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     write_outputs(&report, args)?;
     for (name, side) in [("A", &report.base), ("B", &report.current)] {
         if side.exit != Some(0) {
-            eprintln!(
+            benchmp::errln!(
                 "benchmp: {name} ended with {}: {}",
                 side.exit
                     .map_or("a signal".to_string(), |c| format!("exit status {c}")),

@@ -20,7 +20,7 @@ pub fn run(mut timing: TimingArgs, json: bool) -> Result<i32> {
         outln!("TIMING_O={}", c.timing_overhead_ns / 1000.0);
         outln!("LOOP_O={}", c.loop_overhead_ns / 1000.0);
         if let Some(p) = &c.cache_file {
-            eprintln!(
+            benchmp::errln!(
                 "benchmp: calibrated in {:.2} s; cached in {}",
                 c.measured_ns as f64 / 1e9,
                 p.display()

@@ -450,7 +450,7 @@ mod tests {
                     nix::errno::Errno::EACCES | nix::errno::Errno::EPERM
                 ) =>
             {
-                eprintln!("skipped: {e}");
+                crate::errln!("skipped: {e}");
                 return;
             }
             Err(e) => panic!("{e}"),

@@ -257,7 +257,7 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
     let host = nix::unistd::gethostname()
         .map(|h| h.to_string_lossy().into_owned())
         .unwrap_or_default();
-    println!(
+    outln!(
         "== socbench suite ({}) on {host}: {} CPUs, results in {}",
         format!("{mode:?}").to_lowercase(),
         machine.cpus,
@@ -292,7 +292,7 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
         if e.needs_dir() {
             std::fs::create_dir_all(dest.join(&e.label))?;
         }
-        println!("{:<22} {} {}", e.label, e.tool, job.args.join(" "));
+        outln!("{:<22} {} {}", e.label, e.tool, job.args.join(" "));
         let start = Instant::now();
         let code = match job.run() {
             Ok(Ended::Status(c)) => c,
@@ -309,7 +309,7 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
         status.add(&e.label, e.tool, code, secs)?;
         if code != 0 {
             failures += 1;
-            println!(
+            outln!(
                 "   FAILED (exit {code}, {secs:.1} s): {}",
                 err_head(&dest, &e.label)
             );
@@ -323,20 +323,20 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
                     let txt = std::fs::read_to_string(dest.join(format!("ab/{}.txt", e.label)))
                         .unwrap_or_default();
                     for l in txt.lines().filter(|l| l.contains(" FAIL")) {
-                        println!("   {l}");
+                        outln!("   {l}");
                     }
                 }
                 Ended::Status(c) => {
                     failures += 1;
                     let err = std::fs::read_to_string(dest.join(format!("ab/{}.err", e.label)))
                         .unwrap_or_default();
-                    println!("   FAILED (ab, exit {c}): {}", one_line(&err, 300));
+                    outln!("   FAILED (ab, exit {c}): {}", one_line(&err, 300));
                 }
             }
         }
     }
     if let Some(b) = &baseline {
-        println!("== comparing with {}", b.display());
+        outln!("== comparing with {}", b.display());
         let job = Job {
             program: me.clone(),
             args: vec![
@@ -356,7 +356,7 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
             Ended::Status(0) => {}
             Ended::Status(1) => regressed = true,
             Ended::Status(_) => {
-                eprintln!(
+                benchmp::errln!(
                     "benchmp: the comparison with {} failed (see above)",
                     b.display()
                 );
@@ -367,7 +367,7 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
             .ok()
             .and_then(|t| t.lines().last().map(str::to_string))
         {
-            println!("{last}");
+            outln!("{last}");
         }
     }
     // The folder carries its own headline figures (benchmp's rule) for whoever reads it
@@ -378,7 +378,7 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
         serde_json::to_string_pretty(&summary)? + "\n",
     )?;
     if !args.no_summary {
-        print!("{}", crate::cmd::summary::render(&summary));
+        benchmp::cli::write_stdout(&crate::cmd::summary::render(&summary))?;
     }
     Ok(if failures == 0 && !regressed {
         EXIT_OK
@@ -389,7 +389,7 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
 
 /// The status after a stop signal, said in one line.
 fn interrupted(sig: nix::sys::signal::Signal) -> i32 {
-    eprintln!(
+    benchmp::errln!(
         "benchmp: suite interrupted by {}; the running entry was stopped",
         sig.as_str()
     );
@@ -470,7 +470,7 @@ fn run_ab(
     let a = ab_words(ab_bin, dest, e, "base")?;
     let b = ab_words(bin, dest, e, "current")?;
     let alpha = significant6(alpha);
-    println!(
+    outln!(
         "{:<22} benchmp ab --time {} --processes {} --alpha {alpha} (base against this build)",
         format!("{} (ab)", e.label),
         args.ab_time,
