@@ -52,10 +52,10 @@ pub mod timing;
 pub mod topology;
 
 pub use aggregate::{AggregateMode, Metric, Rule};
-pub use ftrace::console;
-pub use ftrace::errln;
 pub use error::{EXIT_FAILED, EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, Unsupported, Usage};
 pub use export::emit;
+pub use ftrace::console;
+pub use ftrace::errln;
 pub use report::{AnyTool, Measurement, NoData, Report, ToolData};
 pub use run::{Benchmark, ChildInfo, Data, Error, Iterations};
 pub use session::{Loads, Session, Spec};

@@ -307,7 +307,9 @@ impl Marker {
     #[cold]
     fn warn_once(&self, err: Errno) {
         if !self.warned.swap(true, Ordering::Relaxed) {
-            crate::errln!("ftrace: trace_marker write failed ({err}); later failures are not reported");
+            crate::errln!(
+                "ftrace: trace_marker write failed ({err}); later failures are not reported"
+            );
         }
     }
 }
