@@ -345,9 +345,68 @@ impl OutputArgs {
     }
 }
 
+/// The files a command's outputs must never be: the program running, and whatever inputs and
+/// programs the command names ([`Protected::file`]). Compared by inode, so a symlink, a hard
+/// link or another spelling of a protected file is refused as well.
+#[derive(Debug, Clone)]
+pub struct Protected {
+    files: Vec<(String, std::path::PathBuf)>,
+}
+
+impl Default for Protected {
+    fn default() -> Self {
+        Protected::new()
+    }
+}
+
+impl Protected {
+    /// The running program only.
+    pub fn new() -> Protected {
+        let files = std::env::current_exe()
+            .map(|me| vec![("the program running".to_string(), me)])
+            .unwrap_or_default();
+        Protected { files }
+    }
+
+    /// Also `path`, described as `what` in a refusal ("A's program", "an input").
+    pub fn file(mut self, what: impl Into<String>, path: impl Into<std::path::PathBuf>) -> Self {
+        self.files.push((what.into(), path.into()));
+        self
+    }
+
+    /// Refuses `option=path` when `path` is one of the protected files.
+    pub fn check(&self, option: &str, path: &str) -> Result<(), crate::error::Usage> {
+        let out = std::path::Path::new(path);
+        let Some(id) = crate::files::file_id(out) else {
+            return Ok(());
+        };
+        match self
+            .files
+            .iter()
+            .find(|(_, p)| crate::files::file_id(p) == Some(id))
+        {
+            Some((what, _)) => Err(crate::error::Usage(format!(
+                "{option}={}: is {what}; an output never replaces an input or a program",
+                ftrace::error::printable(path)
+            ))),
+            None => Ok(()),
+        }
+    }
+}
+
 /// The rules of [`OutputArgs::check`] for tools whose `--json[=FILE]` and `--csv[=FILE]`
-/// options are their own: at most one on stdout (`-`), every file writable.
+/// options are their own: at most one on stdout (`-`), every file writable, none the program
+/// running.
 pub fn check_outputs(json: Option<&str>, csv: Option<&str>) -> Result<(), crate::error::Usage> {
+    check_outputs_besides(json, csv, &Protected::new())
+}
+
+/// [`check_outputs`] with the command's own inputs and programs protected as well.
+pub fn check_outputs_besides(
+    json: Option<&str>,
+    csv: Option<&str>,
+    protected: &Protected,
+) -> Result<(), crate::error::Usage> {
     if json == Some("-") && csv == Some("-") {
         return Err(crate::error::Usage(
             "--json and --csv cannot both write to stdout; give one a file (--csv=FILE)".into(),
@@ -355,6 +414,7 @@ pub fn check_outputs(json: Option<&str>, csv: Option<&str>) -> Result<(), crate:
     }
     for (option, path) in [("--json", json), ("--csv", csv)] {
         if let Some(p) = path.filter(|p| *p != "-") {
+            protected.check(option, p)?;
             check_output_file(option, p)?;
         }
     }
@@ -384,7 +444,12 @@ pub fn write_stdout(text: &str) -> anyhow::Result<()> {
 /// is; one this check creates is removed again).
 pub fn check_output_file(option: &str, path: &str) -> Result<(), crate::error::Usage> {
     use std::io::ErrorKind;
-    let bad = |why: String| crate::error::Usage(format!("{option}={path}: {why}"));
+    let bad = |why: String| {
+        crate::error::Usage(format!(
+            "{option}={}: {why}",
+            ftrace::error::printable(path)
+        ))
+    };
     if path.is_empty() {
         return Err(crate::error::Usage(format!(
             "{option}= needs a file name (or {option} alone for stdout)"
@@ -395,9 +460,12 @@ pub fn check_output_file(option: &str, path: &str) -> Result<(), crate::error::U
         return Err(bad("is a folder; give a file name".into()));
     }
     let existed = p.exists();
+    // Without waiting: a FIFO nobody reads is refused (ENXIO) rather than hung on.
+    use std::os::unix::fs::OpenOptionsExt;
     match std::fs::OpenOptions::new()
         .append(true)
         .create(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
         .open(p)
     {
         Ok(_) => {
@@ -415,6 +483,7 @@ pub fn check_output_file(option: &str, path: &str) -> Result<(), crate::error::U
             }
             ErrorKind::NotFound => "its folder does not exist".into(),
             ErrorKind::PermissionDenied => "permission denied".into(),
+            _ if e.raw_os_error() == Some(nix::libc::ENXIO) => "is a FIFO that nobody reads".into(),
             _ => format!("cannot be written: {e}"),
         })),
     }
@@ -595,6 +664,27 @@ mod tests {
         let cpus = t(&["--cpus", "0", "--sched", "SINGLE"]);
         assert_eq!(cpus.chosen_by_with(env), Some(ChosenBy::Cpus));
         assert_eq!(ChosenBy::LmbenchSched.to_string(), "LMBENCH_SCHED");
+    }
+
+    #[test]
+    fn an_output_is_never_the_program_or_a_protected_input() {
+        let me = std::env::current_exe().unwrap();
+        let me = me.to_str().unwrap();
+        let e = check_outputs(Some(me), None).unwrap_err();
+        assert!(e.0.contains("is the program running"), "{}", e.0);
+        let d = std::env::temp_dir().join(format!("benchmp-protect-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let input = d.join("base.json");
+        std::fs::write(&input, "{}").unwrap();
+        let link = d.join("link.json");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&input, &link).unwrap();
+        let p = Protected::new().file("an input", &input);
+        let e = check_outputs_besides(None, Some(link.to_str().unwrap()), &p).unwrap_err();
+        assert!(e.0.contains("is an input"), "{}", e.0);
+        assert_eq!(std::fs::read_to_string(&input).unwrap(), "{}");
+        check_outputs_besides(Some(d.join("new.json").to_str().unwrap()), None, &p).unwrap();
+        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]

@@ -882,10 +882,7 @@ fn side(runs: &[Measured], outliers: usize) -> Option<Side> {
         .collect();
     let mut samples: Vec<f64> = runs.iter().flat_map(|m| m.fig.samples.clone()).collect();
     ab::sort(&mut samples);
-    let median = |mut v: Vec<f64>| {
-        ab::sort(&mut v);
-        ab::percentile(&v, 0.5)
-    };
+    let median = |v: Vec<f64>| crate::stats::median_of(&v);
     let noisy_runs = runs.iter().filter(|m| m.noisy).count();
     Some(Side {
         cpu: first.fig.cpu,

@@ -37,6 +37,7 @@ pub mod figure;
 pub mod files;
 pub mod freq;
 pub mod host;
+pub mod input;
 pub mod progress;
 pub mod quality;
 pub mod report;

@@ -120,6 +120,69 @@ pub fn spread(values: &[f64]) -> Option<Spread> {
     })
 }
 
+/// A quantile's rank as a fraction of the sorted values, from 0 (the smallest) to 1 (the
+/// largest). Made only by [`Quantile::new`] or the named ranks, so a percent (50) can never
+/// pass for a fraction (0.5): `Quantile::new(50.0)` is `None`.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+pub struct Quantile(f64);
+
+impl Quantile {
+    /// The 10th percentile.
+    pub const P10: Quantile = Quantile(0.1);
+    /// The first quartile.
+    pub const Q1: Quantile = Quantile(0.25);
+    /// The median.
+    pub const MEDIAN: Quantile = Quantile(0.5);
+    /// The third quartile.
+    pub const Q3: Quantile = Quantile(0.75);
+    /// The 90th percentile.
+    pub const P90: Quantile = Quantile(0.9);
+
+    /// The rank `q`, a fraction from 0 to 1; `None` for anything else (NaN, a percent).
+    pub fn new(q: f64) -> Option<Quantile> {
+        (0.0..=1.0).contains(&q).then_some(Quantile(q))
+    }
+
+    /// The rank as a fraction from 0 to 1.
+    pub fn fraction(self) -> f64 {
+        self.0
+    }
+}
+
+/// Sorts values ascending (NaN last, by `total_cmp`).
+pub fn sort(v: &mut [f64]) {
+    v.sort_by(f64::total_cmp);
+}
+
+/// The quantile `q` of sorted values with linear interpolation between the closest ranks
+/// (NumPy's default, Hyndman and Fan's type 7); NaN for no values.
+pub fn quantile(sorted: &[f64], q: Quantile) -> f64 {
+    let n = sorted.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    let h = (n - 1) as f64 * q.0;
+    let lo = h.floor() as usize;
+    let hi = (lo + 1).min(n - 1);
+    let t = h - lo as f64;
+    let (a, b) = (sorted[lo], sorted[hi]);
+    // Interpolate from the nearer end, as NumPy does, so q = 1 gives the maximum exactly.
+    if t < 0.5 {
+        a + (b - a) * t
+    } else {
+        b - (b - a) * (1.0 - t)
+    }
+}
+
+/// The median of values in any order: the middle one, or the mean of the two middle ones
+/// ([`quantile`] at [`Quantile::MEDIAN`]); NaN for no values. The one f64 median of the
+/// workspace (lmbench's median of timed intervals, [`median`], keeps its own rule).
+pub fn median_of(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    sort(&mut v);
+    quantile(&v, Quantile::MEDIAN)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,5 +246,32 @@ mod tests {
         assert!((s.stddev - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
         assert!(spread(&[]).is_none());
         assert_eq!(spread(&[3.0]).unwrap().stddev, 0.0);
+    }
+
+    #[test]
+    fn a_percent_is_not_a_quantile() {
+        assert_eq!(Quantile::new(50.0), None);
+        assert_eq!(Quantile::new(f64::NAN), None);
+        assert_eq!(Quantile::new(-0.1), None);
+        assert_eq!(Quantile::new(0.5), Some(Quantile::MEDIAN));
+    }
+
+    #[test]
+    fn quantiles_interpolate_linearly() {
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(quantile(&v, Quantile::new(0.0).unwrap()), 1.0);
+        assert_eq!(quantile(&v, Quantile::new(1.0).unwrap()), 4.0);
+        assert_eq!(quantile(&v, Quantile::MEDIAN), 2.5);
+        assert!((quantile(&v, Quantile::Q1) - 1.75).abs() < 1e-15);
+        assert!(quantile(&[], Quantile::MEDIAN).is_nan());
+    }
+
+    #[test]
+    fn the_median_of_values_is_the_middle_not_the_largest() {
+        // What `benchmp ab` showed as a side's median: the largest of these.
+        let v = [500000.0, 333333.0, 250000.0, 200000.0, 166667.0];
+        assert_eq!(median_of(&v), 250000.0);
+        assert_eq!(median_of(&[3.0, 1.0, 4.0, 2.0]), 2.5);
+        assert!(median_of(&[]).is_nan());
     }
 }

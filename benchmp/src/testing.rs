@@ -299,6 +299,21 @@ pub fn temp_dir(prefix: &str, name: &str) -> PathBuf {
     d
 }
 
+/// A copy of benchmp's captured sysfs tree `name` (`tests/fixtures/NAME/sys`) in a fresh
+/// folder for one test, to point `BENCHMP_SYSFS_ROOT` at; returns the copy's `sys`.
+pub fn fixture_copy(name: &str, test: &str) -> PathBuf {
+    let dir = temp_dir("benchmp-fixture", &format!("{name}-{test}"));
+    let root = dir.join("sys");
+    let fixture = format!("{}/tests/fixtures/{name}/sys", env!("CARGO_MANIFEST_DIR"));
+    let cp = Command::new("cp")
+        .args(["-a", &fixture])
+        .arg(&root)
+        .status()
+        .expect("cp");
+    assert!(cp.success(), "cannot copy {fixture}");
+    root
+}
+
 /// Skips the rest of a test that cannot run on this machine, saying why, in a way the test
 /// runner counts: with `SOCBENCH_REQUIRE_ALL=1` (set by scripts/test.sh after its set-up) a
 /// skip is a failure; otherwise it prints `SKIPPED <test>: <why>` and returns true, and the

@@ -290,3 +290,52 @@ fn an_interrupt_kills_and_reaps_both_sides() {
     assert!(err.contains("interrupted by SIGINT"), "{err}");
     assert_no_leftovers(tag);
 }
+
+/// Both sides pin the same cpufreq policy (the copied phone fixture's CPU 0): the second
+/// worker shares the first's pin instead of saving it as the "old" value, and whichever ends
+/// last writes the fixture's own limits back.
+#[test]
+fn two_workers_pinning_one_policy_leave_it_as_it_was() {
+    let _serial = serial();
+    let root = benchmp::testing::fixture_copy("phone8", "ab-pin");
+    let state = root.parent().unwrap().join("state");
+    let policy = root.join("devices/system/cpu/cpu0/cpufreq");
+    let read = |f: &str| {
+        std::fs::read_to_string(policy.join(f))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let before = (read("scaling_min_freq"), read("scaling_max_freq"));
+    let side = probe("--pin-freq 1000");
+    let o = ab(
+        "ab-pin",
+        &[
+            "--processes",
+            "2",
+            "--pairs",
+            "2",
+            "--rep-ms",
+            "2",
+            "--json",
+            &side,
+            &side,
+        ],
+    )
+    .env("BENCHMP_SYSFS_ROOT", &root)
+    .env("SOCBENCH_STATE_DIR", &state)
+    .output()
+    .unwrap();
+    assert!(
+        o.status.code().is_some_and(|c| c <= 1),
+        "{o:?}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        (read("scaling_min_freq"), read("scaling_max_freq")),
+        before,
+        "the policy is left pinned"
+    );
+    assert_no_leftovers("ab-pin");
+    let _ = std::fs::remove_dir_all(root.parent().unwrap());
+}

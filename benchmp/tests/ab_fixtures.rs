@@ -66,9 +66,12 @@ fn trimmed_mean_and_quartiles_match_scipy_and_numpy() {
             );
         }
         let all = stats::merge_sorted(&a, &b);
-        for (q, key) in [(0.25, "q1_all"), (0.75, "q3_all")] {
+        for (q, key) in [
+            (stats::Quantile::Q1, "q1_all"),
+            (stats::Quantile::Q3, "q3_all"),
+        ] {
             let want = c[key].as_f64().unwrap();
-            let got = stats::percentile(&all, q);
+            let got = stats::quantile(&all, q);
             assert!(
                 close(got, want, 1e-12, 1e-12),
                 "{name} {key}: {got} vs {want}"

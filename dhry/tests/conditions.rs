@@ -5,26 +5,14 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use benchmp::testing::{FifoFeed, Tool, stderr, temp_dir};
+use benchmp::testing::{FifoFeed, Tool, stderr};
 
 fn dhry() -> Tool {
     Tool::new("dhry", env!("CARGO_BIN_EXE_dhry"))
 }
 
-/// A copy of benchmp's fixture `name` (its `sys` tree) in a fresh folder; returns the root.
 fn fixture_copy(name: &str, test: &str) -> PathBuf {
-    let dir = temp_dir("dhry-conditions", test);
-    let root = dir.join("sys");
-    let fixture = format!(
-        "{}/../benchmp/tests/fixtures/{name}/sys",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let cp = std::process::Command::new("cp")
-        .args(["-a", &fixture, root.to_str().unwrap()])
-        .status()
-        .unwrap();
-    assert!(cp.success());
-    root
+    benchmp::testing::fixture_copy(name, &format!("dhry-{test}"))
 }
 
 fn put(path: &Path, text: &str) {

@@ -86,6 +86,15 @@ pub enum Error {
         /// The OS error.
         source: io::Error,
     },
+    /// Another capture holds tracefs (its settings and its one ring buffer).
+    #[error(
+        "{}: another ftrace record is capturing; one capture at a time",
+        shown(path)
+    )]
+    Busy {
+        /// tracefs.
+        path: PathBuf,
+    },
     /// The recorded command could not be started.
     #[error("cannot run {}: {source}", printable(command))]
     Spawn {
@@ -118,6 +127,7 @@ impl Error {
             | Error::BufferRefused { .. }
             | Error::NoSuchClock { .. }
             | Error::Output { .. }
+            | Error::Busy { .. }
             | Error::Spawn { .. } => exit_code::USAGE,
         }
     }

@@ -20,6 +20,7 @@
 #![deny(unsafe_code)]
 
 pub mod bench;
+pub mod claim;
 pub mod console;
 pub mod convert;
 pub mod error;

@@ -1,14 +1,19 @@
 //! Output files written whole or not at all.
 //!
-//! A trace or its JSON goes to a hidden `.NAME.PID.tmp` beside its destination and is renamed
-//! over it once complete, so a write that fails (a full disk, a file-size limit) or a capture
-//! that fails leaves an earlier file exactly as it was. Devices and FIFOs (`/dev/null`, a pipe)
-//! cannot be renamed over: they are written directly.
+//! A trace, a report or a table is written to an unnamed file in its destination's folder
+//! (`O_TMPFILE`) and given its name only once complete (linked as a hidden `.NAME.PID.tmp`
+//! and renamed over the destination in the same step), so a write that fails (a full disk, a
+//! file-size limit), a capture that fails, or a process killed outright leaves an earlier file
+//! exactly as it was and no partial copy. Where the file system has no unnamed files, the
+//! hidden name is used from the start (and removed on failure). Devices and FIFOs
+//! (`/dev/null`, a pipe) cannot be renamed over: they are written directly, and a FIFO without
+//! a reader is refused instead of waited on.
 
 use std::ffi::OsString;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::MetadataExt;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// A file being written; [`OutputFile::commit`] puts it in place, and dropping it uncommitted
@@ -18,13 +23,24 @@ pub struct OutputFile {
     file: File,
     /// Where the content ends up: the file itself, not a symlink to it.
     dest: PathBuf,
-    /// The hidden copy being written, `None` when writing the destination directly.
-    staged: Option<PathBuf>,
+    /// How the content reaches `dest`.
+    stage: Stage,
+}
+
+/// Where an output's content is while it is written.
+#[derive(Debug)]
+enum Stage {
+    /// In `dest` itself (a device or FIFO), or already committed.
+    Direct,
+    /// In an unnamed file of `dest`'s folder, named `hidden` only at commit.
+    Unnamed { hidden: PathBuf },
+    /// In the hidden file itself (no unnamed files on this file system).
+    Named { hidden: PathBuf },
 }
 
 impl OutputFile {
-    /// Starts writing `path`. Creating the hidden copy is a real write attempt in the
-    /// destination's folder, so an output that cannot be written fails here, before any work.
+    /// Starts writing `path`. Creating the copy is a real write attempt in the destination's
+    /// folder, so an output that cannot be written fails here, before any work.
     pub fn create(path: &Path) -> io::Result<OutputFile> {
         match std::fs::metadata(path) {
             // A device, a FIFO, or a folder (which fails to open, as it should).
@@ -44,26 +60,62 @@ impl OutputFile {
     /// Puts the complete content in place (a rename over the destination).
     pub fn commit(mut self) -> io::Result<()> {
         self.file.flush()?;
-        if let Some(staged) = self.staged.take()
-            && let Err(err) = std::fs::rename(&staged, &self.dest)
-        {
-            let _ = std::fs::remove_file(&staged);
-            return Err(err);
+        match std::mem::replace(&mut self.stage, Stage::Direct) {
+            Stage::Direct => Ok(()),
+            Stage::Unnamed { hidden } => {
+                let proc_path = format!("/proc/self/fd/{}", self.file.as_raw_fd());
+                // The hidden name may be left by a process with this pid that died.
+                let _ = std::fs::remove_file(&hidden);
+                nix::unistd::linkat(
+                    nix::fcntl::AT_FDCWD,
+                    proc_path.as_str(),
+                    nix::fcntl::AT_FDCWD,
+                    &hidden,
+                    nix::fcntl::AtFlags::AT_SYMLINK_FOLLOW,
+                )
+                .map_err(io::Error::from)?;
+                rename_or_remove(&hidden, &self.dest)
+            }
+            Stage::Named { hidden } => rename_or_remove(&hidden, &self.dest),
         }
-        Ok(())
     }
 }
 
-/// Writes `path` itself.
-fn direct(path: &Path, options: &OpenOptions) -> io::Result<OutputFile> {
-    Ok(OutputFile {
-        file: options.open(path)?,
-        dest: path.to_path_buf(),
-        staged: None,
+fn rename_or_remove(hidden: &Path, dest: &Path) -> io::Result<()> {
+    std::fs::rename(hidden, dest).inspect_err(|_| {
+        let _ = std::fs::remove_file(hidden);
     })
 }
 
-/// Writes a hidden copy beside `dest`, with the mode and owner of the file it will replace.
+/// Writes `path` itself; a FIFO is opened without waiting, so one nobody reads is an error.
+fn direct(path: &Path, options: &mut OpenOptions) -> io::Result<OutputFile> {
+    let file = options
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ENXIO) {
+                io::Error::other("a FIFO that nobody reads")
+            } else {
+                e
+            }
+        })?;
+    // Writes block again, as they would on any other output.
+    use nix::fcntl::{FcntlArg, OFlag, fcntl};
+    let flags = fcntl(&file, FcntlArg::F_GETFL).map_err(io::Error::from)?;
+    fcntl(
+        &file,
+        FcntlArg::F_SETFL(OFlag::from_bits_truncate(flags) - OFlag::O_NONBLOCK),
+    )
+    .map_err(io::Error::from)?;
+    Ok(OutputFile {
+        file,
+        dest: path.to_path_buf(),
+        stage: Stage::Direct,
+    })
+}
+
+/// Writes an unnamed (or else hidden) copy beside `dest`, with the mode and owner of the file
+/// it will replace.
 fn staged(dest: &Path, old: Option<&Metadata>) -> io::Result<OutputFile> {
     let name = dest
         .file_name()
@@ -71,15 +123,37 @@ fn staged(dest: &Path, old: Option<&Metadata>) -> io::Result<OutputFile> {
     let mut hidden = OsString::from(".");
     hidden.push(name);
     hidden.push(format!(".{}.tmp", std::process::id()));
-    let copy = dest.with_file_name(hidden);
-    let open = || OpenOptions::new().write(true).create_new(true).open(&copy);
-    let file = match open() {
-        // Left by a process that had this pid and died: no live process writes it.
-        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
-            std::fs::remove_file(&copy)?;
-            open()?
+    let hidden = dest.with_file_name(hidden);
+    let folder = match dest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let unnamed = OpenOptions::new()
+        .write(true)
+        .mode(0o666)
+        .custom_flags(libc::O_TMPFILE)
+        .open(&folder);
+    let (file, stage) = match unnamed {
+        Ok(file) if Path::new("/proc/self/fd").is_dir() => (file, Stage::Unnamed { hidden }),
+        Err(err) if !folder.is_dir() => return Err(err),
+        // No unnamed files here (an older kernel, a file system without them, no /proc).
+        _ => {
+            let open = || {
+                OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&hidden)
+            };
+            let file = match open() {
+                // Left by a process that had this pid and died: no live process writes it.
+                Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
+                    std::fs::remove_file(&hidden)?;
+                    open()?
+                }
+                other => other?,
+            };
+            (file, Stage::Named { hidden })
         }
-        other => other?,
     };
     if let Some(meta) = old {
         let _ = file.set_permissions(meta.permissions());
@@ -89,7 +163,7 @@ fn staged(dest: &Path, old: Option<&Metadata>) -> io::Result<OutputFile> {
     Ok(OutputFile {
         file,
         dest: dest.to_path_buf(),
-        staged: Some(copy),
+        stage,
     })
 }
 
@@ -104,9 +178,10 @@ impl Write for OutputFile {
 }
 
 impl Drop for OutputFile {
+    /// An uncommitted unnamed copy vanishes with its descriptor; a hidden one is removed.
     fn drop(&mut self) {
-        if let Some(staged) = self.staged.take() {
-            let _ = std::fs::remove_file(staged);
+        if let Stage::Named { hidden } = &self.stage {
+            let _ = std::fs::remove_file(hidden);
         }
     }
 }
@@ -187,5 +262,15 @@ mod tests {
         assert_eq!(err.kind(), io::ErrorKind::IsADirectory);
         let err = OutputFile::create(Path::new("/nonexistent/dir/x")).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn a_fifo_nobody_reads_is_refused_not_waited_on() {
+        let dir = scratch("fifo");
+        let fifo = dir.join("out.json");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        let err = OutputFile::create(&fifo).unwrap_err();
+        assert!(err.to_string().contains("nobody reads"), "{err}");
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -3,8 +3,9 @@
 //! Every setting changed goes through [`Restore`], which remembers the old value and puts it
 //! back when the capture ends, fails or is interrupted: SIGINT, SIGTERM and SIGHUP are caught
 //! for the whole capture and passed on to the command, so the process lives long enough to
-//! restore. Concurrent captures on one machine share the single top-level ring buffer and would
-//! undo each other's settings: run one at a time.
+//! restore. Concurrent captures on one machine would share the single top-level ring buffer and
+//! undo each other's settings, so a capture holds tracefs's lock ([`crate::claim::Lock`]) and a
+//! second one is refused.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -252,6 +253,17 @@ fn record_with_handlers(
 ) -> Result<Recorded> {
     let fs = locate(opts.mount)?;
     check_writable(&fs)?;
+    // One capture at a time owns tracefs: a second one would clear this one's buffer and save
+    // its settings as the "old" ones. The lock goes with this process, however it ends.
+    let _owner =
+        crate::claim::Lock::take(&fs.path("trace"), "another capture").map_err(|e| match e {
+            crate::claim::ClaimError::Locked { path, .. } => Error::Busy { path },
+            other => Error::Io {
+                path: fs.path("trace"),
+                action: "lock".into(),
+                source: std::io::Error::other(other.to_string()),
+            },
+        })?;
     let events = opts
         .events
         .iter()

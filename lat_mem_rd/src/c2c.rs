@@ -293,7 +293,7 @@ pub fn matrix(cpus: &[usize], pairs: Vec<PairFigure>) -> Matrix {
                 b,
                 pairs: v.len(),
                 min_ns: v[0],
-                median_ns: v[v.len() / 2],
+                median_ns: benchmp::stats::median_of(&v),
             }
         })
         .collect();
@@ -397,10 +397,10 @@ mod tests {
         assert_eq!(m.clusters.len(), 2);
         let within = &m.clusters[0];
         assert_eq!((within.a, within.b, within.pairs), (0, 0, 2));
-        assert_eq!((within.min_ns, within.median_ns), (40.0, 42.0));
+        assert_eq!((within.min_ns, within.median_ns), (40.0, 41.0));
         let between = &m.clusters[1];
         assert_eq!((between.a, between.b, between.pairs), (0, 1, 4));
-        assert_eq!((between.min_ns, between.median_ns), (90.0, 100.0));
+        assert_eq!((between.min_ns, between.median_ns), (90.0, 97.5));
         let text = render(&m, 11);
         assert!(
             text.contains("between clusters 0 and 1: 4 pairs, min 90.0 ns"),

@@ -25,6 +25,7 @@
 //! well under 2×). Several plateaus within one level (a TLB step inside L2) are numbered: `L2`,
 //! `L2 #2`.
 
+use benchmp::stats::median_of;
 use serde::{Deserialize, Serialize};
 
 /// Detection settings.
@@ -106,16 +107,6 @@ pub struct CacheLevel {
     pub name: String,
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// Slope of ln(ns) per doubling of size (least squares), 0 for fewer than two sizes.
 fn slope(points: &[(u64, f64)]) -> f64 {
     let xs: Vec<f64> = points.iter().map(|p| (p.0 as f64).log2()).collect();
@@ -142,7 +133,7 @@ fn segments(smooth: &[f64], band: f64) -> Vec<(usize, usize)> {
             out.push((start, n));
             break;
         }
-        let level = median(&mut smooth[start..i].to_vec());
+        let level = median_of(&smooth[start..i]);
         if (smooth[i].ln() - level.ln()).abs() > band {
             out.push((start, i));
             start = i;
@@ -160,7 +151,7 @@ fn flat_runs(
     band: f64,
 ) -> Vec<(usize, usize)> {
     let level =
-        |r: (usize, usize)| median(&mut pts[r.0..r.1].iter().map(|q| q.1).collect::<Vec<_>>());
+        |r: (usize, usize)| median_of(&pts[r.0..r.1].iter().map(|q| q.1).collect::<Vec<_>>());
     let mut plateaus: Vec<(usize, usize)> = Vec::new();
     for &(a, b) in segments {
         let span = pts[b - 1].0 as f64 / pts[a].0 as f64;
@@ -229,7 +220,7 @@ pub fn detect(points: &[(u64, f64)], caches: &[CacheLevel], p: &Params) -> Shape
             if i == 0 || i + 1 == n {
                 pts[i].1
             } else {
-                median(&mut [pts[i - 1].1, pts[i].1, pts[i + 1].1])
+                median_of(&[pts[i - 1].1, pts[i].1, pts[i + 1].1])
             }
         })
         .collect();
@@ -242,7 +233,7 @@ pub fn detect(points: &[(u64, f64)], caches: &[CacheLevel], p: &Params) -> Shape
             label: String::new(),
             first_bytes: pts[a].0,
             last_bytes: pts[b - 1].0,
-            ns: median(&mut pts[a..b].iter().map(|q| q.1).collect::<Vec<_>>()),
+            ns: median_of(&pts[a..b].iter().map(|q| q.1).collect::<Vec<_>>()),
             points: b - a,
         })
         .collect();

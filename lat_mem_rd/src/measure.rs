@@ -173,18 +173,17 @@ fn point_from(
             .iter()
             .all(|c| c.samples.first().is_some_and(|s| s.accepted));
     let per_load = |n: u64, u: u64| u as f64 / (n as f64 * LOADS_PER_PASS as f64);
-    let mut all: Vec<f64> = m
+    let all: Vec<f64> = m
         .children
         .iter()
         .flat_map(|c| c.samples.iter().filter(|s| s.accepted))
         .filter(|s| s.iterations > 0 && s.net_ns > 0)
         .map(|s| per_load(s.iterations, s.net_ns))
         .collect();
-    all.sort_by(f64::total_cmp);
     let median_ns = if all.is_empty() {
         0.0
     } else {
-        all[all.len() / 2]
+        benchmp::stats::median_of(&all)
     };
     let (ring, intended) = ring_loads(g);
     Point {

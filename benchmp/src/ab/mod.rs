@@ -18,10 +18,7 @@ pub mod paired;
 
 use serde::{Deserialize, Serialize};
 
-/// Sorts samples ascending (NaN last; samples are never NaN in practice).
-pub fn sort(v: &mut [f64]) {
-    v.sort_by(|a, b| a.total_cmp(b));
-}
+pub use crate::stats::{Quantile, quantile, sort};
 
 /// The 10th–90th percentile slice of sorted samples: `floor(n / 10)` cut from each end.
 pub fn trimmed(sorted: &[f64]) -> &[f64] {
@@ -40,26 +37,6 @@ pub fn mean(x: &[f64]) -> f64 {
 /// Mean of the 10th–90th percentile of sorted samples.
 pub fn trimmed_mean(sorted: &[f64]) -> f64 {
     mean(trimmed(sorted))
-}
-
-/// Percentile `q` (0..=1) of sorted samples with linear interpolation between closest ranks
-/// (NumPy's default method).
-pub fn percentile(sorted: &[f64], q: f64) -> f64 {
-    let n = sorted.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    let h = (n - 1) as f64 * q.clamp(0.0, 1.0);
-    let lo = h.floor() as usize;
-    let hi = (lo + 1).min(n - 1);
-    let t = h - lo as f64;
-    let (a, b) = (sorted[lo], sorted[hi]);
-    // Interpolate from the nearer end, as NumPy does, so q = 1 gives the maximum exactly.
-    if t < 0.5 {
-        a + (b - a) * t
-    } else {
-        b - (b - a) * (1.0 - t)
-    }
 }
 
 /// Merges two sorted slices into one sorted vector.
@@ -211,8 +188,8 @@ pub struct Outliers {
 /// Counts samples above Q3 + 1.5 × IQR, the quartiles taken over both sorted samples together.
 pub fn iqr_outliers(baseline: &[f64], current: &[f64]) -> Outliers {
     let all = merge_sorted(baseline, current);
-    let q1 = percentile(&all, 0.25);
-    let q3 = percentile(&all, 0.75);
+    let q1 = quantile(&all, Quantile::Q1);
+    let q3 = quantile(&all, Quantile::Q3);
     let threshold = q3 + 1.5 * (q3 - q1);
     let above = |s: &[f64]| s.len() - s.partition_point(|&x| x <= threshold);
     Outliers {
@@ -402,9 +379,9 @@ pub fn summary(sorted: &[f64]) -> Summary {
     Summary {
         n: sorted.len(),
         min: sorted.first().copied().unwrap_or(f64::NAN),
-        p10: percentile(sorted, 0.1),
-        median: percentile(sorted, 0.5),
-        p90: percentile(sorted, 0.9),
+        p10: quantile(sorted, Quantile::P10),
+        median: quantile(sorted, Quantile::MEDIAN),
+        p90: quantile(sorted, Quantile::P90),
         max: sorted.last().copied().unwrap_or(f64::NAN),
         mean: mean(sorted),
     }
@@ -421,15 +398,6 @@ mod tests {
         assert_eq!(trimmed_mean(&v), 9.5);
         let small = [1.0, 2.0, 3.0];
         assert_eq!(trimmed(&small), &small);
-    }
-
-    #[test]
-    fn percentile_interpolates_linearly() {
-        let v = [1.0, 2.0, 3.0, 4.0];
-        assert_eq!(percentile(&v, 0.0), 1.0);
-        assert_eq!(percentile(&v, 1.0), 4.0);
-        assert_eq!(percentile(&v, 0.5), 2.5);
-        assert!((percentile(&v, 0.25) - 1.75).abs() < 1e-15);
     }
 
     #[test]

@@ -591,8 +591,8 @@ impl Tally {
             better: self.ready.metric.better(),
             cpus: self.ready.cpus,
             iterations: self.iterations,
-            base_median: median(&self.va),
-            current_median: median(&self.vb),
+            base_median: benchmp::stats::median_of(&self.va),
+            current_median: benchmp::stats::median_of(&self.vb),
             judged_over: rule.unit(),
             judgement,
             verdict,
@@ -698,12 +698,6 @@ fn value(metric: &Metric, samples: &[StepSample]) -> f64 {
             samples.iter().map(per).sum::<f64>() / samples.len().max(1) as f64
         }
     }
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    benchmp::ab::sort(&mut s);
-    benchmp::ab::percentile(&s, 50.0)
 }
 
 /// A measurement a worker is ready to pair.

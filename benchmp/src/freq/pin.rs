@@ -12,17 +12,25 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Refused, Unsupported, Usage};
 use crate::sys::process::InterruptGuard;
 
-/// One file a pin wrote (JSON: `path`, `was`, `set`, `restored`).
+/// One file a pin wrote (JSON: `path`, `was`, `set`, `restored`, `left_to`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PinnedFile {
     /// The sysfs file.
     pub path: String,
-    /// Its value before the run.
+    /// Its value before the run (before the first socbench process that pinned it).
     pub was: String,
     /// The value written for the run.
     pub set: String,
-    /// Whether `was` was written back (`None` while the pin is still in force).
+    /// Whether `was` was written back (`None` while the pin is still in force, or when it was
+    /// left to another process).
     pub restored: Option<bool>,
+    /// Another live socbench process that held this file at the same value (the other side
+    /// of `benchmp ab`): this process shared its pin, and whichever ends last writes it back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_with: Option<u32>,
+    /// The process left to write `was` back, when this one ended first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_to: Option<u32>,
 }
 
 /// What a pin asked for and did (JSON: `mhz`, `governor`, `cpus`, `files`).
@@ -38,22 +46,23 @@ pub struct PinRecord {
     pub files: Vec<PinnedFile>,
 }
 
-/// A write that failed.
+/// A write that failed, or a file another socbench process holds at another value.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot write {}: {source}", .path.display())]
+#[error("{source}")]
 pub struct WriteError {
     /// The file.
     pub path: PathBuf,
     /// Why.
     #[source]
-    pub source: std::io::Error,
+    pub source: ftrace::claim::ClaimError,
 }
 
-/// Values written to sysfs with what they replaced; [`Writes::restore`] writes them back,
-/// newest first, so a min ≤ max pair stays ordered at every step.
+/// Values written to sysfs with what they replaced, each held through a cross-process claim
+/// ([`ftrace::claim::Claim`]); [`Writes::restore`] lets them go newest first, so a min ≤ max
+/// pair stays ordered at every step, and the last process holding a file writes it back.
 #[derive(Debug, Default)]
 pub struct Writes {
-    done: Vec<PinnedFile>,
+    done: Vec<(PinnedFile, ftrace::claim::Claim)>,
     restored: bool,
 }
 
@@ -64,23 +73,27 @@ fn read(p: &Path) -> Option<String> {
 }
 
 impl Writes {
-    /// Writes `value` to `path`, remembering what it held.
+    /// Holds `path` at `value`, remembering what it held.
     pub fn write(&mut self, path: &Path, value: &str) -> Result<(), WriteError> {
-        let fail = |source| WriteError {
+        let claim = ftrace::claim::Claim::take(path, value).map_err(|source| WriteError {
             path: path.to_path_buf(),
             source,
+        })?;
+        let shared_with = match claim.taken {
+            ftrace::claim::Taken::Shared { with, .. } => Some(with),
+            ftrace::claim::Taken::Wrote { .. } => None,
         };
-        let was = std::fs::read_to_string(path)
-            .map_err(fail)?
-            .trim()
-            .to_string();
-        std::fs::write(path, format!("{value}\n")).map_err(fail)?;
-        self.done.push(PinnedFile {
-            path: path.display().to_string(),
-            was,
-            set: value.to_string(),
-            restored: None,
-        });
+        self.done.push((
+            PinnedFile {
+                path: path.display().to_string(),
+                was: claim.was().to_string(),
+                set: value.to_string(),
+                restored: None,
+                shared_with,
+                left_to: None,
+            },
+            claim,
+        ));
         Ok(())
     }
 
@@ -111,29 +124,34 @@ impl Writes {
         Ok(())
     }
 
-    /// Writes back everything after the first `keep` writes, newest first, and forgets it.
+    /// Lets go of everything after the first `keep` writes, newest first, and forgets it.
     fn restore_past(&mut self, keep: usize) {
         while self.done.len() > keep {
-            if let Some(f) = self.done.pop() {
-                let _ = std::fs::write(&f.path, format!("{}\n", f.was));
+            if let Some((_, mut claim)) = self.done.pop() {
+                claim.release();
             }
         }
     }
 
-    /// Writes back every saved value, newest first (once), and marks each written or not.
+    /// Lets go of every file, newest first (once): each is written back unless another
+    /// process still holds it; marks each written back or left.
     pub fn restore(&mut self) {
         if self.restored {
             return;
         }
         self.restored = true;
-        for f in self.done.iter_mut().rev() {
-            f.restored = Some(std::fs::write(&f.path, format!("{}\n", f.was)).is_ok());
+        for (f, claim) in self.done.iter_mut().rev() {
+            match claim.release() {
+                Some(ftrace::claim::Released::Restored(ok)) => f.restored = Some(ok),
+                Some(ftrace::claim::Released::LeftTo(pid)) => f.left_to = Some(pid),
+                None => {}
+            }
         }
     }
 
     /// The files written so far.
-    pub fn files(&self) -> &[PinnedFile] {
-        &self.done
+    pub fn files(&self) -> Vec<PinnedFile> {
+        self.done.iter().map(|(f, _)| f.clone()).collect()
     }
 }
 
@@ -170,6 +188,8 @@ impl FreqPin {
         } else {
             "--governor"
         };
+        // A pin a killed run left behind is written back before anything is read.
+        ftrace::claim::recover_stale();
         let mut dirs: Vec<(usize, PathBuf)> = Vec::new();
         for &cpu in cpus {
             let dir = cpufreq_dir(sysfs, cpu);
@@ -247,7 +267,7 @@ impl FreqPin {
             mhz: self.mhz,
             governor: self.governor.clone(),
             cpus: self.cpus.clone(),
-            files: self.writes.files().to_vec(),
+            files: self.writes.files(),
         }
     }
 }

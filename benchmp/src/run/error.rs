@@ -194,6 +194,7 @@ pub const PROBES: &[Probe] = &[
     probe::<crate::cpulist::CpuListError>,
     probe::<crate::sched::PlacementError>,
     probe::<crate::timing::CalibrationError>,
+    probe::<crate::input::InputError>,
 ];
 
 #[cfg(test)]
