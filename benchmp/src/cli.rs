@@ -295,6 +295,14 @@ impl Stream {
         }
     }
 
+    /// Its name in a message: `stdout` or `stderr`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stream::Stdout => "stdout",
+            Stream::Stderr => "stderr",
+        }
+    }
+
     /// True when the stream is a terminal.
     pub fn is_terminal(self) -> bool {
         use std::io::IsTerminal;
@@ -334,9 +342,13 @@ impl OutputArgs {
 
     /// Refuses output requests that cannot all be honoured, before anything is measured: JSON
     /// and CSV both on stdout, and report files that cannot be written (see
-    /// [`check_output_file`]).
+    /// [`check_output_file`]). Accepted, they are where an interrupted run writes what it
+    /// measured ([`crate::export::write_partial`]).
     pub fn check(&self) -> Result<(), crate::error::Usage> {
-        check_outputs(self.json.as_deref(), self.csv.as_deref())
+        check_outputs(self.json.as_deref(), self.csv.as_deref())?;
+        // These are the files an interrupted run leaves what it measured in.
+        crate::export::keep_partial_in(self);
+        Ok(())
     }
 
     /// True when the text (not JSON or CSV) goes to the terminal streams.
@@ -489,9 +501,14 @@ pub fn check_output_file(option: &str, path: &str) -> Result<(), crate::error::U
     }
 }
 
+pub use ftrace::contract::Example;
+
 /// Parses the command line; help and version print and exit 0, any other error prints one
-/// line (`tool: error: ...`) and exits with status 2.
-pub fn parse<T: Parser>() -> T {
+/// line (`tool: error: ...`) and exits with status 2. `examples` say how to run each command
+/// quickly and at length: with `SOCBENCH_CLI_SPEC` set the binary prints its commands,
+/// options and examples for the contract test and exits 0 ([`ftrace::contract`]).
+pub fn parse<T: Parser>(examples: &[Example]) -> T {
+    ftrace::contract::print_spec_if_asked(&T::command(), examples);
     parse_from(std::env::args_os())
 }
 

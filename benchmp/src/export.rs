@@ -143,10 +143,10 @@ pub fn emit_with<T: ToolData>(
         write_csv_to(&mut buf).context("cannot render the CSV")?;
         crate::cli::write_stdout(&String::from_utf8_lossy(&buf))?;
     } else {
-        output
-            .result_stream()
+        let stream = output.result_stream();
+        stream
             .write(text)
-            .context("cannot write the result")?;
+            .with_context(|| format!("cannot write the result to {}", stream.name()))?;
     }
     let _ = output.note_stream().write(&note_lines(report));
     if let Some(path) = output.json.as_deref().filter(|p| *p != "-") {
@@ -160,6 +160,94 @@ pub fn emit_with<T: ToolData>(
     } else {
         EXIT_OK
     })
+}
+
+/// Where an interrupted run writes what it measured: the report files of the tool's
+/// `--json`/`--csv`, registered when [`OutputArgs::check`] accepted them.
+static PARTIAL_TARGET: std::sync::Mutex<Option<OutputArgs>> = std::sync::Mutex::new(None);
+
+/// Records the report files an interrupted run of this process writes its measurements to.
+pub fn keep_partial_in(output: &OutputArgs) {
+    *PARTIAL_TARGET.lock().unwrap_or_else(|p| p.into_inner()) = Some(output.clone());
+}
+
+/// The files an interrupted run writes to, if the tool named any.
+pub fn partial_target() -> Option<OutputArgs> {
+    PARTIAL_TARGET
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
+}
+
+/// Where a partial report goes instead of `path`: `path` itself when nothing complete would
+/// be lost (no file there, an empty or partial one, or a complete report of the same tool
+/// and arguments, which the newer run's measurements supersede), else `path.partial` beside
+/// it, so an earlier complete result of another command is never replaced by a torso.
+pub fn partial_path<T: ToolData>(path: &str, report: &Report<T>) -> String {
+    let replaceable =
+        match crate::input::read_text(std::path::Path::new(path), crate::input::MAX_INPUT_BYTES) {
+            Err(crate::input::InputError::Missing(_)) => true,
+            Err(_) => false,
+            Ok(text) if text.trim().is_empty() => true,
+            Ok(text) => match serde_json::from_str::<serde_json::Value>(&text) {
+                Ok(v) => {
+                    !v["incomplete"].is_null()
+                        || (v["tool"] == report.tool.as_str()
+                            && v["args"] == serde_json::json!(report.args))
+                }
+                Err(_) => false,
+            },
+        };
+    if replaceable {
+        path.to_string()
+    } else {
+        format!("{path}.partial")
+    }
+}
+
+/// Writes an interrupted run's report to the tool's report files ([`partial_path`]) and says
+/// where on stderr, one line per file. JSON asked on stdout is printed there.
+pub fn write_partial<T: ToolData>(report: &Report<T>, output: &OutputArgs) {
+    let measured = report.measurements.len();
+    let tool = &report.tool;
+    if output.json.as_deref() == Some("-") {
+        let _ = write_json(report, std::io::stdout().lock());
+    }
+    let files = [
+        (output.json.as_deref(), true),
+        (output.csv.as_deref(), false),
+    ];
+    for (path, json) in files {
+        let Some(path) = path.filter(|p| *p != "-") else {
+            continue;
+        };
+        let target = if json {
+            partial_path(path, report)
+        } else {
+            let empty = std::fs::metadata(path)
+                .map(|m| m.len() == 0)
+                .unwrap_or(true);
+            if empty {
+                path.to_string()
+            } else {
+                format!("{path}.partial")
+            }
+        };
+        let written = write_file(&target, |w| {
+            if json {
+                write_json(report, w)
+            } else {
+                write_csv(report, w)
+            }
+        });
+        match written {
+            Ok(()) => crate::errln!(
+                "{tool}: interrupted: the {measured} measurement(s) that finished are in {} (marked incomplete)",
+                ftrace::error::printable(&target)
+            ),
+            Err(e) => crate::errln!("{tool}: interrupted, and {e:#}"),
+        }
+    }
 }
 
 /// The note stream's lines: placement warnings, noise reasons (at most [`SHOWN_REASONS`],

@@ -99,8 +99,52 @@ enum Cmd {
     },
 }
 
+/// How the contract test runs each command (benchmp::cli::Example).
+const EXAMPLES: &[benchmp::cli::Example] = &[
+    benchmp::cli::Example {
+        command: "calibrate",
+        quick: "calibrate --calibration {tmp}/cal.json",
+        long: "calibrate --recalibrate --enough 1000000 --calibration {tmp}/cal.json",
+    },
+    benchmp::cli::Example {
+        command: "topology",
+        quick: "topology",
+        long: "",
+    },
+    benchmp::cli::Example {
+        command: "probe",
+        quick: "probe -N 1",
+        long: "probe -N 1000000 --json={tmp}/out.json",
+    },
+    benchmp::cli::Example {
+        command: "compare",
+        quick: "compare {report_a} {report_b}",
+        long: "",
+    },
+    benchmp::cli::Example {
+        command: "ab",
+        quick: "ab --processes 1 --pairs 2 --rep-ms 1 '{bin}/benchmp probe --cpus 0' '{bin}/benchmp probe --cpus 0'",
+        long: "ab --time 1000 --json={tmp}/out.json '{bin}/benchmp probe --cpus 0' '{bin}/benchmp probe --cpus 0'",
+    },
+    benchmp::cli::Example {
+        command: "suite",
+        quick: "suite --quick --only dhry --out {tmp}/out --bin-dir {stubs}",
+        long: "suite --only dhry --out {tmp}/out --bin-dir {stubs}",
+    },
+    benchmp::cli::Example {
+        command: "summary",
+        quick: "summary {suite}",
+        long: "",
+    },
+    benchmp::cli::Example {
+        command: "overhead",
+        quick: "overhead -N 1",
+        long: "overhead -N 1000",
+    },
+];
+
 fn main() {
-    let cli: Cli = benchmp::cli::parse();
+    let cli: Cli = benchmp::cli::parse(EXAMPLES);
     let trace = matches!(&cli.cmd, Cmd::Probe(p) if p.output.trace);
     benchmp::cli::init_logging(trace);
     match run(cli) {

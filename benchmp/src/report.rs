@@ -51,7 +51,7 @@ impl ToolData for NoData {
 }
 
 /// One measurement: one benchmark configuration run by all children.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
 #[serde(bound = "")]
 pub struct Measurement<T: ToolData> {
     /// What was measured (e.g. `rd`, `lat_mem_rd`, `dhrystone`).
@@ -83,6 +83,27 @@ pub struct Measurement<T: ToolData> {
     /// What `--cool-down` waited for before this measurement, and the zones it started at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cool_down: Option<crate::quality::CoolDown>,
+}
+
+// By hand: a derived Clone would ask the marker type `T` itself to be Clone.
+impl<T: ToolData> Clone for Measurement<T> {
+    fn clone(&self) -> Self {
+        Measurement {
+            name: self.name.clone(),
+            params: self.params.clone(),
+            metric: self.metric.clone(),
+            rule: self.rule,
+            enough_us: self.enough_us,
+            figures: self.figures.clone(),
+            aggregate: self.aggregate.clone(),
+            children: self.children.clone(),
+            wall_ns: self.wall_ns,
+            calibration_ns: self.calibration_ns,
+            overlap: self.overlap.clone(),
+            loads: self.loads.clone(),
+            cool_down: self.cool_down.clone(),
+        }
+    }
 }
 
 /// Run quality: machine state around the run and the noise verdict.
@@ -159,6 +180,21 @@ pub struct Report<T: ToolData> {
     /// Tool-specific results beyond the measurements (e.g. a latency curve summary).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub extra: Option<T::Extra>,
+    /// Set when the run was stopped before it finished: the measurements here are those
+    /// that finished, and the tool's own summary (`extra`) is missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<Incomplete>,
+}
+
+/// How an interrupted run ended ([`Report::incomplete`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Incomplete {
+    /// The signal that stopped it (`SIGINT`).
+    pub signal: String,
+    /// The measurement that was running, if one was.
+    pub running: Option<String>,
+    /// How many measurements finished (all of them are in the report).
+    pub measured: usize,
 }
 
 impl<T: ToolData> Measurement<T> {

@@ -116,6 +116,9 @@ pub struct Session<T: ToolData> {
     started_ns: u64,
     measurements: Vec<Measurement<T>>,
     phases: Vec<crate::report::ParentPhase>,
+    /// From start to finish a stop signal only sets a flag, between measurements too, so an
+    /// interrupted run writes what it measured before it ends ([`Session::interrupted_at`]).
+    _signals: crate::sys::process::InterruptGuard,
 }
 
 impl<T: ToolData> Session<T> {
@@ -188,6 +191,7 @@ impl<T: ToolData> Session<T> {
             started_ns,
             measurements: Vec::new(),
             phases: Vec::new(),
+            _signals: crate::sys::process::InterruptGuard::install(),
         })
     }
 
@@ -325,6 +329,10 @@ impl<T: ToolData> Session<T> {
         L: Benchmark,
         G: FnMut(&ChildInfo) -> anyhow::Result<L>,
     {
+        if let Some(sig) = crate::sys::process::interrupted() {
+            // Stopped between measurements: what finished is kept, this one never started.
+            return Err(self.interrupted_at(sig, None));
+        }
         let (enough_us, timing_overhead_ns, loop_overhead_ns) = self.interval_for(&spec)?;
         let mut cfg = RunConfig {
             label: spec.name.clone(),
@@ -359,7 +367,10 @@ impl<T: ToolData> Session<T> {
             )?),
             None => None,
         };
-        let ran = run_loaded(&cfg, make, make_load)?;
+        let ran = match run_loaded(&cfg, make, make_load) {
+            Err(Error::Interrupted(sig)) => return Err(self.interrupted_at(sig, Some(&spec.name))),
+            other => other?,
+        };
         // Under benchmp ab a load runs only during its side's repetitions, by design.
         let required = loads.required && cfg.paced.is_none();
         if let Some(l) = ran.loads.iter().find(|l| required && !l.ran_through) {
@@ -455,9 +466,35 @@ impl<T: ToolData> Session<T> {
 
     /// Closes the run: machine state after, noise verdict, and the report.
     pub fn finish(self, output: &OutputArgs, extra: Option<T::Extra>) -> Report<T> {
-        let after = MachineState::capture(&self.topology.root, &self.topology.online());
         // Written back before the report, so the report can say it was.
         let pinned = crate::freq::pin::release();
+        let mut report = self.report(output, extra);
+        report.pinned = pinned;
+        report
+    }
+
+    /// An interrupted run's end: the measurements that finished go to the tool's report
+    /// files, marked incomplete with the signal and the measurement that was running
+    /// ([`crate::export::write_partial`]; nothing for a `benchmp ab` worker, whose driver
+    /// keeps its figures); the error to end the run with.
+    pub fn interrupted_at(&self, sig: nix::sys::signal::Signal, running: Option<&str>) -> Error {
+        if let Some(output) = crate::export::partial_target()
+            && !crate::run::worker::active()
+        {
+            let mut report = self.report(&output, None);
+            report.incomplete = Some(crate::report::Incomplete {
+                signal: sig.as_str().to_string(),
+                running: running.map(str::to_string),
+                measured: self.measurements.len(),
+            });
+            crate::export::write_partial(&report, &output);
+        }
+        Error::Interrupted(sig)
+    }
+
+    /// The report of the measurements so far.
+    fn report(&self, output: &OutputArgs, extra: Option<T::Extra>) -> Report<T> {
+        let after = MachineState::capture(&self.topology.root, &self.topology.online());
         let children: Vec<_> = self
             .measurements
             .iter()
@@ -496,18 +533,18 @@ impl<T: ToolData> Session<T> {
                 .sum::<u64>();
         let figures = crate::figure::default_figures(&self.measurements, |m| m.name.clone());
         Report {
-            tool: self.tool,
+            tool: self.tool.clone(),
             version: env!("CARGO_PKG_VERSION").to_string(),
-            args: self.args,
+            args: self.args.clone(),
             host: Host::current(),
             build: Build::current(),
-            topology: self.topology,
+            topology: self.topology.clone(),
             calibration,
-            placement: self.placement,
+            placement: self.placement.clone(),
             aggregate_mode: output.aggregate,
-            measurements: self.measurements,
+            measurements: self.measurements.clone(),
             quality: Quality {
-                before: self.before,
+                before: self.before.clone(),
                 after,
                 verdict,
                 notes: Vec::new(),
@@ -515,10 +552,11 @@ impl<T: ToolData> Session<T> {
             wall_ns: now_ns() - self.started_ns,
             calibration_ns,
             pid: std::process::id() as i32,
-            phases: self.phases,
+            phases: self.phases.clone(),
             figures,
-            pinned,
+            pinned: crate::freq::pin::record(),
             extra,
+            incomplete: None,
         }
     }
 }

@@ -78,8 +78,15 @@ struct Cli {
     args: Vec<String>,
 }
 
+/// How the contract test runs bw_mem (benchmp::cli::Example).
+const EXAMPLES: &[benchmp::cli::Example] = &[benchmp::cli::Example {
+    command: "",
+    quick: "-N 1 64k rd",
+    long: "-N 1000000 --json={tmp}/out.json 64m rd",
+}];
+
 fn main() {
-    let mut cli: Cli = benchmp::cli::parse();
+    let mut cli: Cli = benchmp::cli::parse(EXAMPLES);
     // lmbench's stream, so lmbench's own harness (which keeps only stderr) finds every line.
     cli.output = cli.output.results_on(Stream::Stderr);
     benchmp::cli::init_logging(cli.output.trace);

@@ -71,8 +71,15 @@ struct Cli {
     output: OutputArgs,
 }
 
+/// How the contract test runs dhry (benchmp::cli::Example).
+const EXAMPLES: &[benchmp::cli::Example] = &[benchmp::cli::Example {
+    command: "",
+    quick: "--runs 1000",
+    long: "--time 1000 --json={tmp}/out.json",
+}];
+
 fn main() {
-    let cli: Cli = benchmp::cli::parse();
+    let cli: Cli = benchmp::cli::parse(EXAMPLES);
     benchmp::cli::init_logging(cli.output.trace);
     let code = match run(&cli) {
         Ok(code) => code,

@@ -13,8 +13,32 @@ use dto::report::{Mode, sorted_json};
 use dto::run::perf;
 use dto::text;
 
+/// How the contract test runs each dto command (benchmp::cli::Example).
+const EXAMPLES: &[benchmp::cli::Example] = &[
+    benchmp::cli::Example {
+        command: "list",
+        quick: "list",
+        long: "",
+    },
+    benchmp::cli::Example {
+        command: "check",
+        quick: "check --impl cpu --threads 1",
+        long: "check --impl cpu --threads 2",
+    },
+    benchmp::cli::Example {
+        command: "ab",
+        quick: "PERF_ITERS=10 PERF_AB_ROUNDS=1 ab --baseline cpu --current cpu --only memcpy_4k --pages 4k",
+        long: "PERF_ITERS=1000000 ab --baseline cpu --current cpu --json={tmp}/out.json",
+    },
+    benchmp::cli::Example {
+        command: "speedup",
+        quick: "PERF_ITERS=10 PERF_AB_ROUNDS=1 speedup --only memcpy_4k --pages 4k",
+        long: "PERF_ITERS=1000000 speedup --json={tmp}/out.json",
+    },
+];
+
 fn main() {
-    let cli: Cli = benchmp::cli::parse();
+    let cli: Cli = benchmp::cli::parse(EXAMPLES);
     let trace = match &cli.cmd {
         Cmd::Ab { common, .. } | Cmd::Speedup { common, .. } => common.output.trace,
         _ => false,

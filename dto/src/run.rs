@@ -403,7 +403,8 @@ fn rounds(
             rp.config.label
         ));
         if let Some(sig) = benchmp::sys::process::interrupted() {
-            return Err(anyhow::Error::new(benchmp::Error::Interrupted(sig)).context(what()));
+            // The rounds that finished go to the report files, marked incomplete.
+            return Err(anyhow::Error::new(session.interrupted_at(sig, None)).context(what()));
         }
         let params = RoundParams {
             test: b.name.into(),

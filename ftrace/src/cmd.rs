@@ -199,8 +199,9 @@ fn print_stdout(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
-        .map_err(|source| ftrace::Error::Output {
-            path: PathBuf::from("(stdout)"),
+        .map_err(|source| ftrace::Error::Io {
+            path: PathBuf::from("stdout"),
+            action: "write the result".into(),
             source,
         })?;
     Ok(())

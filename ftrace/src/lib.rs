@@ -22,6 +22,7 @@
 pub mod bench;
 pub mod claim;
 pub mod console;
+pub mod contract;
 pub mod convert;
 pub mod error;
 pub mod layer;
@@ -35,6 +36,7 @@ pub mod tracefs;
 pub use error::{Error, Result, exit_code};
 pub use layer::MarkerLayer;
 pub use marker::{Kind, MAX_RECORD, Marker, Scope};
+pub use sys::die_with_parent;
 
 /// Opens the process-wide marker writer now; returns whether markers will be written.
 pub fn init() -> bool {

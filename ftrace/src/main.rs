@@ -1,9 +1,10 @@
 //! `ftrace`: capture a systrace-format trace around a command, convert it for Perfetto and
 //! chrome://tracing, write markers from scripts, and time a marker write.
 //!
-//! Exit status: 0 ok; 1 failed (trace invalid or empty, a setting not restored); 2 usage or
-//! setup error (bad arguments, not root, tracefs not mounted, unknown event, buffer refused, a
-//! command that cannot run, an output that cannot be written); 3 the kernel has no tracefs.
+//! Exit status: 0 ok; 1 failed (trace invalid or empty, a setting not restored, a result that
+//! cannot be written to stdout); 2 usage or setup error (bad arguments, not root, tracefs not
+//! mounted, unknown event, buffer refused, a command that cannot run, an output file that
+//! cannot be written, another capture running); 3 the kernel has no tracefs.
 //! `record` otherwise ends with its command's status (128 + N after signal N). Every error is
 //! one line on stderr starting `ftrace: `.
 
@@ -22,6 +23,30 @@ use cmd::Usage;
 
 mod cli;
 mod cmd;
+
+/// How the contract test runs each command (ftrace::contract::Example).
+const EXAMPLES: &[ftrace::contract::Example] = &[
+    ftrace::contract::Example {
+        command: "record",
+        quick: "record -o {tmp}/trace.txt -- true",
+        long: "record -o {tmp}/trace.txt -- sleep 1000",
+    },
+    ftrace::contract::Example {
+        command: "convert",
+        quick: "convert --json {repo}/ftrace/tests/fixtures/tgid.txt {tmp}/trace.json",
+        long: "",
+    },
+    ftrace::contract::Example {
+        command: "mark",
+        quick: "mark --marker /dev/null begin phase counter n 4 end",
+        long: "mark --marker /dev/null begin phase sleep 1000000 end",
+    },
+    ftrace::contract::Example {
+        command: "bench-marker",
+        quick: "bench-marker --calls 10 --rounds 1",
+        long: "bench-marker --calls 1000000000 --rounds 1000",
+    },
+];
 
 fn main() -> ExitCode {
     let cli = match parse_args() {
@@ -59,6 +84,7 @@ fn main() -> ExitCode {
 /// The command line, parsed without styles: a usage message is then clap's text exactly,
 /// with any escape character of the user's arguments still there to be shown escaped.
 fn parse_args() -> Result<Cli, clap::Error> {
+    ftrace::contract::print_spec_if_asked(&Cli::command(), EXAMPLES);
     let matches = Cli::command().styles(Styles::plain()).try_get_matches()?;
     Cli::from_arg_matches(&matches)
 }

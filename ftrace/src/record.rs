@@ -358,7 +358,10 @@ fn set_up(restore: &mut Restore, opts: &RecordOptions, events: &[Setting]) -> Re
 /// Runs the command with the terminal's stdio and waits for it, passing on the signals
 /// `record` catches meanwhile.
 fn run_command(program: &OsString, args: &[OsString]) -> Result<ExitStatus> {
-    let spawned = Command::new(program).args(args).spawn();
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    sys::die_with_parent(&mut cmd);
+    let spawned = cmd.spawn();
     let waited = spawned.and_then(|mut child| {
         let pid = i32::try_from(child.id()).unwrap_or(0);
         sys::set_forward_target(pid);

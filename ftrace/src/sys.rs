@@ -139,3 +139,24 @@ pub(crate) fn fork_and_run(body: impl FnOnce() -> i32) -> nix::Result<Pid> {
         }
     }
 }
+
+/// Makes the command's process end (SIGTERM) when this process dies, however it dies: a
+/// capture or a suite killed with SIGKILL leaves no command running on without it.
+pub fn die_with_parent(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    let parent = nix::unistd::getpid();
+    // SAFETY: the closure runs in the forked child before exec and only makes the prctl(2),
+    // getppid(2) and raise (kill(2)) system calls, which are async-signal-safe; it allocates
+    // nothing and touches no lock.
+    unsafe {
+        cmd.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGTERM)?;
+            // The parent died before the request took effect: go now, as it would have made
+            // this process go.
+            if nix::unistd::getppid() != parent {
+                let _ = signal::raise(Signal::SIGTERM);
+            }
+            Ok(())
+        })
+    };
+}

@@ -509,8 +509,8 @@ fn record_and_mark_refuse_bad_commands_outputs_and_environments() {
         ),
         case(
             &["mark", "--json", "--marker", &marker, "begin", "x"],
-            2,
-            "(stdout): cannot write: No space left",
+            1,
+            "stdout: cannot write the result: No space left",
         )
         .stdout("/dev/full"),
     ];

@@ -7,8 +7,15 @@ use lat_mem_rd::measure::{self, TOOL};
 use lat_mem_rd::text::{self, Printer};
 use lat_mem_rd::{c2c, config, loaded};
 
+/// How the contract test runs lat_mem_rd (benchmp::cli::Example).
+const EXAMPLES: &[benchmp::cli::Example] = &[benchmp::cli::Example {
+    command: "",
+    quick: "-N 1 --max 1k 1 64",
+    long: "-t --json={tmp}/out.json 256m 64",
+}];
+
 fn main() {
-    let mut cli: Cli = benchmp::cli::parse();
+    let mut cli: Cli = benchmp::cli::parse(EXAMPLES);
     // lmbench's stream, so lmbench's own harness (which keeps only stderr) finds every line.
     cli.output = cli.output.results_on(Stream::Stderr);
     benchmp::cli::init_logging(cli.output.trace);

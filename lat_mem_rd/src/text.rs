@@ -32,7 +32,9 @@ impl Printer {
             return Ok(());
         }
         benchmp::progress::clear_line();
-        self.to.write(s).context("cannot write the result")
+        self.to
+            .write(s)
+            .with_context(|| format!("cannot write the result to {}", self.to.name()))
     }
 
     /// Writes what `e` adds to the text: a block's header, a line, or a block's end.

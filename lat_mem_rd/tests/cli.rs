@@ -649,3 +649,90 @@ fn a_load_frozen_under_the_chase_fails_the_row() {
         "no table from a run whose load stopped"
     );
 }
+
+/// Starts a long random sweep writing `--json=json`, waits until `points` sizes are on its
+/// text stream, stops it with SIGINT and returns how it ended and what it printed.
+fn interrupted_sweep(json: &std::path::Path, points: usize) -> (Option<i32>, String) {
+    use std::io::{BufRead, BufReader};
+    let mut child = tool()
+        .command(&[
+            "-t",
+            "-N",
+            "1",
+            "--stdout",
+            &format!("--json={}", json.display()),
+            "256m",
+            "64",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = 0;
+    while seen < points {
+        match lines.next() {
+            Some(Ok(l)) if l.starts_with("0.") || l.starts_with(|c: char| c.is_ascii_digit()) => {
+                seen += 1
+            }
+            Some(Ok(_)) => {}
+            _ => break,
+        }
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Nothing measured is lost: an interrupted sweep leaves its report file holding the sizes
+/// that finished, marked incomplete; an earlier complete report of another command is kept and
+/// the partial one goes beside it, while one of the same command is replaced.
+#[test]
+fn an_interrupted_sweep_keeps_the_sizes_it_measured() {
+    let dir = benchmp::testing::temp_dir("lat_mem_rd-cli", "interrupted");
+    let json = dir.join("sweep.json");
+    let (code, err) = interrupted_sweep(&json, 3);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(err.contains("marked incomplete"), "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["incomplete"]["signal"], "SIGINT", "{}", v["incomplete"]);
+    let measured = v["measurements"].as_array().unwrap();
+    assert!(measured.len() >= 3, "{} sizes kept", measured.len());
+    assert_eq!(v["incomplete"]["measured"], measured.len());
+    let sizes: Vec<u64> = measured
+        .iter()
+        .map(|m| m["params"]["size_bytes"].as_u64().unwrap())
+        .collect();
+    assert!(sizes.windows(2).all(|w| w[0] < w[1]), "{sizes:?}");
+
+    // A complete report of the same command is superseded by the newer run's measurements.
+    let same = serde_json::json!({"tool": "lat_mem_rd", "args": v["args"], "measurements": []});
+    std::fs::write(&json, same.to_string()).unwrap();
+    let (code, err) = interrupted_sweep(&json, 1);
+    assert_eq!(code, Some(130), "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["incomplete"]["signal"], "SIGINT", "{err}");
+    assert!(!dir.join("sweep.json.partial").exists());
+
+    // Another command's complete report stays; the partial one goes beside it.
+    let other = r#"{"tool":"lat_mem_rd","args":["lat_mem_rd","8m"],"measurements":[]}"#;
+    std::fs::write(&json, other).unwrap();
+    let (code, err) = interrupted_sweep(&json, 1);
+    assert_eq!(code, Some(130), "{err}");
+    assert_eq!(std::fs::read_to_string(&json).unwrap(), other);
+    let beside = dir.join("sweep.json.partial");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&beside).unwrap()).unwrap();
+    assert_eq!(v["incomplete"]["signal"], "SIGINT");
+    assert!(err.contains("sweep.json.partial"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -107,6 +107,7 @@ pub fn run(args: ProbeArgs) -> Result<i32> {
         work,
         load_cpus,
     } = args;
+    output.check()?;
     let mut s = Session::<NoData>::start("benchmp-probe", &placement, &timing)?;
     let mut spec = Spec::rate("spin", 1.0, "iterations/s", ());
     // A spin step costs a few cycles, about what lmbench's loop overhead method measures (more

@@ -294,6 +294,15 @@ pub fn active() -> bool {
     ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).is_some()
 }
 
+/// What the process's pin in force (if any) has written so far.
+pub fn record() -> Option<PinRecord> {
+    ACTIVE
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+        .map(FreqPin::record)
+}
+
 /// Writes back the process's pin, if any, and says what was done; the stop signals end the
 /// process again from here on.
 pub fn release() -> Option<PinRecord> {
