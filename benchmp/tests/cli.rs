@@ -168,6 +168,11 @@ fn bad_placement_and_environment_are_usage_errors() {
     usage_error(probe("bad").args(["-P", "0"]), "--parallel");
     usage_error(probe("bad").env("ENOUGH", "lots"), "ENOUGH='lots'");
     usage_error(probe("bad").env("LOOP_O", "-1"), "LOOP_O");
+    // A child the run does not have cannot be made to fail: refused, not ignored.
+    usage_error(
+        probe("bad").args(["-P", "1", "--fail-child", "5"]),
+        "--fail-child 5: the run has 1 child(ren)",
+    );
 }
 
 #[test]

@@ -179,11 +179,17 @@ pub fn run(
     let mut session = Session::<C2c>::start(crate::measure::TOOL, placement, timing)?;
     let cpus = session.cpu_set();
     if cpus.len() < 2 {
-        return Err(Usage(format!(
-            "--c2c needs at least two CPUs (this process may use {})",
-            benchmp::cpulist::format_cpu_list(&cpus)
-        ))
-        .into());
+        let which = match &placement.cpus {
+            Some(_) => format!(
+                "--cpus {} names one",
+                benchmp::cpulist::format_cpu_list(&cpus)
+            ),
+            None => format!(
+                "this process may use only CPU {}",
+                benchmp::cpulist::format_cpu_list(&cpus)
+            ),
+        };
+        return Err(Usage(format!("--c2c needs at least two CPUs; {which}")).into());
     }
     let repetitions = session.repetitions();
     let matrix = measure(&mut session, &cpus)?;

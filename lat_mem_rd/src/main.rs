@@ -33,6 +33,14 @@ fn run(cli: Cli) -> Result<i32> {
         return c2c::run(&cli.placement, &cli.timing, &output);
     }
     if cli.loaded {
+        // One chaser measures; the load children are --load-cpus. A -P it would ignore is
+        // refused rather than dropped.
+        if let Some(n) = cli.placement.parallel.filter(|&n| n > 1) {
+            return Err(benchmp::Usage(format!(
+                "--loaded runs one chaser: -P {n} does not apply (the load runs on --load-cpus)"
+            ))
+            .into());
+        }
         let output = cli.output.results_on(Stream::Stdout);
         let len = cli.len.unwrap_or(0);
         let stride = loaded::stride(len, &cli.strides)?;

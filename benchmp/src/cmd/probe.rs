@@ -109,6 +109,13 @@ pub fn run(args: ProbeArgs) -> Result<i32> {
     } = args;
     output.check()?;
     let mut s = Session::<NoData>::start("benchmp-probe", &placement, &timing)?;
+    if let Some(i) = fail_child.filter(|&i| i >= s.parallel()) {
+        return Err(benchmp::Usage(format!(
+            "--fail-child {i}: the run has {} child(ren), numbered from 0",
+            s.parallel()
+        ))
+        .into());
+    }
     let mut spec = Spec::rate("spin", 1.0, "iterations/s", ());
     // A spin step costs a few cycles, about what lmbench's loop overhead method measures (more
     // under emulation on a busy host): subtracted, it could leave no time at all.
