@@ -1,7 +1,9 @@
 //! `benchmp ab` driving two `benchmp probe` workers: the verdicts of a known slowdown and of
 //! the same command twice, the report's structure, the refusals, and that an interrupt
-//! leaves no process behind. The probe's `--work N` makes an iteration N times as long, a
-//! slowdown whose size is known whatever the machine's speed.
+//! leaves no process behind. A fake worker (`tests/fixtures/fake_worker.sh`) gives known
+//! figures and what no real tool sends: garbage, escape sequences, plans that differ. The
+//! probe's `--work N` makes an iteration N times as long, a slowdown whose size is known
+//! whatever the machine's speed.
 
 use std::process::{Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard};
@@ -338,4 +340,152 @@ fn two_workers_pinning_one_policy_leave_it_as_it_was() {
     );
     assert_no_leftovers("ab-pin");
     let _ = std::fs::remove_dir_all(root.parent().unwrap());
+}
+
+/// A copy of the fake worker (`tests/fixtures/fake_worker.sh`, the worker protocol in sh) as
+/// `dir/name`.
+fn fake_worker(dir: &std::path::Path, name: &str) -> String {
+    let to = dir.join(name);
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fake_worker.sh"),
+        &to,
+    )
+    .unwrap();
+    to.display().to_string()
+}
+
+/// Runs a command to its end with its output collected, killing it (and failing the test)
+/// when it has not ended after `limit`: a guard against hangs, not a timing assertion.
+fn bounded(mut c: Command, limit: Duration) -> Output {
+    let child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    match rx.recv_timeout(limit) {
+        Ok(o) => o.unwrap(),
+        Err(_) => {
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            let o = rx.recv().unwrap().unwrap();
+            panic!(
+                "still running after {limit:?}; stderr: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+    }
+}
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// The one line a refused comparison writes, checked to be one short printable line.
+fn one_line(o: &Output, code: i32) -> String {
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(code), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("benchmp: "), "{err}");
+    assert!(err.len() < 1000, "{} bytes: {}", err.len(), &err[..1000]);
+    assert!(!err.bytes().any(|b| b == 0x1b), "{err}");
+    err
+}
+
+#[test]
+fn an_output_never_replaces_a_program_being_compared() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "outputs");
+    fake_worker(&dir, "d");
+    fake_worker(&dir, "e");
+    std::os::unix::fs::symlink(dir.join("e"), dir.join("link")).unwrap();
+    let before = std::fs::read(dir.join("d")).unwrap();
+    for (args, says) in [
+        (["--json=d", "./d", "./e"], "A's program"),
+        (["--csv=link", "./d", "./e"], "B's program"),
+        (["--json=e", "./d", "e"], "B's program"),
+    ] {
+        let mut c = ab("ab-outputs", &["--processes", "1", "--pairs", "2"]);
+        c.args(args)
+            .current_dir(&dir)
+            .env("PATH", format!("{}:/usr/bin:/bin", dir.display()));
+        let o = bounded(c, LIMIT);
+        let err = one_line(&o, 2);
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(err.contains("never replaces"), "{err}");
+    }
+    assert_eq!(std::fs::read(dir.join("d")).unwrap(), before);
+    assert_eq!(std::fs::read(dir.join("e")).unwrap(), before);
+    // A file of its own is written.
+    let mut c = ab(
+        "ab-outputs",
+        &[
+            "--processes",
+            "1",
+            "--pairs",
+            "2",
+            "--json=r.json",
+            "./d",
+            "./e",
+        ],
+    );
+    c.current_dir(&dir);
+    let o = bounded(c, LIMIT);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap();
+    assert_eq!(r["base"]["tool"], "fake");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_medians_are_the_middle_repetitions_not_the_largest() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "median");
+    let w = fake_worker(&dir, "w");
+    // A's first step is the untimed one; its five timed repetitions then take these times.
+    let a = format!("FAKE_VALUES='1000 500000 333333 250000 200000 166667' {w}");
+    let b = format!("FAKE_VALUES=250000 {w}");
+    let mut c = ab(
+        "ab-median",
+        &["--processes", "1", "--pairs", "5", "--json", &a, &b],
+    );
+    c.current_dir(&dir);
+    let o = bounded(c, LIMIT);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = json(&o);
+    let f = &v["figures"][0];
+    assert_eq!(
+        f["base_values"],
+        serde_json::json!([500000.0, 333333.0, 250000.0, 200000.0, 166667.0]),
+        "{f}"
+    );
+    assert_eq!(f["base_median"], 250000.0, "{f}");
+    assert_eq!(f["current_median"], 250000.0, "{f}");
+    // The table and the CSV show the same medians.
+    let mut c = ab(
+        "ab-median",
+        &["--processes", "1", "--pairs", "5", "--csv=m.csv", &a, &b],
+    );
+    c.current_dir(&dir);
+    let o = bounded(c, LIMIT);
+    let table = String::from_utf8_lossy(&o.stdout);
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("op "))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert_eq!(row.split_whitespace().nth(1), Some("250000.00"), "{table}");
+    let csv = std::fs::read_to_string(dir.join("m.csv")).unwrap();
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!(row[5], "250000", "{csv}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

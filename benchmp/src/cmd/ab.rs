@@ -307,7 +307,11 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     for (name, text) in inputs {
         cmds.push(Prepared::parse(name, text)?);
     }
-    benchmp::cli::check_outputs(args.json.as_deref(), args.csv.as_deref())?;
+    // No report replaces a program being compared (by inode: `./d`, a link to it).
+    let programs = benchmp::cli::Protected::new()
+        .file("A's program", &cmds[0].program)
+        .file("B's program", &cmds[1].program);
+    benchmp::cli::check_outputs_besides(args.json.as_deref(), args.csv.as_deref(), &programs)?;
     let seed = args
         .seed
         .unwrap_or_else(|| benchmp::sys::clock::now_ns() | 1);
