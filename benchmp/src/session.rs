@@ -588,8 +588,15 @@ fn apply_conditions(
     topology: &Topology,
     cpus: &[Option<usize>],
 ) -> Result<(), Error> {
-    let paced = crate::run::worker::active();
-    if let Some(list) = c.counters.as_ref().filter(|_| !paced) {
+    if c.counters.is_some() && crate::run::worker::active() {
+        // A paired repetition carries no counter readings to the driver: refused rather
+        // than silently counted nowhere.
+        return Err(crate::error::Usage(
+            "--counters: not under benchmp ab, whose repetitions carry no counter readings; count them in a run of the tool alone".into(),
+        )
+        .into());
+    }
+    if let Some(list) = c.counters.as_ref() {
         crate::counters::preflight(list)?;
     }
     if c.cool_down.is_some() && crate::quality::thermal_zones(&topology.root).is_empty() {

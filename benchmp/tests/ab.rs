@@ -248,6 +248,11 @@ fn what_cannot_be_paired_is_one_line_and_exit_2() {
         Bad::args(&["ab", "--pairs", "1", &p, &p], "pair count"),
         Bad::args(&["ab", "--min-effect", "0", &p, &p], "percentage"),
         Bad::args(&["ab", "--json=", &p, &p], "needs a file name"),
+        // Counters a paired repetition cannot carry are refused, not dropped in silence.
+        Bad::args(
+            &["ab", &probe("--counters=cycles"), &p],
+            "--counters: not under benchmp ab",
+        ),
     ];
     check_bad_inputs(&tool, &table);
     // A tool started with the worker variable by hand, naming no open descriptors.
