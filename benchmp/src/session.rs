@@ -241,6 +241,26 @@ impl<T: ToolData> Session<T> {
         Ok(self.calibration.as_ref().expect("set above"))
     }
 
+    /// Worker mode: tells `benchmp ab` every measurement (name, parameters) this run will
+    /// make, in order, so two commands whose figures differ are refused before any pair.
+    pub fn plan(
+        &self,
+        measurements: impl IntoIterator<Item = (String, T::Params)>,
+    ) -> Result<(), Error> {
+        use crate::run::worker::{Planned, active, announce_plan};
+        if !active() {
+            return Ok(());
+        }
+        let list = measurements
+            .into_iter()
+            .map(|(measurement, p)| Planned {
+                measurement,
+                params: serde_json::to_value(&p).unwrap_or_default(),
+            })
+            .collect();
+        announce_plan(list).map_err(|e| Error::Driver(e.to_string()))
+    }
+
     /// Measurements so far.
     pub fn measurements(&self) -> &[Measurement<T>] {
         &self.measurements

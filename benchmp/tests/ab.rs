@@ -55,6 +55,25 @@ fn assert_no_leftovers(tag: &str) {
     benchmp::testing::assert_no_tagged_processes(tag, Duration::from_secs(10));
 }
 
+/// [`assert_no_leftovers`] after reaping the orphans that died with a worker's process group
+/// (a shell's children, handed to this process, the subreaper, as zombies).
+fn assert_no_leftovers_reaping(tag: &str) {
+    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        while let Ok(status) = waitpid(None, Some(WaitPidFlag::WNOHANG)) {
+            if status == WaitStatus::StillAlive {
+                break;
+            }
+        }
+        if leftovers(tag).is_empty() || Instant::now() >= deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_no_leftovers(tag);
+}
+
 fn leftovers(tag: &str) -> Vec<String> {
     benchmp::testing::tagged_processes(tag)
 }
@@ -492,5 +511,225 @@ fn the_medians_are_the_middle_repetitions_not_the_largest() {
     let csv = std::fs::read_to_string(dir.join("m.csv")).unwrap();
     let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
     assert_eq!(row[5], "250000", "{csv}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn what_is_no_worker_is_refused_in_one_short_printable_line() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "noworker");
+    let w = fake_worker(&dir, "w");
+    let p = probe("");
+    let run = |args: &[&str]| {
+        let mut c = ab("ab-noworker", args);
+        c.current_dir(&dir);
+        bounded(c, LIMIT)
+    };
+    // A program that never speaks: refused after a short wait for its hello, not 30 s.
+    let o = run(&["/bin/sleep 100", &p]);
+    let err = one_line(&o, 2);
+    assert!(err.contains("not a socbench tool"), "{err}");
+    // Garbage where its hello should be, and after it.
+    let o = run(&["sh -c 'echo garbage >&4; sleep 100'", &p]);
+    let err = one_line(&o, 2);
+    assert!(
+        err.contains("not a socbench tool: not a worker message: \"garbage\""),
+        "{err}"
+    );
+    let garbage_later = format!("FAKE_PLAN='{{\"plan\":[' {w}");
+    let o = run(&["--processes", "1", "--pairs", "2", &garbage_later, &w]);
+    let err = one_line(&o, 2);
+    assert!(
+        err.contains("not a worker message: \"{\\\"plan\\\":[\""),
+        "{err}"
+    );
+    // A 50 MB line is shown as a short excerpt; a 500 MB one without a newline is not read
+    // past the line limit (the driver stays small).
+    let o = run(&[
+        "sh -c 'head -c 50000000 /dev/zero | tr \"\\000\" x >&4; echo >&4; sleep 100'",
+        &p,
+    ]);
+    let err = one_line(&o, 2);
+    assert!(err.contains("\"xxxxxxxx"), "{err}");
+    let o = run(&["sh -c 'head -c 500000000 /dev/zero >&4; sleep 100'", &p]);
+    let err = one_line(&o, 2);
+    assert!(err.contains("a line of over 1 MiB"), "{err}");
+    let children =
+        nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).unwrap();
+    // ru_maxrss of the largest child waited for, KiB.
+    assert!(
+        children.max_rss() < 200 << 10,
+        "a child grew to {} KiB",
+        children.max_rss()
+    );
+    // Escape sequences from a worker (a measurement's name, its last words) never reach the
+    // terminal raw.
+    let a = format!(
+        "FAKE_MEASUREMENTS='op\\u001b[2J' FAKE_EXIT=1 FAKE_OUTPUT='fake: \\033[31mboom' {w}"
+    );
+    let b = format!("FAKE_MEASUREMENTS='op\\u001b[2J' {w}");
+    let o = run(&["--processes", "1", "--pairs", "2", &a, &b]);
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    assert!(out.contains("op\\u{1b}[2J"), "{out}");
+    assert!(
+        err.contains("A ended with exit status 1: fake: \\u{1b}[31mboom"),
+        "{err}"
+    );
+    assert!(
+        !o.stdout.contains(&0x1b) && !o.stderr.contains(&0x1b),
+        "{out}{err}"
+    );
+    assert_no_leftovers_reaping("ab-noworker");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_workers_output_has_no_name_and_needs_no_temporary_folder() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "tmpdir");
+    let w = fake_worker(&dir, "w");
+    let tmp = dir.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    // No temporary folder at all: the comparison runs.
+    let mut c = ab("ab-tmpdir", &["--processes", "1", "--pairs", "2", &w, &w]);
+    c.env("TMPDIR", dir.join("missing"));
+    let o = bounded(c, LIMIT);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // A failing worker's last words still reach the error line, and nothing is written to
+    // the temporary folder, during the run or after a SIGKILL of the driver.
+    let failing = format!("FAKE_EXIT=3 FAKE_OUTPUT='fake: it broke' {w}");
+    let mut c = ab(
+        "ab-tmpdir",
+        &["--processes", "1", "--pairs", "2", &failing, &w],
+    );
+    c.env("TMPDIR", &tmp);
+    let o = bounded(c, LIMIT);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("A ended with exit status 3: fake: it broke"),
+        "{err}"
+    );
+    let child = ab(
+        "ab-tmpdir",
+        &["--rep-ms", "1000", "--time", "600", &probe(""), &probe("")],
+    )
+    .env("TMPDIR", &tmp)
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while leftovers("ab-tmpdir").len() < 5 {
+        assert!(Instant::now() < deadline, "the workers never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut child = child;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // The workers, left without their driver, end by themselves.
+    assert_no_leftovers_reaping("ab-tmpdir");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A plan message naming these measurements, as a tool sends it before its first one.
+fn plan(names: &[&str]) -> String {
+    let list: Vec<String> = names
+        .iter()
+        .map(|n| format!("{{\"measurement\":\"{n}\",\"params\":null}}"))
+        .collect();
+    format!(
+        "FAKE_PLAN='{{\"plan\":{{\"measurements\":[{}]}}}}'",
+        list.join(",")
+    )
+}
+
+#[test]
+fn two_commands_measuring_different_figures_are_refused_before_any_pair() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "plans");
+    let w = fake_worker(&dir, "w");
+    let log = dir.join("log");
+    // Both announce their figures; they differ at the third, which neither has measured.
+    let a = format!(
+        "FAKE_LOG={} FAKE_MEASUREMENTS='x y z' {} {w}",
+        log.display(),
+        plan(&["x", "y", "z"])
+    );
+    let b = format!(
+        "FAKE_LOG={} FAKE_MEASUREMENTS='x y' {} {w}",
+        log.display(),
+        plan(&["x", "y"])
+    );
+    let mut c = ab("ab-plans", &["--processes", "1", "--pairs", "2", &a, &b]);
+    c.current_dir(&dir);
+    let err = one_line(&bounded(c, LIMIT), 2);
+    assert!(err.contains("A measures 3 figures and B 2"), "{err}");
+    assert!(
+        err.contains("from figure 3 on A 'z' and B nothing more"),
+        "{err}"
+    );
+    let log_text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(!log_text.contains("step"), "a pair was timed: {log_text}");
+    // Without plans, a side that ends while the other goes on is the same refusal, later.
+    let a = format!("FAKE_MEASUREMENTS='x y z' {w}");
+    let b = format!("FAKE_MEASUREMENTS='x y' {w}");
+    let mut c = ab("ab-plans", &["--processes", "1", "--pairs", "2", &a, &b]);
+    c.current_dir(&dir);
+    let err = one_line(&bounded(c, LIMIT), 2);
+    assert!(
+        err.contains("B ended while A went on to measure 'z'"),
+        "{err}"
+    );
+    assert_no_leftovers_reaping("ab-plans");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_side_refused_as_noisy_says_so_and_the_pairs_taken_are_kept() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "noisy");
+    let w = fake_worker(&dir, "w");
+    // As a tool under --fail-on-noise: its noise verdict, then data lines (lat_mem_rd writes
+    // its figures on stderr), then exit status 1 once its measurements are done.
+    let b = format!(
+        "FAKE_EXIT=1 FAKE_OUTPUT='fake: noisy: child 0 lost 31 % of its run to other tasks\\n0.06250 1.225' {w}"
+    );
+    let mut c = ab(
+        "ab-noisy",
+        &["--processes", "1", "--pairs", "3", "--json", &w, &b],
+    );
+    c.current_dir(&dir);
+    let o = bounded(c, LIMIT);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("B ended with exit status 1: its run was judged noisy and refused (fake: noisy: child 0 lost 31 % of its run"),
+        "{err}"
+    );
+    let v = json(&o);
+    assert_eq!(
+        v["figures"][0]["differences"].as_array().unwrap().len(),
+        3,
+        "{v}"
+    );
+    assert_eq!(v["current"]["exit"], 1, "{v}");
+    assert_no_leftovers_reaping("ab-noisy");
     let _ = std::fs::remove_dir_all(&dir);
 }
