@@ -733,3 +733,45 @@ fn a_side_refused_as_noisy_says_so_and_the_pairs_taken_are_kept() {
     assert_no_leftovers_reaping("ab-noisy");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_time_budget_holds_for_the_whole_comparison() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "budget");
+    let w = fake_worker(&dir, "w");
+    // Every process pair takes at least 0.3 s to start: a 1 s budget has room for a few of
+    // the thousand asked for, fewer than the first look needs.
+    let side = format!("FAKE_START=0.3 {w}");
+    let mut c = ab(
+        "ab-budget",
+        &["--time", "1", "--processes", "1000", "--json", &side, &side],
+    );
+    c.current_dir(&dir);
+    let o = bounded(c, LIMIT);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = json(&o);
+    let f = &v["figures"][0];
+    let n = f["processes"].as_array().unwrap().len();
+    assert!((1..8).contains(&n), "{n} process pairs: {f}");
+    assert_eq!(v["rule"]["budget_spent_after"], n, "{v}");
+    assert_eq!(f["verdict"], "NOISY", "{f}");
+    let why = f["judgement"]["why"].as_str().unwrap();
+    assert!(
+        why.contains(&format!("--time ran out after {n} of 1000 process pairs")),
+        "{why}"
+    );
+    // The help says how --time and --processes share the budget.
+    let help = Command::new(BIN).args(["ab", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("--processes is only an upper bound"),
+        "{help}"
+    );
+    assert_no_leftovers_reaping("ab-budget");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -71,7 +71,11 @@ pub struct AbArgs {
     #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = super::probability)]
     pub alpha: f64,
     /// Time budget per figure, seconds: pairs are added until the verdict is decided or the
-    /// budget is spent (then NOISY when still undecided).
+    /// budget is spent (then NOISY when still undecided). The whole comparison keeps to it
+    /// (this times the figures), worker start-up included: over several process pairs each
+    /// figure of each pair gets an even share of what is left, at least 3 repetition pairs,
+    /// and no process pair starts once it is spent, so --processes is only an upper bound.
+    /// Not used with --pairs.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = seconds)]
     pub time: f64,
     /// Take exactly this many pairs per figure in each process pair and look once, at the
@@ -81,8 +85,9 @@ pub struct AbArgs {
     /// Pairs of worker processes per figure, at most. Two processes of one build can differ
     /// by a few percent for their whole life (their physical pages, on a VM the host's
     /// backing), so each figure is paired in fresh processes, its budget split over them,
-    /// and judged over their estimates: the process pair is the unit. Looks at 8 and every
-    /// doubling. 1: one pair of workers and the repetition pair as the unit (quicker, but
+    /// and judged over their estimates: the process pair is the unit. Fewer run when --time
+    /// is spent first (the verdict is then over those, NOISY when too few). Looks at 8 and
+    /// every doubling. 1: one pair of workers and the repetition pair as the unit (quicker, but
     /// blind to a difference between the two processes).
     #[arg(long, value_name = "N", default_value_t = 16, value_parser = process_count)]
     pub processes: usize,
@@ -223,6 +228,9 @@ pub struct AbRule {
     pub order: Order,
     /// Seed of the random order.
     pub seed: u64,
+    /// Process pairs run when the `--time` budget was spent before `--processes` of them.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub budget_spent_after: Option<usize>,
 }
 
 impl AbRule {
@@ -359,6 +367,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
         rep_us: (args.rep_ms * 1000.0).round().max(1.0) as u64,
         order: args.order,
         seed,
+        budget_spent_after: None,
     };
     let guard = benchmp::sys::process::InterruptGuard::install();
     let (a_cmd, b_cmd) = (&cmds[0], &cmds[1]);
@@ -366,8 +375,15 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     let mut tallies: Vec<Tally> = Vec::new();
     let mut tools = (String::new(), String::new());
     let mut ends = (End::default(), End::default());
+    let started = Instant::now();
     for round in 0..args.processes {
-        let share = Duration::from_secs_f64(args.time / args.processes as f64);
+        // The budget holds for the whole comparison, worker start-up included: no process
+        // pair starts once it is spent.
+        if round > 0 && budgeted(args) && started.elapsed() >= total_budget(args, tallies.len()) {
+            rule.budget_spent_after = Some(round);
+            break;
+        }
+        let share = block_budget(args, started, round, &tallies);
         // Which side starts first (and sets its buffers up while the other is still
         // starting) is a coin per process pair, so that no order favours one build.
         let (mut a, mut b) = if rng.coin() {
@@ -444,6 +460,19 @@ pub fn run(args: &AbArgs) -> Result<i32> {
         }
     }
     drop(guard);
+    if let Some(n) = rule.budget_spent_after {
+        for t in tallies.iter_mut().filter(|t| t.judgement.is_none()) {
+            let mut j = t.judge_processes(&rule);
+            if j.decision == Decision::Undecided {
+                j.why = Some(format!(
+                    "{}; --time ran out after {n} of {} process pairs",
+                    j.why.as_deref().unwrap_or("undecided"),
+                    args.processes
+                ));
+            }
+            t.judgement = Some(j);
+        }
+    }
     let figures = tallies.into_iter().map(|t| t.figure(&rule)).collect();
     let report = AbReport {
         base: SideInfo {
@@ -480,6 +509,37 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     } else {
         EXIT_OK
     })
+}
+
+/// True when `--time` bounds the process pairs (over several of them, without `--pairs`).
+fn budgeted(args: &AbArgs) -> bool {
+    args.processes > 1 && args.pairs.is_none()
+}
+
+/// The whole comparison's budget: `--time` for each of its figures (one before any is known).
+fn total_budget(args: &AbArgs, figures: usize) -> Duration {
+    Duration::from_secs_f64(args.time * figures.max(1) as f64)
+}
+
+/// Each figure's share of the budget in process pair `round` (0-based): in one process pair
+/// all of `--time`; over several, an even share of what is left of the whole budget among
+/// the process pairs still to come and the figures still undecided (the first pair, before
+/// the figures are known: `--time / --processes`). Worker start-up, calibration and sizing
+/// spent so far come out of what is left.
+fn block_budget(args: &AbArgs, started: Instant, round: usize, tallies: &[Tally]) -> Duration {
+    if args.processes == 1 {
+        return Duration::from_secs_f64(args.time);
+    }
+    if round == 0 {
+        return Duration::from_secs_f64(args.time / args.processes as f64);
+    }
+    let left = total_budget(args, tallies.len()).saturating_sub(started.elapsed());
+    let undecided = tallies
+        .iter()
+        .filter(|t| t.judgement.is_none())
+        .count()
+        .max(1);
+    left / ((args.processes - round) * undecided) as u32
 }
 
 /// Pairs every measurement of one process pair in turn (or passes over those decided); the
@@ -719,9 +779,9 @@ impl Tally {
     }
 }
 
-/// Pairs one measurement in one process pair: for its share of the budget (at least
-/// `MIN_BLOCK_PAIRS` pairs) or `--pairs` pairs; with one process pair, until the verdict over
-/// the repetition pairs is decided or the budget is spent.
+/// Pairs one measurement in one process pair: for its share of the budget ([`block_budget`],
+/// at least `MIN_BLOCK_PAIRS` pairs) or `--pairs` pairs; with one process pair, until the
+/// verdict over the repetition pairs is decided or the budget is spent.
 #[allow(clippy::too_many_arguments)]
 fn pair_block(
     args: &AbArgs,
