@@ -775,3 +775,39 @@ fn the_time_budget_holds_for_the_whole_comparison() {
     assert_no_leftovers_reaping("ab-budget");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_side_that_fails_in_a_later_process_pair_keeps_the_pairs_taken() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "later");
+    let w = fake_worker(&dir, "w");
+    let b = format!(
+        "FAKE_STARTS={} FAKE_FAIL_FROM=2 {w}",
+        dir.join("starts").display()
+    );
+    let mut c = ab(
+        "ab-later",
+        &["--processes", "4", "--pairs", "2", "--json", &w, &b],
+    );
+    c.current_dir(&dir);
+    let o = bounded(c, LIMIT);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("benchmp: B ended with exit status 3: "),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("before its hello in process pair 2: fake: start 2 failed\n"),
+        "{err}"
+    );
+    let v = json(&o);
+    let f = &v["figures"][0];
+    assert_eq!(f["processes"].as_array().unwrap().len(), 1, "{f}");
+    assert_eq!(f["differences"].as_array().unwrap().len(), 2, "{f}");
+    assert_eq!(v["current"]["exit"], 3, "{v}");
+    assert_eq!(v["base"]["stopped"], true, "{v}");
+    assert_no_leftovers_reaping("ab-later");
+    let _ = std::fs::remove_dir_all(&dir);
+}

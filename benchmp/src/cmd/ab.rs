@@ -191,6 +191,17 @@ struct End {
     stopped: bool,
 }
 
+impl End {
+    /// Stopped by the driver because the other side failed.
+    fn stopped() -> End {
+        End {
+            exit: None,
+            error: Some("stopped by benchmp ab when the other side failed".into()),
+            stopped: true,
+        }
+    }
+}
+
 impl Default for End {
     /// Ended with exit status 0.
     fn default() -> Self {
@@ -393,7 +404,33 @@ pub fn run(args: &AbArgs) -> Result<i32> {
             let b = Worker::spawn(b_cmd, rule.rep_us, args.aslr)?;
             (Worker::spawn(a_cmd, rule.rep_us, args.aslr)?, b)
         };
-        let (tool_a, tool_b) = (a.hello()?, b.hello()?);
+        let hellos = a.hello().and_then(|ta| Ok((ta, b.hello()?)));
+        let (tool_a, tool_b) = match hellos {
+            Ok(tools) => tools,
+            // The same commands spoke the protocol in the first process pair: a side that
+            // fails to now is a failure of this run, and the pairs taken are kept.
+            Err(e) if tallies.iter().any(|t| !t.d.is_empty()) => {
+                let end = |w: &Worker| End {
+                    exit: w.exit.and_then(|s| s.code()),
+                    error: Some(match w.exit {
+                        Some(_) => format!(
+                            "before its hello in process pair {}: {}",
+                            round + 1,
+                            w.error_line().unwrap_or_else(|| "(no message)".into())
+                        ),
+                        None => bounded(&format!("{e:#}")),
+                    }),
+                    stopped: false,
+                };
+                ends = if a.tool.is_none() {
+                    (end(&a), End::stopped())
+                } else {
+                    (End::stopped(), end(&b))
+                };
+                break;
+            }
+            Err(e) => return Err(e),
+        };
         if tool_a != tool_b {
             return Err(Usage(format!(
                 "A runs {tool_a} and B runs {tool_b}: ab compares two builds or settings of one tool"
@@ -496,9 +533,10 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     for (name, side) in [("A", &report.base), ("B", &report.current)] {
         if side.exit != Some(0) && !side.stopped {
             benchmp::errln!(
-                "benchmp: {name} ended with {}: {}",
-                side.exit
-                    .map_or("a signal".to_string(), |c| format!("exit status {c}")),
+                "benchmp: {name} {}: {}",
+                side.exit.map_or("failed".to_string(), |c| format!(
+                    "ended with exit status {c}"
+                )),
                 side.error.as_deref().unwrap_or("(no message)")
             );
         }
@@ -815,15 +853,19 @@ fn pair_block(
             (a.step(iterations, timeout)?, sb)
         };
         let (xa, xb) = (value(&metric, &sa), value(&metric, &sb));
-        t.pre.0 += sa.iter().map(|s| s.preempted).sum::<u64>();
-        t.pre.1 += sb.iter().map(|s| s.preempted).sum::<u64>();
+        // Whatever counts a worker sends, the totals saturate rather than overflow.
+        let sum = |v: &[StepSample], f: fn(&StepSample) -> u64| {
+            v.iter().fold(0u64, |acc, s| acc.saturating_add(f(s)))
+        };
+        let longest = |v: &[StepSample]| v.iter().map(|s| s.elapsed_ns).max().unwrap_or(0);
+        t.pre.0 = t.pre.0.saturating_add(sum(&sa, |s| s.preempted));
+        t.pre.1 = t.pre.1.saturating_add(sum(&sb, |s| s.preempted));
         t.mig.0 += sa.iter().filter(|s| s.cpus.0 != s.cpus.1).count();
         t.mig.1 += sb.iter().filter(|s| s.cpus.0 != s.cpus.1).count();
-        let longest = |v: &[StepSample]| v.iter().map(|s| s.elapsed_ns).max().unwrap_or(0);
-        t.timed.0 += longest(&sa);
-        t.timed.1 += longest(&sb);
-        t.cpu.0 += sa.iter().map(|s| s.cpu_ns).sum::<u64>();
-        t.cpu.1 += sb.iter().map(|s| s.cpu_ns).sum::<u64>();
+        t.timed.0 = t.timed.0.saturating_add(longest(&sa));
+        t.timed.1 = t.timed.1.saturating_add(longest(&sb));
+        t.cpu.0 = t.cpu.0.saturating_add(sum(&sa, |s| s.cpu_ns));
+        t.cpu.1 = t.cpu.1.saturating_add(sum(&sb, |s| s.cpu_ns));
         t.va.push(xa);
         t.vb.push(xb);
         t.d.push(paired::log_ratio(xa, xb, better));
@@ -1227,11 +1269,7 @@ impl Worker {
                 error: (!status.success()).then(|| self.error_line()).flatten(),
                 stopped: false,
             },
-            None => End {
-                exit: None,
-                error: Some("stopped by benchmp ab when the other side failed".into()),
-                stopped: true,
-            },
+            None => End::stopped(),
         }
     }
 
