@@ -811,3 +811,33 @@ fn a_side_that_fails_in_a_later_process_pair_keeps_the_pairs_taken() {
     assert_no_leftovers_reaping("ab-later");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_side_that_dies_between_steps_keeps_the_pairs_taken() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "dies");
+    let w = fake_worker(&dir, "w");
+    // A answers its untimed step and three more, then dies: whether the driver finds out
+    // when it sends the next step (a closed pipe) or when it waits for the answer, the
+    // pairs before are kept.
+    let a = format!("FAKE_DIE_AFTER=4 {w}");
+    let mut c = ab(
+        "ab-dies",
+        &["--processes", "1", "--pairs", "10", "--json", &a, &w],
+    );
+    c.current_dir(&dir);
+    let o = bounded(c, LIMIT);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("benchmp: A ended with exit status 5: fake: died"),
+        "{err}"
+    );
+    let v = json(&o);
+    let d = v["figures"][0]["differences"].as_array().unwrap().len();
+    assert!((2..=3).contains(&d), "{v}");
+    assert_eq!(v["current"]["stopped"], true, "{v}");
+    assert_no_leftovers_reaping("ab-dies");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -454,6 +454,10 @@ pub fn run(args: &AbArgs) -> Result<i32> {
             rule.figures = tallies.len().max(1);
             rule.confidence = rule.looks.confidence_over(rule.figures);
         }
+        if measured.is_err() && benchmp::sys::process::interrupted().is_none() {
+            // A command that could not be sent (EPIPE) may come from a side that just died.
+            settle(&mut a, &mut b);
+        }
         if let Some(failed) = [&a, &b].into_iter().find(|w| w.failed()) {
             if !tallies.iter().any(|t| !t.d.is_empty()) {
                 measured?;
@@ -578,6 +582,20 @@ fn block_budget(args: &AbArgs, started: Instant, round: usize, tallies: &[Tally]
         .count()
         .max(1);
     left / ((args.processes - round) * undecided) as u32
+}
+
+/// Waits up to a second for either side to be seen ended, after an error that a side's end
+/// may explain.
+fn settle(a: &mut Worker, b: &mut Worker) {
+    let deadline = Instant::now() + Duration::from_secs(1);
+    loop {
+        a.poll_exit();
+        b.poll_exit();
+        if a.exit.is_some() || b.exit.is_some() || Instant::now() >= deadline {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// Pairs every measurement of one process pair in turn (or passes over those decided); the
@@ -1253,6 +1271,15 @@ impl Worker {
 
     fn ended(&self) -> bool {
         self.eof && self.exit.is_some()
+    }
+
+    /// Notes its exit if it has ended (without reading its pipe).
+    fn poll_exit(&mut self) {
+        if self.exit.is_none()
+            && let Ok(Some(status)) = self.child.try_wait()
+        {
+            self.exit = Some(status);
+        }
     }
 
     /// True once it ended with a failure (an exit status other than 0, or a signal).
