@@ -71,11 +71,11 @@ pub struct AbArgs {
     #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = super::probability)]
     pub alpha: f64,
     /// Time budget per figure, seconds: pairs are added until the verdict is decided or the
-    /// budget is spent (then NOISY when still undecided). The whole comparison keeps to it
-    /// (this times the figures), worker start-up included: over several process pairs each
-    /// figure of each pair gets an even share of what is left, at least 3 repetition pairs,
-    /// and no process pair starts once it is spent, so --processes is only an upper bound.
-    /// Not used with --pairs.
+    /// budget is spent (then NOISY when still undecided). Over several process pairs the
+    /// whole comparison keeps to it (this times the figures), worker start-up included: each
+    /// figure of each process pair gets an even share of what is left, at least 3 repetition
+    /// pairs, and no process pair starts once it is spent, so --processes is only an upper
+    /// bound. Not used with --pairs.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = seconds)]
     pub time: f64,
     /// Take exactly this many pairs per figure in each process pair and look once, at the
@@ -454,7 +454,11 @@ pub fn run(args: &AbArgs) -> Result<i32> {
             rule.figures = tallies.len().max(1);
             rule.confidence = rule.looks.confidence_over(rule.figures);
         }
-        if measured.is_err() && benchmp::sys::process::interrupted().is_none() {
+        let unexplained = measured
+            .as_ref()
+            .err()
+            .is_some_and(|e| e.downcast_ref::<Usage>().is_none());
+        if unexplained && benchmp::sys::process::interrupted().is_none() {
             // A command that could not be sent (EPIPE) may come from a side that just died.
             settle(&mut a, &mut b);
         }
