@@ -245,6 +245,26 @@ impl<T: ToolData> Session<T> {
         Ok(self.calibration.as_ref().expect("set above"))
     }
 
+    /// Worker mode: tells `benchmp ab` every measurement (name, parameters) this run will
+    /// make, in order, so two commands whose figures differ are refused before any pair.
+    pub fn plan(
+        &self,
+        measurements: impl IntoIterator<Item = (String, T::Params)>,
+    ) -> Result<(), Error> {
+        use crate::run::worker::{Planned, active, announce_plan};
+        if !active() {
+            return Ok(());
+        }
+        let list = measurements
+            .into_iter()
+            .map(|(measurement, p)| Planned {
+                measurement,
+                params: serde_json::to_value(&p).unwrap_or_default(),
+            })
+            .collect();
+        announce_plan(list).map_err(|e| Error::Driver(e.to_string()))
+    }
+
     /// Measurements so far.
     pub fn measurements(&self) -> &[Measurement<T>] {
         &self.measurements
@@ -626,8 +646,15 @@ fn apply_conditions(
     topology: &Topology,
     cpus: &[Option<usize>],
 ) -> Result<(), Error> {
-    let paced = crate::run::worker::active();
-    if let Some(list) = c.counters.as_ref().filter(|_| !paced) {
+    if c.counters.is_some() && crate::run::worker::active() {
+        // A paired repetition carries no counter readings to the driver: refused rather
+        // than silently counted nowhere.
+        return Err(crate::error::Usage(
+            "--counters: not under benchmp ab, whose repetitions carry no counter readings; count them in a run of the tool alone".into(),
+        )
+        .into());
+    }
+    if let Some(list) = c.counters.as_ref() {
         crate::counters::preflight(list)?;
     }
     if c.cool_down.is_some() && crate::quality::thermal_zones(&topology.root).is_empty() {

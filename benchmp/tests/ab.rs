@@ -1,7 +1,9 @@
 //! `benchmp ab` driving two `benchmp probe` workers: the verdicts of a known slowdown and of
 //! the same command twice, the report's structure, the refusals, and that an interrupt
-//! leaves no process behind. The probe's `--work N` makes an iteration N times as long, a
-//! slowdown whose size is known whatever the machine's speed.
+//! leaves no process behind. A fake worker (`tests/fixtures/fake_worker.sh`) gives known
+//! figures and what no real tool sends: garbage, escape sequences, plans that differ. The
+//! probe's `--work N` makes an iteration N times as long, a slowdown whose size is known
+//! whatever the machine's speed.
 
 use std::process::{Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard};
@@ -51,6 +53,25 @@ fn json(o: &Output) -> serde_json::Value {
 
 fn assert_no_leftovers(tag: &str) {
     benchmp::testing::assert_no_tagged_processes(tag, Duration::from_secs(10));
+}
+
+/// [`assert_no_leftovers`] after reaping the orphans that died with a worker's process group
+/// (a shell's children, handed to this process, the subreaper, as zombies).
+fn assert_no_leftovers_reaping(tag: &str) {
+    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        while let Ok(status) = waitpid(None, Some(WaitPidFlag::WNOHANG)) {
+            if status == WaitStatus::StillAlive {
+                break;
+            }
+        }
+        if leftovers(tag).is_empty() || Instant::now() >= deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_no_leftovers(tag);
 }
 
 fn leftovers(tag: &str) -> Vec<String> {
@@ -246,6 +267,11 @@ fn what_cannot_be_paired_is_one_line_and_exit_2() {
         Bad::args(&["ab", "--pairs", "1", &p, &p], "pair count"),
         Bad::args(&["ab", "--min-effect", "0", &p, &p], "percentage"),
         Bad::args(&["ab", "--json=", &p, &p], "needs a file name"),
+        // Counters a paired repetition cannot carry are refused, not dropped in silence.
+        Bad::args(
+            &["ab", &probe("--counters=cycles"), &p],
+            "--counters: not under benchmp ab",
+        ),
     ];
     check_bad_inputs(&tool, &table);
     // A tool started with the worker variable by hand, naming no open descriptors.
@@ -338,4 +364,480 @@ fn two_workers_pinning_one_policy_leave_it_as_it_was() {
     );
     assert_no_leftovers("ab-pin");
     let _ = std::fs::remove_dir_all(root.parent().unwrap());
+}
+
+/// A copy of the fake worker (`tests/fixtures/fake_worker.sh`, the worker protocol in sh) as
+/// `dir/name`.
+fn fake_worker(dir: &std::path::Path, name: &str) -> String {
+    let to = dir.join(name);
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fake_worker.sh"),
+        &to,
+    )
+    .unwrap();
+    to.display().to_string()
+}
+
+/// Runs a command to its end with its output collected, killing it (and failing the test)
+/// when it has not ended after `limit`: a guard against hangs, not a timing assertion.
+fn bounded(mut c: Command, limit: Duration) -> Output {
+    let child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    match rx.recv_timeout(limit) {
+        Ok(o) => o.unwrap(),
+        Err(_) => {
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            let o = rx.recv().unwrap().unwrap();
+            panic!(
+                "still running after {limit:?}; stderr: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+    }
+}
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// The one line a refused comparison writes, checked to be one short printable line.
+fn one_line(o: &Output, code: i32) -> String {
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(code), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("benchmp: "), "{err}");
+    assert!(err.len() < 1000, "{} bytes: {}", err.len(), &err[..1000]);
+    assert!(!err.bytes().any(|b| b == 0x1b), "{err}");
+    err
+}
+
+#[test]
+fn an_output_never_replaces_a_program_being_compared() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "outputs");
+    fake_worker(&dir, "d");
+    fake_worker(&dir, "e");
+    std::os::unix::fs::symlink(dir.join("e"), dir.join("link")).unwrap();
+    let before = std::fs::read(dir.join("d")).unwrap();
+    for (args, says) in [
+        (["--json=d", "./d", "./e"], "A's program"),
+        (["--csv=link", "./d", "./e"], "B's program"),
+        (["--json=e", "./d", "e"], "B's program"),
+    ] {
+        let mut c = ab("ab-outputs", &["--processes", "1", "--pairs", "2"]);
+        c.args(args)
+            .current_dir(&dir)
+            .env("PATH", format!("{}:/usr/bin:/bin", dir.display()));
+        let o = bounded(c, LIMIT);
+        let err = one_line(&o, 2);
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(err.contains("never replaces"), "{err}");
+    }
+    assert_eq!(std::fs::read(dir.join("d")).unwrap(), before);
+    assert_eq!(std::fs::read(dir.join("e")).unwrap(), before);
+    // A file of its own is written.
+    let mut c = ab(
+        "ab-outputs",
+        &[
+            "--processes",
+            "1",
+            "--pairs",
+            "2",
+            "--json=r.json",
+            "./d",
+            "./e",
+        ],
+    );
+    c.current_dir(&dir);
+    let o = bounded(c, LIMIT);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap();
+    assert_eq!(r["base"]["tool"], "fake");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_medians_are_the_middle_repetitions_not_the_largest() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "median");
+    let w = fake_worker(&dir, "w");
+    // A's first step is the untimed one; its five timed repetitions then take these times.
+    let a = format!("FAKE_VALUES='1000 500000 333333 250000 200000 166667' {w}");
+    let b = format!("FAKE_VALUES=250000 {w}");
+    let mut c = ab(
+        "ab-median",
+        &["--processes", "1", "--pairs", "5", "--json", &a, &b],
+    );
+    c.current_dir(&dir);
+    let o = bounded(c, LIMIT);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = json(&o);
+    let f = &v["figures"][0];
+    assert_eq!(
+        f["base_values"],
+        serde_json::json!([500000.0, 333333.0, 250000.0, 200000.0, 166667.0]),
+        "{f}"
+    );
+    assert_eq!(f["base_median"], 250000.0, "{f}");
+    assert_eq!(f["current_median"], 250000.0, "{f}");
+    // The table and the CSV show the same medians.
+    let mut c = ab(
+        "ab-median",
+        &["--processes", "1", "--pairs", "5", "--csv=m.csv", &a, &b],
+    );
+    c.current_dir(&dir);
+    let o = bounded(c, LIMIT);
+    let table = String::from_utf8_lossy(&o.stdout);
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("op "))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert_eq!(row.split_whitespace().nth(1), Some("250000.00"), "{table}");
+    let csv = std::fs::read_to_string(dir.join("m.csv")).unwrap();
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!(row[5], "250000", "{csv}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn what_is_no_worker_is_refused_in_one_short_printable_line() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "noworker");
+    let w = fake_worker(&dir, "w");
+    let p = probe("");
+    let run = |args: &[&str]| {
+        let mut c = ab("ab-noworker", args);
+        c.current_dir(&dir);
+        bounded(c, LIMIT)
+    };
+    // A program that never speaks: refused after a short wait for its hello, not 30 s.
+    let o = run(&["/bin/sleep 100", &p]);
+    let err = one_line(&o, 2);
+    assert!(err.contains("not a socbench tool"), "{err}");
+    // Garbage where its hello should be, and after it.
+    let o = run(&["sh -c 'echo garbage >&4; sleep 100'", &p]);
+    let err = one_line(&o, 2);
+    assert!(
+        err.contains("not a socbench tool: not a worker message: \"garbage\""),
+        "{err}"
+    );
+    let garbage_later = format!("FAKE_PLAN='{{\"plan\":[' {w}");
+    let o = run(&["--processes", "1", "--pairs", "2", &garbage_later, &w]);
+    let err = one_line(&o, 2);
+    assert!(
+        err.contains("not a worker message: \"{\\\"plan\\\":[\""),
+        "{err}"
+    );
+    // A 50 MB line is shown as a short excerpt; a 500 MB one without a newline is not read
+    // past the line limit (the driver stays small).
+    let o = run(&[
+        "sh -c 'head -c 50000000 /dev/zero | tr \"\\000\" x >&4; echo >&4; sleep 100'",
+        &p,
+    ]);
+    let err = one_line(&o, 2);
+    assert!(err.contains("\"xxxxxxxx"), "{err}");
+    let o = run(&["sh -c 'head -c 500000000 /dev/zero >&4; sleep 100'", &p]);
+    let err = one_line(&o, 2);
+    assert!(err.contains("a line of over 1 MiB"), "{err}");
+    let children =
+        nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).unwrap();
+    // ru_maxrss of the largest child waited for, KiB.
+    assert!(
+        children.max_rss() < 200 << 10,
+        "a child grew to {} KiB",
+        children.max_rss()
+    );
+    // Escape sequences from a worker (a measurement's name, its last words) never reach the
+    // terminal raw.
+    let a = format!(
+        "FAKE_MEASUREMENTS='op\\u001b[2J' FAKE_EXIT=1 FAKE_OUTPUT='fake: \\033[31mboom' {w}"
+    );
+    let b = format!("FAKE_MEASUREMENTS='op\\u001b[2J' {w}");
+    let o = run(&["--processes", "1", "--pairs", "2", &a, &b]);
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    assert!(out.contains("op\\u{1b}[2J"), "{out}");
+    assert!(
+        err.contains("A ended with exit status 1: fake: \\u{1b}[31mboom"),
+        "{err}"
+    );
+    assert!(
+        !o.stdout.contains(&0x1b) && !o.stderr.contains(&0x1b),
+        "{out}{err}"
+    );
+    assert_no_leftovers_reaping("ab-noworker");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_workers_output_has_no_name_and_needs_no_temporary_folder() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "tmpdir");
+    let w = fake_worker(&dir, "w");
+    let tmp = dir.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    // No temporary folder at all: the comparison runs.
+    let mut c = ab("ab-tmpdir", &["--processes", "1", "--pairs", "2", &w, &w]);
+    c.env("TMPDIR", dir.join("missing"));
+    let o = bounded(c, LIMIT);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // A failing worker's last words still reach the error line, and nothing is written to
+    // the temporary folder, during the run or after a SIGKILL of the driver.
+    let failing = format!("FAKE_EXIT=3 FAKE_OUTPUT='fake: it broke' {w}");
+    let mut c = ab(
+        "ab-tmpdir",
+        &["--processes", "1", "--pairs", "2", &failing, &w],
+    );
+    c.env("TMPDIR", &tmp);
+    let o = bounded(c, LIMIT);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("A ended with exit status 3: fake: it broke"),
+        "{err}"
+    );
+    let child = ab(
+        "ab-tmpdir",
+        &["--rep-ms", "1000", "--time", "600", &probe(""), &probe("")],
+    )
+    .env("TMPDIR", &tmp)
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while leftovers("ab-tmpdir").len() < 5 {
+        assert!(Instant::now() < deadline, "the workers never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut child = child;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // The workers, left without their driver, end by themselves.
+    assert_no_leftovers_reaping("ab-tmpdir");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A plan message naming these measurements, as a tool sends it before its first one.
+fn plan(names: &[&str]) -> String {
+    let list: Vec<String> = names
+        .iter()
+        .map(|n| format!("{{\"measurement\":\"{n}\",\"params\":null}}"))
+        .collect();
+    format!(
+        "FAKE_PLAN='{{\"plan\":{{\"measurements\":[{}]}}}}'",
+        list.join(",")
+    )
+}
+
+#[test]
+fn two_commands_measuring_different_figures_are_refused_before_any_pair() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "plans");
+    let w = fake_worker(&dir, "w");
+    let log = dir.join("log");
+    // Both announce their figures; they differ at the third, which neither has measured.
+    let a = format!(
+        "FAKE_LOG={} FAKE_MEASUREMENTS='x y z' {} {w}",
+        log.display(),
+        plan(&["x", "y", "z"])
+    );
+    let b = format!(
+        "FAKE_LOG={} FAKE_MEASUREMENTS='x y' {} {w}",
+        log.display(),
+        plan(&["x", "y"])
+    );
+    let mut c = ab("ab-plans", &["--processes", "1", "--pairs", "2", &a, &b]);
+    c.current_dir(&dir);
+    let err = one_line(&bounded(c, LIMIT), 2);
+    assert!(err.contains("A measures 3 figures and B 2"), "{err}");
+    assert!(
+        err.contains("from figure 3 on A 'z' and B nothing more"),
+        "{err}"
+    );
+    let log_text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(!log_text.contains("step"), "a pair was timed: {log_text}");
+    // Without plans, a side that ends while the other goes on is the same refusal, later.
+    let a = format!("FAKE_MEASUREMENTS='x y z' {w}");
+    let b = format!("FAKE_MEASUREMENTS='x y' {w}");
+    let mut c = ab("ab-plans", &["--processes", "1", "--pairs", "2", &a, &b]);
+    c.current_dir(&dir);
+    let err = one_line(&bounded(c, LIMIT), 2);
+    assert!(
+        err.contains("B ended while A went on to measure 'z'"),
+        "{err}"
+    );
+    assert_no_leftovers_reaping("ab-plans");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_side_refused_as_noisy_says_so_and_the_pairs_taken_are_kept() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "noisy");
+    let w = fake_worker(&dir, "w");
+    // As a tool under --fail-on-noise: its noise verdict, then data lines (lat_mem_rd writes
+    // its figures on stderr), then exit status 1 once its measurements are done.
+    let b = format!(
+        "FAKE_EXIT=1 FAKE_OUTPUT='fake: noisy: child 0 lost 31 % of its run to other tasks\\n0.06250 1.225' {w}"
+    );
+    let mut c = ab(
+        "ab-noisy",
+        &["--processes", "1", "--pairs", "3", "--json", &w, &b],
+    );
+    c.current_dir(&dir);
+    let o = bounded(c, LIMIT);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("B ended with exit status 1: its run was judged noisy and refused (fake: noisy: child 0 lost 31 % of its run"),
+        "{err}"
+    );
+    let v = json(&o);
+    assert_eq!(
+        v["figures"][0]["differences"].as_array().unwrap().len(),
+        3,
+        "{v}"
+    );
+    assert_eq!(v["current"]["exit"], 1, "{v}");
+    assert_no_leftovers_reaping("ab-noisy");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_time_budget_holds_for_the_whole_comparison() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "budget");
+    let w = fake_worker(&dir, "w");
+    // Every process pair takes at least 0.3 s to start: a 1 s budget has room for a few of
+    // the thousand asked for, fewer than the first look needs.
+    let side = format!("FAKE_START=0.3 {w}");
+    let mut c = ab(
+        "ab-budget",
+        &["--time", "1", "--processes", "1000", "--json", &side, &side],
+    );
+    c.current_dir(&dir);
+    let o = bounded(c, LIMIT);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = json(&o);
+    let f = &v["figures"][0];
+    let n = f["processes"].as_array().unwrap().len();
+    assert!((1..8).contains(&n), "{n} process pairs: {f}");
+    assert_eq!(v["rule"]["budget_spent_after"], n, "{v}");
+    assert_eq!(f["verdict"], "NOISY", "{f}");
+    let why = f["judgement"]["why"].as_str().unwrap();
+    assert!(
+        why.contains(&format!("--time ran out after {n} of 1000 process pairs")),
+        "{why}"
+    );
+    // The help says how --time and --processes share the budget.
+    let help = Command::new(BIN).args(["ab", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("--processes is only an upper bound"),
+        "{help}"
+    );
+    assert_no_leftovers_reaping("ab-budget");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_side_that_fails_in_a_later_process_pair_keeps_the_pairs_taken() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "later");
+    let w = fake_worker(&dir, "w");
+    let b = format!(
+        "FAKE_STARTS={} FAKE_FAIL_FROM=2 {w}",
+        dir.join("starts").display()
+    );
+    let mut c = ab(
+        "ab-later",
+        &["--processes", "4", "--pairs", "2", "--json", &w, &b],
+    );
+    c.current_dir(&dir);
+    let o = bounded(c, LIMIT);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("benchmp: B ended with exit status 3: "),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("before its hello in process pair 2: fake: start 2 failed\n"),
+        "{err}"
+    );
+    let v = json(&o);
+    let f = &v["figures"][0];
+    assert_eq!(f["processes"].as_array().unwrap().len(), 1, "{f}");
+    assert_eq!(f["differences"].as_array().unwrap().len(), 2, "{f}");
+    assert_eq!(v["current"]["exit"], 3, "{v}");
+    assert_eq!(v["base"]["stopped"], true, "{v}");
+    assert_no_leftovers_reaping("ab-later");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_side_that_dies_between_steps_keeps_the_pairs_taken() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "dies");
+    let w = fake_worker(&dir, "w");
+    // A answers its untimed step and three more, then dies: whether the driver finds out
+    // when it sends the next step (a closed pipe) or when it waits for the answer, the
+    // pairs before are kept.
+    let a = format!("FAKE_DIE_AFTER=4 {w}");
+    let mut c = ab(
+        "ab-dies",
+        &["--processes", "1", "--pairs", "10", "--json", &a, &w],
+    );
+    c.current_dir(&dir);
+    let o = bounded(c, LIMIT);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("benchmp: A ended with exit status 5: fake: died"),
+        "{err}"
+    );
+    let v = json(&o);
+    let d = v["figures"][0]["differences"].as_array().unwrap().len();
+    assert!((2..=3).contains(&d), "{v}");
+    assert_eq!(v["current"]["stopped"], true, "{v}");
+    assert_no_leftovers_reaping("ab-dies");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -11,6 +11,7 @@ pub mod freq;
 pub mod impls;
 pub mod kernels;
 pub mod measure;
+pub mod paired;
 pub mod report;
 pub mod run;
 pub mod sys;

@@ -246,6 +246,80 @@ impl benchmp::Benchmark for Round {
     }
 }
 
+/// dto under `benchmp ab`: the current implementation's operation, one call per iteration,
+/// each prepared and timed as a round times it (fault injection and cache flushes before
+/// each call, untimed), so a paired repetition is the operation dto names and its figure
+/// dto's per-operation latency, not a whole round's.
+#[derive(Debug)]
+pub struct Calls {
+    round: Round,
+    rng: u32,
+    ns_per_tick: f64,
+    timed_ns: u64,
+    failure: Option<String>,
+}
+
+impl Calls {
+    /// Loads the implementations and maps the buffers as a round does (in the child, after
+    /// it was pinned); `timer_hz` converts the ticks to ns, as dto's analysis does.
+    pub fn new(plan: &RoundPlan, timer_hz: f64) -> Result<Calls> {
+        Ok(Calls {
+            round: Round::new(plan)?,
+            rng: (sys::timer_start() as u32) | 1,
+            ns_per_tick: 1e9 / timer_hz,
+            timed_ns: 0,
+            failure: None,
+        })
+    }
+}
+
+impl benchmp::Benchmark for Calls {
+    type Sample = RoundTicks;
+    type Child = Sources;
+
+    /// `iterations` calls of the current implementation, their own time summed.
+    fn run(&mut self, iterations: u64) -> u64 {
+        let (f, c) = (&self.round.fb, &self.round.ctx);
+        let mut ticks = 0u64;
+        for _ in 0..iterations {
+            if let Err(e) = c.prepare(&mut self.rng) {
+                self.failure
+                    .get_or_insert_with(|| format!("page fault injection failed: {e}"));
+            }
+            ticks = ticks.wrapping_add(c.time(f));
+            if c.op == Op::Memcmp {
+                // As between a round's two calls: equal buffers, so every compare runs the
+                // full length.
+                // SAFETY: src and dst are distinct buffers of `size` bytes.
+                unsafe { std::ptr::copy_nonoverlapping(c.src, c.dst, c.size) };
+            }
+        }
+        self.timed_ns = (ticks as f64 * self.ns_per_tick) as u64;
+        u64::from(self.rng) ^ ticks
+    }
+
+    fn timed_ns(&mut self) -> Option<u64> {
+        Some(self.timed_ns)
+    }
+
+    /// Nothing, unless a fault could not be injected (the run then fails at its end).
+    fn sample_detail(&mut self) -> Option<RoundTicks> {
+        self.failure.take().map(|f| RoundTicks {
+            failure: Some(f),
+            ..RoundTicks::default()
+        })
+    }
+
+    fn child_detail(&mut self) -> Option<Sources> {
+        Some(self.round.sources.clone())
+    }
+
+    /// Nothing: a call outside a repetition would only disturb the caches.
+    fn keep_busy(&mut self, _iterations: u64) -> u64 {
+        0
+    }
+}
+
 /// Sets variables in this process (before a library is loaded in it or in its children).
 /// Must be called while the process is single-threaded.
 pub fn set_process_env(vars: &[(String, String)]) -> Result<()> {
@@ -326,22 +400,37 @@ impl Ctx {
     /// when the fault could not be injected.
     #[inline(always)]
     fn timed(&self, f: &MemFns, rng: &mut u32) -> Result<u64, String> {
+        self.prepare(rng)?;
+        Ok(self.time(f))
+    }
+
+    /// What precedes a timed operation, untimed: the fault injection if drawn (`Err` when it
+    /// failed), then the cache flushes if cold.
+    #[inline(always)]
+    fn prepare(&self, rng: &mut u32) -> Result<(), String> {
+        let mut injected = Ok(());
         if self.pf_pct > 0 && xorshift32(rng) % 100 < self.pf_pct {
             let p = xorshift32(rng) as usize % self.pages;
             // SAFETY: page p lies inside the private anonymous dst buffer (pages × page bytes
             // are mapped), and its contents are rewritten by the next copy.
-            unsafe { sys::drop_page(self.dst.add(p * self.page), self.page) }?;
+            injected = unsafe { sys::drop_page(self.dst.add(p * self.page), self.page) };
         }
         if self.cold {
             sys::flush_range(self.src, self.size);
             sys::flush_range(self.dst, self.size);
         }
+        injected
+    }
+
+    /// Times one operation, in ticks.
+    #[inline(always)]
+    fn time(&self, f: &MemFns) -> u64 {
         let t0 = sys::timer_start();
         let r = exec(f, self.op, self.dst, self.src, self.size);
         compiler_fence(Ordering::SeqCst);
         let t1 = sys::timer_end();
         std::hint::black_box(r);
-        Ok(t1.wrapping_sub(t0))
+        t1.wrapping_sub(t0)
     }
 }
 
@@ -385,5 +474,34 @@ mod tests {
         // A second round refills the arrays it handed over.
         r.run(1);
         assert_eq!(r.sample_detail().unwrap().current.len(), 20);
+    }
+
+    #[test]
+    fn a_call_is_timed_without_its_flushes() {
+        let plan = RoundPlan {
+            bench: bench::find("memcpy_1m_pf50").unwrap(),
+            pages: PageKind::Small,
+            config: Config {
+                label: "portable".into(),
+                baseline: ImplSpec::Cpu,
+                current: ImplSpec::Kernel(Kernel::Portable),
+                env: vec![],
+            },
+            iters: 20,
+            cold: true,
+        };
+        let mut c = Calls::new(&plan, sys::timer_hz()).unwrap();
+        assert_eq!(c.timed_ns(), Some(0));
+        let t0 = benchmp::sys::clock::now_ns();
+        c.run(4);
+        let wall = benchmp::sys::clock::now_ns() - t0;
+        // The calls' own time lies inside the loop's, which holds the flushes too.
+        let own = c.timed_ns().unwrap();
+        assert!(
+            own > 0 && own as f64 <= wall as f64 * 1.05,
+            "{own} of {wall} ns"
+        );
+        assert!(c.sample_detail().is_none());
+        assert!(c.child_detail().unwrap().current.contains("portable"));
     }
 }

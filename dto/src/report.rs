@@ -159,7 +159,8 @@ pub struct Setup {
     pub short: bool,
     /// Seconds a round's child may stay silent before it is called hung.
     pub round_timeout_s: u64,
-    /// Where distributions.csv was written.
+    /// Where distributions.csv was written (none under `benchmp ab`, which keeps the
+    /// repetitions itself).
     pub distributions_csv: String,
 }
 

@@ -198,8 +198,15 @@ pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result
     // are restored and the unfinished distributions.csv removed before the error ends the run
     // (benchmp handles them during a round).
     let _guard = benchmp::sys::process::InterruptGuard::install();
+    // Under benchmp ab a repetition is one call of the operation and the driver keeps them
+    // all (crate::paired): no rounds, no distributions.csv.
+    let paired = benchmp::run::worker::active();
     let csv_path = st.results_dir.join("distributions.csv");
-    let mut dist = Distributions::create(&st.results_dir, &csv_path)?;
+    let mut dist = if paired {
+        None
+    } else {
+        Some(Distributions::create(&st.results_dir, &csv_path)?)
+    };
     // --pin-freq / --governor (benchmp's, in force since the session started) take the core
     // clock over from PERF_CORE_FREQ_MHZ.
     let by_option = benchmp::freq::pin::active();
@@ -209,14 +216,17 @@ pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result
         pin.core = "set with --pin-freq/--governor (the report's pinned record)".into();
     }
     let hz = sys::timer_hz();
-    let (cells, figures) = measure_cells(
-        &mut session,
-        plan,
-        (&benches, &measured, &cpus),
-        &mut dist,
-        hz,
-    )?;
-    dist.finish()?;
+    let selected = (&benches[..], &measured[..], &cpus[..]);
+    let (cells, figures) = match dist.as_mut() {
+        Some(dist) => measure_cells(&mut session, plan, selected, dist, hz)?,
+        None => {
+            crate::paired::measure(&mut session, plan, selected, hz)?;
+            (Vec::new(), Vec::new())
+        }
+    };
+    if let Some(dist) = dist {
+        dist.finish()?;
+    }
     let setup = Setup {
         cpus,
         cpu_note,
@@ -232,12 +242,19 @@ pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result
         flush: sys::flush_method().into(),
         short: st.short,
         round_timeout_s: given.timeout.max(deadline.as_secs()),
-        distributions_csv: csv_path.display().to_string(),
+        distributions_csv: if paired {
+            "none: benchmp ab keeps the repetitions".into()
+        } else {
+            csv_path.display().to_string()
+        },
     };
     drop(pin);
     let extra = extra(plan, setup, &page_sizes, cells);
     let mut report = session.finish(output, Some(extra));
-    report.figures = figures;
+    if !paired {
+        // Paired, each measurement is a figure, as benchmp makes them.
+        report.figures = figures;
+    }
     // Every sample is in distributions.csv and the current side's in the figures: the rounds'
     // records keep their timing, not a third copy of the ticks.
     for m in &mut report.measurements {

@@ -729,3 +729,128 @@ fn each_cpu_gets_its_own_cells_and_figures() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// One call's time, ns, as `dto` itself reports it (the current side's trimmed mean of
+/// memcpy_64k with the portable kernel, 4k pages, on `cpu`).
+fn per_call_ns(cpu: usize, results: &Path) -> f64 {
+    let cpu = cpu.to_string();
+    let o = dto(
+        &[
+            "ab",
+            "--baseline",
+            "portable",
+            "--current",
+            "portable",
+            "--no-cpu",
+            "--only",
+            "memcpy_64k",
+            "--pages",
+            "4k",
+            "--cpus",
+            &cpu,
+            "--json",
+        ],
+        &[
+            ("PERF_SHORT", "1"),
+            ("RESULTS_DIR", results.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    j["extra"]["cells"][0]["current_trimmed_mean_ns"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{j}"))
+}
+
+/// Under `benchmp ab` (its protocol spoken here on two pipes), a repetition of `dto` is calls
+/// of the operation it names and its figure the time of one call, as `dto` reports it, not
+/// a whole round (a warm-up, both implementations' calls, the flushes: hundreds of calls).
+#[test]
+fn under_benchmp_ab_a_repetition_is_the_operation_dto_reports() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::fd::AsRawFd;
+    let Some(cpus) = cpus(
+        "under_benchmp_ab_a_repetition_is_the_operation_dto_reports",
+        1,
+    ) else {
+        return;
+    };
+    let dir = temp_dir("worker");
+    let reference = per_call_ns(cpus[0], &dir.join("results"));
+    let (commands_r, mut commands_w) = std::io::pipe().unwrap();
+    let (messages_r, messages_w) = std::io::pipe().unwrap();
+    let cpu = cpus[0].to_string();
+    let mut c = tool()
+        .with_env("BENCHMP_AB_FDS", Some("3,4"))
+        .with_env("PERF_SHORT", Some("1"))
+        .with_env("RESULTS_DIR", dir.join("worker-results").to_str())
+        .command(&[
+            "ab",
+            "--baseline",
+            "portable",
+            "--current",
+            "portable",
+            "--no-cpu",
+            "--only",
+            "memcpy_64k",
+            "--pages",
+            "4k",
+            "--cpus",
+            &cpu,
+        ]);
+    c.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    benchmp::sys::process::pass_fds(
+        &mut c,
+        commands_r.as_raw_fd(),
+        messages_w.as_raw_fd(),
+        false,
+    );
+    let mut child = c.spawn().unwrap();
+    drop((commands_r, messages_w));
+    let mut lines = BufReader::new(messages_r).lines();
+    let mut next = |kind: &str| -> serde_json::Value {
+        loop {
+            let line = lines.next().expect("a message").unwrap();
+            let m: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if m.get(kind).is_some() {
+                return m[kind].clone();
+            }
+        }
+    };
+    let ready = next("ready");
+    // Nine repetitions of 64 calls; their median call, so that a repetition another task
+    // interrupted does not decide.
+    let mut per_call: Vec<f64> = (0..9)
+        .map(|_| {
+            commands_w
+                .write_all(b"{\"step\":{\"iterations\":64}}\n")
+                .unwrap();
+            let rep = next("rep");
+            let s = &rep["samples"][0];
+            assert_eq!(s["iterations"], 64, "{rep}");
+            s["net_ns"].as_f64().unwrap() / 64.0
+        })
+        .collect();
+    per_call.sort_by(f64::total_cmp);
+    let per_call = per_call[4];
+    commands_w.write_all(b"\"stop\"\n").unwrap();
+    // The same operation, timed the same way: the same figure within what a busy machine
+    // does to it. A round per repetition would be some four hundred calls per call.
+    assert!(
+        per_call > reference / 10.0 && per_call < reference * 10.0,
+        "a repetition's call took {per_call} ns, dto's own calls {reference} ns"
+    );
+    assert_eq!(ready["measurement"], "memcpy_64k 4k portable", "{ready}");
+    assert_eq!(ready["metric"]["unit"], "ns", "{ready}");
+    assert_eq!(ready["metric"]["per_iteration"], 1.0, "{ready}");
+    drop(commands_w);
+    drop(lines);
+    assert!(child.wait().unwrap().success());
+    assert!(
+        !dir.join("worker-results/distributions.csv").exists(),
+        "the driver keeps the repetitions"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -264,6 +264,14 @@ pub fn run(
         .iter()
         .map(|&s| sizes_for_stride(sweep.min_bytes, sweep.max_bytes, s).len())
         .sum();
+    let layout = layout_name(sweep.mode, sweep.rings);
+    // Under benchmp ab, the whole sweep is announced first, so two sweeps that differ are
+    // refused before any pair is timed.
+    session.plan(sweep.strides.iter().flat_map(|&stride| {
+        sizes_for_stride(sweep.min_bytes, sweep.max_bytes, stride)
+            .into_iter()
+            .map(move |size| ("loads".to_string(), params(sweep, layout, stride, size)))
+    }))?;
     let mut progress = Progress::new(TOOL, total);
     let mut curves: Vec<Curve> = Vec::new();
     let mut per_size: Vec<Report> = Vec::new();
@@ -272,7 +280,7 @@ pub fn run(
         placement,
         timing,
         output,
-        layout: layout_name(sweep.mode, sweep.rings),
+        layout,
     };
     for &stride in &sweep.strides {
         on_event(Event::StrideStart(stride))?;
@@ -321,6 +329,17 @@ pub fn run(
     })
 }
 
+/// The parameters of the measurement of one (stride, size) of a sweep.
+fn params(sweep: &Sweep, layout: &str, stride: u64, size: u64) -> Params {
+    Params {
+        size_bytes: size,
+        stride_bytes: stride,
+        layout: layout.to_string(),
+        pages: sweep.pages,
+        maxlen_bytes: sweep.len_bytes,
+    }
+}
+
 /// What every size of a sweep is measured with.
 struct SizeRun<'a> {
     sweep: &'a Sweep,
@@ -361,13 +380,7 @@ impl SizeRun<'_> {
         let mut spec = Spec::latency(
             "loads",
             LOADS_PER_PASS as f64,
-            Params {
-                size_bytes: size,
-                stride_bytes: stride,
-                layout: self.layout.to_string(),
-                pages: sweep.pages,
-                maxlen_bytes: sweep.len_bytes,
-            },
+            params(sweep, self.layout, stride, size),
         );
         spec.enough_floor_us = sweep.enough_floor_us;
         // lmbench subtracts its loop overhead once per call of count loads; a pass is 100.

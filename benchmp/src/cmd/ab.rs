@@ -26,9 +26,19 @@ use benchmp::run::worker::{self, StepSample, ToDriver, ToWorker};
 use benchmp::{EXIT_FAILED, EXIT_OK, Usage};
 use serde::{Deserialize, Serialize};
 
-/// How long a worker may take to say hello (it does so as its session starts, before any
-/// calibration or measurement).
-const HELLO_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a command may take to say hello: a socbench tool does so as its session starts,
+/// before any calibration or measurement, in milliseconds; a command silent this long is not
+/// one.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+/// The longest line a worker may send (a step's samples of a thousand children take a few
+/// hundred KiB); a longer one is not a message.
+const MAX_LINE: usize = 1 << 20;
+/// How much of the end of a worker's output is kept, and read for its error line.
+const OUTPUT_TAIL: u64 = 64 << 10;
+/// A worker's output file is cut back to its tail once it grows past this.
+const OUTPUT_LIMIT: u64 = 4 << 20;
+/// The most characters of a worker's text (a name, a unit, an error line) shown.
+const SHOWN: usize = 300;
 /// How long a worker may take to get a measurement's children ready (buffers allocated and
 /// first touched, counts sized).
 const READY_TIMEOUT: Duration = Duration::from_secs(600);
@@ -61,7 +71,11 @@ pub struct AbArgs {
     #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = super::probability)]
     pub alpha: f64,
     /// Time budget per figure, seconds: pairs are added until the verdict is decided or the
-    /// budget is spent (then NOISY when still undecided).
+    /// budget is spent (then NOISY when still undecided). Over several process pairs the
+    /// whole comparison keeps to it (this times the figures), worker start-up included: each
+    /// figure of each process pair gets an even share of what is left, at least 3 repetition
+    /// pairs, and no process pair starts once it is spent, so --processes is only an upper
+    /// bound. Not used with --pairs.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = seconds)]
     pub time: f64,
     /// Take exactly this many pairs per figure in each process pair and look once, at the
@@ -71,8 +85,9 @@ pub struct AbArgs {
     /// Pairs of worker processes per figure, at most. Two processes of one build can differ
     /// by a few percent for their whole life (their physical pages, on a VM the host's
     /// backing), so each figure is paired in fresh processes, its budget split over them,
-    /// and judged over their estimates: the process pair is the unit. Looks at 8 and every
-    /// doubling. 1: one pair of workers and the repetition pair as the unit (quicker, but
+    /// and judged over their estimates: the process pair is the unit. Fewer run when --time
+    /// is spent first (the verdict is then over those, NOISY when too few). Looks at 8 and
+    /// every doubling. 1: one pair of workers and the repetition pair as the unit (quicker, but
     /// blind to a difference between the two processes).
     #[arg(long, value_name = "N", default_value_t = 16, value_parser = process_count)]
     pub processes: usize,
@@ -163,6 +178,39 @@ pub struct SideInfo {
     /// Its last error line, if it failed.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
+    /// Stopped by the driver because the other side failed (its pairs so far are kept).
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub stopped: bool,
+}
+
+/// How a worker ended.
+#[derive(Debug, Clone, PartialEq)]
+struct End {
+    exit: Option<i32>,
+    error: Option<String>,
+    stopped: bool,
+}
+
+impl End {
+    /// Stopped by the driver because the other side failed.
+    fn stopped() -> End {
+        End {
+            exit: None,
+            error: Some("stopped by benchmp ab when the other side failed".into()),
+            stopped: true,
+        }
+    }
+}
+
+impl Default for End {
+    /// Ended with exit status 0.
+    fn default() -> Self {
+        End {
+            exit: Some(0),
+            error: None,
+            stopped: false,
+        }
+    }
 }
 
 /// The rule the verdicts were reached by.
@@ -191,6 +239,9 @@ pub struct AbRule {
     pub order: Order,
     /// Seed of the random order.
     pub seed: u64,
+    /// Process pairs run when the `--time` budget was spent before `--processes` of them.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub budget_spent_after: Option<usize>,
 }
 
 impl AbRule {
@@ -307,7 +358,11 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     for (name, text) in inputs {
         cmds.push(Prepared::parse(name, text)?);
     }
-    benchmp::cli::check_outputs(args.json.as_deref(), args.csv.as_deref())?;
+    // No report replaces a program being compared (by inode: `./d`, a link to it).
+    let programs = benchmp::cli::Protected::new()
+        .file("A's program", &cmds[0].program)
+        .file("B's program", &cmds[1].program);
+    benchmp::cli::check_outputs_besides(args.json.as_deref(), args.csv.as_deref(), &programs)?;
     let seed = args
         .seed
         .unwrap_or_else(|| benchmp::sys::clock::now_ns() | 1);
@@ -323,14 +378,23 @@ pub fn run(args: &AbArgs) -> Result<i32> {
         rep_us: (args.rep_ms * 1000.0).round().max(1.0) as u64,
         order: args.order,
         seed,
+        budget_spent_after: None,
     };
     let guard = benchmp::sys::process::InterruptGuard::install();
     let (a_cmd, b_cmd) = (&cmds[0], &cmds[1]);
     let mut rng = XorShift(seed);
     let mut tallies: Vec<Tally> = Vec::new();
     let mut tools = (String::new(), String::new());
-    let mut ends = ((Some(0), None), (Some(0), None));
+    let mut ends = (End::default(), End::default());
+    let started = Instant::now();
     for round in 0..args.processes {
+        // The budget holds for the whole comparison, worker start-up included: no process
+        // pair starts once it is spent.
+        if round > 0 && budgeted(args) && started.elapsed() >= total_budget(args, tallies.len()) {
+            rule.budget_spent_after = Some(round);
+            break;
+        }
+        let share = block_budget(args, started, round, &tallies);
         // Which side starts first (and sets its buffers up while the other is still
         // starting) is a coin per process pair, so that no order favours one build.
         let (mut a, mut b) = if rng.coin() {
@@ -340,7 +404,33 @@ pub fn run(args: &AbArgs) -> Result<i32> {
             let b = Worker::spawn(b_cmd, rule.rep_us, args.aslr)?;
             (Worker::spawn(a_cmd, rule.rep_us, args.aslr)?, b)
         };
-        let (tool_a, tool_b) = (a.hello()?, b.hello()?);
+        let hellos = a.hello().and_then(|ta| Ok((ta, b.hello()?)));
+        let (tool_a, tool_b) = match hellos {
+            Ok(tools) => tools,
+            // The same commands spoke the protocol in the first process pair: a side that
+            // fails to now is a failure of this run, and the pairs taken are kept.
+            Err(e) if tallies.iter().any(|t| !t.d.is_empty()) => {
+                let end = |w: &Worker| End {
+                    exit: w.exit.and_then(|s| s.code()),
+                    error: Some(match w.exit {
+                        Some(_) => format!(
+                            "before its hello in process pair {}: {}",
+                            round + 1,
+                            w.error_line().unwrap_or_else(|| "(no message)".into())
+                        ),
+                        None => bounded(&format!("{e:#}")),
+                    }),
+                    stopped: false,
+                };
+                ends = if a.tool.is_none() {
+                    (end(&a), End::stopped())
+                } else {
+                    (End::stopped(), end(&b))
+                };
+                break;
+            }
+            Err(e) => return Err(e),
+        };
         if tool_a != tool_b {
             return Err(Usage(format!(
                 "A runs {tool_a} and B runs {tool_b}: ab compares two builds or settings of one tool"
@@ -349,34 +439,44 @@ pub fn run(args: &AbArgs) -> Result<i32> {
         }
         tools = (tool_a, tool_b);
         let mut index = 0;
-        while let Some(ready) = next_measurement(&mut a, &mut b)? {
-            if round == 0 {
-                // A sizes the count alone on the CPUs (B waits); both sides, in every process
-                // pair, then run that count.
-                let iterations = a.size()?.into_iter().max().unwrap_or(1).max(1);
-                tallies.push(Tally::new(ready, iterations));
-            } else if tallies.get(index).map(|t| t.ready.figure()) != Some(ready.figure()) {
-                anyhow::bail!(
-                    "process pair {}: measurement {} is '{}', not what the first pair measured there: each run of the command must measure the same figures in the same order",
-                    round + 1,
-                    index + 1,
-                    ready.figure()
-                );
-            }
-            let t = &mut tallies[index];
-            if t.judgement.is_some() {
-                skip(&mut a, &mut b, &rule)?;
-            } else {
-                pair_block(args, &rule, &mut rng, &mut a, &mut b, t)?;
-            }
-            index += 1;
-        }
+        let measured = pair_round(
+            args,
+            &rule,
+            (round, share),
+            &mut rng,
+            (&mut a, &mut b),
+            &mut tallies,
+            &mut index,
+        );
         if round == 0 && rule.unit() == Unit::ProcessPairs {
             // The false-alarm rate holds for the whole comparison: split over every figure
             // (a sweep's hundred points would otherwise give a few false verdicts by chance).
             rule.figures = tallies.len().max(1);
             rule.confidence = rule.looks.confidence_over(rule.figures);
         }
+        let unexplained = measured
+            .as_ref()
+            .err()
+            .is_some_and(|e| e.downcast_ref::<Usage>().is_none());
+        if unexplained && benchmp::sys::process::interrupted().is_none() {
+            // A command that could not be sent (EPIPE) may come from a side that just died.
+            settle(&mut a, &mut b);
+        }
+        if let Some(failed) = [&a, &b].into_iter().find(|w| w.failed()) {
+            if !tallies.iter().any(|t| !t.d.is_empty()) {
+                measured?;
+                anyhow::bail!(
+                    "{} ({}) failed: {}",
+                    failed.name,
+                    failed.status_text(),
+                    failed.error_line().unwrap_or_else(|| "(no message)".into())
+                );
+            }
+            // The pairs taken are kept: the report is written, with the side that failed.
+            ends = (a.end_now(), b.end_now());
+            break;
+        }
+        measured?;
         if index != tallies.len() {
             anyhow::bail!(
                 "process pair {}: the command measured {index} figures, the first pair {}: each run must measure the same figures",
@@ -385,7 +485,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
             );
         }
         ends = (a.finish()?, b.finish()?);
-        if ends.0.0 != Some(0) || ends.1.0 != Some(0) {
+        if ends.0.exit != Some(0) || ends.1.exit != Some(0) {
             break;
         }
         if rule.unit() == Unit::ProcessPairs {
@@ -405,30 +505,46 @@ pub fn run(args: &AbArgs) -> Result<i32> {
         }
     }
     drop(guard);
+    if let Some(n) = rule.budget_spent_after {
+        for t in tallies.iter_mut().filter(|t| t.judgement.is_none()) {
+            let mut j = t.judge_processes(&rule);
+            if j.decision == Decision::Undecided {
+                j.why = Some(format!(
+                    "{}; --time ran out after {n} of {} process pairs",
+                    j.why.as_deref().unwrap_or("undecided"),
+                    args.processes
+                ));
+            }
+            t.judgement = Some(j);
+        }
+    }
     let figures = tallies.into_iter().map(|t| t.figure(&rule)).collect();
     let report = AbReport {
         base: SideInfo {
             command: args.base.clone(),
             tool: tools.0,
-            exit: ends.0.0,
-            error: ends.0.1,
+            exit: ends.0.exit,
+            error: ends.0.error,
+            stopped: ends.0.stopped,
         },
         current: SideInfo {
             command: args.current.clone(),
             tool: tools.1,
-            exit: ends.1.0,
-            error: ends.1.1,
+            exit: ends.1.exit,
+            error: ends.1.error,
+            stopped: ends.1.stopped,
         },
         rule,
         figures,
     };
     write_outputs(&report, args)?;
     for (name, side) in [("A", &report.base), ("B", &report.current)] {
-        if side.exit != Some(0) {
+        if side.exit != Some(0) && !side.stopped {
             benchmp::errln!(
-                "benchmp: {name} ended with {}: {}",
-                side.exit
-                    .map_or("a signal".to_string(), |c| format!("exit status {c}")),
+                "benchmp: {name} {}: {}",
+                side.exit.map_or("failed".to_string(), |c| format!(
+                    "ended with exit status {c}"
+                )),
                 side.error.as_deref().unwrap_or("(no message)")
             );
         }
@@ -439,6 +555,87 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     } else {
         EXIT_OK
     })
+}
+
+/// True when `--time` bounds the process pairs (over several of them, without `--pairs`).
+fn budgeted(args: &AbArgs) -> bool {
+    args.processes > 1 && args.pairs.is_none()
+}
+
+/// The whole comparison's budget: `--time` for each of its figures (one before any is known).
+fn total_budget(args: &AbArgs, figures: usize) -> Duration {
+    Duration::from_secs_f64(args.time * figures.max(1) as f64)
+}
+
+/// Each figure's share of the budget in process pair `round` (0-based): in one process pair
+/// all of `--time`; over several, an even share of what is left of the whole budget among
+/// the process pairs still to come and the figures still undecided (the first pair, before
+/// the figures are known: `--time / --processes`). Worker start-up, calibration and sizing
+/// spent so far come out of what is left.
+fn block_budget(args: &AbArgs, started: Instant, round: usize, tallies: &[Tally]) -> Duration {
+    if args.processes == 1 {
+        return Duration::from_secs_f64(args.time);
+    }
+    if round == 0 {
+        return Duration::from_secs_f64(args.time / args.processes as f64);
+    }
+    let left = total_budget(args, tallies.len()).saturating_sub(started.elapsed());
+    let undecided = tallies
+        .iter()
+        .filter(|t| t.judgement.is_none())
+        .count()
+        .max(1);
+    left / ((args.processes - round) * undecided) as u32
+}
+
+/// Waits up to a second for either side to be seen ended, after an error that a side's end
+/// may explain.
+fn settle(a: &mut Worker, b: &mut Worker) {
+    let deadline = Instant::now() + Duration::from_secs(1);
+    loop {
+        a.poll_exit();
+        b.poll_exit();
+        if a.exit.is_some() || b.exit.is_some() || Instant::now() >= deadline {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Pairs every measurement of one process pair in turn (or passes over those decided); the
+/// first process pair sizes each count and starts each figure's tally.
+fn pair_round(
+    args: &AbArgs,
+    rule: &AbRule,
+    (round, share): (usize, Duration),
+    rng: &mut XorShift,
+    (a, b): (&mut Worker, &mut Worker),
+    tallies: &mut Vec<Tally>,
+    index: &mut usize,
+) -> Result<()> {
+    while let Some(ready) = next_measurement(a, b)? {
+        if round == 0 {
+            // A sizes the count alone on the CPUs (B waits); both sides, in every process
+            // pair, then run that count.
+            let iterations = a.size()?.into_iter().max().unwrap_or(1).max(1);
+            tallies.push(Tally::new(ready, iterations));
+        } else if tallies.get(*index).map(|t| t.ready.figure()) != Some(ready.figure()) {
+            anyhow::bail!(
+                "process pair {}: measurement {} is '{}', not what the first pair measured there: each run of the command must measure the same figures in the same order",
+                round + 1,
+                *index + 1,
+                ready.figure()
+            );
+        }
+        let t = &mut tallies[*index];
+        if t.judgement.is_some() {
+            skip(a, b, rule)?;
+        } else {
+            pair_block(args, rule, share, rng, a, b, t)?;
+        }
+        *index += 1;
+    }
+    Ok(())
 }
 
 /// When the pairs are looked at. Over process pairs: at `FIRST_PROCESS_LOOK` of them, doubling,
@@ -458,26 +655,59 @@ fn looks(args: &AbArgs) -> Looks {
     }
 }
 
-/// The next measurement both sides are ready for (A's account of it); `None` when both ended.
-/// Refuses two sides that measure different figures, or on different CPUs.
+/// The next measurement both sides are ready for (A's account of it); `None` when both ended,
+/// or one failed. Refuses two sides that measure different figures, or on different CPUs.
 fn next_measurement(a: &mut Worker, b: &mut Worker) -> Result<Option<Ready>> {
-    let (ra, rb) = (a.next_ready()?, b.next_ready()?);
+    let ra = a.next_ready()?;
+    if a.failed() {
+        return Ok(None);
+    }
+    let rb = b.next_ready()?;
     let (ra, rb) = match (ra, rb) {
         (None, None) => return Ok(None),
+        _ if b.failed() => return Ok(None),
         (Some(ra), Some(rb)) => (ra, rb),
         (Some(r), None) | (None, Some(r)) => {
+            // A side that ends without an error measured fewer figures than the other: two
+            // commands that a plan would have told apart (exit 2).
             let (ended, other) = if a.ended() { (&*a, &*b) } else { (&*b, &*a) };
-            anyhow::bail!(
-                "{} ended while {} went on to measure {}: {}",
+            return Err(Usage(format!(
+                "{} ended while {} went on to measure '{}': ab pairs the same figures of both commands",
                 ended.name,
                 other.name,
-                r.measurement,
-                ended.error_line().unwrap_or_else(|| "(no message)".into())
-            );
+                r.figure()
+            ))
+            .into());
         }
     };
+    same_plan(a, b)?;
     same_figure(&ra, &rb)?;
     Ok(Some(ra))
+}
+
+/// Refuses two workers that announced different figures ([`ToDriver::Plan`]), before any
+/// pair of them is timed; without both plans the figures are compared one by one.
+fn same_plan(a: &Worker, b: &Worker) -> Result<()> {
+    let (Some(pa), Some(pb)) = (&a.plan, &b.plan) else {
+        return Ok(());
+    };
+    if pa == pb {
+        return Ok(());
+    }
+    let at = pa.iter().zip(pb).take_while(|(x, y)| x == y).count();
+    let figure = |p: &[String]| {
+        p.get(at)
+            .map_or("nothing more".to_string(), |f| format!("'{f}'"))
+    };
+    Err(Usage(format!(
+        "A measures {} figures and B {}, from figure {} on A {} and B {}: ab pairs the same figures of both commands",
+        pa.len(),
+        pb.len(),
+        at + 1,
+        figure(pa),
+        figure(pb)
+    ))
+    .into())
 }
 
 /// Refuses two measurements that are not the same figure, or not on the same CPUs.
@@ -609,12 +839,14 @@ impl Tally {
     }
 }
 
-/// Pairs one measurement in one process pair: for its share of the budget (at least
-/// `MIN_BLOCK_PAIRS` pairs) or `--pairs` pairs; with one process pair, until the verdict over
-/// the repetition pairs is decided or the budget is spent.
+/// Pairs one measurement in one process pair: for its share of the budget ([`block_budget`],
+/// at least `MIN_BLOCK_PAIRS` pairs) or `--pairs` pairs; with one process pair, until the
+/// verdict over the repetition pairs is decided or the budget is spent.
+#[allow(clippy::too_many_arguments)]
 fn pair_block(
     args: &AbArgs,
     rule: &AbRule,
+    budget: Duration,
     rng: &mut XorShift,
     a: &mut Worker,
     b: &mut Worker,
@@ -628,7 +860,6 @@ fn pair_block(
     let metric = t.ready.metric.clone();
     let better = metric.better();
     let alone = rule.unit() == Unit::RepetitionPairs;
-    let budget = Duration::from_secs_f64(args.time / args.processes as f64);
     let start = Instant::now();
     let first = t.d.len();
     loop {
@@ -644,15 +875,19 @@ fn pair_block(
             (a.step(iterations, timeout)?, sb)
         };
         let (xa, xb) = (value(&metric, &sa), value(&metric, &sb));
-        t.pre.0 += sa.iter().map(|s| s.preempted).sum::<u64>();
-        t.pre.1 += sb.iter().map(|s| s.preempted).sum::<u64>();
+        // Whatever counts a worker sends, the totals saturate rather than overflow.
+        let sum = |v: &[StepSample], f: fn(&StepSample) -> u64| {
+            v.iter().fold(0u64, |acc, s| acc.saturating_add(f(s)))
+        };
+        let longest = |v: &[StepSample]| v.iter().map(|s| s.elapsed_ns).max().unwrap_or(0);
+        t.pre.0 = t.pre.0.saturating_add(sum(&sa, |s| s.preempted));
+        t.pre.1 = t.pre.1.saturating_add(sum(&sb, |s| s.preempted));
         t.mig.0 += sa.iter().filter(|s| s.cpus.0 != s.cpus.1).count();
         t.mig.1 += sb.iter().filter(|s| s.cpus.0 != s.cpus.1).count();
-        let longest = |v: &[StepSample]| v.iter().map(|s| s.elapsed_ns).max().unwrap_or(0);
-        t.timed.0 += longest(&sa);
-        t.timed.1 += longest(&sb);
-        t.cpu.0 += sa.iter().map(|s| s.cpu_ns).sum::<u64>();
-        t.cpu.1 += sb.iter().map(|s| s.cpu_ns).sum::<u64>();
+        t.timed.0 = t.timed.0.saturating_add(longest(&sa));
+        t.timed.1 = t.timed.1.saturating_add(longest(&sb));
+        t.cpu.0 = t.cpu.0.saturating_add(sum(&sa, |s| s.cpu_ns));
+        t.cpu.1 = t.cpu.1.saturating_add(sum(&sb, |s| s.cpu_ns));
         t.va.push(xa);
         t.vb.push(xb);
         t.d.push(paired::log_ratio(xa, xb, better));
@@ -710,27 +945,31 @@ struct Ready {
 }
 
 impl Ready {
-    /// What makes two measurements the same figure: the name and the parameters that size
-    /// it (array size, stride, access order). Other parameters (page size, implementation,
-    /// variant) are settings two commands may differ in.
+    /// The figure this measurement is ([`figure_label`]).
     fn figure(&self) -> String {
-        let p = &self.params;
-        let mut label = self.measurement.clone();
-        let size = p.get("size_bytes").and_then(serde_json::Value::as_u64);
-        if let Some(b) = size {
-            let shown = benchmp::size::HumanSize(b).to_string();
-            if !label.contains(&shown) {
-                label = format!("{label} {shown}");
-            }
-        }
-        if let Some(s) = p.get("stride_bytes").and_then(serde_json::Value::as_u64) {
-            label = format!("{label} stride {s}");
-        }
-        if let Some(l) = p.get("layout").and_then(serde_json::Value::as_str) {
-            label = format!("{label} {l}");
-        }
-        label
+        figure_label(&self.measurement, &self.params)
     }
+}
+
+/// What makes two measurements the same figure: the name and the parameters that size it
+/// (array size, stride, access order). Other parameters (page size, implementation, variant)
+/// are settings two commands may differ in. Shortened and printable, as a worker sent it.
+fn figure_label(measurement: &str, p: &serde_json::Value) -> String {
+    let mut label = bounded(measurement);
+    let size = p.get("size_bytes").and_then(serde_json::Value::as_u64);
+    if let Some(b) = size {
+        let shown = benchmp::size::HumanSize(b).to_string();
+        if !label.contains(&shown) {
+            label = format!("{label} {shown}");
+        }
+    }
+    if let Some(s) = p.get("stride_bytes").and_then(serde_json::Value::as_u64) {
+        label = format!("{label} stride {s}");
+    }
+    if let Some(l) = p.get("layout").and_then(serde_json::Value::as_str) {
+        label = format!("{label} {}", bounded(l));
+    }
+    label
 }
 
 /// A command split into environment, program and arguments, the program found.
@@ -791,34 +1030,50 @@ impl Prepared {
 struct Worker {
     name: &'static str,
     text: String,
+    /// The program's file name: its error lines may start with it before it says hello.
+    program: String,
     child: Child,
     to: File,
     from: File,
     buf: Vec<u8>,
     eof: bool,
-    stderr: PathBuf,
+    /// Its standard output and errors, in one unnamed file cut back to its tail as it grows.
+    output: File,
+    /// The tool it runs, once it said hello.
+    tool: Option<String>,
+    /// The figures it announced it will measure, in order, if it did.
+    plan: Option<Vec<String>>,
     exit: Option<std::process::ExitStatus>,
 }
 
+/// What listening to a worker gave.
+#[derive(Debug)]
+enum Heard {
+    /// One message.
+    Message(ToDriver),
+    /// It closed its pipe and exited.
+    Ended,
+    /// Nothing within the time given.
+    Silent,
+}
+
 impl Worker {
-    /// Starts a command as a worker in its own process group, its stdout discarded and its
-    /// stderr kept in a file (read for the error line when it fails).
+    /// Starts a command as a worker in its own process group, its standard output and
+    /// errors kept in an unnamed file (its tail read for the error line when it fails).
     fn spawn(p: &Prepared, rep_us: u64, aslr: bool) -> Result<Worker> {
         use nix::fcntl::OFlag;
         let (to_r, to_w) = nix::unistd::pipe2(OFlag::O_CLOEXEC).context("pipe")?;
         let (from_r, from_w) = nix::unistd::pipe2(OFlag::O_CLOEXEC).context("pipe")?;
-        let stderr =
-            std::env::temp_dir().join(format!("benchmp-ab-{}-{}.err", std::process::id(), p.name));
-        let err_file =
-            File::create(&stderr).with_context(|| format!("cannot create {}", stderr.display()))?;
+        let output = benchmp::sys::unnamed::unnamed_file(&format!("benchmp-ab-{}", p.name))
+            .context("cannot make an unnamed file for a worker's output")?;
         let mut cmd = Command::new(&p.program);
         cmd.args(&p.args)
             .envs(p.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .env(worker::FDS_ENV, "3,4")
             .env(worker::REP_ENV, rep_us.to_string())
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(err_file);
+            .stdout(output.try_clone().context("dup")?)
+            .stderr(output.try_clone().context("dup")?);
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         benchmp::sys::process::pass_fds(&mut cmd, to_r.as_raw_fd(), from_w.as_raw_fd(), !aslr);
         let child = cmd
@@ -831,23 +1086,51 @@ impl Worker {
         Ok(Worker {
             name: p.name,
             text: p.text.clone(),
+            program: p
+                .program
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
             child,
             to: File::from(to_w),
             from,
             buf: Vec::new(),
             eof: false,
-            stderr,
+            output,
+            tool: None,
+            plan: None,
             exit: None,
         })
     }
 
-    /// Waits for the tool's hello and returns its name; a command that ends or stays silent
-    /// first is not a socbench tool (or failed on its arguments): exit 2 either way.
+    /// Waits for the tool's hello and returns its name. A command that ends first, stays
+    /// silent for [`HELLO_TIMEOUT`] or says something else is not a socbench tool (or failed
+    /// on its arguments): exit 2 in every case.
     fn hello(&mut self) -> Result<String> {
-        match self.recv(HELLO_TIMEOUT)? {
-            Some(ToDriver::Hello { tool, .. }) => Ok(tool),
-            Some(other) => anyhow::bail!("{}: sent {other:?} before its hello", self.name),
-            None => {
+        let not_a_tool = |w: &Worker, why: String| -> anyhow::Error {
+            Usage(format!("{} '{}': {why}", w.name, w.text)).into()
+        };
+        match self.listen(HELLO_TIMEOUT)? {
+            Heard::Message(ToDriver::Hello { tool, .. }) => {
+                let tool = bounded(&tool);
+                self.tool = Some(tool.clone());
+                Ok(tool)
+            }
+            Heard::Message(other) => Err(not_a_tool(
+                self,
+                format!(
+                    "sent a {} message before its hello: not a socbench tool",
+                    kind(&other)
+                ),
+            )),
+            Heard::Silent => Err(not_a_tool(
+                self,
+                format!(
+                    "said nothing of benchmp's worker protocol within {} s of its start: not a socbench tool; stopped",
+                    HELLO_TIMEOUT.as_secs()
+                ),
+            )),
+            Heard::Ended => {
                 let why = match (self.exit.and_then(|e| e.code()), self.error_line()) {
                     (Some(2), Some(line)) => line,
                     (_, Some(line)) => format!(
@@ -859,17 +1142,26 @@ impl Worker {
                         self.status_text()
                     ),
                 };
-                Err(Usage(format!("{} '{}': {why}", self.name, self.text)).into())
+                Err(not_a_tool(self, why))
             }
         }
     }
 
     /// The next measurement it is ready for (repeated hellos of tools that restart their
-    /// session are passed over); `None` when it ended normally.
+    /// session are passed over, a plan is kept); `None` when it ended ([`Worker::failed`]
+    /// tells how).
     fn next_ready(&mut self) -> Result<Option<Ready>> {
         loop {
             match self.recv(READY_TIMEOUT)? {
                 Some(ToDriver::Hello { .. }) => {}
+                Some(ToDriver::Plan { measurements }) => {
+                    self.plan = Some(
+                        measurements
+                            .iter()
+                            .map(|m| figure_label(&m.measurement, &m.params))
+                            .collect(),
+                    );
+                }
                 Some(ToDriver::Ready {
                     measurement,
                     metric,
@@ -877,32 +1169,53 @@ impl Worker {
                     cpus,
                 }) => {
                     return Ok(Some(Ready {
-                        measurement,
-                        metric,
+                        measurement: bounded(&measurement),
+                        metric: self.checked_metric(metric)?,
                         params,
                         cpus,
                     }));
                 }
-                Some(ToDriver::Sized { .. }) => {
-                    anyhow::bail!("{}: sent a count nobody asked for", self.name)
-                }
                 Some(ToDriver::Refused { message }) => {
-                    return Err(Usage(format!("{}: {message}", self.name)).into());
+                    return Err(Usage(format!("{}: {}", self.name, bounded(&message))).into());
                 }
-                Some(ToDriver::Rep { .. }) => {
-                    anyhow::bail!("{}: sent a repetition nobody asked for", self.name)
+                Some(other) => {
+                    anyhow::bail!("{}: sent a {} nobody asked for", self.name, kind(&other))
                 }
-                None if self.exit.is_some_and(|e| e.success()) => return Ok(None),
-                None => {
-                    anyhow::bail!(
-                        "{} ({}) failed: {}",
-                        self.name,
-                        self.status_text(),
-                        self.error_line().unwrap_or_else(|| "(no message)".into())
-                    )
-                }
+                None => return Ok(None),
             }
         }
+    }
+
+    /// A metric a figure can be made of (a positive, finite amount per iteration), its unit
+    /// made printable; anything else is not a worker message.
+    fn checked_metric(&self, metric: Metric) -> Result<Metric> {
+        let (per, unit) = match &metric {
+            Metric::Rate {
+                per_iteration,
+                unit,
+            }
+            | Metric::Latency {
+                per_iteration,
+                unit,
+            } => (*per_iteration, bounded(unit)),
+        };
+        if !(per.is_finite() && per > 0.0) {
+            return Err(Usage(format!(
+                "{} '{}': not a worker message: a measurement of {per} per iteration",
+                self.name, self.text
+            ))
+            .into());
+        }
+        Ok(match metric {
+            Metric::Rate { per_iteration, .. } => Metric::Rate {
+                per_iteration,
+                unit,
+            },
+            Metric::Latency { per_iteration, .. } => Metric::Latency {
+                per_iteration,
+                unit,
+            },
+        })
     }
 
     /// Sizes the side's count to the repetition length (the other side waits meanwhile).
@@ -910,7 +1223,11 @@ impl Worker {
         self.send(ToWorker::Size)?;
         match self.recv(READY_TIMEOUT)? {
             Some(ToDriver::Sized { counts }) if !counts.is_empty() => Ok(counts),
-            Some(other) => anyhow::bail!("{}: answered a size request with {other:?}", self.name),
+            Some(other) => anyhow::bail!(
+                "{}: answered a size request with a {} message",
+                self.name,
+                kind(&other)
+            ),
             None => anyhow::bail!(
                 "{} ({}) failed while sizing its count: {}",
                 self.name,
@@ -924,8 +1241,21 @@ impl Worker {
     fn step(&mut self, iterations: u64, timeout: Duration) -> Result<Vec<StepSample>> {
         self.send(ToWorker::Step { iterations })?;
         match self.recv(timeout)? {
-            Some(ToDriver::Rep { samples }) if !samples.is_empty() => Ok(samples),
-            Some(other) => anyhow::bail!("{}: answered a step with {other:?}", self.name),
+            Some(ToDriver::Rep { samples })
+                if !samples.is_empty() && samples.iter().all(|s| s.iterations > 0) =>
+            {
+                Ok(samples)
+            }
+            Some(ToDriver::Rep { .. }) => Err(Usage(format!(
+                "{} '{}': not a worker message: a repetition without iterations",
+                self.name, self.text
+            ))
+            .into()),
+            Some(other) => anyhow::bail!(
+                "{}: answered a step with a {} message",
+                self.name,
+                kind(&other)
+            ),
             None => anyhow::bail!(
                 "{} ({}) failed during a repetition: {}",
                 self.name,
@@ -947,9 +1277,51 @@ impl Worker {
         self.eof && self.exit.is_some()
     }
 
+    /// Notes its exit if it has ended (without reading its pipe).
+    fn poll_exit(&mut self) {
+        if self.exit.is_none()
+            && let Ok(Some(status)) = self.child.try_wait()
+        {
+            self.exit = Some(status);
+        }
+    }
+
+    /// True once it ended with a failure (an exit status other than 0, or a signal).
+    fn failed(&self) -> bool {
+        self.exit.is_some_and(|e| !e.success())
+    }
+
+    /// Its exit status and error line as the report gives them; a worker still running is
+    /// stopped (by the drop that follows) because the other side failed.
+    fn end_now(&self) -> End {
+        match self.exit {
+            Some(status) => End {
+                exit: status.code(),
+                error: (!status.success()).then(|| self.error_line()).flatten(),
+                stopped: false,
+            },
+            None => End::stopped(),
+        }
+    }
+
     /// The next message, or `None` once the worker closed its pipe and exited. Interrupts
     /// and the timeout are errors (the worker is killed with the rest on drop).
     fn recv(&mut self, timeout: Duration) -> Result<Option<ToDriver>> {
+        match self.listen(timeout)? {
+            Heard::Message(m) => Ok(Some(m)),
+            Heard::Ended => Ok(None),
+            Heard::Silent => anyhow::bail!(
+                "{} '{}' said nothing for {} s; killed",
+                self.name,
+                self.text,
+                timeout.as_secs()
+            ),
+        }
+    }
+
+    /// Waits up to `timeout` for the next message, or for the worker's end. A line that is
+    /// no message, or longer than [`MAX_LINE`], is exit 2.
+    fn listen(&mut self, timeout: Duration) -> Result<Heard> {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(sig) = benchmp::sys::process::interrupted() {
@@ -957,32 +1329,44 @@ impl Worker {
             }
             if let Some(pos) = self.buf.iter().position(|&c| c == b'\n') {
                 let line: Vec<u8> = self.buf.drain(..=pos).collect();
-                let msg = serde_json::from_slice(&line).with_context(|| {
-                    format!(
-                        "{}: not a worker message: {}",
-                        self.name,
-                        String::from_utf8_lossy(&line).trim()
-                    )
-                })?;
-                return Ok(Some(msg));
+                return match serde_json::from_slice(&line) {
+                    Ok(msg) => Ok(Heard::Message(msg)),
+                    Err(_) => Err(self.not_a_message(&line, "")),
+                };
+            }
+            if self.buf.len() > MAX_LINE {
+                let why = format!(" (a line of over {} MiB)", MAX_LINE >> 20);
+                return Err(self.not_a_message(&self.buf.clone(), &why));
             }
             if self.eof {
                 self.exit = Some(self.child.wait().context("waitpid")?);
-                return Ok(None);
+                return Ok(Heard::Ended);
             }
             if Instant::now() >= deadline {
-                anyhow::bail!(
-                    "{} '{}' said nothing for {} s; killed",
-                    self.name,
-                    self.text,
-                    timeout.as_secs()
-                );
+                return Ok(Heard::Silent);
             }
             self.fill()?;
         }
     }
 
-    /// Reads what is there, waiting up to 100 ms for it.
+    /// Exit 2 for what a worker sent that is not a message, with a short excerpt of it.
+    fn not_a_message(&self, line: &[u8], why: &str) -> anyhow::Error {
+        let what = if self.tool.is_some() {
+            "not a worker message"
+        } else {
+            "not a socbench tool: not a worker message"
+        };
+        Usage(format!(
+            "{} '{}': {what}{why}: {}",
+            self.name,
+            self.text,
+            ftrace::error::excerpt(line.trim_ascii_end(), 60)
+        ))
+        .into()
+    }
+
+    /// Reads what is there (up to a little over [`MAX_LINE`] unread), waiting up to 100 ms
+    /// for it, and cuts the worker's output file back to its tail when it grew long.
     fn fill(&mut self) -> Result<()> {
         use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
         use std::os::fd::AsFd;
@@ -991,8 +1375,9 @@ impl Worker {
             Ok(_) | Err(nix::errno::Errno::EINTR) => {}
             Err(e) => return Err(e).context("poll"),
         }
-        let mut chunk = [0u8; 65536];
-        loop {
+        let _ = benchmp::sys::unnamed::keep_tail(&self.output, OUTPUT_LIMIT, OUTPUT_TAIL);
+        let mut chunk = vec![0u8; 65536];
+        while self.buf.len() <= MAX_LINE {
             match self.from.read(&mut chunk) {
                 Ok(0) => {
                     self.eof = true;
@@ -1004,14 +1389,17 @@ impl Worker {
                 Err(e) => return Err(e).context("reading a worker's pipe"),
             }
         }
+        Ok(())
     }
 
-    /// Closes its command pipe and waits for it to end; its exit status and error line.
-    fn finish(&mut self) -> Result<(Option<i32>, Option<String>)> {
-        while self.recv(READY_TIMEOUT)?.is_some() {}
-        let status = self.exit.expect("recv returned None after waiting");
-        let error = (!status.success()).then(|| self.error_line()).flatten();
-        Ok((status.code(), error))
+    /// Waits for it to end; its exit status and error line.
+    fn finish(&mut self) -> Result<End> {
+        let deadline = Instant::now() + READY_TIMEOUT;
+        while self
+            .recv(deadline.saturating_duration_since(Instant::now()))?
+            .is_some()
+        {}
+        Ok(self.end_now())
     }
 
     fn status_text(&self) -> String {
@@ -1023,13 +1411,42 @@ impl Worker {
         }
     }
 
-    /// The last non-empty line it wrote on stderr.
+    /// Why it failed, from the tail of its output: its last error line (one starting with
+    /// its tool's or program's name, not a note or warning), else its noise verdict (a run
+    /// refused as noisy, `--fail-on-noise`), else its last line; shortened and printable.
     fn error_line(&self) -> Option<String> {
-        let text = std::fs::read_to_string(&self.stderr).ok()?;
-        text.lines()
+        let tail = benchmp::sys::unnamed::tail(&self.output, OUTPUT_TAIL).ok()?;
+        let text = String::from_utf8_lossy(&tail);
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim_end)
+            .filter(|l| !l.trim().is_empty())
+            .collect();
+        let prefixes: Vec<String> = self
+            .tool
+            .iter()
+            .chain(std::iter::once(&self.program))
+            .filter(|p| !p.is_empty())
+            .map(|p| format!("{p}: "))
+            .collect();
+        let own = |l: &&&str| prefixes.iter().any(|p| l.starts_with(p.as_str()));
+        let after = |l: &str| {
+            let p = prefixes.iter().find(|p| l.starts_with(p.as_str()));
+            l[p.map_or(0, |p| p.len())..].to_string()
+        };
+        let is = |l: &str, what: &str| after(l).starts_with(what);
+        let error = lines
+            .iter()
             .rev()
-            .find(|l| !l.trim().is_empty())
-            .map(str::to_string)
+            .filter(own)
+            .find(|l| !is(l, "note:") && !is(l, "warning:") && !is(l, "noisy:"));
+        let noisy = lines.iter().filter(own).find(|l| is(l, "noisy:"));
+        let line = match (error, noisy) {
+            (Some(l), _) => l.to_string(),
+            (None, Some(l)) => format!("its run was judged noisy and refused ({l})"),
+            (None, None) => lines.last()?.to_string(),
+        };
+        Some(bounded(&line))
     }
 }
 
@@ -1056,8 +1473,31 @@ impl Drop for Worker {
             // stragglers: make sure.
             let _ = nix::sys::signal::killpg(pg, nix::sys::signal::Signal::SIGKILL);
         }
-        let _ = std::fs::remove_file(&self.stderr);
     }
+}
+
+/// A message's kind, for an error about it (its content may be anything a worker sent).
+fn kind(m: &ToDriver) -> &'static str {
+    match m {
+        ToDriver::Hello { .. } => "hello",
+        ToDriver::Ready { .. } => "ready",
+        ToDriver::Sized { .. } => "sized",
+        ToDriver::Rep { .. } => "repetition",
+        ToDriver::Refused { .. } => "refused",
+        ToDriver::Plan { .. } => "plan",
+    }
+}
+
+/// A worker's text as a message or the table shows it: control characters escaped, at most
+/// [`SHOWN`] characters.
+fn bounded(text: &str) -> String {
+    let shown = ftrace::error::printable(text);
+    let mut chars = shown.chars();
+    let mut out: String = chars.by_ref().take(SHOWN).collect();
+    if chars.next().is_some() {
+        out.push_str("...");
+    }
+    out
 }
 
 fn set_nonblocking(f: &File) {
@@ -1118,8 +1558,8 @@ pub fn render_text(r: &AbReport) -> String {
     };
     let mut out = format!(
         "benchmp ab: A '{}' vs B '{}' (minimum effect {:.1} %, alpha {} over {} figure(s): {conf} % intervals, {units}, {} order)\n",
-        r.base.command,
-        r.current.command,
+        ftrace::error::printable(&r.base.command),
+        ftrace::error::printable(&r.current.command),
         r.rule.min_effect_pct,
         r.rule.alpha,
         r.rule.figures,

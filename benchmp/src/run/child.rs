@@ -641,7 +641,9 @@ fn paced_intervals<B: Benchmark>(
         let elapsed = end - start;
         wall += elapsed;
         let net = elapsed as f64 - cfg.timing_overhead_ns - n as f64 * cfg.loop_overhead_ns;
-        let net_ns = if net > 0.0 { net as u64 } else { 0 };
+        let net_ns = bench
+            .timed_ns()
+            .unwrap_or(if net > 0.0 { net as u64 } else { 0 });
         samples.push(Sample {
             iterations: n,
             elapsed_ns: elapsed,

@@ -72,6 +72,14 @@ pub trait Benchmark {
         None
     }
 
+    /// The time the last [`Benchmark::run`] spent in the operation itself, ns, for a benchmark
+    /// that times each operation with untimed preparation between them (dto's cache flushes
+    /// and injected page faults). A `benchmp ab` repetition reports it as its net time, so
+    /// the figure is the operation's. The default: none, the whole call is the operation.
+    fn timed_ns(&mut self) -> Option<u64> {
+        None
+    }
+
     /// Untimed work that keeps the CPU loaded while the child waits for the common start and
     /// after its own timed intervals, until every child is done (lmbench runs the benchmark
     /// meanwhile). Defaults to `run`; a benchmark whose state must not change between timed

@@ -65,6 +65,23 @@ pub enum ToDriver {
         /// Why.
         message: String,
     },
+    /// Every measurement the run will make, in order, sent before the first
+    /// [`ToDriver::Ready`] by a tool that knows them: the driver refuses two commands that
+    /// measure different figures before it times any pair.
+    Plan {
+        /// Each measurement as its [`ToDriver::Ready`] will name it.
+        measurements: Vec<Planned>,
+    },
+}
+
+/// One measurement of a [`ToDriver::Plan`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Planned {
+    /// Its name, as in [`ToDriver::Ready`].
+    pub measurement: String,
+    /// Its parameters, as in [`ToDriver::Ready`].
+    #[serde(default)]
+    pub params: serde_json::Value,
 }
 
 /// One child's timed repetition of one step.
@@ -170,6 +187,15 @@ pub fn send(msg: &ToDriver) -> Result<(), LinkError> {
     l.w.write_all(&line)
         .and_then(|()| l.w.flush())
         .map_err(|e| LinkError::Gone(e.to_string()))
+}
+
+/// Worker mode: tells the driver every measurement the run will make ([`ToDriver::Plan`]);
+/// nothing when this is no worker.
+pub fn announce_plan(measurements: Vec<Planned>) -> Result<(), LinkError> {
+    if !active() {
+        return Ok(());
+    }
+    send(&ToDriver::Plan { measurements })
 }
 
 /// The descriptor commands arrive on, to poll beside the children's pipes (the link sits in a

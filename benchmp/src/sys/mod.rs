@@ -8,4 +8,5 @@ pub mod clock;
 pub mod mem;
 pub mod perf;
 pub mod process;
+pub mod unnamed;
 pub mod usage;
