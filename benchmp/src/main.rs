@@ -89,7 +89,9 @@ enum Cmd {
     /// entry and everything it forked are stopped first).
     Suite(cmd::suite::SuiteArgs),
     /// Print the summary of a results folder: every entry with its headline figure, its
-    /// time and, after a comparison, its worst verdict.
+    /// time, what was noisy, failed or interrupted and, after a comparison, its worst
+    /// verdict. Exit status 2 (one line naming the file) when a file of the folder cannot be
+    /// read or status.tsv holds a row that is not one.
     Summary(cmd::summary::SummaryArgs),
     /// Print the framework's own costs: timing and loop overhead, fork and handshake time per
     /// child, and the error of known-duration workloads measured through the framework.
