@@ -8,13 +8,130 @@ use std::process::{Command, Stdio};
 use benchmp::testing::{Bad, Tool, check_bad_inputs, stderr, stdout, temp_dir};
 
 const BIN: &str = env!("CARGO_BIN_EXE_benchmp");
+const TOOLS: [&str; 5] = ["bw_mem", "lat_mem_rd", "dhry", "coremark", "dto"];
+
+/// Every tool: `STANDIN_<tool>` says what it does (ok by default); each start is logged to
+/// `$STANDIN_LOG` as `TOOL PID` before it does it.
+const STANDIN: &str = r#"#!/bin/sh
+tool=${0##*/}
+json=""
+for a in "$@"; do case $a in --json=*) json=${a#--json=} ;; esac; done
+eval "how=\${STANDIN_$tool:-ok}"
+[ -z "${STANDIN_LOG:-}" ] || echo "$tool $$" >> "$STANDIN_LOG"
+report() {
+  [ -z "$json" ] || printf '{"tool":"%s","figures":[{"name":"score","cpu":0,"cluster":0,"unit":"DMIPS","better":"higher","value":100.0,"samples":[100.0]}],"quality":{"verdict":{"noisy":%s,"reasons":["child 0 on CPU 0 lost 9%% of its run to other tasks"]}}}\n' "$tool" "$1" > "$json"
+}
+case $how in
+  ok) report false; echo "$tool result" ;;
+  noisy) report true; echo "$tool result" ;;
+  noisy-fail) report true; echo "$tool: the run was noisy" >&2; exit 1 ;;
+  fail) echo "$tool: it broke" >&2; exit 1 ;;
+  hang) exec sleep 1000 ;;
+  hang-bg) sleep 1000 & echo "bg $!" >> "$STANDIN_LOG"; exec sleep 1000 ;;
+  fill) head -c 1048576 /dev/zero > "$json"; exit 1 ;;
+esac
+"#;
 
 fn benchmp() -> Tool {
     Tool::new("benchmp", BIN)
 }
 
+/// A folder of stand-in tools.
+fn standins(test: &str) -> PathBuf {
+    let d = temp_dir("benchmp-suite-bin", test);
+    for t in TOOLS {
+        let p = d.join(t);
+        std::fs::write(&p, STANDIN).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    d
+}
+
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn what_every_entry_would_refuse_is_refused_before_anything_runs() {
+    let bin = standins("refusals");
+    let root = temp_dir("benchmp-suite", "refusals");
+    let out = root.join("o");
+    let online = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let absent = (online + 3).to_string();
+    let listed = format!("0,{absent}");
+    let args = |extra: &[&str]| -> Vec<String> {
+        [
+            "suite",
+            "--quick",
+            "--only",
+            "dhry",
+            "--bin-dir",
+            s(&bin),
+            "--out",
+            s(&out),
+        ]
+        .iter()
+        .chain(extra)
+        .map(|a| a.to_string())
+        .collect()
+    };
+    let plain = args(&[]);
+    let plain = strs(&plain);
+    let absent_cpu = args(&["--cpus", &absent]);
+    let listed_cpus = args(&["--cpus", &listed]);
+    check_bad_inputs(
+        &benchmp(),
+        &[
+            Bad::args(&strs(&absent_cpu), &format!("CPU {absent}")),
+            Bad::args(&strs(&listed_cpus), &format!("CPU {absent}")),
+            Bad::env(&plain, &[("BENCHMP_AB_FDS", "7,8")], "BENCHMP_AB_FDS"),
+            Bad::env(&plain, &[("LMBENCH_SCHED", "NOPE")], "LMBENCH_SCHED"),
+            Bad::env(&plain, &[("ENOUGH", "0")], "ENOUGH"),
+            Bad::env(&plain, &[("LOOP_O", "x")], "LOOP_O"),
+            Bad::env(
+                &plain,
+                &[("BENCHMP_SYSFS_ROOT", "/nonexist")],
+                "BENCHMP_SYSFS_ROOT",
+            ),
+        ],
+    );
+    assert!(!out.exists(), "a refused suite made its folder");
+    // A CPU this process may not use.
+    if online < 2 {
+        benchmp::testing::skip(
+            "what_every_entry_would_refuse_is_refused_before_anything_runs",
+            "one CPU: no CPU outside the allowed set",
+        );
+    } else {
+        let mut c = Command::new("taskset");
+        c.args(["-c", "0", BIN]).args(args(&["--cpus", "1"]));
+        for (k, v) in benchmp::testing::FIXED_CALIBRATION {
+            c.env(k, v);
+        }
+        for k in benchmp::testing::CLEARED {
+            c.env_remove(k);
+        }
+        match c.stdin(Stdio::null()).output() {
+            Ok(o) => {
+                assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+                assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+                assert!(stderr(&o).contains("allowed"), "{}", stderr(&o));
+                assert!(!out.exists());
+            }
+            Err(e) => {
+                benchmp::testing::skip(
+                    "what_every_entry_would_refuse_is_refused_before_anything_runs",
+                    &format!("no taskset here ({e})"),
+                );
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&root);
+    let _ = std::fs::remove_dir_all(&bin);
 }
 
 /// A results folder with `status` as its status.tsv.

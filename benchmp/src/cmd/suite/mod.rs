@@ -98,11 +98,37 @@ fn refuse(why: String) -> Result<i32> {
     Err(benchmp::Usage(why).into())
 }
 
-/// What the plan is sized by here: the CPUs given or allowed, and the first one's largest
-/// cache from benchmp's topology.
-fn machine(cpus: Option<&[usize]>) -> Result<Machine> {
-    let topology = benchmp::topology::Topology::detect()?;
-    let allowed = benchmp::sys::affinity::allowed_cpus().unwrap_or_else(|_| topology.online());
+/// Refuses an environment every entry would refuse (each exiting 2 while the suite went on):
+/// benchmp ab's descriptor variable, and LMBENCH_SCHED, ENOUGH, TIMING_O, LOOP_O and
+/// BENCHMP_CALIBRATION as the tools check them.
+fn check_environment() -> Result<()> {
+    let fds = benchmp::run::worker::FDS_ENV;
+    if let Some(v) = std::env::var_os(fds) {
+        return Err(benchmp::Usage(format!(
+            "{fds}={} is set: it is how benchmp ab talks to its workers, and every entry would take itself for one; unset it",
+            ftrace::error::printable(&v.to_string_lossy())
+        ))
+        .into());
+    }
+    benchmp::sched::env_policy()?;
+    benchmp::timing::check_env()?;
+    benchmp::cli::TimingArgs::default().cache_file()?;
+    Ok(())
+}
+
+/// What the plan is sized by here: the CPUs given (each online and allowed for this process,
+/// as the tools require) or allowed, and the first one's largest cache.
+fn machine(topology: &benchmp::topology::Topology, cpus: Option<&[usize]>) -> Result<Machine> {
+    let online = topology.online();
+    let allowed = benchmp::sys::affinity::allowed_cpus().unwrap_or_else(|_| online.clone());
+    if let Some(c) = cpus {
+        benchmp::sched::check_cpu_list(c, &online, &allowed).map_err(|e| {
+            benchmp::Usage(format!(
+                "--cpus {}: {e}",
+                benchmp::cpulist::format_cpu_list(c)
+            ))
+        })?;
+    }
     let mut list: Vec<usize> = match cpus {
         Some(c) => c.to_vec(),
         None => allowed,
@@ -187,9 +213,11 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
         Some(d) => d.clone(),
         None => me.parent().map(Path::to_path_buf).unwrap_or_default(),
     });
+    check_environment()?;
     let mode = args.mode();
     let cpus = args.cpus.as_ref().map(|c| c.0.clone());
-    let machine = machine(cpus.as_deref())?;
+    let topology = benchmp::topology::Topology::detect().map_err(benchmp::Error::from)?;
+    let machine = machine(&topology, cpus.as_deref())?;
     let plan: Vec<Entry> = plan::plan(mode, machine)
         .into_iter()
         .filter(|e| args.only.is_empty() || args.only.iter().any(|t| t == e.tool))
