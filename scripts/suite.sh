@@ -7,9 +7,10 @@
 # with --ab BIN_DIR every entry is also paired with another build's binaries by benchmp ab:
 # both builds run as workers on the same CPUs and their repetitions are interleaved, so the
 # host's drift falls on both sides alike.
-# Exit status: 0 when every entry succeeded (and nothing regressed), 1 otherwise, 2 for bad
-# options (refused before anything runs, one line on stderr), 128+n interrupted by signal n
-# (SIGINT, SIGTERM, SIGHUP: the running entry and everything it forked is stopped first).
+# Exit status: 0 when every entry measured (some perhaps on a busy machine: noisy, listed in
+# the summary) and nothing regressed, 1 otherwise, 2 for bad options (refused before anything
+# runs, one line on stderr), 128+n interrupted by signal n (SIGINT, SIGTERM, SIGHUP: the
+# running entry and everything it forked is stopped first and recorded as interrupted).
 set -uo pipefail
 
 usage() {
@@ -114,8 +115,15 @@ if [ "$ab" = 1 ]; then
   echo "== paired with the --ab build"
   child_run python3 "$here/ab_compare.py" "$out" || { echo "suite.sh: gathering the paired verdicts failed" >&2; rc=1; }
   [ -s "$out/compare.txt" ] && tail -n 1 "$out/compare.txt"
-  # The verdicts join the folder's summary.
-  child_run --out "$out/summary.json" "$bin_dir/benchmp" summary --json "$out"
+  # The verdicts join the folder's summary: written beside it and renamed over it once
+  # whole, so a failure (a full disk) leaves the suite's own.
+  if child_run --out "$out/.summary.json.$$" "$bin_dir/benchmp" summary --json "$out"; then
+    mv -f "$out/.summary.json.$$" "$out/summary.json"
+  else
+    rm -f "$out/.summary.json.$$"
+    echo "suite.sh: the summary with the paired verdicts could not be written; $out/summary.json is the suite's own" >&2
+    rc=1
+  fi
 fi
 if [ "$plots" = 1 ]; then
   if setup_python_packages; then

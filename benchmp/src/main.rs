@@ -84,9 +84,10 @@ enum Cmd {
     /// Run socbench's plan (every tool with defaults that finish in a few minutes on a
     /// 2-core machine) with the binaries next to this one, into a results folder: each
     /// entry's JSON, CSV, text and errors and status.tsv; a failed entry is reported and the
-    /// next one runs. Exit status: 0 every entry succeeded (and nothing regressed), 1
-    /// otherwise, 2 refused before anything ran, 128+n stopped by signal n (the running
-    /// entry and everything it forked are stopped first).
+    /// next one runs. Exit status: 0 every entry measured (those that measured on a busy
+    /// machine are listed as noisy) and nothing regressed, 1 otherwise, 2 refused before
+    /// anything ran, 128+n stopped by signal n (the running entry and everything it forked
+    /// are stopped first, and recorded as interrupted).
     Suite(cmd::suite::SuiteArgs),
     /// Print the summary of a results folder: every entry with its headline figure, its
     /// time, what was noisy, failed or interrupted and, after a comparison, its worst

@@ -1,14 +1,19 @@
-//! `benchmp suite` and `benchmp summary` from outside, on results folders the tests make:
-//! what they refuse, and what they say about what they read.
+//! `benchmp suite` and `benchmp summary` from outside. The suite runs stand-in tools (a small
+//! shell script per tool, in a `--bin-dir` of the test's own) that write a report as the real
+//! ones do, or fail, hang or fill the disk, so each case takes seconds and checks what the
+//! suite does with its folder, its entries and their outcomes, never a measurement.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use benchmp::testing::{Bad, Tool, check_bad_inputs, stderr, stdout, temp_dir};
 
 const BIN: &str = env!("CARGO_BIN_EXE_benchmp");
 const TOOLS: [&str; 5] = ["bw_mem", "lat_mem_rd", "dhry", "coremark", "dto"];
+/// A bound on anything a stand-in suite does: only a hang reaches it.
+const HANG: Duration = Duration::from_secs(120);
 
 /// Every tool: `STANDIN_<tool>` says what it does (ok by default); each start is logged to
 /// `$STANDIN_LOG` as `TOOL PID` before it does it.
@@ -53,6 +58,43 @@ fn s(p: &Path) -> &str {
 
 fn strs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
+}
+
+/// `benchmp suite --quick --bin-dir BIN ARGS...`, bounded.
+fn suite(tool: &Tool, bin: &Path, args: &[&str]) -> Output {
+    let mut all = vec!["suite", "--quick", "--bin-dir", s(bin)];
+    all.extend_from_slice(args);
+    tool.run_bounded(&all, HANG)
+}
+
+fn ok(o: &Output) {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "stdout: {}\nstderr: {}",
+        stdout(o),
+        stderr(o)
+    );
+}
+
+/// The names in a folder, sorted.
+fn names(d: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// status.tsv's rows (without its header), each cut into its columns.
+fn rows(out: &Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(out.join("status.tsv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split('\t').map(str::to_string).collect())
+        .collect()
 }
 
 #[test]
@@ -131,6 +173,316 @@ fn what_every_entry_would_refuse_is_refused_before_anything_runs() {
         }
     }
     let _ = std::fs::remove_dir_all(&root);
+    let _ = std::fs::remove_dir_all(&bin);
+}
+
+/// Tests that start a suite in the background: its log, and the processes to stop at the end
+/// whatever happened.
+struct Background {
+    log: PathBuf,
+    pids: Vec<i32>,
+}
+
+impl Background {
+    fn new(test: &str) -> Background {
+        let log = temp_dir("benchmp-suite-log", test).join("log");
+        std::fs::write(&log, "").unwrap();
+        Background {
+            log,
+            pids: Vec::new(),
+        }
+    }
+
+    /// A suite started with `env` besides the stand-ins' log.
+    fn start(&mut self, bin: &Path, args: &[&str], env: &[(&str, &str)]) -> Child {
+        let mut all = vec!["suite", "--quick", "--bin-dir", s(bin)];
+        all.extend_from_slice(args);
+        let mut c = benchmp().command(&all);
+        c.env("STANDIN_LOG", &self.log);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let child = c
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        self.pids.push(child.id() as i32);
+        child
+    }
+
+    /// The pid logged for `what` (a tool's name, or `bg`), waiting for it.
+    fn pid_of(&mut self, what: &str) -> i32 {
+        let deadline = Instant::now() + HANG;
+        loop {
+            let log = std::fs::read_to_string(&self.log).unwrap();
+            if let Some(pid) = log
+                .lines()
+                .rev()
+                .find_map(|l| l.strip_prefix(&format!("{what} ")))
+            {
+                let pid: i32 = pid.trim().parse().unwrap();
+                self.pids.push(pid);
+                return pid;
+            }
+            assert!(Instant::now() < deadline, "{what} never started: {log}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        for &p in &self.pids {
+            if alive(p) {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(p),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+        }
+        let _ = std::fs::remove_dir_all(self.log.parent().unwrap());
+    }
+}
+
+/// True while `pid` runs (a zombie has ended).
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z') && !rest.starts_with('X')),
+        Err(_) => false,
+    }
+}
+
+/// Waits for a process to end (a bound on a hang, not a time asserted).
+fn ends(pid: i32) -> bool {
+    let deadline = Instant::now() + HANG;
+    while alive(pid) {
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
+fn wait_bounded(child: Child) -> Output {
+    let pid = child.id() as i32;
+    assert!(ends(pid), "the suite did not end");
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn an_interrupted_entry_is_recorded_as_interrupted() {
+    let bin = standins("resume");
+    let u = temp_dir("benchmp-suite", "resume");
+    let mut bg = Background::new("resume");
+    let plan = ["--only", "dhry", "--only", "coremark"];
+    let mut args = plan.to_vec();
+    args.extend_from_slice(&["--out", s(&u)]);
+    let suite_run = bg.start(&bin, &args, &[("STANDIN_coremark", "hang")]);
+    let coremark = bg.pid_of("coremark");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(suite_run.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let o = wait_bounded(suite_run);
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(ends(coremark), "the interrupted entry was left running");
+    let r = rows(&u);
+    assert_eq!(r.len(), 2, "{r:?}");
+    assert_eq!((r[0][0].as_str(), r[0][2].as_str()), ("dhry-P1", "0"));
+    assert_eq!(
+        (r[1][0].as_str(), r[1][2].as_str(), r[1][4].as_str()),
+        ("coremark-P1", "130", "interrupted")
+    );
+    let o = benchmp().run(&["summary", s(&u)]);
+    ok(&o);
+    let text = stdout(&o);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("coremark-P1") && l.contains("INTERRUPTED")),
+        "{text}"
+    );
+    assert!(text.contains("1 interrupted"), "{text}");
+
+    let _ = std::fs::remove_dir_all(&u);
+    let _ = std::fs::remove_dir_all(&bin);
+}
+
+#[test]
+fn a_killed_suite_takes_its_entry_along_and_the_folder_stays_locked_while_any_of_it_runs() {
+    let bin = standins("killed");
+    let u = temp_dir("benchmp-suite", "killed");
+    let mut bg = Background::new("killed");
+    let suite_run = bg.start(
+        &bin,
+        &["--only", "dhry", "--out", s(&u)],
+        &[("STANDIN_dhry", "hang-bg")],
+    );
+    let dhry = bg.pid_of("dhry");
+    let straggler = bg.pid_of("bg");
+    let pid = suite_run.id() as i32;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let _ = wait_bounded(suite_run);
+    assert!(ends(dhry), "the running entry outlived the suite");
+    // What the entry started and left behind keeps the folder from a second suite.
+    if alive(straggler) {
+        let line = benchmp().fails(
+            &[
+                "suite",
+                "--quick",
+                "--only",
+                "dhry",
+                "--bin-dir",
+                s(&bin),
+                "--out",
+                s(&u),
+                "--force",
+            ],
+            2,
+        );
+        assert!(line.contains("another suite"), "{line}");
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(straggler),
+            nix::sys::signal::Signal::SIGKILL,
+        )
+        .unwrap();
+        assert!(ends(straggler));
+    }
+    ok(&suite(
+        &benchmp(),
+        &bin,
+        &["--only", "dhry", "--out", s(&u), "--force"],
+    ));
+    let _ = std::fs::remove_dir_all(&u);
+    let _ = std::fs::remove_dir_all(&bin);
+}
+
+#[test]
+fn noisy_entries_measured_and_failed_ones_did_not() {
+    let bin = standins("noisy");
+    let t = benchmp();
+    let both = ["--only", "dhry", "--only", "coremark"];
+    for (how, code, status) in [
+        ("noisy", 0, "noisy"),
+        ("noisy-fail", 0, "noisy"),
+        ("fail", 1, "failed"),
+    ] {
+        let u = temp_dir("benchmp-suite", &format!("noisy-{how}"));
+        let mut args = vec!["suite", "--quick", "--bin-dir", s(&bin)];
+        args.extend_from_slice(&both);
+        args.extend_from_slice(&["--out", s(&u)]);
+        let o = t
+            .clone()
+            .with_env("STANDIN_dhry", Some(how))
+            .run_bounded(&args, HANG);
+        assert_eq!(o.status.code(), Some(code), "{how}: {}", stderr(&o));
+        let r = rows(&u);
+        assert_eq!(r[0][0], "dhry-P1");
+        assert_eq!(r[0][4], status, "{how}: {r:?}");
+        assert_eq!(r[1][4], "ok", "{how}: {r:?}");
+        let table = stdout(&t.ok(&["summary", s(&u)]));
+        let line = table
+            .lines()
+            .find(|l| l.starts_with("dhry-P1"))
+            .unwrap_or_default();
+        let mark = if status == "noisy" { "NOISY" } else { "FAILED" };
+        assert!(line.contains(mark), "{how}: {table}");
+        let summary: serde_json::Value =
+            serde_json::from_slice(&t.ok(&["summary", "--json", s(&u)]).stdout).unwrap();
+        assert_eq!(summary["entries"][0]["status"], status, "{how}");
+        let noisy = usize::from(status == "noisy");
+        assert_eq!(summary["noisy"], noisy, "{how}");
+        assert_eq!(summary["failed"], 1 - noisy, "{how}");
+        // The suite's own summary.json says the same.
+        let left: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(u.join("summary.json")).unwrap())
+                .unwrap();
+        assert_eq!(left["entries"][0]["status"], status, "{how}");
+        let _ = std::fs::remove_dir_all(&u);
+    }
+    let _ = std::fs::remove_dir_all(&bin);
+}
+
+/// A small tmpfs mounted for one test, unmounted when dropped.
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    fn mount(test: &str) -> Option<SmallDisk> {
+        let d = temp_dir("benchmp-suite-disk", test);
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+            .arg(&d)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            Some(SmallDisk(d))
+        } else {
+            let _ = std::fs::remove_dir(&d);
+            None
+        }
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+#[test]
+fn a_full_disk_is_named_and_leaves_no_partial_file() {
+    let test = "a_full_disk_is_named_and_leaves_no_partial_file";
+    let Some(disk) = SmallDisk::mount("full") else {
+        benchmp::testing::skip(test, "cannot mount a small tmpfs here (not root?)");
+        return;
+    };
+    let bin = standins("full");
+    let u = disk.0.join("u");
+    let o = benchmp()
+        .with_env("STANDIN_dhry", Some("fill"))
+        .run_bounded(
+            &[
+                "suite",
+                "--quick",
+                "--only",
+                "dhry",
+                "--bin-dir",
+                s(&bin),
+                "--out",
+                s(&u),
+            ],
+            HANG,
+        );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let last = err.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("benchmp: ")
+            && last.contains("No space left on device")
+            && last.contains(&format!("{}/", u.display())),
+        "the file is not named: {err}"
+    );
+    for name in names(&u) {
+        assert!(!name.ends_with(".tmp"), "a partial file is left: {name}");
+        let p = u.join(&name);
+        if ["summary.json", ".socbench-suite.json"].contains(&name.as_str()) {
+            let text = std::fs::read_to_string(&p).unwrap();
+            serde_json::from_str::<serde_json::Value>(&text)
+                .unwrap_or_else(|e| panic!("{name} is not whole ({e}): {text:?}"));
+        }
+    }
     let _ = std::fs::remove_dir_all(&bin);
 }
 

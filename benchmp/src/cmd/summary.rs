@@ -203,6 +203,9 @@ pub fn outcome(exit: i32, report: Option<&EntryReport>) -> Outcome {
     }
 }
 
+/// status.tsv's first line.
+pub const STATUS_HEADER: &str = "label\ttool\texit\tseconds\tstatus";
+
 /// One row of status.tsv.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatusRow {
@@ -217,6 +220,21 @@ pub struct StatusRow {
     /// How it ended; `None` in a row written before the column existed (or by a script that
     /// only knows the exit status), where [`outcome`] decides.
     pub outcome: Option<Outcome>,
+}
+
+impl StatusRow {
+    /// The row as status.tsv holds it, with its line end.
+    pub fn line(&self) -> String {
+        let mut l = format!(
+            "{}\t{}\t{}\t{}",
+            self.label, self.tool, self.exit, self.seconds
+        );
+        if let Some(o) = self.outcome {
+            l += "\t";
+            l += o.word();
+        }
+        l + "\n"
+    }
 }
 
 /// A result folder's file refused as input: exit status 2, one line naming it.
@@ -887,6 +905,7 @@ mod tests {
                 outcome: Some(Outcome::Interrupted),
             }
         );
+        assert_eq!(rows[0].line(), "dhry-P1\tdhry\t130\t1.5\tinterrupted\n");
         // A row from before the status column (or from scripts/android.sh).
         assert_eq!((rows[1].exit, rows[1].outcome), (0, None));
         for (text, says) in [

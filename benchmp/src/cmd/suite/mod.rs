@@ -7,14 +7,16 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use benchmp::{EXIT_FAILED, EXIT_OK};
 
 mod exec;
 mod outdir;
 pub mod plan;
 
-use exec::{Ended, Files, Job, StatusFile};
+use crate::cmd::summary::{self, Outcome, StatusRow};
+use exec::{Ended, Files, Job, JobError, StatusFile};
+use outdir::write_whole;
 use plan::{Entry, Machine, Mode, TOOLS, Word};
 
 /// `benchmp suite`'s options.
@@ -205,10 +207,15 @@ fn absolute(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
-/// Runs the suite; the exit status: 0 every entry succeeded and nothing regressed, 1
-/// otherwise, 2 refused before anything ran, 128+n stopped by signal n.
+fn shown(p: &Path) -> String {
+    ftrace::error::shown(p)
+}
+
+/// Runs the suite; the exit status: 0 every entry measured (some perhaps on a busy machine,
+/// `noisy`) and nothing regressed, 1 otherwise, 2 refused before anything ran, 128+n stopped
+/// by signal n.
 pub fn run(args: &SuiteArgs) -> Result<i32> {
-    let me = std::env::current_exe()?;
+    let me = std::env::current_exe().context("cannot find the path of the running benchmp")?;
     let bin = absolute(&match &args.bin_dir {
         Some(d) => d.clone(),
         None => me.parent().map(Path::to_path_buf).unwrap_or_default(),
@@ -275,8 +282,8 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
         out.undo();
         return refuse(why);
     }
-    // From here on a stop signal only sets a flag: the running entry is stopped and reaped
-    // before the suite ends.
+    // From here on a stop signal only sets a flag: the running entry is stopped and reaped,
+    // and recorded as interrupted, before the suite ends.
     let _signals = benchmp::sys::process::InterruptGuard::install();
     if args.force {
         out.clear_earlier_results();
@@ -291,7 +298,8 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
         machine.cpus,
         dest.display()
     );
-    let mut status = StatusFile::create(&dest.join("status.tsv"))?;
+    let order: Vec<String> = plan.iter().map(|e| e.label.clone()).collect();
+    let mut status = StatusFile::create(&dest.join("status.tsv"), order, Vec::new())?;
     let (mut extra, extra_dto) = match &cpus {
         Some(list) => (
             vec![
@@ -310,6 +318,9 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
     let timeout = args.entry_timeout.map(Duration::from_secs_f64);
     let (mut failures, mut regressed) = (0usize, false);
     for e in &plan {
+        if let Some(sig) = benchmp::sys::process::interrupted() {
+            return stopped(sig, &dest, false);
+        }
         let (x, xe): (&[String], &[(String, String)]) = if e.tool == "dto" {
             (&dto_extra, &extra_dto)
         } else {
@@ -317,48 +328,88 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
         };
         let mut job = Job::of_entry(&bin, &dest, e, x, xe);
         job.timeout = timeout;
+        job.hold = Some(out.lock_fd());
         if e.needs_dir() {
-            std::fs::create_dir_all(dest.join(&e.label))?;
+            let d = dest.join(&e.label);
+            std::fs::create_dir_all(&d).with_context(|| format!("cannot create {}", shown(&d)))?;
         }
         outln!("{:<22} {} {}", e.label, e.tool, job.args.join(" "));
         let start = Instant::now();
+        let row = |exit: i32, outcome: Outcome| StatusRow {
+            label: e.label.clone(),
+            tool: e.tool.to_string(),
+            exit,
+            seconds: format!("{:.1}", start.elapsed().as_secs_f64()),
+            outcome: Some(outcome),
+        };
         let code = match job.run() {
             Ok(Ended::Status(c)) => c,
-            Ok(Ended::Interrupted(sig)) => return Ok(interrupted(sig)),
-            Err(err) => {
-                let _ = std::fs::write(
-                    dest.join(format!("{}.err", e.label)),
-                    format!("cannot start {}: {err}\n", job.program.display()),
-                );
+            Ok(Ended::Interrupted(sig)) => {
+                status.set(row(128 + sig as i32, Outcome::Interrupted))?;
+                return stopped(sig, &dest, true);
+            }
+            Err(err @ JobError::Start { .. }) => {
+                write_whole(
+                    &dest.join(format!("{}.err", e.label)),
+                    format!("{err}\n").as_bytes(),
+                )?;
                 127
             }
+            Err(err) => return Err(err.into()),
         };
-        let secs = start.elapsed().as_secs_f64();
-        status.add(&e.label, e.tool, code, secs)?;
-        if code != 0 {
-            failures += 1;
-            outln!(
-                "   FAILED (exit {code}, {secs:.1} s): {}",
-                err_head(&dest, &e.label)
-            );
+        let report = summary::read_report(&dest.join(format!("{}.json", e.label)))
+            .ok()
+            .flatten();
+        let outcome = summary::outcome(code, report.as_ref());
+        let done = row(code, outcome);
+        let secs = done.seconds.clone();
+        status.set(done)?;
+        match outcome {
+            Outcome::Failed => {
+                failures += 1;
+                outln!(
+                    "   FAILED (exit {code}, {secs} s): {}",
+                    head(&dest.join(format!("{}.err", e.label)))
+                );
+            }
+            Outcome::Noisy => {
+                let why = report
+                    .as_ref()
+                    .and_then(|r| r.reasons.first())
+                    .map_or(String::new(), |r| one_line(r, 300));
+                outln!("   NOISY (exit {code}, measured on a busy machine): {why}");
+            }
+            Outcome::Ok | Outcome::Interrupted => {}
         }
         if let Some(a) = &ab_bin {
-            match run_ab(&me, a, &bin, &dest, e, args, alpha)? {
-                Ended::Interrupted(sig) => return Ok(interrupted(sig)),
+            let ab = AbRun {
+                me: &me,
+                base: a,
+                bin: &bin,
+                dest: &dest,
+                args,
+                alpha,
+                hold: out.lock_fd(),
+            };
+            match ab.run(e)? {
+                Ended::Interrupted(sig) => {
+                    status.set(row(128 + sig as i32, Outcome::Interrupted))?;
+                    return stopped(sig, &dest, true);
+                }
                 Ended::Status(0) => {}
                 Ended::Status(1) => {
                     regressed = true;
-                    let txt = std::fs::read_to_string(dest.join(format!("ab/{}.txt", e.label)))
-                        .unwrap_or_default();
+                    let txt = read_own(&dest.join(format!("ab/{}.txt", e.label)));
                     for l in txt.lines().filter(|l| l.contains(" FAIL")) {
-                        outln!("   {l}");
+                        outln!("   {}", ftrace::error::printable(l));
                     }
                 }
                 Ended::Status(c) => {
                     failures += 1;
-                    let err = std::fs::read_to_string(dest.join(format!("ab/{}.err", e.label)))
-                        .unwrap_or_default();
-                    outln!("   FAILED (ab, exit {c}): {}", one_line(&err, 300));
+                    outln!(
+                        "   FAILED (ab, exit {c}): {}",
+                        head(&dest.join(format!("ab/{}.err", e.label)))
+                    );
                 }
             }
         }
@@ -378,9 +429,10 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
             stdout: Some(dest.join("compare.txt")),
             stderr: None,
             timeout: None,
+            hold: Some(out.lock_fd()),
         };
         match job.run()? {
-            Ended::Interrupted(sig) => return Ok(interrupted(sig)),
+            Ended::Interrupted(sig) => return stopped(sig, &dest, false),
             Ended::Status(0) => {}
             Ended::Status(1) => regressed = true,
             Ended::Status(_) => {
@@ -391,22 +443,13 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
                 regressed = true;
             }
         }
-        if let Some(last) = std::fs::read_to_string(dest.join("compare.txt"))
-            .ok()
-            .and_then(|t| t.lines().last().map(str::to_string))
-        {
-            outln!("{last}");
+        if let Some(last) = read_own(&dest.join("compare.txt")).lines().last() {
+            outln!("{}", ftrace::error::printable(last));
         }
     }
-    // The folder carries its own headline figures (benchmp's rule) for whoever reads it
-    // later without a benchmp that runs there (the LAVA report of a phone's results).
-    let summary = crate::cmd::summary::summarize(&dest)?;
-    std::fs::write(
-        dest.join("summary.json"),
-        serde_json::to_string_pretty(&summary)? + "\n",
-    )?;
+    let summary = write_summary(&dest)?;
     if !args.no_summary {
-        benchmp::cli::write_stdout(&crate::cmd::summary::render(&summary))?;
+        benchmp::cli::write_stdout(&summary::render(&summary))?;
     }
     Ok(if failures == 0 && !regressed {
         EXIT_OK
@@ -415,23 +458,57 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
     })
 }
 
-/// The status after a stop signal, said in one line.
-fn interrupted(sig: nix::sys::signal::Signal) -> i32 {
-    benchmp::errln!(
-        "benchmp: suite interrupted by {}; the running entry was stopped",
-        sig.as_str()
-    );
-    128 + sig as i32
+/// Leaves the folder's summary in it (`summary.json`, benchmp's headline rule) for whoever
+/// reads it later without a benchmp that runs there (the LAVA report of a phone's results).
+fn write_summary(dest: &Path) -> Result<summary::Summary> {
+    // The folder is the suite's own: a file in it that cannot be read is a failure here, not
+    // bad input.
+    let s = summary::summarize(dest)
+        .map_err(|e| anyhow::anyhow!("the results folder cannot be summed up: {e:#}"))?;
+    write_whole(
+        &dest.join("summary.json"),
+        (serde_json::to_string_pretty(&s)? + "\n").as_bytes(),
+    )?;
+    Ok(s)
 }
 
-/// The first 300 bytes of an entry's errors, on one line.
-fn err_head(dest: &Path, label: &str) -> String {
-    let err = std::fs::read(dest.join(format!("{label}.err"))).unwrap_or_default();
-    one_line(&String::from_utf8_lossy(&err), 300)
+/// The status after a stop signal, said in one line, with the folder's summary written.
+fn stopped(sig: nix::sys::signal::Signal, dest: &Path, running: bool) -> Result<i32> {
+    let code = 128 + sig as i32;
+    if let Err(e) = write_summary(dest) {
+        benchmp::errln!(
+            "benchmp: {}",
+            ftrace::error::printable(&format!("{e:#}").replace('\n', " "))
+        );
+    }
+    let what = if running {
+        "the running entry was stopped and recorded as interrupted"
+    } else {
+        "no entry was running"
+    };
+    benchmp::errln!("benchmp: suite interrupted by {}; {what}", sig.as_str());
+    Ok(code)
 }
 
+/// A file the suite's own commands wrote (an ab table, compare.txt), read as any input is;
+/// empty when it cannot be.
+fn read_own(path: &Path) -> String {
+    benchmp::input::read_text(path, benchmp::input::MAX_INPUT_BYTES).unwrap_or_default()
+}
+
+/// The first 300 bytes of a file of errors, on one line, control characters escaped.
+fn head(path: &Path) -> String {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    if let Ok(f) = benchmp::input::open_file(path) {
+        let _ = f.take(300).read_to_end(&mut bytes);
+    }
+    one_line(&String::from_utf8_lossy(&bytes), 300)
+}
+
+/// `s` on one line of at most `max` bytes, control characters escaped.
 fn one_line(s: &str, max: usize) -> String {
-    let mut t: String = s.replace('\n', " ");
+    let mut t: String = s.trim_end().replace('\n', " ");
     if t.len() > max {
         let mut cut = max;
         while !t.is_char_boundary(cut) {
@@ -439,7 +516,7 @@ fn one_line(s: &str, max: usize) -> String {
         }
         t.truncate(cut);
     }
-    t
+    ftrace::error::printable(&t).into_owned()
 }
 
 /// `x` with 6 significant digits and no trailing zeros (printf's `%.6g` for 1e-5 < x < 1).
@@ -462,7 +539,7 @@ fn significant6(x: f64) -> String {
 fn ab_words(bin: &Path, dest: &Path, e: &Entry, side: &str) -> Result<String> {
     let dir = dest.join("ab").join(format!("{}-{side}", e.label));
     if e.needs_dir() {
-        std::fs::create_dir_all(&dir)?;
+        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", shown(&dir)))?;
     }
     let files = Files {
         json: PathBuf::new(),
@@ -484,49 +561,60 @@ fn ab_words(bin: &Path, dest: &Path, e: &Entry, side: &str) -> Result<String> {
     Ok(shlex::try_join(words.iter().map(String::as_str))?)
 }
 
-/// The entry paired by benchmp ab, the baseline build (A) against this one (B).
-fn run_ab(
-    me: &Path,
-    ab_bin: &Path,
-    bin: &Path,
-    dest: &Path,
-    e: &Entry,
-    args: &SuiteArgs,
+/// What pairs each entry with the baseline build through benchmp ab.
+struct AbRun<'a> {
+    /// This benchmp.
+    me: &'a Path,
+    /// The baseline build's tools (A).
+    base: &'a Path,
+    /// This build's tools (B).
+    bin: &'a Path,
+    /// The results folder.
+    dest: &'a Path,
+    /// `--ab-time` and `--ab-processes`.
+    args: &'a SuiteArgs,
+    /// The false-alarm rate per entry.
     alpha: f64,
-) -> Result<Ended> {
-    std::fs::create_dir_all(dest.join("ab"))?;
-    let a = ab_words(ab_bin, dest, e, "base")?;
-    let b = ab_words(bin, dest, e, "current")?;
-    let alpha = significant6(alpha);
-    outln!(
-        "{:<22} benchmp ab --time {} --processes {} --alpha {alpha} (base against this build)",
-        format!("{} (ab)", e.label),
-        args.ab_time,
-        args.ab_processes
-    );
-    let job = Job {
-        program: me.to_path_buf(),
-        args: vec![
-            "ab".into(),
-            "--time".into(),
-            args.ab_time.to_string(),
-            "--processes".into(),
-            args.ab_processes.to_string(),
-            "--alpha".into(),
-            alpha,
-            format!(
-                "--json={}",
-                dest.join(format!("ab/{}.json", e.label)).display()
-            ),
-            a,
-            b,
-        ],
-        env: Vec::new(),
-        stdout: Some(dest.join(format!("ab/{}.txt", e.label))),
-        stderr: Some(dest.join(format!("ab/{}.err", e.label))),
-        timeout: None,
-    };
-    Ok(job.run()?)
+    /// The folder's lock, inherited.
+    hold: std::os::fd::RawFd,
+}
+
+impl AbRun<'_> {
+    /// The entry paired by benchmp ab, the baseline build (A) against this one (B).
+    fn run(&self, e: &Entry) -> Result<Ended> {
+        let dir = self.dest.join("ab");
+        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", shown(&dir)))?;
+        let a = ab_words(self.base, self.dest, e, "base")?;
+        let b = ab_words(self.bin, self.dest, e, "current")?;
+        let alpha = significant6(self.alpha);
+        outln!(
+            "{:<22} benchmp ab --time {} --processes {} --alpha {alpha} (base against this build)",
+            format!("{} (ab)", e.label),
+            self.args.ab_time,
+            self.args.ab_processes
+        );
+        let job = Job {
+            program: self.me.to_path_buf(),
+            args: vec![
+                "ab".into(),
+                "--time".into(),
+                self.args.ab_time.to_string(),
+                "--processes".into(),
+                self.args.ab_processes.to_string(),
+                "--alpha".into(),
+                alpha,
+                format!("--json={}", dir.join(format!("{}.json", e.label)).display()),
+                a,
+                b,
+            ],
+            env: Vec::new(),
+            stdout: Some(dir.join(format!("{}.txt", e.label))),
+            stderr: Some(dir.join(format!("{}.err", e.label))),
+            timeout: None,
+            hold: Some(self.hold),
+        };
+        Ok(job.run()?)
+    }
 }
 
 #[cfg(test)]

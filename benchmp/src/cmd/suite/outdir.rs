@@ -3,7 +3,11 @@
 //! and a refusal leaves nothing behind.
 
 use std::fs::File;
+use std::io::Write as _;
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
 
 /// A results folder this suite holds.
 #[derive(Debug)]
@@ -12,8 +16,8 @@ pub struct OutDir {
     pub path: PathBuf,
     /// The folders this suite made for it, deepest first (removed on [`OutDir::undo`]).
     made: Vec<PathBuf>,
-    /// The folder itself, open and `flock`ed while the suite runs.
-    _lock: nix::fcntl::Flock<File>,
+    /// The folder itself, open and `flock`ed while the suite (or anything it started) runs.
+    lock: nix::fcntl::Flock<File>,
 }
 
 /// Why a results folder cannot be used (`--out DIR` + this).
@@ -87,8 +91,14 @@ impl OutDir {
         Ok(OutDir {
             path: std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
             made,
-            _lock: lock,
+            lock,
         })
+    }
+
+    /// The descriptor holding the folder's lock: a process that inherits it holds the lock
+    /// for as long as it lives.
+    pub fn lock_fd(&self) -> RawFd {
+        self.lock.as_raw_fd()
     }
 
     /// Removes the folders [`OutDir::open`] made, as long as they are empty (a refusal after
@@ -129,4 +139,18 @@ impl OutDir {
             }
         }
     }
+}
+
+fn shown(p: &Path) -> String {
+    ftrace::error::shown(p)
+}
+
+/// Writes a file of the folder whole or not at all ([`benchmp::files::StagedFile`]); an error
+/// names the file.
+pub fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let mut f = benchmp::files::StagedFile::create(path)
+        .with_context(|| format!("cannot write {}", shown(path)))?;
+    f.write_all(bytes)
+        .and_then(|()| f.commit())
+        .with_context(|| format!("cannot write {}", shown(path)))
 }
