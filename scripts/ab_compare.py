@@ -17,6 +17,8 @@ import os
 import pathlib
 import sys
 
+import suite_record
+
 
 def side(values, median):
     return {
@@ -96,6 +98,12 @@ def main():
         "counts": counts,
         "paired": True,
     }
+    made = [out / f"compare.{x}" for x in ("json", "csv", "txt")]
+    # Recorded before they are made, as the suite records its own files.
+    if (out / suite_record.RECORD).is_file():
+        why = suite_record.record(out, made)
+        if why:
+            print(f"ab_compare.py: the comparison is not recorded as the suite's: {why}", file=sys.stderr)
     write_whole(out / "compare.json", lambda f: f.write(json.dumps(comparison, indent=1) + "\n"))
 
     def table(f):

@@ -87,7 +87,7 @@ enum Cmd {
     /// next one runs. Exit status: 0 every entry measured (those that measured on a busy
     /// machine are listed as noisy) and nothing regressed, 1 otherwise, 2 refused before
     /// anything ran, 128+n stopped by signal n (the running entry and everything it forked
-    /// are stopped first, and recorded as interrupted).
+    /// are stopped first, and recorded as interrupted: --resume runs what is left).
     Suite(cmd::suite::SuiteArgs),
     /// Print the summary of a results folder: every entry with its headline figure, its
     /// time, what was noisy, failed or interrupted and, after a comparison, its worst

@@ -97,6 +97,194 @@ fn rows(out: &Path) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// Files of a user's beside an earlier suite's results, named like a suite's own.
+const USERS: [(&str, &str); 5] = [
+    ("base/dhry", "a build"),
+    ("ab/notes.txt", "notes"),
+    ("compare.c", "int main;"),
+    ("dhry-notes.md", "# notes"),
+    ("coremark-paper.pdf", "%PDF"),
+];
+
+fn put_users_files(u: &Path) {
+    for (name, text) in USERS {
+        let p = u.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+}
+
+fn assert_users_files(u: &Path) {
+    for (name, text) in USERS {
+        assert_eq!(
+            std::fs::read_to_string(u.join(name)).ok().as_deref(),
+            Some(text),
+            "{name} in {}: {:?}",
+            u.display(),
+            names(u)
+        );
+    }
+}
+
+#[test]
+fn force_refuses_a_folder_no_suite_recorded_and_changes_nothing() {
+    let bin = standins("force-unrecorded");
+    let u = temp_dir("benchmp-suite", "force-unrecorded");
+    put_users_files(&u);
+    std::fs::write(u.join("status.tsv"), "old").unwrap();
+    std::fs::write(u.join("dhry-P1.json"), "old").unwrap();
+    let line = benchmp().fails(
+        &[
+            "suite",
+            "--quick",
+            "--only",
+            "dhry",
+            "--bin-dir",
+            s(&bin),
+            "--out",
+            s(&u),
+            "--force",
+        ],
+        2,
+    );
+    assert!(line.contains("no record"), "{line}");
+    assert_users_files(&u);
+    assert_eq!(
+        std::fs::read_to_string(u.join("status.tsv")).unwrap(),
+        "old"
+    );
+    assert_eq!(
+        std::fs::read_to_string(u.join("dhry-P1.json")).unwrap(),
+        "old"
+    );
+    // An empty folder needs no record.
+    let empty = temp_dir("benchmp-suite", "force-empty");
+    ok(&suite(
+        &benchmp(),
+        &bin,
+        &["--only", "dhry", "--out", s(&empty), "--force"],
+    ));
+    let _ = std::fs::remove_dir_all(&u);
+    let _ = std::fs::remove_dir_all(&empty);
+    let _ = std::fs::remove_dir_all(&bin);
+}
+
+#[test]
+fn force_removes_only_what_an_earlier_suite_recorded() {
+    let bin = standins("force-recorded");
+    let u = temp_dir("benchmp-suite", "force-recorded");
+    let t = benchmp();
+    ok(&suite(
+        &t,
+        &bin,
+        &["--only", "dhry", "--only", "coremark", "--out", s(&u)],
+    ));
+    assert!(u.join("coremark-P1.json").is_file());
+    put_users_files(&u);
+    std::fs::write(u.join("dhry-P1-notes.txt"), "mine").unwrap();
+    ok(&suite(
+        &t,
+        &bin,
+        &["--only", "dhry", "--out", s(&u), "--force"],
+    ));
+    assert_users_files(&u);
+    assert_eq!(
+        std::fs::read_to_string(u.join("dhry-P1-notes.txt")).unwrap(),
+        "mine"
+    );
+    // The earlier suite's files went, this one's are there.
+    assert!(!u.join("coremark-P1.json").exists(), "{:?}", names(&u));
+    assert!(u.join("dhry-P1.json").is_file());
+    let labels: Vec<String> = rows(&u).into_iter().map(|r| r[0].clone()).collect();
+    assert_eq!(labels, ["dhry-P1"]);
+    // A file at a name the suite writes that it did not write is never replaced.
+    std::fs::remove_file(u.join("dhry-P1.json")).unwrap();
+    std::fs::write(u.join("dhry-P1.json"), "mine").unwrap();
+    let other = temp_dir("benchmp-suite", "force-recorded-other");
+    ok(&suite(
+        &t,
+        &bin,
+        &["--only", "coremark", "--out", s(&other)],
+    ));
+    std::fs::write(other.join("dhry-P1.json"), "mine").unwrap();
+    let line = t.fails(
+        &[
+            "suite",
+            "--quick",
+            "--only",
+            "dhry",
+            "--bin-dir",
+            s(&bin),
+            "--out",
+            s(&other),
+            "--force",
+        ],
+        2,
+    );
+    assert!(line.contains("dhry-P1.json"), "{line}");
+    assert_eq!(
+        std::fs::read_to_string(other.join("dhry-P1.json")).unwrap(),
+        "mine"
+    );
+    let _ = std::fs::remove_dir_all(&u);
+    let _ = std::fs::remove_dir_all(&other);
+    let _ = std::fs::remove_dir_all(&bin);
+}
+
+#[test]
+fn force_never_removes_an_input() {
+    let bin = standins("force-inputs");
+    let u = temp_dir("benchmp-suite", "force-inputs");
+    let t = benchmp();
+    // dto's entry has a folder of its own, which --force removes with the rest.
+    ok(&suite(&t, &bin, &["--only", "dto", "--out", s(&u)]));
+    let inner = u.join("dto-speedup/bin");
+    std::fs::create_dir_all(&inner).unwrap();
+    for tool in TOOLS {
+        std::fs::copy(bin.join(tool), inner.join(tool)).unwrap();
+    }
+    let me = u.join("dto-speedup/benchmp");
+    std::fs::copy(BIN, &me).unwrap();
+    let base = u.join("dto-speedup/base");
+    std::fs::create_dir_all(&base).unwrap();
+    std::fs::copy(u.join("dto-speedup.json"), base.join("dto-speedup.json")).unwrap();
+    let common = [
+        "suite",
+        "--quick",
+        "--only",
+        "dto",
+        "--out",
+        s(&u),
+        "--force",
+    ];
+    let with = |extra: &[&str]| -> Vec<String> {
+        common.iter().chain(extra).map(|a| a.to_string()).collect()
+    };
+    for (args, says) in [
+        (with(&["--bin-dir", s(&inner)]), "--bin-dir"),
+        (with(&["--bin-dir", s(&bin), "--ab", s(&inner)]), "--ab"),
+        (
+            with(&["--bin-dir", s(&bin), "--baseline", s(&base)]),
+            "--baseline",
+        ),
+    ] {
+        let line = t.fails(&args, 2);
+        assert!(
+            line.contains(says) && line.contains("dto-speedup"),
+            "{line}"
+        );
+    }
+    // benchmp itself, run from the folder --force would remove.
+    let line = Tool::new("benchmp", &me).fails(&with(&["--bin-dir", s(&bin)]), 2);
+    assert!(line.contains("dto-speedup"), "{line}");
+    for tool in TOOLS {
+        assert!(inner.join(tool).is_file(), "{tool}");
+    }
+    assert!(me.is_file() && base.join("dto-speedup.json").is_file());
+    let _ = std::fs::remove_dir_all(&u);
+    let _ = std::fs::remove_dir_all(&bin);
+}
+
 #[test]
 fn what_every_entry_would_refuse_is_refused_before_anything_runs() {
     let bin = standins("refusals");
@@ -230,6 +418,15 @@ impl Background {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+
+    /// How many times `tool` started.
+    fn starts(&self, tool: &str) -> usize {
+        std::fs::read_to_string(&self.log)
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with(&format!("{tool} ")))
+            .count()
+    }
 }
 
 impl Drop for Background {
@@ -275,7 +472,7 @@ fn wait_bounded(child: Child) -> Output {
 }
 
 #[test]
-fn an_interrupted_entry_is_recorded_as_interrupted() {
+fn an_interrupted_entry_is_recorded_and_resume_runs_only_what_is_left() {
     let bin = standins("resume");
     let u = temp_dir("benchmp-suite", "resume");
     let mut bg = Background::new("resume");
@@ -309,7 +506,35 @@ fn an_interrupted_entry_is_recorded_as_interrupted() {
     );
     assert!(text.contains("1 interrupted"), "{text}");
 
+    // Another plan, or a folder no suite made, is refused.
+    let t = benchmp();
+    let mut other = vec!["suite", "--quick", "--bin-dir", s(&bin), "--only", "dhry"];
+    other.extend_from_slice(&["--resume", s(&u)]);
+    let line = t.fails(&other, 2);
+    assert!(line.contains("another plan"), "{line}");
+    let plain = temp_dir("benchmp-suite", "resume-plain");
+    std::fs::write(plain.join("status.tsv"), "label\ttool\texit\tseconds\n").unwrap();
+    let mut not_suite = vec!["suite", "--quick", "--bin-dir", s(&bin)];
+    not_suite.extend_from_slice(&plan);
+    not_suite.extend_from_slice(&["--resume", s(&plain)]);
+    let line = t.fails(&not_suite, 2);
+    assert!(line.contains("no record"), "{line}");
+
+    // Resumed: only the interrupted entry runs again; the finished one and its row stay.
+    let mut args = plan.to_vec();
+    args.extend_from_slice(&["--resume", s(&u)]);
+    let resumed = bg.start(&bin, &args, &[]);
+    let o = wait_bounded(resumed);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!((bg.starts("dhry"), bg.starts("coremark")), (1, 2));
+    let r = rows(&u);
+    let got: Vec<(&str, &str, &str)> = r
+        .iter()
+        .map(|c| (c[0].as_str(), c[2].as_str(), c[4].as_str()))
+        .collect();
+    assert_eq!(got, [("dhry-P1", "0", "ok"), ("coremark-P1", "0", "ok")]);
     let _ = std::fs::remove_dir_all(&u);
+    let _ = std::fs::remove_dir_all(&plain);
     let _ = std::fs::remove_dir_all(&bin);
 }
 

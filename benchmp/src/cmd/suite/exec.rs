@@ -56,6 +56,30 @@ impl Files {
         }
     }
 
+    /// The names, relative to the results folder, of everything running `entry` makes
+    /// there (with `ab`, its pairing's too): its text, errors and reports, its folder.
+    pub fn names(entry: &Entry, ab: bool) -> Vec<String> {
+        let l = &entry.label;
+        let words = || entry.args.iter().chain(entry.env.iter().map(|(_, w)| w));
+        let mut v = vec![format!("{l}.txt"), format!("{l}.err")];
+        if words().any(|w| matches!(w, Word::Json(_))) {
+            v.push(format!("{l}.json"));
+        }
+        if words().any(|w| matches!(w, Word::Csv(_))) {
+            v.push(format!("{l}.csv"));
+        }
+        if entry.needs_dir() {
+            v.push(format!("{l}/"));
+        }
+        if ab {
+            v.extend(["json", "txt", "err"].map(|x| format!("ab/{l}.{x}")));
+            if entry.needs_dir() {
+                v.extend(["base", "current"].map(|s| format!("ab/{l}-{s}/")));
+            }
+        }
+        v
+    }
+
     /// A word with its placeholder filled in.
     pub fn fill(&self, w: &Word) -> String {
         match w {
@@ -275,6 +299,37 @@ impl StatusFile {
 mod tests {
     use super::*;
     use crate::cmd::summary::Outcome;
+
+    #[test]
+    fn an_entry_names_every_file_it_makes() {
+        let plan = super::super::plan::plan(
+            super::super::plan::Mode::Quick,
+            super::super::plan::Machine {
+                cpus: 2,
+                llc_bytes: 1 << 20,
+            },
+        );
+        let dhry = plan.iter().find(|e| e.label == "dhry-P1").unwrap();
+        assert_eq!(
+            Files::names(dhry, false),
+            ["dhry-P1.txt", "dhry-P1.err", "dhry-P1.json", "dhry-P1.csv"]
+        );
+        let dto = plan.iter().find(|e| e.label == "dto-speedup").unwrap();
+        assert_eq!(
+            Files::names(dto, true),
+            [
+                "dto-speedup.txt",
+                "dto-speedup.err",
+                "dto-speedup.json",
+                "dto-speedup/",
+                "ab/dto-speedup.json",
+                "ab/dto-speedup.txt",
+                "ab/dto-speedup.err",
+                "ab/dto-speedup-base/",
+                "ab/dto-speedup-current/",
+            ]
+        );
+    }
 
     #[test]
     fn status_rows_keep_the_plans_order_and_a_row_is_replaced_whole() {

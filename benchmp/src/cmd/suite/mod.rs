@@ -16,7 +16,7 @@ pub mod plan;
 
 use crate::cmd::summary::{self, Outcome, StatusRow};
 use exec::{Ended, Files, Job, JobError, StatusFile};
-use outdir::write_whole;
+use outdir::{Input, OutDir, Recipe, Take, write_whole};
 use plan::{Entry, Machine, Mode, TOOLS, Word};
 
 /// `benchmp suite`'s options.
@@ -35,10 +35,20 @@ pub struct SuiteArgs {
     /// no other suite may be writing into it.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Run into a --out folder that is not empty, after removing the files an earlier suite
-    /// wrote there (status.tsv, compare.*, ab/, every entry's files and folder, the plots).
-    #[arg(long)]
+    /// Run into a --out folder an earlier suite made, after removing what that suite recorded
+    /// in it (.socbench-suite.json: every entry's files and folder, status.tsv, summary.json,
+    /// the comparisons and the plots); anything else stays. Refused when removing them would
+    /// remove an input (--bin-dir, --ab, --baseline, this benchmp), when something the suite
+    /// writes is there and was not recorded, and for a folder without that record unless it
+    /// is empty.
+    #[arg(long, conflicts_with = "resume")]
     pub force: bool,
+    /// Go on with a suite's folder that was stopped (a signal, a lost device): run the entries
+    /// it did not finish (no row in status.tsv, or one marked interrupted) and keep the rest.
+    /// The options must give the plan it was made with (mode, --only, --cpus, --trace, the
+    /// binary folders, --ab and --baseline, on the same machine).
+    #[arg(long, value_name = "DIR", conflicts_with = "out")]
+    pub resume: Option<PathBuf>,
     /// Where the tools' binaries are (default: the folder of this benchmp).
     #[arg(long, value_name = "DIR")]
     pub bin_dir: Option<PathBuf>,
@@ -211,6 +221,62 @@ fn shown(p: &Path) -> String {
     ftrace::error::shown(p)
 }
 
+/// What `--force` or `--resume` must never remove: this program, the tools run and compared,
+/// the baseline folder (each folder first, so a refusal names it).
+fn inputs(
+    me: &Path,
+    bin: &Path,
+    ab: Option<&Path>,
+    baseline: Option<&Path>,
+    tools: &[&str],
+) -> Vec<Input> {
+    let input = |what: String, path: &Path, whole: bool| Input {
+        what,
+        path: path.to_path_buf(),
+        whole,
+    };
+    let mut v = vec![input(
+        format!("the program running ({})", shown(me)),
+        me,
+        false,
+    )];
+    for (option, dir) in [("--bin-dir", Some(bin)), ("--ab", ab)] {
+        let Some(dir) = dir else { continue };
+        v.push(input(format!("{option} {}", shown(dir)), dir, false));
+        for t in tools {
+            let p = dir.join(t);
+            v.push(input(format!("{option}'s {t} ({})", shown(&p)), &p, false));
+        }
+    }
+    if let Some(b) = baseline {
+        v.push(input(format!("--baseline {}", shown(b)), b, true));
+    }
+    v
+}
+
+/// The rows an earlier run of a resumed folder finished (anything but interrupted) for
+/// entries of `plan`.
+fn finished(dir: &Path, plan: &[Entry]) -> Result<Vec<StatusRow>> {
+    let rows = match summary::read_status(dir) {
+        Ok(rows) => rows,
+        // Stopped before its first row was written.
+        Err(e)
+            if matches!(
+                e.downcast_ref::<benchmp::input::InputError>(),
+                Some(benchmp::input::InputError::Missing(_))
+            ) =>
+        {
+            Vec::new()
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(rows
+        .into_iter()
+        .filter(|r| r.outcome != Some(Outcome::Interrupted))
+        .filter(|r| plan.iter().any(|e| e.label == r.label))
+        .collect())
+}
+
 /// Runs the suite; the exit status: 0 every entry measured (some perhaps on a busy machine,
 /// `noisy`) and nothing regressed, 1 otherwise, 2 refused before anything ran, 128+n stopped
 /// by signal n.
@@ -265,41 +331,87 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
             ));
         }
     }
-    let out_path = absolute(&args.out.clone().unwrap_or_else(default_out));
-    let out = match outdir::OutDir::open(&out_path, args.force) {
-        Ok(o) => o,
-        Err(e) => return refuse(format!("--out {} {e}", out_path.display())),
+    let (option, out_path, take) = match &args.resume {
+        Some(d) => ("--resume", absolute(d), Take::Resume),
+        None => (
+            "--out",
+            absolute(&args.out.clone().unwrap_or_else(default_out)),
+            if args.force { Take::Force } else { Take::New },
+        ),
     };
-    if let Some(b) = &baseline
-        && args.force
-        && b.starts_with(&out.path)
-    {
-        let why = format!(
-            "--baseline {} is inside --out {}, which --force clears",
-            b.display(),
-            out.path.display()
-        );
+    let recipe = Recipe {
+        mode: format!("{mode:?}").to_lowercase(),
+        entries: plan.iter().map(Entry::to_string).collect(),
+        cpus: cpus.as_deref().map(benchmp::cpulist::format_cpu_list),
+        trace: args.trace,
+        bin_dir: bin.clone(),
+        ab: ab_bin.clone(),
+        ab_time: args.ab_time,
+        ab_processes: args.ab_processes,
+        baseline: baseline.clone(),
+    };
+    let mut out = match OutDir::open(&out_path, take, &recipe) {
+        Ok(o) => o,
+        Err(e) => return refuse(format!("{option} {} {e}", shown(&out_path))),
+    };
+    let kept = if take == Take::Resume {
+        match finished(&out.path, &plan) {
+            Ok(k) => k,
+            Err(e) => {
+                out.undo();
+                return refuse(format!("--resume {}: {e:#}", shown(&out_path)));
+            }
+        }
+    } else {
+        Vec::new()
+    };
+    let todo: Vec<&Entry> = plan
+        .iter()
+        .filter(|e| !kept.iter().any(|r| r.label == e.label))
+        .collect();
+    let with_ab = ab_bin.is_some();
+    let mut shared: Vec<String> = vec!["status.tsv".into(), "summary.json".into()];
+    if with_ab {
+        shared.push("ab/".into());
+    }
+    if baseline.is_some() {
+        shared.extend(["compare.txt", "compare.json", "compare.csv"].map(String::from));
+    }
+    let entries_files: Vec<String> = todo.iter().flat_map(|e| Files::names(e, with_ab)).collect();
+    let doomed = match take {
+        Take::New => Vec::new(),
+        Take::Force => out.recorded(),
+        Take::Resume => entries_files.clone(),
+    };
+    let planned: Vec<String> = shared.iter().chain(&entries_files).cloned().collect();
+    let protected = inputs(&me, &bin, ab_bin.as_deref(), baseline.as_deref(), &needed);
+    if let Err(e) = out.check(&doomed, &planned, &protected) {
+        let why = format!("{option} {}: {e}", shown(&out_path));
         out.undo();
         return refuse(why);
     }
     // From here on a stop signal only sets a flag: the running entry is stopped and reaped,
     // and recorded as interrupted, before the suite ends.
     let _signals = benchmp::sys::process::InterruptGuard::install();
-    if args.force {
-        out.clear_earlier_results();
-    }
+    out.clear(&doomed)?;
+    out.record(&shared)?;
     let dest = out.path.clone();
     let host = nix::unistd::gethostname()
         .map(|h| h.to_string_lossy().into_owned())
         .unwrap_or_default();
     outln!(
-        "== socbench suite ({}) on {host}: {} CPUs, results in {}",
-        format!("{mode:?}").to_lowercase(),
+        "== socbench suite ({}) on {host}: {} CPUs, results in {}{}",
+        recipe.mode,
         machine.cpus,
-        dest.display()
+        dest.display(),
+        if kept.is_empty() {
+            String::new()
+        } else {
+            format!(" (resumed: {} of {} entries left)", todo.len(), plan.len())
+        }
     );
     let order: Vec<String> = plan.iter().map(|e| e.label.clone()).collect();
-    let mut status = StatusFile::create(&dest.join("status.tsv"), order, Vec::new())?;
+    let mut status = StatusFile::create(&dest.join("status.tsv"), order, kept)?;
     let (mut extra, extra_dto) = match &cpus {
         Some(list) => (
             vec![
@@ -317,10 +429,11 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
     let alpha = 0.05 / plan.len().max(1) as f64;
     let timeout = args.entry_timeout.map(Duration::from_secs_f64);
     let (mut failures, mut regressed) = (0usize, false);
-    for e in &plan {
+    for e in todo {
         if let Some(sig) = benchmp::sys::process::interrupted() {
             return stopped(sig, &dest, false);
         }
+        out.record(&Files::names(e, with_ab))?;
         let (x, xe): (&[String], &[(String, String)]) = if e.tool == "dto" {
             (&dto_extra, &extra_dto)
         } else {
@@ -486,7 +599,11 @@ fn stopped(sig: nix::sys::signal::Signal, dest: &Path, running: bool) -> Result<
     } else {
         "no entry was running"
     };
-    benchmp::errln!("benchmp: suite interrupted by {}; {what}", sig.as_str());
+    benchmp::errln!(
+        "benchmp: suite interrupted by {}; {what} (benchmp suite --resume {} with the same options runs what is left)",
+        sig.as_str(),
+        shown(dest)
+    );
     Ok(code)
 }
 
