@@ -1,6 +1,7 @@
 //! `benchmp suite`: runs socbench's plan with the binaries next to it (or `--bin-dir`) and
-//! writes the results folder: every entry's JSON, CSV, text and errors, `status.tsv`, and
-//! with `--ab` or `--baseline` its comparison. It needs nothing but the binaries, so the
+//! writes the results folder: every entry's JSON, CSV, text and errors, `status.tsv` (how
+//! each entry ended), the record of what it made there (what `--force` and `--resume` act
+//! on), and with `--ab` or `--baseline` its comparison. It needs nothing but the binaries, so the
 //! same plan runs on this machine (scripts/suite.sh builds, calls it, then plots) and on a
 //! phone after `adb push` (scripts/android.sh).
 
