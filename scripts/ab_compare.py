@@ -13,8 +13,11 @@ Usage: ab_compare.py OUT
 """
 import csv
 import json
+import os
 import pathlib
 import sys
+
+import suite_record
 
 
 def side(values, median):
@@ -56,6 +59,17 @@ def rows_of(label, report):
     return rows
 
 
+def write_whole(path, write):
+    """Writes `path` whole or not at all: beside it first, renamed over it when complete."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", newline="") as f:
+            write(f)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
@@ -84,8 +98,15 @@ def main():
         "counts": counts,
         "paired": True,
     }
-    (out / "compare.json").write_text(json.dumps(comparison, indent=1) + "\n")
-    with (out / "compare.csv").open("w", newline="") as f:
+    made = [out / f"compare.{x}" for x in ("json", "csv", "txt")]
+    # Recorded before they are made, as the suite records its own files.
+    if (out / suite_record.RECORD).is_file():
+        why = suite_record.record(out, made)
+        if why:
+            print(f"ab_compare.py: the comparison is not recorded as the suite's: {why}", file=sys.stderr)
+    write_whole(out / "compare.json", lambda f: f.write(json.dumps(comparison, indent=1) + "\n"))
+
+    def table(f):
         w = csv.writer(f)
         w.writerow(["entry", "figure", "unit", "better", "base_median", "current_median",
                     "processes", "pairs", "seconds", "change_pct", "low_pct", "high_pct", "verdict", "why"])
@@ -94,7 +115,9 @@ def main():
                         r["base"]["value"], r["current"]["value"], r["processes"], r["pairs"],
                         r["seconds"], r["change_pct"], r["low_pct"], r["high_pct"],
                         r["verdict"], r["why"] or ""])
-    with (out / "compare.txt").open("w") as f:
+    write_whole(out / "compare.csv", table)
+
+    def text(f):
         for path in reports:
             txt = path.with_suffix(".txt")
             f.write(f"== {path.stem}\n")
@@ -103,6 +126,7 @@ def main():
         f.write(f"{len(rows)} figures: {counts['pass']} PASS, {counts['fail']} FAIL, "
                 f"{counts['improved']} IMPROVED, {counts['noisy']} NOISY, "
                 f"{counts['missing']} MISSING (paired: benchmp ab)\n")
+    write_whole(out / "compare.txt", text)
     return 0
 
 

@@ -21,6 +21,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+import suite_record  # noqa: E402
+
 
 def load(path):
     try:
@@ -285,6 +287,11 @@ def main():
     made.extend(regression_plots(out))
     for m in made:
         print(f"plot: {m}")
+    # The plots are the suite's files too: benchmp suite --force removes them with the rest.
+    if (out / suite_record.RECORD).is_file():
+        why = suite_record.record(out, made)
+        if why:
+            print(f"plot.py: the plots are not recorded as the suite's: {why}", file=sys.stderr)
     return 0
 
 

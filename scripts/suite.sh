@@ -7,23 +7,31 @@
 # with --ab BIN_DIR every entry is also paired with another build's binaries by benchmp ab:
 # both builds run as workers on the same CPUs and their repetitions are interleaved, so the
 # host's drift falls on both sides alike.
-# Exit status: 0 when every entry succeeded (and nothing regressed), 1 otherwise, 2 for bad
-# options (refused before anything runs, one line on stderr), 128+n interrupted by signal n
-# (SIGINT, SIGTERM, SIGHUP: the running entry and everything it forked is stopped first).
+# Exit status: 0 when every entry measured (some perhaps on a busy machine: noisy, listed in
+# the summary) and nothing regressed, 1 otherwise, 2 for bad options (refused before anything
+# runs, one line on stderr), 128+n interrupted by signal n (SIGINT, SIGTERM, SIGHUP: the
+# running entry and everything it forked is stopped first and recorded as interrupted;
+# --resume DIR runs what is left).
 set -uo pipefail
 
 usage() {
   cat <<'USAGE'
-Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR [--force]] [--baseline DIR | --ab BIN_DIR [--ab-time S] [--ab-processes N]] [--no-build] [--bin-dir DIR] [--no-plots]
+Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR [--force] | --resume DIR] [--baseline DIR | --ab BIN_DIR [--ab-time S] [--ab-processes N]] [--no-build] [--bin-dir DIR] [--no-plots]
 
   --quick        fewer operations and repetitions (about a minute)
   --full         every operation, lmbench's 11 repetitions, more strides (tens of minutes)
   --only TOOL    run only this tool (repeatable): bw_mem lat_mem_rd dhry coremark dto
   --out DIR      results folder (default results/<host>-<timestamp>); it must be empty or
                  new, and no other suite may be writing into it
-  --force        run into a --out folder that is not empty, after removing the files an
-                 earlier suite wrote there (status.tsv, compare.*, ab/, every entry's
-                 files and folder, the plots); other files stay
+  --force        run into a --out folder an earlier suite made, after removing what it
+                 recorded there (.socbench-suite.json: every entry's files and folder,
+                 status.tsv, summary.json, compare.*, ab/, the plots); other files stay.
+                 Refused for a folder without that record (unless it is empty), when a
+                 removal would remove an input (--bin-dir, --ab, --baseline, benchmp), and
+                 when a file the suite writes is there and was not recorded
+  --resume DIR   go on with a stopped suite's folder: run only the entries it did not
+                 finish (no row in status.tsv, or one marked interrupted), keep the rest;
+                 give the options it was made with (same plan, same binaries)
   --baseline DIR compare with an earlier results folder (benchmp compare): a verdict per
                  entry in the summary, compare.txt/.json/.csv and a plot of each regression
   --ab BIN_DIR   also pair every entry with the binaries in BIN_DIR (the baseline build)
@@ -65,13 +73,17 @@ absolute() { case "$1" in /*) printf '%s' "$1" ;; *) printf '%s' "$PWD/$1" ;; es
 
 # What benchmp suite gets: every option but the build, plot and binary-folder ones, which are
 # this script's.
-pass=() out="" build=1 bin_dir="" plots=1 ab=0
+pass=() out="" build=1 bin_dir="" plots=1 ab=0 resume=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick|--full|--force) pass+=("$1") ;;
     --only) [ $# -ge 2 ] || die "--only needs a tool name"; pass+=(--only "$2"); shift ;;
     --out) [ $# -ge 2 ] || die "--out needs a folder"; [ -n "$2" ] || die "--out needs a folder"
+           [ "$resume" = 0 ] || die "--out and --resume cannot be used together"
            out=$(absolute "$2"); shift ;;
+    --resume) [ $# -ge 2 ] || die "--resume needs a results folder"; [ -n "$2" ] || die "--resume needs a results folder"
+              [ -z "$out" ] || die "--out and --resume cannot be used together"
+              out=$(absolute "$2"); resume=1; shift ;;
     --baseline) [ $# -ge 2 ] || die "--baseline needs a results folder"
                 [ -d "$2" ] || die "--baseline $2 is not a folder"
                 pass+=(--baseline "$(cd "$2" && pwd)"); shift ;;
@@ -105,7 +117,9 @@ if [ ! -f "$bin_dir/benchmp" ] || [ ! -x "$bin_dir/benchmp" ]; then
 fi
 
 # benchmp suite checks everything else (tools, folders, baselines) before it runs anything.
-child_run "$bin_dir/benchmp" suite --bin-dir "$bin_dir" --out "$out" --no-summary "${pass[@]}"
+where=(--out "$out")
+[ "$resume" = 0 ] || where=(--resume "$out")
+child_run "$bin_dir/benchmp" suite --bin-dir "$bin_dir" "${where[@]}" --no-summary "${pass[@]}"
 rc=$?
 # Refused (nothing ran), or stopped by a signal sent to benchmp itself.
 if [ "$rc" -eq 2 ] || [ "$rc" -ge 128 ] || [ ! -d "$out" ]; then exit "$rc"; fi
@@ -114,8 +128,15 @@ if [ "$ab" = 1 ]; then
   echo "== paired with the --ab build"
   child_run python3 "$here/ab_compare.py" "$out" || { echo "suite.sh: gathering the paired verdicts failed" >&2; rc=1; }
   [ -s "$out/compare.txt" ] && tail -n 1 "$out/compare.txt"
-  # The verdicts join the folder's summary.
-  child_run --out "$out/summary.json" "$bin_dir/benchmp" summary --json "$out"
+  # The verdicts join the folder's summary: written beside it and renamed over it once
+  # whole, so a failure (a full disk) leaves the suite's own.
+  if child_run --out "$out/.summary.json.$$" "$bin_dir/benchmp" summary --json "$out"; then
+    mv -f "$out/.summary.json.$$" "$out/summary.json"
+  else
+    rm -f "$out/.summary.json.$$"
+    echo "suite.sh: the summary with the paired verdicts could not be written; $out/summary.json is the suite's own" >&2
+    rc=1
+  fi
 fi
 if [ "$plots" = 1 ]; then
   if setup_python_packages; then

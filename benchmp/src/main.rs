@@ -84,12 +84,15 @@ enum Cmd {
     /// Run socbench's plan (every tool with defaults that finish in a few minutes on a
     /// 2-core machine) with the binaries next to this one, into a results folder: each
     /// entry's JSON, CSV, text and errors and status.tsv; a failed entry is reported and the
-    /// next one runs. Exit status: 0 every entry succeeded (and nothing regressed), 1
-    /// otherwise, 2 refused before anything ran, 128+n stopped by signal n (the running
-    /// entry and everything it forked are stopped first).
+    /// next one runs. Exit status: 0 every entry measured (those that measured on a busy
+    /// machine are listed as noisy) and nothing regressed, 1 otherwise, 2 refused before
+    /// anything ran, 128+n stopped by signal n (the running entry and everything it forked
+    /// are stopped first, and recorded as interrupted: --resume runs what is left).
     Suite(cmd::suite::SuiteArgs),
     /// Print the summary of a results folder: every entry with its headline figure, its
-    /// time and, after a comparison, its worst verdict.
+    /// time, what was noisy, failed or interrupted and, after a comparison, its worst
+    /// verdict. Exit status 2 (one line naming the file) when a file of the folder cannot be
+    /// read or status.tsv holds a row that is not one.
     Summary(cmd::summary::SummaryArgs),
     /// Print the framework's own costs: timing and loop overhead, fork and handshake time per
     /// child, and the error of known-duration workloads measured through the framework.

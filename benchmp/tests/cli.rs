@@ -437,6 +437,23 @@ fn topology_prints_from_a_fixture_root() {
 }
 
 #[test]
+fn a_sysfs_root_that_is_no_sysfs_tree_is_bad_input() {
+    let _serial = serial();
+    let out = Command::new(env!("CARGO_BIN_EXE_benchmp"))
+        .arg("topology")
+        .env("BENCHMP_SYSFS_ROOT", "/nonexist")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("benchmp: BENCHMP_SYSFS_ROOT=/nonexist"),
+        "{err}"
+    );
+}
+
+#[test]
 fn help_works() {
     let _serial = serial();
     let out = Command::new(env!("CARGO_BIN_EXE_benchmp"))

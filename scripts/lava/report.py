@@ -151,9 +151,10 @@ def plateau_cases(label, data):
     return out
 
 
-def judge_entry(out, label, code, heads):
+def judge_entry(out, label, code, heads, status=None):
     """Everything one suite entry reports: (result, figure, unit, reasons, sub-cases); heads
-    is (headline by label, why there are none).
+    is (headline by label, why there are none), status the outcome status.tsv records (ok,
+    noisy, failed, interrupted; None in a row from before that column).
 
     Sub-cases are (name, result or None for the entry's own, measurement, units).
     """
@@ -164,7 +165,11 @@ def judge_entry(out, label, code, heads):
     if code == EXIT_UNSUPPORTED:
         reasons.add("unsupported", f"not supported here (exit 3): {last_error_line(out, label)}",
                     code, "status")
-    elif code != 0:
+    elif status == "interrupted":
+        reasons.add("interrupted", f"the suite was stopped while it ran (exit {code})", code, "status")
+    elif code != 0 and status != "noisy":
+        # A noisy outcome measured: the tool gave up only because the run was noisy
+        # (--fail-on-noise); the report's noise reasons say why.
         reasons.add("exit", f"the tool failed (exit {code}): {last_error_line(out, label)}",
                     code, "status")
     if data is None:
@@ -264,7 +269,7 @@ def report_entries(lava, out, rows, benchmp):
                 code = int(row["exit"])
             except (TypeError, ValueError):
                 code = 255
-            result, figure, unit, reasons, subs = judge_entry(out, label, code, heads)
+            result, figure, unit, reasons, subs = judge_entry(out, label, code, heads, row.get("status"))
             lava.explain(case_name(label), reasons)
             lava.case(case_name(label), result, figure, unit)
             lava.reason_cases(case_name(label), result, reasons)

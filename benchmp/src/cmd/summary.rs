@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use benchmp::figure::Figure;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A figure shown next to the headline (`L1 1.42 ns`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -153,6 +153,178 @@ pub fn number(x: Option<f64>) -> String {
     }
 }
 
+/// How an entry ended, as status.tsv records it: the suite's exit status 0 needs every entry
+/// to have measured (`ok` or `noisy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// It measured.
+    Ok,
+    /// It measured on a busy machine: its report calls the run noisy (and it exited 0, or 1
+    /// only because of that, as with `--fail-on-noise`).
+    Noisy,
+    /// It could not measure.
+    Failed,
+    /// The suite was stopped while it ran; `benchmp suite --resume` runs it again.
+    Interrupted,
+}
+
+impl Outcome {
+    /// The word status.tsv gives it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Noisy => "noisy",
+            Outcome::Failed => "failed",
+            Outcome::Interrupted => "interrupted",
+        }
+    }
+
+    fn from_word(w: &str) -> Option<Outcome> {
+        [
+            Outcome::Ok,
+            Outcome::Noisy,
+            Outcome::Failed,
+            Outcome::Interrupted,
+        ]
+        .into_iter()
+        .find(|o| o.word() == w)
+    }
+}
+
+/// The outcome of an entry that ended by itself with `exit`, given its report.
+pub fn outcome(exit: i32, report: Option<&EntryReport>) -> Outcome {
+    let noisy = report.is_some_and(|r| r.noisy && r.figures.is_ok());
+    match exit {
+        0 if noisy => Outcome::Noisy,
+        0 => Outcome::Ok,
+        benchmp::EXIT_FAILED if noisy => Outcome::Noisy,
+        _ => Outcome::Failed,
+    }
+}
+
+/// status.tsv's first line.
+pub const STATUS_HEADER: &str = "label\ttool\texit\tseconds\tstatus";
+
+/// One row of status.tsv.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatusRow {
+    /// The entry's label (names its files).
+    pub label: String,
+    /// Its tool.
+    pub tool: String,
+    /// Its exit status (128+n: stopped by signal n).
+    pub exit: i32,
+    /// Its wall time, seconds, as written (`-` where not known).
+    pub seconds: String,
+    /// How it ended; `None` in a row written before the column existed (or by a script that
+    /// only knows the exit status), where [`outcome`] decides.
+    pub outcome: Option<Outcome>,
+}
+
+impl StatusRow {
+    /// The row as status.tsv holds it, with its line end.
+    pub fn line(&self) -> String {
+        let mut l = format!(
+            "{}\t{}\t{}\t{}",
+            self.label, self.tool, self.exit, self.seconds
+        );
+        if let Some(o) = self.outcome {
+            l += "\t";
+            l += o.word();
+        }
+        l + "\n"
+    }
+}
+
+/// A result folder's file refused as input: exit status 2, one line naming it.
+fn bad(path: &Path, row: Option<usize>, why: String) -> anyhow::Error {
+    let at = row.map(|n| format!(" row {n}")).unwrap_or_default();
+    benchmp::Usage(format!("{}{at}: {why}", ftrace::error::shown(path))).into()
+}
+
+/// True when a label can name files in the folder: a plain name.
+fn plain_label(label: &str) -> bool {
+    !label.is_empty() && label != "." && label != ".." && !label.contains('/')
+}
+
+/// The rows of a results folder's status.tsv (the folder and file read as every input is,
+/// [`benchmp::input`]); a row that is not label, tool, exit, seconds (and status) is bad
+/// input naming its row.
+pub fn read_status(dir: &Path) -> Result<Vec<StatusRow>> {
+    benchmp::input::check_folder(dir)?;
+    let path = dir.join("status.tsv");
+    let text = benchmp::input::read_text(&path, benchmp::input::MAX_INPUT_BYTES)?;
+    let mut lines = text.lines();
+    if !lines
+        .next()
+        .is_some_and(|h| h.starts_with("label\ttool\texit\tseconds"))
+    {
+        return Err(bad(
+            &path,
+            Some(1),
+            "is not the header label, tool, exit, seconds".into(),
+        ));
+    }
+    let mut rows = Vec::new();
+    for (i, line) in lines.enumerate() {
+        let n = Some(i + 2);
+        if line.is_empty() {
+            continue;
+        }
+        let cols: Vec<&str> = line.split('\t').collect();
+        let [label, tool, code, seconds, rest @ ..] = cols.as_slice() else {
+            return Err(bad(
+                &path,
+                n,
+                format!("{} column(s), not label, tool, exit, seconds", cols.len()),
+            ));
+        };
+        let (label, tool, code, seconds) = (*label, *tool, *code, *seconds);
+        if !plain_label(label) {
+            return Err(bad(
+                &path,
+                n,
+                format!(
+                    "label '{}' is not a file name",
+                    ftrace::error::printable(label)
+                ),
+            ));
+        }
+        let exit: i32 = code.parse().map_err(|_| {
+            bad(
+                &path,
+                n,
+                format!(
+                    "exit status '{}' is not a number",
+                    ftrace::error::printable(code)
+                ),
+            )
+        })?;
+        let outcome = match rest.first() {
+            None => None,
+            Some(w) => Some(Outcome::from_word(w).ok_or_else(|| {
+                bad(
+                    &path,
+                    n,
+                    format!(
+                        "status '{}' is not ok, noisy, failed or interrupted",
+                        ftrace::error::printable(w)
+                    ),
+                )
+            })?),
+        };
+        rows.push(StatusRow {
+            label: label.to_string(),
+            tool: tool.to_string(),
+            exit,
+            seconds: seconds.to_string(),
+            outcome,
+        });
+    }
+    Ok(rows)
+}
+
 /// One entry of the results folder.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
@@ -162,15 +334,18 @@ pub struct Row {
     pub tool: String,
     /// Its exit status.
     pub exit: i32,
+    /// How it ended.
+    pub status: Outcome,
     /// Its wall time as status.tsv gives it, seconds (`-` where it is not known).
     pub seconds: String,
     /// Its headline figure.
     pub headline: Option<Headline>,
-    /// True when its run was noisy.
+    /// True when its report calls the run noisy.
     pub noisy: bool,
     /// Its worst verdict after a comparison (`FAIL (2/5)`), if the folder has one.
     pub verdict: Option<String>,
-    /// What else to know: the figures beside the headline, a failure's last line.
+    /// What else to know: the figures beside the headline, why it was noisy, a failure's
+    /// last line.
     pub note: String,
 }
 
@@ -183,15 +358,24 @@ pub struct Summary {
     pub entries: Vec<Row>,
     /// True when the folder holds a comparison (the verdict column is shown).
     pub compared: bool,
-    /// Entries that failed.
+    /// Entries that could not measure.
     pub failed: usize,
+    /// Entries that measured on a busy machine.
+    pub noisy: usize,
+    /// Entries the suite was stopped in.
+    pub interrupted: usize,
 }
 
 /// Per entry, the worst verdict of `compare.json` and its count; and what an entry without
 /// one shows. `None` when the folder holds no comparison.
-fn verdicts(dir: &Path) -> Option<(std::collections::HashMap<String, String>, String)> {
-    let text = std::fs::read_to_string(dir.join("compare.json")).ok()?;
-    let data: serde_json::Value = serde_json::from_str(&text).ok()?;
+fn verdicts(dir: &Path) -> Result<Option<(std::collections::HashMap<String, String>, String)>> {
+    let path = dir.join("compare.json");
+    let Some(text) = benchmp::input::read_text_if_there(&path, benchmp::input::MAX_INPUT_BYTES)?
+    else {
+        return Ok(None);
+    };
+    let data: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| bad(&path, None, format!("is not a comparison's JSON: {e}")))?;
     let order = ["FAIL", "NOISY", "MISSING", "IMPROVED", "PASS", "REF"];
     let rank = |v: &str| order.iter().position(|o| *o == v).unwrap_or(order.len());
     let mut per: Vec<(String, Vec<String>)> = Vec::new();
@@ -225,107 +409,200 @@ fn verdicts(dir: &Path) -> Option<(std::collections::HashMap<String, String>, St
     } else {
         "MISSING"
     };
-    Some((map, unjudged.to_string()))
+    Ok(Some((map, unjudged.to_string())))
 }
 
-/// The figures and noise flag of one entry's report, or why it has none.
-fn read_report(path: &Path) -> Result<(Vec<Figure>, bool), String> {
-    let text = std::fs::read_to_string(path).map_err(|_| String::new())?;
-    if text.is_empty() {
-        return Err(String::new());
-    }
-    let data: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("unreadable JSON: {e}"))?;
-    let figures: Vec<Figure> = serde_json::from_value(data["figures"].clone())
-        .map_err(|e| format!("unreadable figures: {e}"))?;
-    Ok((
+/// What an entry's report says, as far as the summary reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntryReport {
+    /// Its figures, or why it has none (naming the file).
+    pub figures: Result<Vec<Figure>, String>,
+    /// True when it calls the run noisy (`quality.verdict.noisy`).
+    pub noisy: bool,
+    /// Why (`quality.verdict.reasons`).
+    pub reasons: Vec<String>,
+}
+
+/// An entry's report: `None` when there is none; an error when the file is there but cannot
+/// be read ([`benchmp::input`]: a FIFO, a device, no permission, not UTF-8), since a table
+/// that quietly lacked the figure would read as a failed entry.
+pub fn read_report(path: &Path) -> Result<Option<EntryReport>, benchmp::input::InputError> {
+    let Some(text) = benchmp::input::read_text_if_there(path, benchmp::input::MAX_INPUT_BYTES)?
+    else {
+        return Ok(None);
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let data: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(d) => d,
+        Err(_) if text.trim().is_empty() => {
+            return Ok(Some(EntryReport {
+                figures: Err(format!("{name} is empty")),
+                noisy: false,
+                reasons: Vec::new(),
+            }));
+        }
+        Err(e) => {
+            return Ok(Some(EntryReport {
+                figures: Err(format!("{name} is not JSON: {e}")),
+                noisy: false,
+                reasons: Vec::new(),
+            }));
+        }
+    };
+    let figures = match &data["figures"] {
+        serde_json::Value::Null => Err(format!(
+            "{name} has no figures (a report from an older socbench?)"
+        )),
+        f => serde_json::from_value(f.clone())
+            .map_err(|e| format!("{name}: unreadable figures: {e}")),
+    };
+    let verdict = &data["quality"]["verdict"];
+    Ok(Some(EntryReport {
         figures,
-        data["quality"]["verdict"]["noisy"].as_bool() == Some(true),
-    ))
+        noisy: verdict["noisy"].as_bool() == Some(true),
+        reasons: verdict["reasons"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r.as_str().map(str::to_string))
+            .collect(),
+    }))
 }
 
-/// Reads a results folder.
-pub fn summarize(dir: &Path) -> Result<Summary> {
-    let status = dir.join("status.tsv");
-    let text = std::fs::read_to_string(&status)
-        .map_err(|_| benchmp::Usage(format!("{} not found", status.display())))?;
-    let judged = verdicts(dir);
-    let mut entries = Vec::new();
-    for line in text.lines().skip(1).filter(|l| !l.is_empty()) {
-        let cols: Vec<&str> = line.split('\t').collect();
-        let [label, tool, code, seconds, ..] = cols[..] else {
-            return Err(benchmp::Usage(format!(
-                "{}: a row is not label, tool, exit, seconds: {line}",
-                status.display()
-            ))
-            .into());
-        };
-        let exit: i32 = code
-            .parse()
-            .with_context(|| format!("{}: exit status '{code}'", status.display()))?;
-        let (headline, noisy, mut note) = match read_report(&dir.join(format!("{label}.json"))) {
-            Ok((figures, noisy)) => {
-                let h = headline(&figures);
-                let note = match &h {
-                    None => "no figures".to_string(),
-                    Some(h) => {
-                        let mut parts: Vec<String> = Vec::new();
-                        if !h.name.is_empty() {
-                            parts.push(h.name.clone());
-                        }
-                        parts.extend(
-                            h.also
-                                .iter()
-                                .map(|a| format!("{} {}", a.name, number(Some(a.value)))),
-                        );
-                        parts.join(", ")
+/// The last line of an entry's errors that says something (at most 80 characters, control
+/// characters escaped): read from the file's last 64 KiB, whatever its size.
+fn last_error_line(path: &Path) -> Result<String, benchmp::input::InputError> {
+    use std::io::{Read, Seek, SeekFrom};
+    const TAIL: u64 = 64 << 10;
+    let mut f = match benchmp::input::open_file(path) {
+        Err(benchmp::input::InputError::Missing(_)) => return Ok(String::new()),
+        other => other?,
+    };
+    let io = |source| benchmp::input::InputError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let len = f.metadata().map_err(io)?.len();
+    f.seek(SeekFrom::Start(len.saturating_sub(TAIL)))
+        .map_err(io)?;
+    let mut bytes = Vec::new();
+    f.take(TAIL).read_to_end(&mut bytes).map_err(io)?;
+    let text = String::from_utf8_lossy(&bytes);
+    let last: String = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default()
+        .chars()
+        .take(80)
+        .collect();
+    Ok(ftrace::error::printable(last.trim_end()).into_owned())
+}
+
+/// The note of a report's figures: the headline's name and what is beside it, or why there
+/// is none.
+fn figures_note(report: Option<&EntryReport>) -> (Option<Headline>, String) {
+    let Some(r) = report else {
+        return (None, String::new());
+    };
+    match &r.figures {
+        Err(why) => (None, why.clone()),
+        Ok(figures) => {
+            let h = headline(figures);
+            let note = match &h {
+                None => "no figures".to_string(),
+                Some(h) => {
+                    let mut parts: Vec<String> = Vec::new();
+                    if !h.name.is_empty() {
+                        parts.push(h.name.clone());
                     }
-                };
-                (h, noisy, note)
-            }
-            Err(why) => (None, false, why),
-        };
-        if noisy {
-            note = if note.is_empty() {
-                "noisy".into()
-            } else {
-                format!("{note}, noisy")
+                    parts.extend(
+                        h.also
+                            .iter()
+                            .map(|a| format!("{} {}", a.name, number(Some(a.value)))),
+                    );
+                    parts.join(", ")
+                }
             };
+            (h, note)
         }
-        if exit != 0 {
-            let err = std::fs::read_to_string(dir.join(format!("{label}.err"))).unwrap_or_default();
-            let last: String = err
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or_default()
-                .chars()
-                .take(80)
-                .collect();
-            note = format!("FAILED (exit {exit}) {last}")
-                .trim_end()
-                .to_string();
-        }
-        let verdict = judged
-            .as_ref()
-            .map(|(map, unjudged)| map.get(label).cloned().unwrap_or_else(|| unjudged.clone()));
+    }
+}
+
+/// `first; second`, leaving out an empty part.
+fn joined(first: String, second: &str) -> String {
+    match (first.is_empty(), second.is_empty()) {
+        (_, true) => first,
+        (true, false) => second.to_string(),
+        (false, false) => format!("{first}; {second}"),
+    }
+}
+
+/// Reads a results folder. Every file is read as an input ([`benchmp::input`]): one that
+/// cannot be read, and a status.tsv row that is not one, are bad input (exit status 2)
+/// naming the file; a report that is read but of no use is named in its entry's note.
+pub fn summarize(dir: &Path) -> Result<Summary> {
+    let status = read_status(dir)?;
+    let judged = verdicts(dir)?;
+    let mut entries = Vec::new();
+    for s in status {
+        let report = read_report(&dir.join(format!("{}.json", s.label)))?;
+        let status = s
+            .outcome
+            .unwrap_or_else(|| outcome(s.exit, report.as_ref()));
+        let (headline, figures) = figures_note(report.as_ref());
+        let noisy = report.as_ref().is_some_and(|r| r.noisy);
+        let note = match status {
+            Outcome::Ok => figures,
+            Outcome::Noisy => {
+                let reasons = report.as_ref().map(|r| r.reasons.as_slice()).unwrap_or(&[]);
+                let why = match reasons {
+                    [] => "NOISY".to_string(),
+                    [one] => format!("NOISY: {}", ftrace::error::printable(one)),
+                    [first, more @ ..] => format!(
+                        "NOISY: {} (and {} more)",
+                        ftrace::error::printable(first),
+                        more.len()
+                    ),
+                };
+                joined(why, &figures)
+            }
+            Outcome::Failed => {
+                let last = last_error_line(&dir.join(format!("{}.err", s.label)))?;
+                format!("FAILED (exit {}) {last}", s.exit)
+                    .trim_end()
+                    .to_string()
+            }
+            Outcome::Interrupted => joined(format!("INTERRUPTED (exit {})", s.exit), &figures),
+        };
+        let verdict = judged.as_ref().map(|(map, unjudged)| {
+            map.get(&s.label)
+                .cloned()
+                .unwrap_or_else(|| unjudged.clone())
+        });
         entries.push(Row {
-            entry: label.to_string(),
-            tool: tool.to_string(),
-            exit,
-            seconds: seconds.to_string(),
+            entry: s.label,
+            tool: s.tool,
+            exit: s.exit,
+            status,
+            seconds: s.seconds,
             headline,
             noisy,
             verdict,
             note,
         });
     }
-    let failed = entries.iter().filter(|r| r.exit != 0).count();
+    let count = |o: Outcome| entries.iter().filter(|r| r.status == o).count();
     Ok(Summary {
         folder: dir.to_path_buf(),
+        failed: count(Outcome::Failed),
+        noisy: count(Outcome::Noisy),
+        interrupted: count(Outcome::Interrupted),
         entries,
         compared: judged.is_some(),
-        failed,
     })
 }
 
@@ -340,17 +617,19 @@ pub fn render(s: &Summary) -> String {
         .iter()
         .map(|r| {
             let mut v = vec![
-                r.entry.clone(),
-                r.tool.clone(),
+                ftrace::error::printable(&r.entry).into_owned(),
+                ftrace::error::printable(&r.tool).into_owned(),
                 number(r.headline.as_ref().map(|h| h.value)),
                 r.headline
                     .as_ref()
-                    .map(|h| h.unit.clone())
+                    .map(|h| ftrace::error::printable(&h.unit).into_owned())
                     .unwrap_or_default(),
-                r.seconds.clone(),
+                ftrace::error::printable(&r.seconds).into_owned(),
             ];
             if s.compared {
-                v.push(r.verdict.clone().unwrap_or_default());
+                v.push(
+                    ftrace::error::printable(r.verdict.as_deref().unwrap_or_default()).into_owned(),
+                );
             }
             v
         })
@@ -386,18 +665,34 @@ pub fn render(s: &Summary) -> String {
                 }
             })
             .collect();
-        out += &format!("{}  {}\n", cells.join("  "), r.note);
+        out += &format!(
+            "{}  {}\n",
+            cells.join("  "),
+            ftrace::error::printable(&r.note)
+        );
     }
     let mut tools: Vec<&str> = s.entries.iter().map(|r| r.tool.as_str()).collect();
     tools.sort_unstable();
     tools.dedup();
+    let noisy: Vec<&str> = s
+        .entries
+        .iter()
+        .filter(|r| r.status == Outcome::Noisy)
+        .map(|r| r.entry.as_str())
+        .collect();
+    let mut counts = format!("{} failed, {} noisy", s.failed, s.noisy);
+    if !noisy.is_empty() {
+        counts += &format!(" ({}: measured on a busy machine)", noisy.join(", "));
+    }
+    if s.interrupted > 0 {
+        counts += &format!(", {} interrupted", s.interrupted);
+    }
     out += &format!(
-        "\n{} entries over {} tools ({}); {} failed. Results: {}\n",
+        "\n{} entries over {} tools ({}); {counts}. Results: {}\n",
         s.entries.len(),
         tools.len(),
-        tools.join(", "),
-        s.failed,
-        s.folder.display()
+        ftrace::error::printable(&tools.join(", ")),
+        ftrace::error::shown(&s.folder)
     );
     out
 }
@@ -406,7 +701,8 @@ pub fn render(s: &Summary) -> String {
 pub fn write_csv(s: &Summary, w: impl std::io::Write) -> Result<()> {
     let mut out = csv::Writer::from_writer(w);
     out.write_record([
-        "entry", "tool", "exit", "seconds", "figure", "value", "unit", "noisy", "verdict", "note",
+        "entry", "tool", "exit", "status", "seconds", "figure", "value", "unit", "noisy",
+        "verdict", "note",
     ])?;
     for r in &s.entries {
         let h = r.headline.as_ref();
@@ -414,6 +710,7 @@ pub fn write_csv(s: &Summary, w: impl std::io::Write) -> Result<()> {
             r.entry.as_str(),
             r.tool.as_str(),
             &r.exit.to_string(),
+            r.status.word(),
             r.seconds.as_str(),
             h.map_or("", |h| h.name.as_str()),
             &h.map(|h| h.value.to_string()).unwrap_or_default(),
@@ -554,5 +851,129 @@ mod tests {
         assert_eq!(number(Some(1234567.0)), "1,234,567");
         assert_eq!(number(Some(12.345)), "12.35");
         assert_eq!(number(Some(0.5)), "0.5000");
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("benchmp-summary-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn report(noisy: bool, figures: bool) -> EntryReport {
+        EntryReport {
+            figures: if figures {
+                Ok(vec![fig("score", Some(0), Some(0), 1.0)])
+            } else {
+                Err("x.json is empty".into())
+            },
+            noisy,
+            reasons: vec!["child 0 lost 9%".into()],
+        }
+    }
+
+    #[test]
+    fn an_entry_measured_unless_it_failed_for_more_than_noise() {
+        assert_eq!(outcome(0, None), Outcome::Ok);
+        assert_eq!(outcome(0, Some(&report(false, true))), Outcome::Ok);
+        assert_eq!(outcome(0, Some(&report(true, true))), Outcome::Noisy);
+        // --fail-on-noise: exit 1 with a report of the noisy run.
+        assert_eq!(outcome(1, Some(&report(true, true))), Outcome::Noisy);
+        assert_eq!(outcome(1, Some(&report(true, false))), Outcome::Failed);
+        assert_eq!(outcome(1, None), Outcome::Failed);
+        assert_eq!(outcome(2, Some(&report(true, true))), Outcome::Failed);
+        assert_eq!(outcome(124, None), Outcome::Failed);
+    }
+
+    #[test]
+    fn status_rows_old_and_new_are_read_and_a_bad_one_is_named_by_row() {
+        let d = scratch("rows");
+        let status = d.join("status.tsv");
+        std::fs::write(
+            &status,
+            "label\ttool\texit\tseconds\tstatus\ndhry-P1\tdhry\t130\t1.5\tinterrupted\n\ncoremark-P1\tcoremark\t0\t-\n",
+        )
+        .unwrap();
+        let rows = read_status(&d).unwrap();
+        assert_eq!(
+            rows[0],
+            StatusRow {
+                label: "dhry-P1".into(),
+                tool: "dhry".into(),
+                exit: 130,
+                seconds: "1.5".into(),
+                outcome: Some(Outcome::Interrupted),
+            }
+        );
+        assert_eq!(rows[0].line(), "dhry-P1\tdhry\t130\t1.5\tinterrupted\n");
+        // A row from before the status column (or from scripts/android.sh).
+        assert_eq!((rows[1].exit, rows[1].outcome), (0, None));
+        for (text, says) in [
+            ("", "row 1: is not the header"),
+            (
+                "label\ttool\texit\tseconds\nx\tdhry\t0\n",
+                "row 2: 3 column(s)",
+            ),
+            (
+                "label\ttool\texit\tseconds\nx\tdhry\t-\t1\n",
+                "row 2: exit status '-'",
+            ),
+            (
+                "label\ttool\texit\tseconds\nx\tdhry\t0\t1\tfine\n",
+                "row 2: status 'fine'",
+            ),
+            (
+                "label\ttool\texit\tseconds\n../x\tdhry\t0\t1\n",
+                "label '../x'",
+            ),
+        ] {
+            std::fs::write(&status, text).unwrap();
+            let e = read_status(&d).unwrap_err();
+            assert!(e.to_string().contains(says), "{e}");
+            assert!(e.to_string().contains("status.tsv"), "{e}");
+            assert_eq!(benchmp::cli::exit_code_of(&e), benchmp::EXIT_USAGE, "{e}");
+        }
+        let _ = std::fs::remove_dir_all(d);
+    }
+
+    #[test]
+    fn the_table_marks_noisy_failed_and_interrupted_entries() {
+        let d = scratch("marks");
+        std::fs::write(
+            d.join("status.tsv"),
+            "label\ttool\texit\tseconds\tstatus\na\tdhry\t0\t1.0\tnoisy\nb\tdhry\t1\t1.0\tfailed\nc\tdhry\t130\t1.0\tinterrupted\nd\tdhry\t0\t1.0\tok\n",
+        )
+        .unwrap();
+        std::fs::write(
+            d.join("a.json"),
+            r#"{"figures":[],"quality":{"verdict":{"noisy":true,"reasons":["child 0 lost 9%","two"]}}}"#,
+        )
+        .unwrap();
+        std::fs::write(d.join("b.err"), "first\nit broke \x1b[31mred\n\n").unwrap();
+        let s = summarize(&d).unwrap();
+        let by: Vec<(Outcome, &str)> = s
+            .entries
+            .iter()
+            .map(|r| (r.status, r.note.as_str()))
+            .collect();
+        assert_eq!(
+            by[0],
+            (
+                Outcome::Noisy,
+                "NOISY: child 0 lost 9% (and 1 more); no figures"
+            )
+        );
+        assert_eq!(
+            by[1],
+            (Outcome::Failed, "FAILED (exit 1) it broke \\u{1b}[31mred")
+        );
+        assert_eq!(by[2], (Outcome::Interrupted, "INTERRUPTED (exit 130)"));
+        assert_eq!((s.failed, s.noisy, s.interrupted), (1, 1, 1));
+        let table = render(&s);
+        assert!(
+            table.contains("4 entries over 1 tools (dhry); 1 failed, 1 noisy (a: measured on a busy machine), 1 interrupted."),
+            "{table}"
+        );
+        let _ = std::fs::remove_dir_all(d);
     }
 }

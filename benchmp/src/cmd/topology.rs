@@ -6,7 +6,8 @@ use benchmp::cpulist::format_cpu_list;
 
 /// Runs `benchmp topology`: prints the detected topology as text or JSON.
 pub fn run(json: bool) -> Result<i32> {
-    let t = benchmp::topology::Topology::detect()?;
+    // As the tools read it: a BENCHMP_SYSFS_ROOT that is no sysfs tree is bad input (2).
+    let t = benchmp::topology::Topology::detect().map_err(benchmp::Error::from)?;
     if json {
         outln!("{}", serde_json::to_string_pretty(&t)?);
     } else {

@@ -1,20 +1,23 @@
 //! `benchmp suite`: runs socbench's plan with the binaries next to it (or `--bin-dir`) and
-//! writes the results folder: every entry's JSON, CSV, text and errors, `status.tsv`, and
-//! with `--ab` or `--baseline` its comparison. It needs nothing but the binaries, so the
+//! writes the results folder: every entry's JSON, CSV, text and errors, `status.tsv` (how
+//! each entry ended), the record of what it made there (what `--force` and `--resume` act
+//! on), and with `--ab` or `--baseline` its comparison. It needs nothing but the binaries, so the
 //! same plan runs on this machine (scripts/suite.sh builds, calls it, then plots) and on a
 //! phone after `adb push` (scripts/android.sh).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use benchmp::{EXIT_FAILED, EXIT_OK};
 
 mod exec;
 mod outdir;
 pub mod plan;
 
-use exec::{Ended, Files, Job, StatusFile};
+use crate::cmd::summary::{self, Outcome, StatusRow};
+use exec::{Ended, Files, Job, JobError, StatusFile};
+use outdir::{Input, OutDir, Recipe, Take, write_whole};
 use plan::{Entry, Machine, Mode, TOOLS, Word};
 
 /// `benchmp suite`'s options.
@@ -33,10 +36,20 @@ pub struct SuiteArgs {
     /// no other suite may be writing into it.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Run into a --out folder that is not empty, after removing the files an earlier suite
-    /// wrote there (status.tsv, compare.*, ab/, every entry's files and folder, the plots).
-    #[arg(long)]
+    /// Run into a --out folder an earlier suite made, after removing what that suite recorded
+    /// in it (.socbench-suite.json: every entry's files and folder, status.tsv, summary.json,
+    /// the comparisons and the plots); anything else stays. Refused when removing them would
+    /// remove an input (--bin-dir, --ab, --baseline, this benchmp), when something the suite
+    /// writes is there and was not recorded, and for a folder without that record unless it
+    /// is empty.
+    #[arg(long, conflicts_with = "resume")]
     pub force: bool,
+    /// Go on with a suite's folder that was stopped (a signal, a lost device): run the entries
+    /// it did not finish (no row in status.tsv, or one marked interrupted) and keep the rest.
+    /// The options must give the plan it was made with (mode, --only, --cpus, --trace, the
+    /// binary folders, --ab and --baseline, on the same machine).
+    #[arg(long, value_name = "DIR", conflicts_with = "out")]
+    pub resume: Option<PathBuf>,
     /// Where the tools' binaries are (default: the folder of this benchmp).
     #[arg(long, value_name = "DIR")]
     pub bin_dir: Option<PathBuf>,
@@ -98,11 +111,37 @@ fn refuse(why: String) -> Result<i32> {
     Err(benchmp::Usage(why).into())
 }
 
-/// What the plan is sized by here: the CPUs given or allowed, and the first one's largest
-/// cache from benchmp's topology.
-fn machine(cpus: Option<&[usize]>) -> Result<Machine> {
-    let topology = benchmp::topology::Topology::detect()?;
-    let allowed = benchmp::sys::affinity::allowed_cpus().unwrap_or_else(|_| topology.online());
+/// Refuses an environment every entry would refuse (each exiting 2 while the suite went on):
+/// benchmp ab's descriptor variable, and LMBENCH_SCHED, ENOUGH, TIMING_O, LOOP_O and
+/// BENCHMP_CALIBRATION as the tools check them.
+fn check_environment() -> Result<()> {
+    let fds = benchmp::run::worker::FDS_ENV;
+    if let Some(v) = std::env::var_os(fds) {
+        return Err(benchmp::Usage(format!(
+            "{fds}={} is set: it is how benchmp ab talks to its workers, and every entry would take itself for one; unset it",
+            ftrace::error::printable(&v.to_string_lossy())
+        ))
+        .into());
+    }
+    benchmp::sched::env_policy()?;
+    benchmp::timing::check_env()?;
+    benchmp::cli::TimingArgs::default().cache_file()?;
+    Ok(())
+}
+
+/// What the plan is sized by here: the CPUs given (each online and allowed for this process,
+/// as the tools require) or allowed, and the first one's largest cache.
+fn machine(topology: &benchmp::topology::Topology, cpus: Option<&[usize]>) -> Result<Machine> {
+    let online = topology.online();
+    let allowed = benchmp::sys::affinity::allowed_cpus().unwrap_or_else(|_| online.clone());
+    if let Some(c) = cpus {
+        benchmp::sched::check_cpu_list(c, &online, &allowed).map_err(|e| {
+            benchmp::Usage(format!(
+                "--cpus {}: {e}",
+                benchmp::cpulist::format_cpu_list(c)
+            ))
+        })?;
+    }
     let mut list: Vec<usize> = match cpus {
         Some(c) => c.to_vec(),
         None => allowed,
@@ -179,17 +218,80 @@ fn absolute(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
-/// Runs the suite; the exit status: 0 every entry succeeded and nothing regressed, 1
-/// otherwise, 2 refused before anything ran, 128+n stopped by signal n.
+fn shown(p: &Path) -> String {
+    ftrace::error::shown(p)
+}
+
+/// What `--force` or `--resume` must never remove: this program, the tools run and compared,
+/// the baseline folder (each folder first, so a refusal names it).
+fn inputs(
+    me: &Path,
+    bin: &Path,
+    ab: Option<&Path>,
+    baseline: Option<&Path>,
+    tools: &[&str],
+) -> Vec<Input> {
+    let input = |what: String, path: &Path, whole: bool| Input {
+        what,
+        path: path.to_path_buf(),
+        whole,
+    };
+    let mut v = vec![input(
+        format!("the program running ({})", shown(me)),
+        me,
+        false,
+    )];
+    for (option, dir) in [("--bin-dir", Some(bin)), ("--ab", ab)] {
+        let Some(dir) = dir else { continue };
+        v.push(input(format!("{option} {}", shown(dir)), dir, false));
+        for t in tools {
+            let p = dir.join(t);
+            v.push(input(format!("{option}'s {t} ({})", shown(&p)), &p, false));
+        }
+    }
+    if let Some(b) = baseline {
+        v.push(input(format!("--baseline {}", shown(b)), b, true));
+    }
+    v
+}
+
+/// The rows an earlier run of a resumed folder finished (anything but interrupted) for
+/// entries of `plan`.
+fn finished(dir: &Path, plan: &[Entry]) -> Result<Vec<StatusRow>> {
+    let rows = match summary::read_status(dir) {
+        Ok(rows) => rows,
+        // Stopped before its first row was written.
+        Err(e)
+            if matches!(
+                e.downcast_ref::<benchmp::input::InputError>(),
+                Some(benchmp::input::InputError::Missing(_))
+            ) =>
+        {
+            Vec::new()
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(rows
+        .into_iter()
+        .filter(|r| r.outcome != Some(Outcome::Interrupted))
+        .filter(|r| plan.iter().any(|e| e.label == r.label))
+        .collect())
+}
+
+/// Runs the suite; the exit status: 0 every entry measured (some perhaps on a busy machine,
+/// `noisy`) and nothing regressed, 1 otherwise, 2 refused before anything ran, 128+n stopped
+/// by signal n.
 pub fn run(args: &SuiteArgs) -> Result<i32> {
-    let me = std::env::current_exe()?;
+    let me = std::env::current_exe().context("cannot find the path of the running benchmp")?;
     let bin = absolute(&match &args.bin_dir {
         Some(d) => d.clone(),
         None => me.parent().map(Path::to_path_buf).unwrap_or_default(),
     });
+    check_environment()?;
     let mode = args.mode();
     let cpus = args.cpus.as_ref().map(|c| c.0.clone());
-    let machine = machine(cpus.as_deref())?;
+    let topology = benchmp::topology::Topology::detect().map_err(benchmp::Error::from)?;
+    let machine = machine(&topology, cpus.as_deref())?;
     let plan: Vec<Entry> = plan::plan(mode, machine)
         .into_iter()
         .filter(|e| args.only.is_empty() || args.only.iter().any(|t| t == e.tool))
@@ -230,40 +332,87 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
             ));
         }
     }
-    let out_path = absolute(&args.out.clone().unwrap_or_else(default_out));
-    let out = match outdir::OutDir::open(&out_path, args.force) {
-        Ok(o) => o,
-        Err(e) => return refuse(format!("--out {} {e}", out_path.display())),
+    let (option, out_path, take) = match &args.resume {
+        Some(d) => ("--resume", absolute(d), Take::Resume),
+        None => (
+            "--out",
+            absolute(&args.out.clone().unwrap_or_else(default_out)),
+            if args.force { Take::Force } else { Take::New },
+        ),
     };
-    if let Some(b) = &baseline
-        && args.force
-        && b.starts_with(&out.path)
-    {
-        let why = format!(
-            "--baseline {} is inside --out {}, which --force clears",
-            b.display(),
-            out.path.display()
-        );
+    let recipe = Recipe {
+        mode: format!("{mode:?}").to_lowercase(),
+        entries: plan.iter().map(Entry::to_string).collect(),
+        cpus: cpus.as_deref().map(benchmp::cpulist::format_cpu_list),
+        trace: args.trace,
+        bin_dir: bin.clone(),
+        ab: ab_bin.clone(),
+        ab_time: args.ab_time,
+        ab_processes: args.ab_processes,
+        baseline: baseline.clone(),
+    };
+    let mut out = match OutDir::open(&out_path, take, &recipe) {
+        Ok(o) => o,
+        Err(e) => return refuse(format!("{option} {} {e}", shown(&out_path))),
+    };
+    let kept = if take == Take::Resume {
+        match finished(&out.path, &plan) {
+            Ok(k) => k,
+            Err(e) => {
+                out.undo();
+                return refuse(format!("--resume {}: {e:#}", shown(&out_path)));
+            }
+        }
+    } else {
+        Vec::new()
+    };
+    let todo: Vec<&Entry> = plan
+        .iter()
+        .filter(|e| !kept.iter().any(|r| r.label == e.label))
+        .collect();
+    let with_ab = ab_bin.is_some();
+    let mut shared: Vec<String> = vec!["status.tsv".into(), "summary.json".into()];
+    if with_ab {
+        shared.push("ab/".into());
+    }
+    if baseline.is_some() {
+        shared.extend(["compare.txt", "compare.json", "compare.csv"].map(String::from));
+    }
+    let entries_files: Vec<String> = todo.iter().flat_map(|e| Files::names(e, with_ab)).collect();
+    let doomed = match take {
+        Take::New => Vec::new(),
+        Take::Force => out.recorded(),
+        Take::Resume => entries_files.clone(),
+    };
+    let planned: Vec<String> = shared.iter().chain(&entries_files).cloned().collect();
+    let protected = inputs(&me, &bin, ab_bin.as_deref(), baseline.as_deref(), &needed);
+    if let Err(e) = out.check(&doomed, &planned, &protected) {
+        let why = format!("{option} {}: {e}", shown(&out_path));
         out.undo();
         return refuse(why);
     }
-    // From here on a stop signal only sets a flag: the running entry is stopped and reaped
-    // before the suite ends.
+    // From here on a stop signal only sets a flag: the running entry is stopped and reaped,
+    // and recorded as interrupted, before the suite ends.
     let _signals = benchmp::sys::process::InterruptGuard::install();
-    if args.force {
-        out.clear_earlier_results();
-    }
+    out.clear(&doomed)?;
+    out.record(&shared)?;
     let dest = out.path.clone();
     let host = nix::unistd::gethostname()
         .map(|h| h.to_string_lossy().into_owned())
         .unwrap_or_default();
     outln!(
-        "== socbench suite ({}) on {host}: {} CPUs, results in {}",
-        format!("{mode:?}").to_lowercase(),
+        "== socbench suite ({}) on {host}: {} CPUs, results in {}{}",
+        recipe.mode,
         machine.cpus,
-        dest.display()
+        dest.display(),
+        if kept.is_empty() {
+            String::new()
+        } else {
+            format!(" (resumed: {} of {} entries left)", todo.len(), plan.len())
+        }
     );
-    let mut status = StatusFile::create(&dest.join("status.tsv"))?;
+    let order: Vec<String> = plan.iter().map(|e| e.label.clone()).collect();
+    let mut status = StatusFile::create(&dest.join("status.tsv"), order, kept)?;
     let (mut extra, extra_dto) = match &cpus {
         Some(list) => (
             vec![
@@ -281,7 +430,11 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
     let alpha = 0.05 / plan.len().max(1) as f64;
     let timeout = args.entry_timeout.map(Duration::from_secs_f64);
     let (mut failures, mut regressed) = (0usize, false);
-    for e in &plan {
+    for e in todo {
+        if let Some(sig) = benchmp::sys::process::interrupted() {
+            return stopped(sig, &dest, false);
+        }
+        out.record(&Files::names(e, with_ab))?;
         let (x, xe): (&[String], &[(String, String)]) = if e.tool == "dto" {
             (&dto_extra, &extra_dto)
         } else {
@@ -289,48 +442,88 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
         };
         let mut job = Job::of_entry(&bin, &dest, e, x, xe);
         job.timeout = timeout;
+        job.hold = Some(out.lock_fd());
         if e.needs_dir() {
-            std::fs::create_dir_all(dest.join(&e.label))?;
+            let d = dest.join(&e.label);
+            std::fs::create_dir_all(&d).with_context(|| format!("cannot create {}", shown(&d)))?;
         }
         outln!("{:<22} {} {}", e.label, e.tool, job.args.join(" "));
         let start = Instant::now();
+        let row = |exit: i32, outcome: Outcome| StatusRow {
+            label: e.label.clone(),
+            tool: e.tool.to_string(),
+            exit,
+            seconds: format!("{:.1}", start.elapsed().as_secs_f64()),
+            outcome: Some(outcome),
+        };
         let code = match job.run() {
             Ok(Ended::Status(c)) => c,
-            Ok(Ended::Interrupted(sig)) => return Ok(interrupted(sig)),
-            Err(err) => {
-                let _ = std::fs::write(
-                    dest.join(format!("{}.err", e.label)),
-                    format!("cannot start {}: {err}\n", job.program.display()),
-                );
+            Ok(Ended::Interrupted(sig)) => {
+                status.set(row(128 + sig as i32, Outcome::Interrupted))?;
+                return stopped(sig, &dest, true);
+            }
+            Err(err @ JobError::Start { .. }) => {
+                write_whole(
+                    &dest.join(format!("{}.err", e.label)),
+                    format!("{err}\n").as_bytes(),
+                )?;
                 127
             }
+            Err(err) => return Err(err.into()),
         };
-        let secs = start.elapsed().as_secs_f64();
-        status.add(&e.label, e.tool, code, secs)?;
-        if code != 0 {
-            failures += 1;
-            outln!(
-                "   FAILED (exit {code}, {secs:.1} s): {}",
-                err_head(&dest, &e.label)
-            );
+        let report = summary::read_report(&dest.join(format!("{}.json", e.label)))
+            .ok()
+            .flatten();
+        let outcome = summary::outcome(code, report.as_ref());
+        let done = row(code, outcome);
+        let secs = done.seconds.clone();
+        status.set(done)?;
+        match outcome {
+            Outcome::Failed => {
+                failures += 1;
+                outln!(
+                    "   FAILED (exit {code}, {secs} s): {}",
+                    head(&dest.join(format!("{}.err", e.label)))
+                );
+            }
+            Outcome::Noisy => {
+                let why = report
+                    .as_ref()
+                    .and_then(|r| r.reasons.first())
+                    .map_or(String::new(), |r| one_line(r, 300));
+                outln!("   NOISY (exit {code}, measured on a busy machine): {why}");
+            }
+            Outcome::Ok | Outcome::Interrupted => {}
         }
         if let Some(a) = &ab_bin {
-            match run_ab(&me, a, &bin, &dest, e, args, alpha)? {
-                Ended::Interrupted(sig) => return Ok(interrupted(sig)),
+            let ab = AbRun {
+                me: &me,
+                base: a,
+                bin: &bin,
+                dest: &dest,
+                args,
+                alpha,
+                hold: out.lock_fd(),
+            };
+            match ab.run(e)? {
+                Ended::Interrupted(sig) => {
+                    status.set(row(128 + sig as i32, Outcome::Interrupted))?;
+                    return stopped(sig, &dest, true);
+                }
                 Ended::Status(0) => {}
                 Ended::Status(1) => {
                     regressed = true;
-                    let txt = std::fs::read_to_string(dest.join(format!("ab/{}.txt", e.label)))
-                        .unwrap_or_default();
+                    let txt = read_own(&dest.join(format!("ab/{}.txt", e.label)));
                     for l in txt.lines().filter(|l| l.contains(" FAIL")) {
-                        outln!("   {l}");
+                        outln!("   {}", ftrace::error::printable(l));
                     }
                 }
                 Ended::Status(c) => {
                     failures += 1;
-                    let err = std::fs::read_to_string(dest.join(format!("ab/{}.err", e.label)))
-                        .unwrap_or_default();
-                    outln!("   FAILED (ab, exit {c}): {}", one_line(&err, 300));
+                    outln!(
+                        "   FAILED (ab, exit {c}): {}",
+                        head(&dest.join(format!("ab/{}.err", e.label)))
+                    );
                 }
             }
         }
@@ -350,9 +543,10 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
             stdout: Some(dest.join("compare.txt")),
             stderr: None,
             timeout: None,
+            hold: Some(out.lock_fd()),
         };
         match job.run()? {
-            Ended::Interrupted(sig) => return Ok(interrupted(sig)),
+            Ended::Interrupted(sig) => return stopped(sig, &dest, false),
             Ended::Status(0) => {}
             Ended::Status(1) => regressed = true,
             Ended::Status(_) => {
@@ -363,22 +557,13 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
                 regressed = true;
             }
         }
-        if let Some(last) = std::fs::read_to_string(dest.join("compare.txt"))
-            .ok()
-            .and_then(|t| t.lines().last().map(str::to_string))
-        {
-            outln!("{last}");
+        if let Some(last) = read_own(&dest.join("compare.txt")).lines().last() {
+            outln!("{}", ftrace::error::printable(last));
         }
     }
-    // The folder carries its own headline figures (benchmp's rule) for whoever reads it
-    // later without a benchmp that runs there (the LAVA report of a phone's results).
-    let summary = crate::cmd::summary::summarize(&dest)?;
-    std::fs::write(
-        dest.join("summary.json"),
-        serde_json::to_string_pretty(&summary)? + "\n",
-    )?;
+    let summary = write_summary(&dest)?;
     if !args.no_summary {
-        benchmp::cli::write_stdout(&crate::cmd::summary::render(&summary))?;
+        benchmp::cli::write_stdout(&summary::render(&summary))?;
     }
     Ok(if failures == 0 && !regressed {
         EXIT_OK
@@ -387,23 +572,61 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
     })
 }
 
-/// The status after a stop signal, said in one line.
-fn interrupted(sig: nix::sys::signal::Signal) -> i32 {
+/// Leaves the folder's summary in it (`summary.json`, benchmp's headline rule) for whoever
+/// reads it later without a benchmp that runs there (the LAVA report of a phone's results).
+fn write_summary(dest: &Path) -> Result<summary::Summary> {
+    // The folder is the suite's own: a file in it that cannot be read is a failure here, not
+    // bad input.
+    let s = summary::summarize(dest)
+        .map_err(|e| anyhow::anyhow!("the results folder cannot be summed up: {e:#}"))?;
+    write_whole(
+        &dest.join("summary.json"),
+        (serde_json::to_string_pretty(&s)? + "\n").as_bytes(),
+    )?;
+    Ok(s)
+}
+
+/// The status after a stop signal, said in one line, with the folder's summary written.
+fn stopped(sig: nix::sys::signal::Signal, dest: &Path, running: bool) -> Result<i32> {
+    let code = 128 + sig as i32;
+    if let Err(e) = write_summary(dest) {
+        benchmp::errln!(
+            "benchmp: {}",
+            ftrace::error::printable(&format!("{e:#}").replace('\n', " "))
+        );
+    }
+    let what = if running {
+        "the running entry was stopped and recorded as interrupted"
+    } else {
+        "no entry was running"
+    };
     benchmp::errln!(
-        "benchmp: suite interrupted by {}; the running entry was stopped",
-        sig.as_str()
+        "benchmp: suite interrupted by {}; {what} (benchmp suite --resume {} with the same options runs what is left)",
+        sig.as_str(),
+        shown(dest)
     );
-    128 + sig as i32
+    Ok(code)
 }
 
-/// The first 300 bytes of an entry's errors, on one line.
-fn err_head(dest: &Path, label: &str) -> String {
-    let err = std::fs::read(dest.join(format!("{label}.err"))).unwrap_or_default();
-    one_line(&String::from_utf8_lossy(&err), 300)
+/// A file the suite's own commands wrote (an ab table, compare.txt), read as any input is;
+/// empty when it cannot be.
+fn read_own(path: &Path) -> String {
+    benchmp::input::read_text(path, benchmp::input::MAX_INPUT_BYTES).unwrap_or_default()
 }
 
+/// The first 300 bytes of a file of errors, on one line, control characters escaped.
+fn head(path: &Path) -> String {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    if let Ok(f) = benchmp::input::open_file(path) {
+        let _ = f.take(300).read_to_end(&mut bytes);
+    }
+    one_line(&String::from_utf8_lossy(&bytes), 300)
+}
+
+/// `s` on one line of at most `max` bytes, control characters escaped.
 fn one_line(s: &str, max: usize) -> String {
-    let mut t: String = s.replace('\n', " ");
+    let mut t: String = s.trim_end().replace('\n', " ");
     if t.len() > max {
         let mut cut = max;
         while !t.is_char_boundary(cut) {
@@ -411,7 +634,7 @@ fn one_line(s: &str, max: usize) -> String {
         }
         t.truncate(cut);
     }
-    t
+    ftrace::error::printable(&t).into_owned()
 }
 
 /// `x` with 6 significant digits and no trailing zeros (printf's `%.6g` for 1e-5 < x < 1).
@@ -434,7 +657,7 @@ fn significant6(x: f64) -> String {
 fn ab_words(bin: &Path, dest: &Path, e: &Entry, side: &str) -> Result<String> {
     let dir = dest.join("ab").join(format!("{}-{side}", e.label));
     if e.needs_dir() {
-        std::fs::create_dir_all(&dir)?;
+        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", shown(&dir)))?;
     }
     let files = Files {
         json: PathBuf::new(),
@@ -456,49 +679,60 @@ fn ab_words(bin: &Path, dest: &Path, e: &Entry, side: &str) -> Result<String> {
     Ok(shlex::try_join(words.iter().map(String::as_str))?)
 }
 
-/// The entry paired by benchmp ab, the baseline build (A) against this one (B).
-fn run_ab(
-    me: &Path,
-    ab_bin: &Path,
-    bin: &Path,
-    dest: &Path,
-    e: &Entry,
-    args: &SuiteArgs,
+/// What pairs each entry with the baseline build through benchmp ab.
+struct AbRun<'a> {
+    /// This benchmp.
+    me: &'a Path,
+    /// The baseline build's tools (A).
+    base: &'a Path,
+    /// This build's tools (B).
+    bin: &'a Path,
+    /// The results folder.
+    dest: &'a Path,
+    /// `--ab-time` and `--ab-processes`.
+    args: &'a SuiteArgs,
+    /// The false-alarm rate per entry.
     alpha: f64,
-) -> Result<Ended> {
-    std::fs::create_dir_all(dest.join("ab"))?;
-    let a = ab_words(ab_bin, dest, e, "base")?;
-    let b = ab_words(bin, dest, e, "current")?;
-    let alpha = significant6(alpha);
-    outln!(
-        "{:<22} benchmp ab --time {} --processes {} --alpha {alpha} (base against this build)",
-        format!("{} (ab)", e.label),
-        args.ab_time,
-        args.ab_processes
-    );
-    let job = Job {
-        program: me.to_path_buf(),
-        args: vec![
-            "ab".into(),
-            "--time".into(),
-            args.ab_time.to_string(),
-            "--processes".into(),
-            args.ab_processes.to_string(),
-            "--alpha".into(),
-            alpha,
-            format!(
-                "--json={}",
-                dest.join(format!("ab/{}.json", e.label)).display()
-            ),
-            a,
-            b,
-        ],
-        env: Vec::new(),
-        stdout: Some(dest.join(format!("ab/{}.txt", e.label))),
-        stderr: Some(dest.join(format!("ab/{}.err", e.label))),
-        timeout: None,
-    };
-    Ok(job.run()?)
+    /// The folder's lock, inherited.
+    hold: std::os::fd::RawFd,
+}
+
+impl AbRun<'_> {
+    /// The entry paired by benchmp ab, the baseline build (A) against this one (B).
+    fn run(&self, e: &Entry) -> Result<Ended> {
+        let dir = self.dest.join("ab");
+        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", shown(&dir)))?;
+        let a = ab_words(self.base, self.dest, e, "base")?;
+        let b = ab_words(self.bin, self.dest, e, "current")?;
+        let alpha = significant6(self.alpha);
+        outln!(
+            "{:<22} benchmp ab --time {} --processes {} --alpha {alpha} (base against this build)",
+            format!("{} (ab)", e.label),
+            self.args.ab_time,
+            self.args.ab_processes
+        );
+        let job = Job {
+            program: self.me.to_path_buf(),
+            args: vec![
+                "ab".into(),
+                "--time".into(),
+                self.args.ab_time.to_string(),
+                "--processes".into(),
+                self.args.ab_processes.to_string(),
+                "--alpha".into(),
+                alpha,
+                format!("--json={}", dir.join(format!("{}.json", e.label)).display()),
+                a,
+                b,
+            ],
+            env: Vec::new(),
+            stdout: Some(dir.join(format!("{}.txt", e.label))),
+            stderr: Some(dir.join(format!("{}.err", e.label))),
+            timeout: None,
+            hold: Some(self.hold),
+        };
+        Ok(job.run()?)
+    }
 }
 
 #[cfg(test)]

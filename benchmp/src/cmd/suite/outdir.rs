@@ -1,19 +1,111 @@
 //! The results folder: checked before any time is spent (made, written to for real, since
 //! root passes every permission check, and locked against a second suite writing into it),
-//! and a refusal leaves nothing behind.
+//! and its own record of what suites made in it, [`RECORD`], kept up to date before each
+//! file is made. `--force` and `--resume` remove only what that record names, never an
+//! input, and never follow a symbolic link out of the folder; a folder without a record is
+//! no suite's. A refusal leaves nothing behind.
 
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::io::Write as _;
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
 
-/// A results folder this suite holds.
-#[derive(Debug)]
-pub struct OutDir {
-    /// Its absolute path.
+use anyhow::Context as _;
+use serde::{Deserialize, Serialize};
+
+/// The folder's record of the suite's files, beside them.
+pub const RECORD: &str = ".socbench-suite.json";
+/// The record's layout.
+const FORMAT: u32 = 1;
+/// The most a record may hold (a full plan's names take a few KiB).
+const RECORD_LIMIT: u64 = 16 << 20;
+
+/// What a folder's suite was run with; `--resume` must be run with the same.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recipe {
+    /// `quick`, `default` or `full`.
+    pub mode: String,
+    /// The plan's entries as `--list` prints them (the machine and `--only` included).
+    pub entries: Vec<String>,
+    /// `--cpus`, as given.
+    pub cpus: Option<String>,
+    /// `--trace`.
+    pub trace: bool,
+    /// The tools' folder.
+    pub bin_dir: PathBuf,
+    /// `--ab`, with its budget and processes.
+    pub ab: Option<PathBuf>,
+    /// `--ab-time`.
+    pub ab_time: f64,
+    /// `--ab-processes`.
+    pub ab_processes: u32,
+    /// `--baseline`.
+    pub baseline: Option<PathBuf>,
+}
+
+impl Recipe {
+    /// The first way `given` differs from this recorded recipe, in words.
+    pub fn differs(&self, given: &Recipe) -> Option<String> {
+        let (Ok(serde_json::Value::Object(was)), Ok(serde_json::Value::Object(now))) =
+            (serde_json::to_value(self), serde_json::to_value(given))
+        else {
+            return (self != given).then(|| "its recipe".to_string());
+        };
+        was.iter().find_map(|(k, v)| {
+            let n = &now[k];
+            (n != v).then(|| match k.as_str() {
+                "entries" => "its plan's entries differ (another mode, --only or machine)".into(),
+                _ => format!("{k} {v}, not {n}"),
+            })
+        })
+    }
+}
+
+/// The record as stored.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Record {
+    /// [`FORMAT`].
+    socbench_suite: u32,
+    /// What the suite was run with.
+    recipe: Recipe,
+    /// Every file and folder the suite (and the scripts that add to its folder) made, relative
+    /// to it; folders end in `/`.
+    made: Vec<String>,
+}
+
+/// How a suite takes its folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Take {
+    /// It must be new or empty.
+    New,
+    /// `--force`: what an earlier suite recorded goes; anything else stays.
+    Force,
+    /// `--resume`: an earlier suite's folder, made with the same recipe.
+    Resume,
+}
+
+impl Take {
+    /// The option that asked for it, in a refusal.
+    fn option(self) -> &'static str {
+        match self {
+            Take::New => "--out",
+            Take::Force => "--force",
+            Take::Resume => "--resume",
+        }
+    }
+}
+
+/// A file or folder the suite reads and must never remove: by path (a folder holding it, or a
+/// file inside it when `whole`) and by inode.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// How a refusal names it (`--bin-dir /x`).
+    pub what: String,
+    /// Where it is.
     pub path: PathBuf,
-    /// The folders this suite made for it, deepest first (removed on [`OutDir::undo`]).
-    made: Vec<PathBuf>,
-    /// The folder itself, open and `flock`ed while the suite runs.
-    _lock: nix::fcntl::Flock<File>,
+    /// True when every file inside it is an input as well (a baseline folder).
+    pub whole: bool,
 }
 
 /// Why a results folder cannot be used (`--out DIR` + this).
@@ -29,104 +121,469 @@ pub enum OutError {
     #[error("cannot be written")]
     Write,
     /// Another suite holds its lock.
-    #[error("another suite is writing into it (it holds the folder's lock)")]
+    #[error(
+        "another suite is writing into it (it, or a process it started, holds the folder's lock)"
+    )]
     Locked,
     /// It holds files and `--force` was not given.
-    #[error("is not empty: its results would be overwritten (give a new folder, or --force)")]
+    #[error(
+        "is not empty: its results would be overwritten (give a new folder, or --force for one a suite made)"
+    )]
     NotEmpty,
+    /// It holds files and no record.
+    #[error(
+        "holds files and no record of a suite ({RECORD}): {0} acts only on what a suite recorded there; give a new or empty folder"
+    )]
+    NoRecord(&'static str),
+    /// `--resume` on nothing.
+    #[error("does not exist: nothing to resume")]
+    Missing,
+    /// `--resume` on a folder without a record.
+    #[error("holds no record of a suite ({RECORD}): nothing to resume")]
+    NothingToResume,
+    /// The record cannot be read or names something outside the folder.
+    #[error("has a record {RECORD} that cannot be used: {0}")]
+    BadRecord(String),
+    /// `--resume` with another recipe.
+    #[error("was made with another plan: {0}; give the options it was made with")]
+    OtherPlan(String),
+    /// Removing a recorded path would remove an input.
+    #[error("{what} is inside {made}, which {option} would remove")]
+    Input {
+        /// The input.
+        what: String,
+        /// The recorded path.
+        made: String,
+        /// `--force` or `--resume`.
+        option: &'static str,
+    },
+    /// A recorded path holds an input.
+    #[error("{made} is inside {what}, which {option} would remove it from")]
+    InsideInput {
+        /// The input.
+        what: String,
+        /// The recorded path.
+        made: String,
+        /// `--force` or `--resume`.
+        option: &'static str,
+    },
+    /// Something is where the suite writes, and no suite recorded it.
+    #[error("{0} is there and no suite recorded it: the suite would write over it")]
+    NotOurs(String),
+    /// A symbolic link where the suite's files go.
+    #[error("{0} is a symbolic link: the suite writes only into folders of its own")]
+    Link(String),
+}
+
+/// A results folder this suite holds.
+#[derive(Debug)]
+pub struct OutDir {
+    /// Its absolute path.
+    pub path: PathBuf,
+    /// How it was taken.
+    take: Take,
+    /// The folders this suite made for it, deepest first (removed on [`OutDir::undo`]).
+    made_dirs: Vec<PathBuf>,
+    /// The earlier suite's record (`None`: none).
+    earlier: Option<Record>,
+    /// The record this suite keeps.
+    record: Record,
+    /// The folder itself, open and `flock`ed while the suite (or anything it started) runs.
+    lock: nix::fcntl::Flock<File>,
 }
 
 impl OutDir {
     /// Makes `path` (and missing parents), checks that a file can be made in it, takes its
-    /// lock; without `force` it must be empty.
-    pub fn open(path: &Path, force: bool) -> Result<OutDir, OutError> {
+    /// lock and reads its record: new or empty for [`Take::New`], recorded (or empty) for
+    /// [`Take::Force`], recorded with `recipe` for [`Take::Resume`].
+    pub fn open(path: &Path, take: Take, recipe: &Recipe) -> Result<OutDir, OutError> {
         if path.exists() && !path.is_dir() {
             return Err(OutError::NotAFolder);
         }
-        let mut made = Vec::new();
+        if take == Take::Resume && path.symlink_metadata().is_err() {
+            return Err(OutError::Missing);
+        }
+        let mut made_dirs = Vec::new();
         let mut p = path.to_path_buf();
         while !p.exists() && p.symlink_metadata().is_err() {
-            made.push(p.clone());
+            made_dirs.push(p.clone());
             match p.parent() {
                 Some(q) if !q.as_os_str().is_empty() => p = q.to_path_buf(),
                 _ => break,
             }
         }
-        let undo = |made: &[PathBuf]| {
-            for d in made {
-                if std::fs::remove_dir(d).is_err() {
-                    break;
-                }
-            }
+        let fail = |made: &[PathBuf], e: OutError| {
+            remove_empty(made);
+            Err(e)
         };
         if let Err(e) = std::fs::create_dir_all(path) {
-            undo(&made);
             let why = match e.raw_os_error() {
                 Some(n) => nix::errno::Errno::from_raw(n).desc().to_string(),
                 None => e.to_string(),
             };
-            return Err(OutError::Create(why));
+            return fail(&made_dirs, OutError::Create(why));
         }
         let probe = path.join(format!(".socbench-write-test.{}", std::process::id()));
         if File::create(&probe).is_err() {
-            undo(&made);
-            return Err(OutError::Write);
+            return fail(&made_dirs, OutError::Write);
         }
         let _ = std::fs::remove_file(&probe);
-        let dir = File::open(path).map_err(|_| OutError::Write)?;
+        let Ok(dir) = File::open(path) else {
+            return fail(&made_dirs, OutError::Write);
+        };
         // Another suite's folder when locked, even if this one made it: nothing is removed.
         let lock = nix::fcntl::Flock::lock(dir, nix::fcntl::FlockArg::LockExclusiveNonblock)
             .map_err(|_| OutError::Locked)?;
-        let empty = std::fs::read_dir(path)
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let out = OutDir {
+            earlier: None,
+            record: Record {
+                socbench_suite: FORMAT,
+                recipe: recipe.clone(),
+                made: Vec::new(),
+            },
+            path,
+            take,
+            made_dirs,
+            lock,
+        };
+        match out.read_earlier() {
+            Ok(earlier) => out.taken(earlier, recipe),
+            Err(e) => {
+                out.undo();
+                Err(e)
+            }
+        }
+    }
+
+    /// The folder with the earlier record, if the way it is taken allows it.
+    fn taken(mut self, earlier: Option<Record>, recipe: &Recipe) -> Result<OutDir, OutError> {
+        let empty = std::fs::read_dir(&self.path)
             .map(|mut d| d.next().is_none())
             .unwrap_or(false);
-        if !empty && !force {
-            undo(&made);
-            return Err(OutError::NotEmpty);
+        let refusal = match (self.take, &earlier) {
+            (Take::New, _) if !empty => Some(OutError::NotEmpty),
+            (Take::Force, None) if !empty => Some(OutError::NoRecord("--force")),
+            (Take::Resume, None) => Some(OutError::NothingToResume),
+            (Take::Resume, Some(r)) => r.recipe.differs(recipe).map(OutError::OtherPlan),
+            _ => None,
+        };
+        if let Some(e) = refusal {
+            self.undo();
+            return Err(e);
         }
-        Ok(OutDir {
-            path: std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
-            made,
-            _lock: lock,
+        if self.take == Take::Resume
+            && let Some(r) = &earlier
+        {
+            self.record.made = r.made.clone();
+        }
+        self.earlier = earlier;
+        Ok(self)
+    }
+
+    /// The earlier suite's record, every path in it checked to be a plain path inside the
+    /// folder.
+    fn read_earlier(&self) -> Result<Option<Record>, OutError> {
+        let file = self.path.join(RECORD);
+        let bad = |why: String| OutError::BadRecord(why);
+        let Some(text) = benchmp::input::read_text_if_there(&file, RECORD_LIMIT)
+            .map_err(|e| bad(e.to_string()))?
+        else {
+            return Ok(None);
+        };
+        let record: Record = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        if record.socbench_suite != FORMAT {
+            return Err(bad(format!(
+                "layout {}, not {FORMAT} (another socbench's)",
+                record.socbench_suite
+            )));
+        }
+        if let Some(p) = record.made.iter().find(|p| !plain(p)) {
+            return Err(bad(format!(
+                "it names '{}', which is not a path inside the folder",
+                ftrace::error::printable(p)
+            )));
+        }
+        Ok(Some(record))
+    }
+
+    /// Everything the earlier suite recorded (what `--force` removes).
+    pub fn recorded(&self) -> Vec<String> {
+        self.earlier
+            .as_ref()
+            .map(|r| r.made.clone())
+            .unwrap_or_default()
+    }
+
+    /// True when the earlier record names `rel` or a folder holding it.
+    fn was_recorded(&self, rel: &str) -> bool {
+        let Some(r) = &self.earlier else { return false };
+        let rel = rel.trim_end_matches('/');
+        r.made.iter().any(|m| {
+            let m = m.trim_end_matches('/');
+            rel == m
+                || rel
+                    .strip_prefix(m)
+                    .is_some_and(|rest| rest.starts_with('/'))
         })
+    }
+
+    /// Checks, before anything is removed or written: removing `doomed` removes no input, no
+    /// path this run writes (`planned`) holds anything no suite recorded, and no link leads
+    /// out of the folder.
+    pub fn check(
+        &self,
+        doomed: &[String],
+        planned: &[String],
+        inputs: &[Input],
+    ) -> Result<(), OutError> {
+        let option = self.take.option();
+        for rel in doomed.iter().chain(planned) {
+            self.no_link(rel)?;
+        }
+        for rel in doomed {
+            let p = self.path.join(rel.trim_end_matches('/'));
+            let Ok(meta) = p.symlink_metadata() else {
+                continue;
+            };
+            for input in inputs {
+                let real = std::fs::canonicalize(&input.path)
+                    .unwrap_or_else(|_| std::path::absolute(&input.path).unwrap_or_default());
+                let shown = rel.trim_end_matches('/').to_string();
+                if real.starts_with(&p)
+                    || (meta.is_file()
+                        && benchmp::files::file_id(&input.path) == Some((meta.dev(), meta.ino())))
+                {
+                    return Err(OutError::Input {
+                        what: input.what.clone(),
+                        made: shown,
+                        option,
+                    });
+                }
+                if input.whole && p.starts_with(&real) {
+                    return Err(OutError::InsideInput {
+                        what: input.what.clone(),
+                        made: shown,
+                        option,
+                    });
+                }
+            }
+        }
+        for rel in planned {
+            let p = self.path.join(rel.trim_end_matches('/'));
+            if p.symlink_metadata().is_ok() && !self.was_recorded(rel) {
+                return Err(OutError::NotOurs(rel.trim_end_matches('/').to_string()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses a path whose folders inside this one include a symbolic link (a removal or a
+    /// write through it would land elsewhere).
+    fn no_link(&self, rel: &str) -> Result<(), OutError> {
+        let mut p = self.path.clone();
+        let parts: Vec<&str> = rel.trim_end_matches('/').split('/').collect();
+        for (i, part) in parts.iter().enumerate() {
+            p.push(part);
+            match p.symlink_metadata() {
+                Ok(m) if m.file_type().is_symlink() && i + 1 < parts.len() => {
+                    return Err(OutError::Link(parts[..=i].join("/")));
+                }
+                Ok(_) => {}
+                Err(_) => return Ok(()),
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes `doomed` (a link itself, never what it points to; a folder with all it holds),
+    /// and starts this suite's record. An error names what could not be removed.
+    pub fn clear(&mut self, doomed: &[String]) -> anyhow::Result<()> {
+        let mut doomed: Vec<&String> = doomed.iter().collect();
+        doomed.sort_by_key(|r| r.trim_end_matches('/').matches('/').count());
+        for rel in doomed {
+            let rel = rel.trim_end_matches('/');
+            // Gone with a folder removed before it, or never made.
+            if self.no_link(rel).is_err() {
+                continue;
+            }
+            let p = self.path.join(rel);
+            let removed = match p.symlink_metadata() {
+                Err(_) => Ok(()),
+                Ok(m) if m.is_dir() => std::fs::remove_dir_all(&p),
+                Ok(_) => std::fs::remove_file(&p),
+            };
+            removed.with_context(|| format!("cannot remove {}", shown(&p)))?;
+        }
+        self.write_record()
+    }
+
+    /// Adds `rels` (files and folders this suite is about to make) to the record, before they
+    /// are made, so a suite stopped at any point has recorded everything it left.
+    pub fn record(&mut self, rels: &[String]) -> anyhow::Result<()> {
+        let before = self.record.made.len();
+        for r in rels {
+            if !self.record.made.contains(r) {
+                self.record.made.push(r.clone());
+            }
+        }
+        if self.record.made.len() == before {
+            return Ok(());
+        }
+        self.write_record()
+    }
+
+    fn write_record(&self) -> anyhow::Result<()> {
+        let text = serde_json::to_string_pretty(&self.record)? + "\n";
+        write_whole(&self.path.join(RECORD), text.as_bytes())
+    }
+
+    /// The descriptor holding the folder's lock: a process that inherits it holds the lock
+    /// for as long as it lives.
+    pub fn lock_fd(&self) -> RawFd {
+        self.lock.as_raw_fd()
     }
 
     /// Removes the folders [`OutDir::open`] made, as long as they are empty (a refusal after
     /// the folder was taken).
     pub fn undo(self) {
-        for d in &self.made {
-            if std::fs::remove_dir(d).is_err() {
-                break;
-            }
+        remove_empty(&self.made_dirs);
+    }
+}
+
+/// Removes empty folders, deepest first, up to the first that is not empty.
+fn remove_empty(made: &[PathBuf]) {
+    for d in made {
+        if std::fs::remove_dir(d).is_err() {
+            break;
+        }
+    }
+}
+
+/// True when `rel` is a relative path of plain names (no `..`, `.`, root or empty part).
+fn plain(rel: &str) -> bool {
+    let t = rel.trim_end_matches('/');
+    !t.is_empty()
+        && !t.split('/').any(str::is_empty)
+        && Path::new(t)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_)))
+        && t != RECORD
+}
+
+fn shown(p: &Path) -> String {
+    ftrace::error::shown(p)
+}
+
+/// Writes a file of the folder whole or not at all ([`benchmp::files::StagedFile`]); an error
+/// names the file.
+pub fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let mut f = benchmp::files::StagedFile::create(path)
+        .with_context(|| format!("cannot write {}", shown(path)))?;
+    f.write_all(bytes)
+        .and_then(|()| f.commit())
+        .with_context(|| format!("cannot write {}", shown(path)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recipe(mode: &str) -> Recipe {
+        Recipe {
+            mode: mode.into(),
+            entries: vec!["dhry-P1||dhry|-P 1".into()],
+            cpus: None,
+            trace: false,
+            bin_dir: "/b".into(),
+            ab: None,
+            ab_time: 3.0,
+            ab_processes: 16,
+            baseline: None,
         }
     }
 
-    /// Removes what an earlier suite wrote there (`--force`): its status, summary, comparison, plots
-    /// and every entry's files and folder (every label starts with its tool's name); other
-    /// files stay.
-    pub fn clear_earlier_results(&self) {
-        let Ok(entries) = std::fs::read_dir(&self.path) else {
-            return;
-        };
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let ours = name == "status.tsv"
-                || name == "summary.json"
-                || name == "base"
-                || name == "ab"
-                || name.starts_with("compare.")
-                || (name.starts_with("compare-") && name.ends_with(".png"))
-                || super::plan::TOOLS
-                    .iter()
-                    .any(|t| name == format!("{t}.png") || name.starts_with(&format!("{t}-")));
-            if ours {
-                let p = e.path();
-                let _ = if p.is_dir() && !p.is_symlink() {
-                    std::fs::remove_dir_all(&p)
-                } else {
-                    std::fs::remove_file(&p)
-                };
-            }
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("benchmp-outdir-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn a_recipe_names_what_differs() {
+        assert_eq!(recipe("quick").differs(&recipe("quick")), None);
+        assert_eq!(
+            recipe("quick").differs(&recipe("full")).as_deref(),
+            Some(r#"mode "quick", not "full""#)
+        );
+        let mut more = recipe("quick");
+        more.entries.push("coremark-P1||coremark|".into());
+        assert!(recipe("quick").differs(&more).unwrap().contains("entries"));
+    }
+
+    #[test]
+    fn only_plain_paths_inside_the_folder_are_recorded_ones() {
+        for ok in ["dhry-P1.json", "ab/dhry-P1.json", "dto-speedup/"] {
+            assert!(plain(ok), "{ok}");
         }
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../../x",
+            "./x",
+            "a//b",
+            RECORD,
+        ] {
+            assert!(!plain(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_record_naming_a_path_outside_is_refused_and_nothing_is_removed() {
+        let d = scratch("outside");
+        std::fs::create_dir_all(&d).unwrap();
+        let victim = d.with_extension("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        let record = Record {
+            socbench_suite: FORMAT,
+            recipe: recipe("quick"),
+            made: vec![format!(
+                "../{}",
+                victim.file_name().unwrap().to_str().unwrap()
+            )],
+        };
+        std::fs::write(d.join(RECORD), serde_json::to_string(&record).unwrap()).unwrap();
+        let e = OutDir::open(&d, Take::Force, &recipe("quick")).unwrap_err();
+        assert!(matches!(e, OutError::BadRecord(_)), "{e}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        let _ = std::fs::remove_file(victim);
+        let _ = std::fs::remove_dir_all(d);
+    }
+
+    #[test]
+    fn a_removal_never_follows_a_link_out_of_the_folder() {
+        let d = scratch("link");
+        let elsewhere = d.with_extension("elsewhere");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("dhry-P1.json"), "keep").unwrap();
+        let mut o = OutDir::open(&d, Take::New, &recipe("quick")).unwrap();
+        o.record(&["ab/".into(), "ab/dhry-P1.json".into()]).unwrap();
+        drop(o);
+        std::os::unix::fs::symlink(&elsewhere, d.join("ab")).unwrap();
+        let mut o = OutDir::open(&d, Take::Force, &recipe("quick")).unwrap();
+        let doomed = o.recorded();
+        let e = o.check(&doomed, &[], &[]).unwrap_err();
+        assert!(matches!(e, OutError::Link(ref l) if l == "ab"), "{e}");
+        // Removed as what it is, a link: its target keeps its file.
+        o.clear(&["ab/".into()]).unwrap();
+        assert!(!d.join("ab").exists());
+        assert_eq!(
+            std::fs::read_to_string(elsewhere.join("dhry-P1.json")).unwrap(),
+            "keep"
+        );
+        let _ = std::fs::remove_dir_all(&elsewhere);
+        let _ = std::fs::remove_dir_all(&d);
     }
 }
