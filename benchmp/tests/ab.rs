@@ -312,8 +312,11 @@ fn an_interrupt_kills_and_reaps_both_sides() {
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("interrupted by SIGINT"), "{err}");
+    // The error line, after the note that the pairs taken were kept.
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(lines[0].contains("marked incomplete"), "{err}");
+    assert!(lines[1].contains("interrupted by SIGINT"), "{err}");
     assert_no_leftovers(tag);
 }
 

@@ -360,7 +360,7 @@ fn set_up(restore: &mut Restore, opts: &RecordOptions, events: &[Setting]) -> Re
 fn run_command(program: &OsString, args: &[OsString]) -> Result<ExitStatus> {
     let mut cmd = Command::new(program);
     cmd.args(args);
-    sys::die_with_parent(&mut cmd);
+    sys::die_with_parent(&mut cmd, nix::sys::signal::Signal::SIGTERM);
     let spawned = cmd.spawn();
     let waited = spawned.and_then(|mut child| {
         let pid = i32::try_from(child.id()).unwrap_or(0);

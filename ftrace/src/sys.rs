@@ -140,9 +140,9 @@ pub(crate) fn fork_and_run(body: impl FnOnce() -> i32) -> nix::Result<Pid> {
     }
 }
 
-/// Makes the command's process end (SIGTERM) when this process dies, however it dies: a
-/// capture or a suite killed with SIGKILL leaves no command running on without it.
-pub fn die_with_parent(cmd: &mut std::process::Command) {
+/// Makes the command's process get `sig` when this process dies, however it dies: a capture,
+/// a suite or an A/B driver killed with SIGKILL leaves no command running on without it.
+pub fn die_with_parent(cmd: &mut std::process::Command, sig: Signal) {
     use std::os::unix::process::CommandExt;
     let parent = nix::unistd::getpid();
     // SAFETY: the closure runs in the forked child before exec and only makes the prctl(2),
@@ -150,11 +150,11 @@ pub fn die_with_parent(cmd: &mut std::process::Command) {
     // nothing and touches no lock.
     unsafe {
         cmd.pre_exec(move || {
-            nix::sys::prctl::set_pdeathsig(Signal::SIGTERM)?;
+            nix::sys::prctl::set_pdeathsig(sig)?;
             // The parent died before the request took effect: go now, as it would have made
             // this process go.
             if nix::unistd::getppid() != parent {
-                let _ = signal::raise(Signal::SIGTERM);
+                let _ = signal::raise(sig);
             }
             Ok(())
         })

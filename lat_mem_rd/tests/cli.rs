@@ -519,21 +519,30 @@ fn loaded_gives_a_row_per_delay_with_its_load() {
         assert_eq!(row["samples"].as_array().unwrap().len(), 2);
         let l = &row["loads"][0];
         assert_eq!(l["cpu"].as_u64(), Some(cpus[1] as u64));
-        assert!(
-            l["mb_s"].as_f64().unwrap() > 0.0 && l["ran_through"] == true,
-            "{row}"
-        );
-        let overlap = row["overlap"].as_f64().unwrap();
-        assert!(overlap > 0.9 && overlap <= 1.0, "{row}");
+        assert!(l["mb_s"].as_f64().unwrap() > 0.0, "{row}");
+        // A load starved by other tasks in every attempt (a busy machine) is kept as a noisy
+        // row; otherwise it loaded its whole window.
+        if row["noise"].is_null() {
+            assert!(l["ran_through"] == true, "{row}");
+            let overlap = row["overlap"].as_f64().unwrap();
+            assert!(overlap > 0.9 && overlap <= 1.0, "{row}");
+        }
     }
-    // The throttled load moves less than the unthrottled one.
-    assert!(
-        rows[2]["load_mb_s"].as_f64() < rows[1]["load_mb_s"].as_f64(),
-        "{t}"
-    );
-    // Each loaded row is a measurement with its load child judged over its window.
+    // The throttled load moves less than the unthrottled one (when both loaded their window).
+    if rows[1]["noise"].is_null() && rows[2]["noise"].is_null() {
+        assert!(
+            rows[2]["load_mb_s"].as_f64() < rows[1]["load_mb_s"].as_f64(),
+            "{t}"
+        );
+    }
+    // Each loaded row is a measurement with its load child judged over its window, measured
+    // again while its load was starved.
     let ms = v["measurements"].as_array().unwrap();
-    assert_eq!(ms.len(), 3);
+    let attempts: u64 = rows[1..]
+        .iter()
+        .map(|r| r["attempts"].as_u64().unwrap())
+        .sum();
+    assert_eq!(ms.len() as u64, 1 + attempts);
     assert!(ms[0].get("loads").is_none());
     for m in &ms[1..] {
         let l = &m["loads"][0];

@@ -341,6 +341,10 @@ pub struct AbReport {
     pub rule: AbRule,
     /// Every figure.
     pub figures: Vec<AbFigure>,
+    /// Set when a stop signal ended the comparison early: the figures hold the pairs taken
+    /// until then, judged as they stand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<benchmp::report::Incomplete>,
 }
 
 impl AbReport {
@@ -387,124 +391,141 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     let mut tools = (String::new(), String::new());
     let mut ends = (End::default(), End::default());
     let started = Instant::now();
-    for round in 0..args.processes {
-        // The budget holds for the whole comparison, worker start-up included: no process
-        // pair starts once it is spent.
-        if round > 0 && budgeted(args) && started.elapsed() >= total_budget(args, tallies.len()) {
-            rule.budget_spent_after = Some(round);
-            break;
-        }
-        let share = block_budget(args, started, round, &tallies);
-        // Which side starts first (and sets its buffers up while the other is still
-        // starting) is a coin per process pair, so that no order favours one build.
-        let (mut a, mut b) = if rng.coin() {
-            let a = Worker::spawn(a_cmd, rule.rep_us, args.aslr)?;
-            (a, Worker::spawn(b_cmd, rule.rep_us, args.aslr)?)
-        } else {
-            let b = Worker::spawn(b_cmd, rule.rep_us, args.aslr)?;
-            (Worker::spawn(a_cmd, rule.rep_us, args.aslr)?, b)
-        };
-        let hellos = a.hello().and_then(|ta| Ok((ta, b.hello()?)));
-        let (tool_a, tool_b) = match hellos {
-            Ok(tools) => tools,
-            // The same commands spoke the protocol in the first process pair: a side that
-            // fails to now is a failure of this run, and the pairs taken are kept.
-            Err(e) if tallies.iter().any(|t| !t.d.is_empty()) => {
-                let end = |w: &Worker| End {
-                    exit: w.exit.and_then(|s| s.code()),
-                    error: Some(match w.exit {
-                        Some(_) => format!(
-                            "before its hello in process pair {}: {}",
-                            round + 1,
-                            w.error_line().unwrap_or_else(|| "(no message)".into())
-                        ),
-                        None => bounded(&format!("{e:#}")),
-                    }),
-                    stopped: false,
-                };
-                ends = if a.tool.is_none() {
-                    (end(&a), End::stopped())
-                } else {
-                    (End::stopped(), end(&b))
-                };
+    // The process pairs; a stop signal ends them with the pairs taken kept (below).
+    let outcome = (|| -> Result<()> {
+        for round in 0..args.processes {
+            // The budget holds for the whole comparison, worker start-up included: no process
+            // pair starts once it is spent.
+            if round > 0 && budgeted(args) && started.elapsed() >= total_budget(args, tallies.len())
+            {
+                rule.budget_spent_after = Some(round);
                 break;
             }
-            Err(e) => return Err(e),
-        };
-        if tool_a != tool_b {
-            return Err(Usage(format!(
+            let share = block_budget(args, started, round, &tallies);
+            // Which side starts first (and sets its buffers up while the other is still
+            // starting) is a coin per process pair, so that no order favours one build.
+            let (mut a, mut b) = if rng.coin() {
+                let a = Worker::spawn(a_cmd, rule.rep_us, args.aslr)?;
+                (a, Worker::spawn(b_cmd, rule.rep_us, args.aslr)?)
+            } else {
+                let b = Worker::spawn(b_cmd, rule.rep_us, args.aslr)?;
+                (Worker::spawn(a_cmd, rule.rep_us, args.aslr)?, b)
+            };
+            let hellos = a.hello().and_then(|ta| Ok((ta, b.hello()?)));
+            let (tool_a, tool_b) = match hellos {
+                Ok(tools) => tools,
+                // The same commands spoke the protocol in the first process pair: a side that
+                // fails to now is a failure of this run, and the pairs taken are kept.
+                Err(e) if tallies.iter().any(|t| !t.d.is_empty()) => {
+                    let end = |w: &Worker| End {
+                        exit: w.exit.and_then(|s| s.code()),
+                        error: Some(match w.exit {
+                            Some(_) => format!(
+                                "before its hello in process pair {}: {}",
+                                round + 1,
+                                w.error_line().unwrap_or_else(|| "(no message)".into())
+                            ),
+                            None => bounded(&format!("{e:#}")),
+                        }),
+                        stopped: false,
+                    };
+                    ends = if a.tool.is_none() {
+                        (end(&a), End::stopped())
+                    } else {
+                        (End::stopped(), end(&b))
+                    };
+                    break;
+                }
+                Err(e) => return Err(e),
+            };
+            if tool_a != tool_b {
+                return Err(Usage(format!(
                 "A runs {tool_a} and B runs {tool_b}: ab compares two builds or settings of one tool"
             ))
             .into());
-        }
-        tools = (tool_a, tool_b);
-        let mut index = 0;
-        let measured = pair_round(
-            args,
-            &rule,
-            (round, share),
-            &mut rng,
-            (&mut a, &mut b),
-            &mut tallies,
-            &mut index,
-        );
-        if round == 0 && rule.unit() == Unit::ProcessPairs {
-            // The false-alarm rate holds for the whole comparison: split over every figure
-            // (a sweep's hundred points would otherwise give a few false verdicts by chance).
-            rule.figures = tallies.len().max(1);
-            rule.confidence = rule.looks.confidence_over(rule.figures);
-        }
-        let unexplained = measured
-            .as_ref()
-            .err()
-            .is_some_and(|e| e.downcast_ref::<Usage>().is_none());
-        if unexplained && benchmp::sys::process::interrupted().is_none() {
-            // A command that could not be sent (EPIPE) may come from a side that just died.
-            settle(&mut a, &mut b);
-        }
-        if let Some(failed) = [&a, &b].into_iter().find(|w| w.failed()) {
-            if !tallies.iter().any(|t| !t.d.is_empty()) {
-                measured?;
+            }
+            tools = (tool_a, tool_b);
+            let mut index = 0;
+            let measured = pair_round(
+                args,
+                &rule,
+                (round, share),
+                &mut rng,
+                (&mut a, &mut b),
+                &mut tallies,
+                &mut index,
+            );
+            if round == 0 && rule.unit() == Unit::ProcessPairs {
+                // The false-alarm rate holds for the whole comparison: split over every figure
+                // (a sweep's hundred points would otherwise give a few false verdicts by chance).
+                rule.figures = tallies.len().max(1);
+                rule.confidence = rule.looks.confidence_over(rule.figures);
+            }
+            let unexplained = measured
+                .as_ref()
+                .err()
+                .is_some_and(|e| e.downcast_ref::<Usage>().is_none());
+            if unexplained && benchmp::sys::process::interrupted().is_none() {
+                // A command that could not be sent (EPIPE) may come from a side that just died.
+                settle(&mut a, &mut b);
+            }
+            if let Some(failed) = [&a, &b].into_iter().find(|w| w.failed()) {
+                if !tallies.iter().any(|t| !t.d.is_empty()) {
+                    measured?;
+                    anyhow::bail!(
+                        "{} ({}) failed: {}",
+                        failed.name,
+                        failed.status_text(),
+                        failed.error_line().unwrap_or_else(|| "(no message)".into())
+                    );
+                }
+                // The pairs taken are kept: the report is written, with the side that failed.
+                ends = (a.end_now(), b.end_now());
+                break;
+            }
+            measured?;
+            if index != tallies.len() {
                 anyhow::bail!(
-                    "{} ({}) failed: {}",
-                    failed.name,
-                    failed.status_text(),
-                    failed.error_line().unwrap_or_else(|| "(no message)".into())
+                    "process pair {}: the command measured {index} figures, the first pair {}: each run must measure the same figures",
+                    round + 1,
+                    tallies.len()
                 );
             }
-            // The pairs taken are kept: the report is written, with the side that failed.
-            ends = (a.end_now(), b.end_now());
-            break;
-        }
-        measured?;
-        if index != tallies.len() {
-            anyhow::bail!(
-                "process pair {}: the command measured {index} figures, the first pair {}: each run must measure the same figures",
-                round + 1,
-                tallies.len()
-            );
-        }
-        ends = (a.finish()?, b.finish()?);
-        if ends.0.exit != Some(0) || ends.1.exit != Some(0) {
-            break;
-        }
-        if rule.unit() == Unit::ProcessPairs {
-            let n = round + 1;
-            let last = n == args.processes;
-            for t in tallies.iter_mut().filter(|t| t.judgement.is_none()) {
-                if last || rule.looks.is_look(n) {
-                    let j = t.judge_processes(&rule);
-                    if last || j.decision != Decision::Undecided {
-                        t.judgement = Some(j);
+            ends = (a.finish()?, b.finish()?);
+            if ends.0.exit != Some(0) || ends.1.exit != Some(0) {
+                break;
+            }
+            if rule.unit() == Unit::ProcessPairs {
+                let n = round + 1;
+                let last = n == args.processes;
+                for t in tallies.iter_mut().filter(|t| t.judgement.is_none()) {
+                    if last || rule.looks.is_look(n) {
+                        let j = t.judge_processes(&rule);
+                        if last || j.decision != Decision::Undecided {
+                            t.judgement = Some(j);
+                        }
                     }
                 }
             }
+            if tallies.iter().all(|t| t.judgement.is_some()) {
+                break;
+            }
         }
-        if tallies.iter().all(|t| t.judgement.is_some()) {
-            break;
-        }
-    }
+        Ok(())
+    })();
+    let interrupted = benchmp::sys::process::interrupted();
     drop(guard);
+    let incomplete = match (outcome, interrupted) {
+        (Ok(()), _) => None,
+        // Nothing measured is lost: the pairs taken are judged as they stand and written,
+        // marked incomplete, before the run ends with the signal's status.
+        (Err(_), Some(sig)) => Some(benchmp::report::Incomplete {
+            signal: sig.as_str().to_string(),
+            running: None,
+            measured: tallies.iter().filter(|t| !t.d.is_empty()).count(),
+        }),
+        (Err(e), None) => return Err(e),
+    };
     if let Some(n) = rule.budget_spent_after {
         for t in tallies.iter_mut().filter(|t| t.judgement.is_none()) {
             let mut j = t.judge_processes(&rule);
@@ -536,8 +557,19 @@ pub fn run(args: &AbArgs) -> Result<i32> {
         },
         rule,
         figures,
+        incomplete,
     };
     write_outputs(&report, args)?;
+    if let Some(i) = &report.incomplete {
+        benchmp::errln!(
+            "benchmp: ab interrupted by {}: the pairs of {} figure(s) taken so far are in the report, marked incomplete",
+            i.signal,
+            i.measured
+        );
+        if let Some(sig) = interrupted {
+            return Err(benchmp::Error::Interrupted(sig).into());
+        }
+    }
     for (name, side) in [("A", &report.base), ("B", &report.current)] {
         if side.exit != Some(0) && !side.stopped {
             benchmp::errln!(
@@ -1075,6 +1107,9 @@ impl Worker {
             .stdout(output.try_clone().context("dup")?)
             .stderr(output.try_clone().context("dup")?);
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        // A driver killed outright (SIGKILL, or a suite's entry killed with it) takes its
+        // workers along: SIGTERM, so each still kills and reaps its own children.
+        ftrace::die_with_parent(&mut cmd, nix::sys::signal::Signal::SIGTERM);
         benchmp::sys::process::pass_fds(&mut cmd, to_r.as_raw_fd(), from_w.as_raw_fd(), !aslr);
         let child = cmd
             .spawn()

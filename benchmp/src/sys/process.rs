@@ -279,22 +279,17 @@ pub fn pass_fds(
 /// across exec: a lock held through it stays held while anything the command started lives.
 pub fn end_with_this_process(cmd: &mut std::process::Command, hold: Option<std::os::fd::RawFd>) {
     use std::os::unix::process::CommandExt;
-    let parent = nix::unistd::getpid();
-    // SAFETY: the closure runs in the forked child before exec and only makes the
-    // async-signal-safe calls prctl, getppid and fcntl, and builds errors without allocating.
-    unsafe {
-        cmd.pre_exec(move || {
-            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
-            // This process may have ended between the fork and the prctl.
-            if nix::unistd::getppid() != parent {
-                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-            }
-            if let Some(fd) = hold
-                && libc::fcntl(fd, libc::F_SETFD, 0) < 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
+    ftrace::die_with_parent(cmd, Signal::SIGKILL);
+    if let Some(fd) = hold {
+        // SAFETY: the closure runs in the forked child before exec and only makes the
+        // async-signal-safe fcntl call, building its error without allocating.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
     }
 }
