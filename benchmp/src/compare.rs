@@ -169,13 +169,18 @@ struct SuiteSummary {
 }
 
 /// The `*.json` files of a result folder, sorted, with their metadata (through symlinks).
+/// Hidden files are passed over: the suite's own record of the folder
+/// (`.socbench-suite.json`) and staging copies are no reports.
 pub fn report_files(dir: &Path) -> Result<Vec<(PathBuf, std::fs::Metadata)>, CompareError> {
     let mut files = Vec::new();
     for e in std::fs::read_dir(dir).map_err(|e| CompareError::Read(dir.to_path_buf(), e))? {
         let p = e
             .map_err(|e| CompareError::Read(dir.to_path_buf(), e))?
             .path();
-        if p.extension().is_some_and(|x| x == "json") {
+        let hidden = p
+            .file_name()
+            .is_some_and(|n| n.as_encoded_bytes().starts_with(b"."));
+        if p.extension().is_some_and(|x| x == "json") && !hidden {
             let meta = std::fs::metadata(&p).map_err(|e| CompareError::Read(p.clone(), e))?;
             files.push((p, meta));
         }
@@ -949,7 +954,7 @@ pub fn render_text(c: &Comparison) -> String {
         "{:<w$}  {:>12}  {:>12}  {:<12}  {:>8}  {:>8}  verdict",
         "figure", "base", "current", "unit", "change", "p"
     );
-    let num = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.2}"));
+    let num = |x: Option<f64>| x.map_or("-".to_string(), |v| crate::export::table_number(v, 2));
     for r in &c.rows {
         let p = r.mann_whitney.map(|m| m.p).or(r.ks_p);
         let _ = writeln!(
@@ -1302,6 +1307,23 @@ mod tests {
             text.contains("BASE run 1 has MB/s") && text.contains("BASE run 2 ns"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_folders_hidden_files_are_no_reports() {
+        let d = std::env::temp_dir().join(format!("benchmp-compare-hidden-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        for f in ["a.json", ".socbench-suite.json", "b.txt"] {
+            std::fs::write(d.join(f), "{}").unwrap();
+        }
+        let files: Vec<PathBuf> = report_files(&d)
+            .unwrap()
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        assert_eq!(files, [d.join("a.json")]);
+        let _ = std::fs::remove_dir_all(d);
     }
 
     #[test]

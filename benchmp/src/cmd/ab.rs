@@ -1623,10 +1623,10 @@ pub fn render_text(r: &AbReport) -> String {
         };
         let _ = writeln!(
             out,
-            "{:<w$}  {:>12.2}  {:>12.2}  {:<14}  {:>5}  {:>6}  {:>6.1}  {:>+6.2}%  {:<18}  {}{}",
+            "{:<w$}  {:>12}  {:>12}  {:<14}  {:>5}  {:>6}  {:>6.1}  {:>+6.2}%  {:<18}  {}{}",
             f.measurement,
-            f.base_median,
-            f.current_median,
+            benchmp::export::table_number(f.base_median, 2),
+            benchmp::export::table_number(f.current_median, 2),
             format!("{} {arrow}", f.unit),
             f.processes.len(),
             f.differences.len(),

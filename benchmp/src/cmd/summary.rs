@@ -136,6 +136,9 @@ fn common_prefix(names: &[String]) -> String {
 /// below.
 pub fn number(x: Option<f64>) -> String {
     let Some(x) = x else { return "-".into() };
+    if !x.is_finite() || x.abs() >= 1e12 || (x != 0.0 && x.abs() < 1e-4) {
+        return benchmp::export::table_number(x, 2);
+    }
     if x.abs() >= 100.0 {
         let whole = format!("{:.0}", x.abs());
         let mut grouped = String::new();
@@ -851,6 +854,10 @@ mod tests {
         assert_eq!(number(Some(1234567.0)), "1,234,567");
         assert_eq!(number(Some(12.345)), "12.35");
         assert_eq!(number(Some(0.5)), "0.5000");
+        // Magnitudes a table cannot hold as digits (a broken report's 1e308).
+        assert_eq!(number(Some(1e308)), "1.000e308");
+        assert_eq!(number(Some(f64::NAN)), "NaN");
+        assert_eq!(number(Some(0.0)), "0.0000");
     }
 
     fn scratch(name: &str) -> PathBuf {
