@@ -210,7 +210,9 @@ python3 - "$ab/ab/dhry-P1.json" "$ab/compare.json" <<'PY' || fail "suite.sh --ab
 import json, sys
 r = json.load(open(sys.argv[1]))
 f = r["figures"]
-assert len(f) == 1 and f[0]["judgement"]["pairs"] >= 2 and f[0]["verdict"] in ("PASS", "FAIL", "IMPROVED", "NOISY"), f
+assert len(f) == 1 and f[0]["judgement"]["pairs"] >= 1 and f[0]["verdict"] in ("PASS", "FAIL", "IMPROVED", "NOISY"), f
+# Both process pairs, unless the budget (--ab-time) ran out first on a busy machine, as ab says.
+assert len(f[0]["processes"]) == 2 or r["rule"].get("budget_spent_after") == 1, (f, r["rule"])
 rows = [x for x in json.load(open(sys.argv[2]))["rows"] if x["entry"] == "dhry-P1"]
 sys.exit(0 if rows and all(x["base"] and x["current"] and x["differences"] for x in rows) else 1)
 PY
