@@ -343,11 +343,11 @@ impl OutputArgs {
     /// Refuses output requests that cannot all be honoured, before anything is measured: JSON
     /// and CSV both on stdout, and report files that cannot be written (see
     /// [`check_output_file`]). Accepted, they are where an interrupted run writes what it
-    /// measured ([`crate::export::write_partial`]).
+    /// measured (`export::write_partial`).
     pub fn check(&self) -> Result<(), crate::error::Usage> {
         check_outputs(self.json.as_deref(), self.csv.as_deref())?;
         // These are the files an interrupted run leaves what it measured in.
-        crate::export::keep_partial_in(self);
+        keep_partial_in(self);
         Ok(())
     }
 
@@ -404,6 +404,23 @@ impl Protected {
             None => Ok(()),
         }
     }
+}
+
+/// Where an interrupted run writes what it measured: the report files of the tool's
+/// `--json`/`--csv`, registered when [`OutputArgs::check`] accepted them.
+static PARTIAL_TARGET: std::sync::Mutex<Option<OutputArgs>> = std::sync::Mutex::new(None);
+
+/// Records the report files an interrupted run of this process writes its measurements to.
+pub fn keep_partial_in(output: &OutputArgs) {
+    *PARTIAL_TARGET.lock().unwrap_or_else(|p| p.into_inner()) = Some(output.clone());
+}
+
+/// The files an interrupted run writes to, if the tool named any.
+pub fn partial_target() -> Option<OutputArgs> {
+    PARTIAL_TARGET
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
 }
 
 /// The rules of [`OutputArgs::check`] for tools whose `--json[=FILE]` and `--csv[=FILE]`

@@ -102,18 +102,7 @@ pub fn write_csv<T: ToolData>(report: &Report<T>, w: impl Write) -> std::io::Res
     out.flush()
 }
 
-/// A figure for a table: `decimals` places where that stays short, scientific notation for
-/// magnitudes a table cannot hold (1e308 would print as 309 digits, 1e-300 as 300 zeros), and
-/// the non-finite as `nan`/`inf`.
-pub fn table_number(x: f64, decimals: usize) -> String {
-    if !x.is_finite() {
-        format!("{x}")
-    } else if x != 0.0 && !(1e-4..1e12).contains(&x.abs()) {
-        format!("{x:.3e}")
-    } else {
-        format!("{x:.decimals$}")
-    }
-}
+pub use crate::figure::table_number;
 
 /// lmbench's number style: `%.6f` below 1, `%.2f` otherwise.
 pub fn lmbench_number(x: f64) -> String {
@@ -173,23 +162,6 @@ pub fn emit_with<T: ToolData>(
     } else {
         EXIT_OK
     })
-}
-
-/// Where an interrupted run writes what it measured: the report files of the tool's
-/// `--json`/`--csv`, registered when [`OutputArgs::check`] accepted them.
-static PARTIAL_TARGET: std::sync::Mutex<Option<OutputArgs>> = std::sync::Mutex::new(None);
-
-/// Records the report files an interrupted run of this process writes its measurements to.
-pub fn keep_partial_in(output: &OutputArgs) {
-    *PARTIAL_TARGET.lock().unwrap_or_else(|p| p.into_inner()) = Some(output.clone());
-}
-
-/// The files an interrupted run writes to, if the tool named any.
-pub fn partial_target() -> Option<OutputArgs> {
-    PARTIAL_TARGET
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone()
 }
 
 /// Where a partial report goes instead of `path`: `path` itself when nothing complete would

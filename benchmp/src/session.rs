@@ -498,7 +498,7 @@ impl<T: ToolData> Session<T> {
     /// ([`crate::export::write_partial`]; nothing for a `benchmp ab` worker, whose driver
     /// keeps its figures); the error to end the run with.
     pub fn interrupted_at(&self, sig: nix::sys::signal::Signal, running: Option<&str>) -> Error {
-        if let Some(output) = crate::export::partial_target()
+        if let Some(output) = crate::cli::partial_target()
             && !crate::run::worker::active()
         {
             let mut report = self.report(&output, None);

@@ -12,6 +12,7 @@ pub mod impls;
 pub mod kernels;
 pub mod measure;
 pub mod paired;
+pub mod plan;
 pub mod report;
 pub mod run;
 pub mod sys;

@@ -11,8 +11,8 @@ use benchmp::{ChildInfo, Iterations, Loads, Session, Spec};
 
 use crate::bench::{Bench, PageKind};
 use crate::measure::{Calls, RoundPlan};
+use crate::plan::RunPlan;
 use crate::report::{DtoData, RoundParams};
-use crate::run::RunPlan;
 
 /// A worker's measurement of one cell on one CPU: its name (the cell's figure name, and its
 /// CPU when there are several) and what it measures.

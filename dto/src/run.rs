@@ -19,24 +19,10 @@ use crate::env::{DEFAULT_CPU, Settings};
 use crate::freq::FreqPin;
 use crate::impls::ImplSpec;
 use crate::measure::{EnvGuard, Round, RoundPlan, WARMUP_ITERS};
+pub use crate::plan::RunPlan;
 use crate::report::{self, Cell, DtoData, Extra, PageStatus, Report, RoundParams, Setup};
 use crate::{sys, text};
 use benchmp::ab::{self as stats, Better, Verdict};
-
-/// What to run.
-#[derive(Debug, Clone)]
-pub struct RunPlan {
-    /// ab or speedup.
-    pub mode: report::Mode,
-    /// Configurations, in table order (cpu first when present).
-    pub configs: Vec<Config>,
-    /// `--only` names (empty: the table, or the PERF_SHORT subset).
-    pub only: Vec<String>,
-    /// Page sizes asked for.
-    pub pages: Vec<PageKind>,
-    /// Validated environment.
-    pub settings: Settings,
-}
 
 /// `dto ab` and `dto speedup`: refuses report files that are measured libraries and bad
 /// PERF_* settings, measures `configs` on `pages` (the `only` benchmarks, else the table),
