@@ -4,7 +4,7 @@
 //! is one refusal before anything runs rather than a failure of every tool.
 
 /// `--power`, `--power-cmd`, `--power-hz` and `--power-baseline`, as given.
-#[derive(Debug, Clone, Default, clap::Args, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args, serde::Serialize)]
 pub struct PowerArgs {
     /// Passed to every tool: the power sources to use, SRC[,SRC...] (powercap:ZONE,
     /// hwmon:NAME:LABEL, battery:NAME, odpm:RAIL, cmd), or none. Default: the tools' own (every

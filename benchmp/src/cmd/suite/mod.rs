@@ -78,12 +78,15 @@ pub struct SuiteArgs {
     #[arg(long)]
     pub trace: bool,
     /// Print the plan (one `LABEL|ENV|TOOL|ARGS` line per entry, `{json}`, `{csv}` and `{dir}`
-    /// for its files; --cpus and --trace not shown) and exit without running anything.
+    /// for its files; --cpus, --trace and the power options not shown) and exit without
+    /// running anything.
     #[arg(long)]
     pub list: bool,
     /// Do not print the summary table at the end (scripts/suite.sh prints it after plotting).
     #[arg(long)]
     pub no_summary: bool,
+    #[command(flatten)]
+    pub power: crate::cmd::power::PowerArgs,
 }
 
 /// What a folder's suite was run with; `--resume` must be run with the same.
@@ -107,6 +110,10 @@ pub struct Recipe {
     pub ab_processes: u32,
     /// `--baseline`.
     pub baseline: Option<PathBuf>,
+    /// The power options, when any was given (absent from the records of folders made
+    /// without them, and before they existed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power: Option<crate::cmd::power::PowerArgs>,
 }
 
 fn seconds(s: &str) -> Result<f64, String> {
@@ -372,6 +379,7 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
         ab_time: args.ab_time,
         ab_processes: args.ab_processes,
         baseline: baseline.clone(),
+        power: (!args.power.words().is_empty()).then(|| args.power.clone()),
     };
     let mut out = match OutDir::open(
         outdir::SUITE,
@@ -453,7 +461,11 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
     if args.trace {
         extra.push("--trace".into());
     }
-    let dto_extra: Vec<String> = extra.iter().filter(|a| *a == "--trace").cloned().collect();
+    // dto takes its CPU as PERF_CPU, and the rest as every tool does.
+    let mut dto_extra: Vec<String> = extra.iter().filter(|a| *a == "--trace").cloned().collect();
+    let power = args.power.words();
+    extra.extend(power.iter().cloned());
+    dto_extra.extend(power);
     let alpha = 0.05 / plan.len().max(1) as f64;
     let timeout = args.entry_timeout.map(Duration::from_secs_f64);
     let (mut failures, mut regressed) = (0usize, false);
