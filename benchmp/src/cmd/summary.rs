@@ -140,6 +140,10 @@ pub struct PerEnergy {
     pub value: f64,
     /// Its unit.
     pub unit: String,
+    /// The first source's energy over the measurement above the idle baseline, J
+    /// (`net_energy_j`, else `energy_j`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_j: Option<f64>,
 }
 
 impl PerEnergy {
@@ -147,9 +151,12 @@ impl PerEnergy {
     pub fn of(measurement: &serde_json::Value) -> Option<PerEnergy> {
         let p = &measurement["power"]["per_energy"];
         let value = p["value"].as_f64().filter(|v| v.is_finite())?;
+        let source = &measurement["power"]["sources"][0];
+        let joules = |k: &str| source[k].as_f64().filter(|j| j.is_finite());
         Some(PerEnergy {
             value,
             unit: p["unit"].as_str().unwrap_or_default().to_string(),
+            energy_j: joules("net_energy_j").or_else(|| joules("energy_j")),
         })
     }
 }
@@ -791,7 +798,7 @@ pub fn write_csv(s: &Summary, w: impl std::io::Write) -> Result<()> {
         "verdict", "note",
     ];
     if energy {
-        head.extend(["energy", "energy_unit"]);
+        head.extend(["energy", "energy_unit", "energy_j"]);
     }
     out.write_record(&head)?;
     for r in &s.entries {
@@ -817,6 +824,13 @@ pub fn write_csv(s: &Summary, w: impl std::io::Write) -> Result<()> {
                     .unwrap_or_default(),
             );
             row.push(r.energy.as_ref().map_or(String::new(), |e| e.unit.clone()));
+            row.push(
+                r.energy
+                    .as_ref()
+                    .and_then(|e| e.energy_j)
+                    .map(|j| j.to_string())
+                    .unwrap_or_default(),
+            );
         }
         out.write_record(&row)?;
     }
@@ -1127,7 +1141,9 @@ mod tests {
         assert!(!serde_json::to_string(&plain).unwrap().contains("energy"));
         std::fs::write(
             d.join("b.json"),
-            report(r#","power":{"per_energy":{"value":250.0,"unit":"DMIPS/W"}}"#),
+            report(
+                r#","power":{"sources":[{"net_energy_j":2.5}],"per_energy":{"value":250.0,"unit":"DMIPS/W"}}"#,
+            ),
         )
         .unwrap();
         let s = summarize(&d).unwrap();
@@ -1136,7 +1152,8 @@ mod tests {
             s.entries[1].energy,
             Some(PerEnergy {
                 value: 250.0,
-                unit: "DMIPS/W".into()
+                unit: "DMIPS/W".into(),
+                energy_j: Some(2.5),
             })
         );
         let table = render(&s);
@@ -1151,9 +1168,9 @@ mod tests {
         write_csv(&s, &mut csv).unwrap();
         let csv = String::from_utf8(csv).unwrap();
         let lines: Vec<&str> = csv.lines().collect();
-        assert!(lines[0].ends_with(",energy,energy_unit"), "{csv}");
-        assert!(lines[2].ends_with(",250,DMIPS/W"), "{csv}");
-        assert!(lines[1].ends_with(",,"), "{csv}");
+        assert!(lines[0].ends_with(",energy,energy_unit,energy_j"), "{csv}");
+        assert!(lines[2].ends_with(",250,DMIPS/W,2.5"), "{csv}");
+        assert!(lines[1].ends_with(",,,"), "{csv}");
         let _ = std::fs::remove_dir_all(d);
     }
 }
