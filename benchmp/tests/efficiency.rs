@@ -23,41 +23,7 @@ const HANG: Duration = Duration::from_secs(120);
 /// makes it die of SIGKILL with its pin in force. Its report: dhry 3 DMIPS per MHz per CPU at
 /// CPUs × MHz² / 4e6 W above an idle baseline of 0.1 W; coremark 5 iterations/s per MHz per
 /// CPU at CPUs × MHz² / 2e6 W; the hottest zone at 30 + MHz / 100 C.
-const STANDIN: &str = r#"#!/bin/sh
-tool=${0##*/}
-json="" mhz="" cpus="" prev=""
-for a in "$@"; do
-  case $prev in --cpus) cpus=$a ;; --pin-freq) mhz=$a ;; esac
-  case $a in --json=*) json=${a#--json=} ;; esac
-  prev=$a
-done
-[ -z "${EFF_LOG:-}" ] || echo "$tool $mhz $cpus $$" >> "$EFF_LOG"
-first=${cpus%%[-,]*}
-n=$(echo "$cpus" | awk -F, '{ n = 0; for (i = 1; i <= NF; i++) { if (split($i, r, "-") == 2) n += r[2] - r[1] + 1; else n++ } print n }')
-dir=$BENCHMP_SYSFS_ROOT/devices/system/cpu/cpu$first/cpufreq
-khz=$(awk -v m="$mhz" 'BEGIN { printf "%d", m * 1000 + 0.5 }')
-min=$(cat "$dir/scaling_min_freq") max=$(cat "$dir/scaling_max_freq")
-restore() { echo "$min" > "$dir/scaling_min_freq"; echo "$max" > "$dir/scaling_max_freq"; }
-trap 'restore; exit 130' INT
-trap 'restore; exit 143' TERM
-echo "$khz" > "$dir/scaling_min_freq"
-echo "$khz" > "$dir/scaling_max_freq"
-case "${EFF_HANG:-}" in "$tool:$mhz") sleep 1000 ;; esac
-case "${EFF_CRASH:-}" in "$tool:$mhz:$cpus") echo "$tool: child 0 (CPU $first) was killed by SIGKILL" >&2; kill -KILL $$ ;; esac
-case $tool in
-  dhry) per=3 unit=DMIPS div=4e6 m=dhrystone f="dhrystone strict" pe=DMIPS/W ;;
-  *) per=5 unit=iterations/s div=2e6 m=coremark f=coremark pe=iterations/J ;;
-esac
-awk -v m="$mhz" -v n="$n" -v per="$per" -v div="$div" -v unit="$unit" -v mname="$m" -v fname="$f" -v pe="$pe" -v cpu="$first" 'BEGIN {
-  v = m * per * n; w = n * m * m / div
-  printf "{\"tool\":\"x\",\"figures\":[{\"name\":\"%s\",\"cpu\":%s,\"cluster\":0,\"unit\":\"%s\",\"better\":\"higher\",\"value\":%.17g,\"samples\":[%.17g]}],", fname, (n == 1 ? cpu : "null"), unit, v, v
-  printf "\"measurements\":[{\"name\":\"%s\",\"power\":{\"window_ns\":[1,2],\"sources\":[{\"name\":\"odpm:S4M_VDD_CPUCL0\",\"kind\":\"iio\",\"covers\":\"a rail\",\"from\":\"counter\",\"samples\":20,\"period_ms\":100.0,\"energy_j\":%.17g,\"mean_w\":%.17g,\"peak_w\":%.17g,\"baseline_w\":0.1,\"net_energy_j\":%.17g,\"net_mean_w\":%.17g}],", mname, (w + 0.1) * 2, w + 0.1, w + 0.2, w * 2, w
-  printf "\"per_energy\":{\"value\":%.17g,\"unit\":\"%s\"},\"temps\":[{\"zone\":\"cpu-0\",\"start_c\":30.0,\"end_c\":31.0,\"max_c\":%.17g}]}}],", v / w, pe, 30 + m / 100
-  printf "\"quality\":{\"verdict\":{\"noisy\":false,\"reasons\":[]}}}\n"
-}' > "$json"
-restore
-echo "$tool result"
-"#;
+const STANDIN: &str = include_str!("fixtures/efficiency/standin.sh");
 
 fn benchmp() -> Tool {
     Tool::new("benchmp", BIN)
@@ -291,9 +257,13 @@ fn a_sweep_of_two_clusters_gives_each_step_its_figure_power_and_cost() {
             "0 \"coremark\" \"one\"",
             "0 \"coremark\" \"all\"",
             "3 \"dhry\" \"one\"",
+            "3 \"dhry\" \"all\"",
             "3 \"coremark\" \"one\"",
+            "3 \"coremark\" \"all\"",
         ]
     );
+    // CPU 7 alone: its one run is both of its curves.
+    assert_eq!(curves[4]["points"], curves[5]["points"]);
     let all = &curves[1];
     for (p, khz) in all["points"].as_array().unwrap().iter().zip(POLICY0) {
         let (fig, w) = standin_figures("dhry", khz, 2);

@@ -237,7 +237,7 @@ pub struct Curve {
     pub cpus: Vec<usize>,
     /// The command's name.
     pub command: String,
-    /// One CPU or all of the cluster's (a cluster of one CPU has one curve for both).
+    /// One CPU or all of the cluster's (a cluster of one CPU has the same points in both).
     pub placement: Placement,
     /// The figure's unit.
     pub unit: String,
@@ -263,13 +263,16 @@ pub fn curves(clusters: &[Cluster], commands: &[Command], results: &[StepResult]
     for (ci, c) in clusters.iter().enumerate() {
         for (k, cmd) in commands.iter().enumerate() {
             for placement in [Placement::One, Placement::All] {
-                if placement == Placement::All && c.cpus.len() == 1 {
-                    continue;
-                }
+                // A cluster of one CPU ran once: that run is both of its curves.
+                let ran = if c.cpus.len() == 1 {
+                    Placement::One
+                } else {
+                    placement
+                };
                 let steps: Vec<&StepResult> = results
                     .iter()
                     .filter(|r| {
-                        r.step.cluster == ci && r.step.command == k && r.step.placement == placement
+                        r.step.cluster == ci && r.step.command == k && r.step.placement == ran
                     })
                     .collect();
                 let points: Vec<Point> = steps
@@ -493,7 +496,7 @@ pub fn render(clusters: &[Cluster], commands: &[Command], results: &[StepResult]
                 "figure",
                 "unit",
                 "per MHz",
-                "W",
+                "net W",
                 "energy per work",
                 "per energy",
                 "max C",
