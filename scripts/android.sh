@@ -9,12 +9,15 @@ set -uo pipefail
 usage() {
   cat <<'USAGE'
 Usage: scripts/android.sh [options] TOOL [ARGS...]
-       scripts/android.sh [options] suite [--quick | --full] [--only TOOL]...
+       scripts/android.sh [options] suite [--quick | --full] [--only TOOL]... [--power SRC[,SRC...]]
+                          [--power-cmd CMD] [--power-hz HZ] [--power-baseline S]
 
 Builds aarch64-unknown-linux-musl binaries (static, linked with rust-lld), pushes them to the
 device, runs TOOL with ARGS (or the whole suite: `benchmp suite` on the device, the same plan
 and executor as on a computer, one adb call), and pulls the results into
 results/android-<serial>-<timestamp>/. Without -s, every connected device is run in turn.
+The suite's power options go to `benchmp suite`, which gives them to every tool on the device
+(a --power-cmd runs there); a single TOOL takes them among its own ARGS.
 
 Options:
   -s SERIAL          device serial (repeatable; default: every device 'adb devices' lists)
@@ -108,7 +111,10 @@ if [ "$tool" = suite ]; then
       --only) [ $# -ge 2 ] || die "suite: --only needs a tool name"
               case " $SUITE_TOOLS " in *" $2 "*) ;; *) die "suite: unknown tool '$2' (tools: $SUITE_TOOLS)" ;; esac
               suite_args+=(--only "$2"); shift ;;
-      *) die "suite takes --quick or --full and --only TOOL" ;;
+      # As one word, so a value starting with '-' stays a value.
+      --power|--power-cmd|--power-hz|--power-baseline)
+        [ $# -ge 2 ] || die "suite: $1 needs a value"; suite_args+=("$1=$2"); shift ;;
+      *) die "suite takes --quick or --full, --only TOOL and the power options (--power, --power-cmd, --power-hz, --power-baseline)" ;;
     esac
     shift
   done

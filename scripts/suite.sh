@@ -16,7 +16,7 @@ set -uo pipefail
 
 usage() {
   cat <<'USAGE'
-Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR [--force] | --resume DIR] [--baseline DIR | --ab BIN_DIR [--ab-time S] [--ab-processes N]] [--no-build] [--bin-dir DIR] [--no-plots]
+Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR [--force] | --resume DIR] [--baseline DIR | --ab BIN_DIR [--ab-time S] [--ab-processes N]] [--power SRC[,SRC...]] [--power-cmd CMD] [--power-hz HZ] [--power-baseline S] [--no-build] [--bin-dir DIR] [--no-plots]
 
   --quick        fewer operations and repetitions (about a minute)
   --full         every operation, lmbench's 11 repetitions, more strides (tens of minutes)
@@ -45,6 +45,11 @@ Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR [--force]
   --ab-time S    benchmp ab's budget per figure with --ab, seconds (default 3)
   --ab-processes N
                  benchmp ab's process pairs per figure at most (default 16)
+  --power SRC[,SRC...], --power-cmd CMD, --power-hz HZ, --power-baseline S
+                 given to every tool (benchmp suite passes them on): the power sources
+                 (or none), an external meter printing '<unix seconds> <watts>' lines,
+                 the sampling rate, the idle baseline's seconds; where a report has a
+                 power record the summary gains an energy column
   --no-build     use the binaries already built
   --bin-dir DIR  where the binaries are (default target/release)
   --no-plots     skip the PNG plots
@@ -91,6 +96,9 @@ while [ $# -gt 0 ]; do
           [ -d "$2" ] || die "--ab $2 is not a folder"
           pass+=(--ab "$(cd "$2" && pwd)"); ab=1; shift ;;
     --ab-time|--ab-processes) [ $# -ge 2 ] || die "$1 needs a value"; pass+=("$1" "$2"); shift ;;
+    # As one word, so a value starting with '-' (a meter's own options) stays a value.
+    --power|--power-cmd|--power-hz|--power-baseline)
+      [ $# -ge 2 ] || die "$1 needs a value"; pass+=("$1=$2"); shift ;;
     --no-build) build=0 ;;
     --bin-dir) [ $# -ge 2 ] || die "--bin-dir needs a folder"
                [ -d "$2" ] || die "--bin-dir $2 is not a folder"

@@ -1,7 +1,8 @@
-"""The suite's record of what was made in its results folder (`.socbench-suite.json`, kept by
-`benchmp suite`). The scripts that add files to a suite's folder (the plots, the gathered
-comparison of `suite.sh --ab`) add them to the record too, so `benchmp suite --force` removes
-them with the suite's own files, and never a file of anyone else's.
+"""The record of what was made in a results folder (`.socbench-suite.json`, kept by `benchmp
+suite`; `.socbench-efficiency.json`, kept by `benchmp efficiency`). The scripts that add files
+to such a folder (the plots, the gathered comparison of `suite.sh --ab`) add them to the record
+too, so `--force` removes them with the command's own files, and never a file of anyone
+else's.
 """
 import fcntl
 import json
@@ -9,16 +10,17 @@ import os
 import pathlib
 
 RECORD = ".socbench-suite.json"
+EFFICIENCY_RECORD = ".socbench-efficiency.json"
 
 
-def record(folder, paths):
-    """Adds `paths` (files or folders inside `folder`) to its record. Returns None, or why
-    nothing was recorded: a folder without a record is no suite's, and one whose lock is held
-    has a suite writing into it."""
+def record(folder, paths, name=RECORD):
+    """Adds `paths` (files or folders inside `folder`) to its record `name`. Returns None, or
+    why nothing was recorded: a folder without the record is not the command's, and one whose
+    lock is held has a command writing into it."""
     folder = pathlib.Path(folder)
-    path = folder / RECORD
+    path = folder / name
     if not path.is_file():
-        return f"{folder} has no {RECORD} (not a suite's folder)"
+        return f"{folder} has no {name} (not a folder of the command that keeps it)"
     top = os.path.abspath(folder)
     names = []
     for p in paths:
@@ -31,14 +33,14 @@ def record(folder, paths):
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            return f"a suite is writing into {folder}"
+            return f"a command is writing into {folder}"
         data = json.loads(path.read_text())
         made = data.setdefault("made", [])
         added = [n for n in names if n not in made]
         if not added:
             return None
         made.extend(added)
-        tmp = folder / f".{RECORD}.{os.getpid()}.tmp"
+        tmp = folder / f".{name}.{os.getpid()}.tmp"
         tmp.write_text(json.dumps(data, indent=2) + "\n")
         os.replace(tmp, path)
     finally:

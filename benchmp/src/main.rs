@@ -11,6 +11,8 @@
 //! - `benchmp ab 'A' 'B'` pairs two builds' repetitions milliseconds apart and judges each pair.
 //! - `benchmp suite` runs socbench's plan into a results folder; `benchmp summary DIR` prints
 //!   its table with one headline figure per entry.
+//! - `benchmp efficiency` sweeps every cluster's frequencies with pinned tool runs: figure,
+//!   figure per MHz, power and energy per step, and an Energy-Model-style table.
 
 use anyhow::Result;
 use benchmp::cli::TimingArgs;
@@ -94,6 +96,19 @@ enum Cmd {
     /// verdict. Exit status 2 (one line naming the file) when a file of the folder cannot be
     /// read or status.tsv holds a row that is not one.
     Summary(cmd::summary::SummaryArgs),
+    /// Sweep each cluster's clock: at every frequency its cpufreq policy offers, run tool
+    /// commands (dhry and coremark by default, on one CPU of the cluster and on all of its
+    /// CPUs) pinned there with --pin-freq, and record per step the headline figure, the figure
+    /// per MHz, the power above the idle baseline and the energy per unit of work (from the
+    /// reports' power records), into a results folder: a table per cluster, JSON, CSV and an
+    /// Energy-Model-style table (frequency, power, cost) to set beside
+    /// /sys/kernel/debug/energy_model. After each step the policy must be as before it (the
+    /// tools write their pin back; the sweep says so when one is not back). Exit status: 0
+    /// every step measured, 1 a step failed or a policy is not back, 2 refused before anything
+    /// ran, 3 no cpufreq here (or a policy listing no frequencies without --freqs), 128+n
+    /// stopped by signal n (the running tool is stopped first; what was measured is written,
+    /// marked incomplete).
+    Efficiency(cmd::efficiency::EfficiencyArgs),
     /// Print the framework's own costs: timing and loop overhead, fork and handshake time per
     /// child, and the error of known-duration workloads measured through the framework.
     Overhead {
@@ -140,6 +155,11 @@ const EXAMPLES: &[benchmp::cli::Example] = &[
         long: "",
     },
     benchmp::cli::Example {
+        command: "efficiency",
+        quick: "BENCHMP_SYSFS_ROOT={repo}/benchmp/tests/fixtures/phone8/sys efficiency --cpus 7 --freqs 480 --out {tmp}/out --bin-dir {stubs}",
+        long: "BENCHMP_SYSFS_ROOT={repo}/benchmp/tests/fixtures/phone8/sys efficiency --cpus 0-1,7 --freqs 480,1000 --out {tmp}/out --bin-dir {stubs}",
+    },
+    benchmp::cli::Example {
         command: "overhead",
         quick: "overhead -N 1",
         long: "overhead -N 1000",
@@ -162,6 +182,7 @@ fn run(cli: Cli) -> Result<i32> {
         Cmd::Ab(args) => cmd::ab::run(&args),
         Cmd::Suite(args) => cmd::suite::run(&args),
         Cmd::Summary(args) => cmd::summary::run(&args),
+        Cmd::Efficiency(args) => cmd::efficiency::run(&args),
         Cmd::Calibrate { timing, json } => cmd::calibrate::run(timing, json),
         Cmd::Topology { json } => cmd::topology::run(json),
         Cmd::Probe(args) => cmd::probe::run(args),

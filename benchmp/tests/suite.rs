@@ -23,11 +23,13 @@ json=""
 for a in "$@"; do case $a in --json=*) json=${a#--json=} ;; esac; done
 eval "how=\${STANDIN_$tool:-ok}"
 [ -z "${STANDIN_LOG:-}" ] || echo "$tool $$" >> "$STANDIN_LOG"
+[ -z "${STANDIN_ARGS:-}" ] || echo "$tool $*" >> "$STANDIN_ARGS"
 report() {
-  [ -z "$json" ] || printf '{"tool":"%s","figures":[{"name":"score","cpu":0,"cluster":0,"unit":"DMIPS","better":"higher","value":100.0,"samples":[100.0]}],"quality":{"verdict":{"noisy":%s,"reasons":["child 0 on CPU 0 lost 9%% of its run to other tasks"]}}}\n' "$tool" "$1" > "$json"
+  [ -z "$json" ] || printf '{"tool":"%s","figures":[{"name":"score","cpu":0,"cluster":0,"unit":"DMIPS","better":"higher","value":100.0,"samples":[100.0]}],"measurements":[{"name":"score"%s}],"quality":{"verdict":{"noisy":%s,"reasons":["child 0 on CPU 0 lost 9%% of its run to other tasks"]}}}\n' "$tool" "${2:-}" "$1" > "$json"
 }
 case $how in
   ok) report false; echo "$tool result" ;;
+  power) report false ',"power":{"per_energy":{"value":40.0,"unit":"DMIPS/W"}}'; echo "$tool result" ;;
   noisy) report true; echo "$tool result" ;;
   noisy-fail) report true; echo "$tool: the run was noisy" >&2; exit 1 ;;
   fail) echo "$tool: it broke" >&2; exit 1 ;;
@@ -872,4 +874,89 @@ fn which(program: &str) -> Option<String> {
             .find(|p| p.is_file())
             .map(|p| p.display().to_string())
     })
+}
+
+#[test]
+fn the_power_options_reach_every_entry_and_the_summary_gains_energy() {
+    let bin = standins("power");
+    let work = temp_dir("benchmp-suite", "power");
+    let args_log = work.join("args");
+    let u = work.join("out");
+    let power = [
+        "--power",
+        "battery:battery",
+        "--power-cmd",
+        "meter --port 1",
+        "--power-hz",
+        "50",
+        "--power-baseline",
+        "2",
+    ];
+    let mut args = vec!["--only", "dhry", "--only", "dto", "--out", s(&u)];
+    args.extend_from_slice(&power);
+    let t = benchmp()
+        .with_env("STANDIN_ARGS", Some(s(&args_log)))
+        .with_env("STANDIN_dhry", Some("power"));
+    ok(&suite(&t, &bin, &args));
+    let log = std::fs::read_to_string(&args_log).unwrap();
+    let passed =
+        "--power=battery:battery --power-cmd=meter --port 1 --power-hz=50 --power-baseline=2";
+    for tool in ["dhry", "dto"] {
+        assert!(
+            log.lines()
+                .any(|l| l.starts_with(&format!("{tool} ")) && l.ends_with(passed)),
+            "{tool}: {log}"
+        );
+    }
+    // The summary: an energy column where the report has a power record.
+    let table = stdout(&t.ok(&["summary", s(&u)]));
+    assert!(
+        table.lines().nth(1).unwrap().contains("  energy"),
+        "{table}"
+    );
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("dhry-P1") && l.contains("40.00 DMIPS/W")),
+        "{table}"
+    );
+    let j: serde_json::Value =
+        serde_json::from_slice(&t.ok(&["summary", "--json", s(&u)]).stdout).unwrap();
+    assert_eq!(j["entries"][0]["energy"]["unit"], "DMIPS/W");
+    assert!(j["entries"][1].get("energy").is_none(), "{j}");
+    // A resumed folder needs the power options it was made with.
+    let mut other = vec![
+        "suite",
+        "--quick",
+        "--bin-dir",
+        s(&bin),
+        "--only",
+        "dhry",
+        "--only",
+        "dto",
+    ];
+    other.extend_from_slice(&["--resume", s(&u), "--power-hz", "10"]);
+    let line = t.fails(&other, 2);
+    assert!(
+        line.contains("another plan") && line.contains("power"),
+        "{line}"
+    );
+    // A value no tool takes is refused before anything runs.
+    let line = t.fails(
+        &[
+            "suite",
+            "--quick",
+            "--bin-dir",
+            s(&bin),
+            "--out",
+            s(&work.join("o2")),
+            "--power-hz",
+            "0",
+        ],
+        2,
+    );
+    assert!(line.contains("--power-hz"), "{line}");
+    assert!(!work.join("o2").exists());
+    let _ = std::fs::remove_dir_all(&work);
+    let _ = std::fs::remove_dir_all(&bin);
 }

@@ -342,6 +342,15 @@ impl Drop for Claim {
     }
 }
 
+/// The live socbench process holding `setting` through a [`Claim`], if any: a command that
+/// finds the setting changed leaves it alone while one does.
+pub fn held_by(setting: &Path) -> Option<u32> {
+    let real = std::fs::canonicalize(setting).ok()?;
+    let mut f = lock_record(&real, FlockArg::LockExclusive).ok()?;
+    let r = read_record(&mut f);
+    r.holders.iter().find(|h| h.alive()).map(|h| h.pid)
+}
+
 /// Writes back every recorded setting whose holders have all died (a run killed with SIGKILL);
 /// the settings restored. Cheap when there is nothing to do: one folder listing.
 pub fn recover_stale() -> Vec<PathBuf> {
@@ -463,6 +472,7 @@ mod tests {
             }
         );
         assert_eq!(value(&d), "1000000");
+        assert_eq!(held_by(&f), Some(std::process::id()));
         // A second holder in another process: simulated by a record holding a live other
         // process (the parent test runner) beside this one.
         let real = std::fs::canonicalize(&f).unwrap();
@@ -482,6 +492,7 @@ mod tests {
             "{e}"
         );
         assert!(matches!(first.release(), Some(Released::LeftTo(_))));
+        assert_eq!(held_by(&f), Some(nix::unistd::getppid().as_raw() as u32));
         assert_eq!(
             value(&d),
             "1000000",

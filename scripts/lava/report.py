@@ -3,7 +3,8 @@
 
 Reads the folder's status.tsv and each entry's JSON report (never the text output) and turns
 them into LAVA results: a test set per tool, a test case per suite entry with its headline
-figure as the measurement (benchmp's rule, `benchmp summary --json`: the folder's
+figure as the measurement (and, where the report has a power record, the energy and the figure
+per energy of that measurement as cases of their own, in J and in the report's unit) (benchmp's rule, `benchmp summary --json`: the folder's
 summary.json, written by the benchmp suite that ran it, else the output of --benchmp), fail (with the reason as a case of its own and a line in the log)
 for an entry whose tool failed or left no report, and unknown (with the report's noise
 reasons) for one whose report calls the run noisy: the tool worked, but its figure is not to
@@ -127,7 +128,25 @@ def headlines(out, benchmp):
         entries = json.loads(text)["entries"]
     except (ValueError, KeyError, TypeError) as e:
         return {}, f"unreadable summary: {e}"
-    return {e["entry"]: e.get("headline") for e in entries}, None
+    # The headline with the energy of its measurement beside it, where the report has a power
+    # record (the summary's `energy`: the figure per energy and the joules).
+    return {e["entry"]: e.get("headline") and dict(e["headline"], energy=e.get("energy"))
+            for e in entries}, None
+
+
+def energy_cases(label, head):
+    """(name, measurement, units) of the energy and the figure per energy of an entry's
+    headline measurement: `LABEL-energy` in J (above the idle baseline) and `LABEL-per-energy`
+    in the report's unit (DMIPS/W, iterations/J, MB/J, nJ/load)."""
+    energy = (head or {}).get("energy") or {}
+    out = []
+    joules = number(energy.get("energy_j"))
+    if joules is not None:
+        out.append((case_name(label, "energy"), joules, "J"))
+    per = number(energy.get("value"))
+    if per is not None:
+        out.append((case_name(label, "per-energy"), per, energy.get("unit")))
+    return out
 
 
 def plateau_cases(label, data):
@@ -180,6 +199,7 @@ def judge_entry(out, label, code, heads, status=None):
         if head:
             figure, unit = number(head.get("value")), head.get("unit")
         subs = [(name, None, ns, "ns") for name, ns in plateau_cases(label, data)]
+        subs += [(name, None, value, units) for name, value, units in energy_cases(label, head)]
         verdict = (data.get("quality") or {}).get("verdict") or {}
         if verdict.get("noisy"):
             why_noisy = verdict.get("reasons") or []

@@ -85,10 +85,31 @@ refused "a results folder under a file" "android.sh: --results $tmp/stub/benchmp
   --results "$tmp/stub/benchmp/r" benchmp probe
 refused "a results folder where nothing can be written" "android.sh: --results /proc/socbench-$$ cannot be written (/proc)" \
   --results "/proc/socbench-$$" benchmp probe
-refused "a suite option that is not --quick or --full" "android.sh: suite takes --quick or --full and --only TOOL" suite --fast
+refused "a suite option that is not --quick or --full" "android.sh: suite takes --quick or --full, --only TOOL and the power options (--power, --power-cmd, --power-hz, --power-baseline)" suite --fast
+refused "a power option without its value" "android.sh: suite: --power-hz needs a value" suite --quick --power-hz
 refused "an unknown tool in --tools" "android.sh: --tools: unknown tool 'nosuch' (tools: $(. "$top/scripts/lib/tools.sh"; echo "$SUITE_TOOLS") ftrace benchmp)" \
   --tools benchmp,nosuch benchmp probe
 [ ! -e "$tmp/results" ] || fail "a refused run made a results folder"
+
+echo "== the suite's power options reach benchmp suite on the device, each one word"
+# A stand-in benchmp that makes the folder a suite would and records nothing else.
+mkdir -p "$tmp/stub-suite"
+# shellcheck disable=SC2016  # the stand-in expands its own variables
+printf '#!/bin/sh\nprev=""\nfor a in "$@"; do [ "$prev" = --out ] && mkdir -p "$a" && printf "label\\ttool\\texit\\tseconds\\n" > "$a/status.tsv"; prev=$a; done\nexit 0\n' \
+  > "$tmp/stub-suite/benchmp"
+chmod +x "$tmp/stub-suite/benchmp"
+: > "$tmp/argv.log"
+"$top/scripts/android.sh" --no-build --bin-dir "$tmp/stub-suite" --tools benchmp --device-dir "$tmp/dev ice/power" \
+  --results "$tmp/r-power" -s "$good" suite --quick --power battery:battery --power-cmd "-m 'x y'" \
+  --power-hz 50 --power-baseline 2 > "$tmp/power.log" 2>&1 || fail "android.sh suite with power options: $(tail -n 5 "$tmp/power.log")"
+# The device shell's command, split as that shell splits it.
+python3 - "$tmp/adb.log" <<'PY' || fail "the power options did not reach benchmp suite intact: $(tr '\0' '|' < "$tmp/adb.log" | grep suite)"
+import shlex, sys
+calls = [line.split("\0") for line in open(sys.argv[1]).read().split("\n") if line]
+want = ["--power=battery:battery", "--power-cmd=-m 'x y'", "--power-hz=50", "--power-baseline=2"]
+shells = [shlex.split(c[3]) for c in calls if c[2:3] == ["shell"] and "'suite'" in c[3]]
+sys.exit(0 if any(w[w.index("./benchmp") + 1] == "suite" and all(x in w for x in want) for w in shells) else 1)
+PY
 
 if [ -n "${SOCBENCH_DEVICE_BIN:-}" ]; then
   device_bin=(--no-build --bin-dir "$(cd "$SOCBENCH_DEVICE_BIN" && pwd)")

@@ -327,6 +327,34 @@ py=$(python3 -c 'import sys; print(sys.executable)')
 plain=$(PATH="/usr/bin:/bin" "$py" "$top/scripts/lava/report.py" "$tmp/clean") || fail "report.py without LAVA's helpers failed"
 grep -qE '^bw_mem-rd-P1 pass [0-9.]+ MB/s$' <<< "$plain" || fail "without LAVA's helpers, no plain result lines: $plain"
 
+echo "== a report with a power record gives its energy and figure per energy, with units"
+cp -r "$tmp/clean" "$tmp/power"
+python3 - "$tmp/power" <<'PY'
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+f = out / "bw_mem-rd-P1.json"
+d = json.loads(f.read_text())
+d["measurements"][0]["power"] = {
+    "window_ns": [1, 2],
+    "sources": [{"name": "battery:battery", "kind": "power_supply", "covers": "whole device (battery)",
+                 "from": "samples", "samples": 40, "period_ms": 100.0, "energy_j": 3.5, "mean_w": 3.0,
+                 "peak_w": 4.0, "baseline_w": 0.5, "net_energy_j": 2.5, "net_mean_w": 2.5}],
+    "per_energy": {"value": 1234.5, "unit": "MB/J"},
+}
+f.write_text(json.dumps(d))
+PY
+# The folder's summary.json is the suite's: made again, as benchmp suite would have made it.
+"$release/benchmp" summary --json "$tmp/power" > "$tmp/power.summary" \
+  || fail "benchmp summary --json of the folder with a power record failed"
+mv "$tmp/power.summary" "$tmp/power/summary.json"
+python3 "$top/scripts/lava/report.py" "$tmp/power" > "$tmp/p.log" || fail "report.py failed on a folder with a power record"
+for want in "bw_mem-rd-P1-energy RESULT=pass UNITS=J MEASUREMENT=2.5>" \
+  "bw_mem-rd-P1-per-energy RESULT=pass UNITS=MB/J MEASUREMENT=1234.5>"; do
+  grep -qF "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=$want" "$tmp/p.log" \
+    || fail "a report with a power record: no '$want' case: $(grep -F "bw_mem-rd-P1" "$tmp/p.log")"
+done
+if grep -q 'TEST_CASE_ID=bw_mem-wr-P1-energy' "$tmp/p.log"; then fail "an energy case for a report without a power record"; fi
+
 echo "== a noisy report is unknown with its reasons; a tool that failed stays a fail"
 cp -r "$tmp/clean" "$tmp/noisy"
 python3 - "$tmp/noisy" <<'PY'

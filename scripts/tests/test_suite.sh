@@ -50,6 +50,9 @@ refused "--bin-dir that does not exist" --no-build --bin-dir "$r/nonexistent" --
 refused "--bin-dir with a binary that is not executable" --no-build --bin-dir "$r/noexec" --quick --only dhry --out "$r/o1"
 refused "--baseline with an empty folder" "${nb[@]}" --only dhry --baseline "$r/empty" --out "$r/o1"
 refused "--baseline with no entry in common" "${nb[@]}" --only dhry --baseline "$r/other" --out "$r/o1"
+# The power options reach benchmp suite, which checks them as every tool would.
+refused "--power-hz out of range" "${nb[@]}" --only dhry --power-hz 0 --out "$r/o1"
+refused "--power-baseline without a value" "${nb[@]}" --only dhry --out "$r/o1" --power-baseline
 [ ! -e "$r/o1" ] || fail "a refused run left its results folder: $(ls -A "$r/o1")"
 : > "$r/file"
 refused "--out naming a file" "${nb[@]}" --only dhry --out "$r/file"

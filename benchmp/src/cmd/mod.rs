@@ -13,7 +13,10 @@ macro_rules! outln {
 pub mod ab;
 pub mod calibrate;
 pub mod compare;
+pub mod efficiency;
+pub mod outdir;
 pub mod overhead;
+pub mod power;
 pub mod probe;
 pub mod suite;
 pub mod summary;

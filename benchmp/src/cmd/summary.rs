@@ -132,6 +132,50 @@ fn common_prefix(names: &[String]) -> String {
     }
 }
 
+/// A measurement's figure per energy (`power.per_energy` of its report): the system figure
+/// per net watt of the first power source, or per joule (`DMIPS/W`, `iterations/J`, `nJ/load`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PerEnergy {
+    /// The value.
+    pub value: f64,
+    /// Its unit.
+    pub unit: String,
+    /// The first source's energy over the measurement above the idle baseline, J
+    /// (`net_energy_j`, else `energy_j`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_j: Option<f64>,
+}
+
+impl PerEnergy {
+    /// The `power.per_energy` of a report's measurement, if it has one with a finite value.
+    pub fn of(measurement: &serde_json::Value) -> Option<PerEnergy> {
+        let p = &measurement["power"]["per_energy"];
+        let value = p["value"].as_f64().filter(|v| v.is_finite())?;
+        let source = &measurement["power"]["sources"][0];
+        let joules = |k: &str| source[k].as_f64().filter(|j| j.is_finite());
+        Some(PerEnergy {
+            value,
+            unit: p["unit"].as_str().unwrap_or_default().to_string(),
+            energy_j: joules("net_energy_j").or_else(|| joules("energy_j")),
+        })
+    }
+}
+
+/// Which of a report's measurements (by name, in order) its headline figure comes from: the
+/// last one whose name begins the headline's name word by word (`dhrystone` for `dhrystone
+/// strict cpu0`), else the last one (a report's only figure has no name; the few-figure rule
+/// takes the last, a parallel run's system figure).
+pub fn headline_measurement(names: &[&str], headline: &Headline) -> Option<usize> {
+    let words: Vec<&str> = headline.name.split(' ').collect();
+    names
+        .iter()
+        .rposition(|n| {
+            let m: Vec<&str> = n.split(' ').collect();
+            !n.is_empty() && words.len() >= m.len() && words[..m.len()] == m[..]
+        })
+        .or_else(|| names.len().checked_sub(1))
+}
+
 /// lmbench-like numbers for the table: thousands grouped above 100, 2 decimals above 1, 4
 /// below.
 pub fn number(x: Option<f64>) -> String {
@@ -343,6 +387,9 @@ pub struct Row {
     pub seconds: String,
     /// Its headline figure.
     pub headline: Option<Headline>,
+    /// The headline measurement's figure per energy, where its report has a power record.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy: Option<PerEnergy>,
     /// True when its report calls the run noisy.
     pub noisy: bool,
     /// Its worst verdict after a comparison (`FAIL (2/5)`), if the folder has one.
@@ -424,6 +471,8 @@ pub struct EntryReport {
     pub noisy: bool,
     /// Why (`quality.verdict.reasons`).
     pub reasons: Vec<String>,
+    /// Its measurements' names with their figure per energy (where they have a power record).
+    pub measured: Vec<(String, Option<PerEnergy>)>,
 }
 
 /// An entry's report: `None` when there is none; an error when the file is there but cannot
@@ -445,6 +494,7 @@ pub fn read_report(path: &Path) -> Result<Option<EntryReport>, benchmp::input::I
                 figures: Err(format!("{name} is empty")),
                 noisy: false,
                 reasons: Vec::new(),
+                measured: Vec::new(),
             }));
         }
         Err(e) => {
@@ -452,6 +502,7 @@ pub fn read_report(path: &Path) -> Result<Option<EntryReport>, benchmp::input::I
                 figures: Err(format!("{name} is not JSON: {e}")),
                 noisy: false,
                 reasons: Vec::new(),
+                measured: Vec::new(),
             }));
         }
     };
@@ -472,7 +523,25 @@ pub fn read_report(path: &Path) -> Result<Option<EntryReport>, benchmp::input::I
             .flatten()
             .filter_map(|r| r.as_str().map(str::to_string))
             .collect(),
+        measured: data["measurements"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|m| {
+                (
+                    m["name"].as_str().unwrap_or_default().to_string(),
+                    PerEnergy::of(m),
+                )
+            })
+            .collect(),
     }))
+}
+
+/// The figure per energy of a report's headline measurement ([`headline_measurement`]).
+pub fn headline_energy(report: &EntryReport, headline: &Headline) -> Option<PerEnergy> {
+    let names: Vec<&str> = report.measured.iter().map(|(n, _)| n.as_str()).collect();
+    let i = headline_measurement(&names, headline)?;
+    report.measured[i].1.clone()
 }
 
 /// The last line of an entry's errors that says something (at most 80 characters, control
@@ -557,6 +626,10 @@ pub fn summarize(dir: &Path) -> Result<Summary> {
             .outcome
             .unwrap_or_else(|| outcome(s.exit, report.as_ref()));
         let (headline, figures) = figures_note(report.as_ref());
+        let energy = match (&report, &headline) {
+            (Some(r), Some(h)) => headline_energy(r, h),
+            _ => None,
+        };
         let noisy = report.as_ref().is_some_and(|r| r.noisy);
         let note = match status {
             Outcome::Ok => figures,
@@ -593,6 +666,7 @@ pub fn summarize(dir: &Path) -> Result<Summary> {
             status,
             seconds: s.seconds,
             headline,
+            energy,
             noisy,
             verdict,
             note,
@@ -612,6 +686,11 @@ pub fn summarize(dir: &Path) -> Result<Summary> {
 /// The summary as a table: entry, tool, figure, unit, seconds (verdict), notes.
 pub fn render(s: &Summary) -> String {
     let mut head = vec!["entry", "tool", "figure", "unit", "s"];
+    // Only where a report has a power record: without one the table is as it always was.
+    let energy = s.entries.iter().any(|r| r.energy.is_some());
+    if energy {
+        head.push("energy");
+    }
     if s.compared {
         head.push("verdict");
     }
@@ -629,6 +708,15 @@ pub fn render(s: &Summary) -> String {
                     .unwrap_or_default(),
                 ftrace::error::printable(&r.seconds).into_owned(),
             ];
+            if energy {
+                v.push(r.energy.as_ref().map_or_else(String::new, |e| {
+                    format!(
+                        "{} {}",
+                        number(Some(e.value)),
+                        ftrace::error::printable(&e.unit)
+                    )
+                }));
+            }
             if s.compared {
                 v.push(
                     ftrace::error::printable(r.verdict.as_deref().unwrap_or_default()).into_owned(),
@@ -661,7 +749,7 @@ pub fn render(s: &Summary) -> String {
             .zip(&widths)
             .enumerate()
             .map(|(i, (c, w))| {
-                if i == 2 || i == 4 {
+                if i == 2 || i == 4 || (energy && i == 5) {
                     format!("{c:>w$}")
                 } else {
                     format!("{c:<w$}")
@@ -703,25 +791,48 @@ pub fn render(s: &Summary) -> String {
 /// One CSV row per entry.
 pub fn write_csv(s: &Summary, w: impl std::io::Write) -> Result<()> {
     let mut out = csv::Writer::from_writer(w);
-    out.write_record([
+    // The energy columns only where a report has a power record, as in the table.
+    let energy = s.entries.iter().any(|r| r.energy.is_some());
+    let mut head = vec![
         "entry", "tool", "exit", "status", "seconds", "figure", "value", "unit", "noisy",
         "verdict", "note",
-    ])?;
+    ];
+    if energy {
+        head.extend(["energy", "energy_unit", "energy_j"]);
+    }
+    out.write_record(&head)?;
     for r in &s.entries {
         let h = r.headline.as_ref();
-        out.write_record([
-            r.entry.as_str(),
-            r.tool.as_str(),
-            &r.exit.to_string(),
-            r.status.word(),
-            r.seconds.as_str(),
-            h.map_or("", |h| h.name.as_str()),
-            &h.map(|h| h.value.to_string()).unwrap_or_default(),
-            h.map_or("", |h| h.unit.as_str()),
-            if r.noisy { "true" } else { "false" },
-            r.verdict.as_deref().unwrap_or(""),
-            r.note.as_str(),
-        ])?;
+        let mut row = vec![
+            r.entry.clone(),
+            r.tool.clone(),
+            r.exit.to_string(),
+            r.status.word().to_string(),
+            r.seconds.clone(),
+            h.map_or(String::new(), |h| h.name.clone()),
+            h.map(|h| h.value.to_string()).unwrap_or_default(),
+            h.map_or(String::new(), |h| h.unit.clone()),
+            (if r.noisy { "true" } else { "false" }).to_string(),
+            r.verdict.clone().unwrap_or_default(),
+            r.note.clone(),
+        ];
+        if energy {
+            row.push(
+                r.energy
+                    .as_ref()
+                    .map(|e| e.value.to_string())
+                    .unwrap_or_default(),
+            );
+            row.push(r.energy.as_ref().map_or(String::new(), |e| e.unit.clone()));
+            row.push(
+                r.energy
+                    .as_ref()
+                    .and_then(|e| e.energy_j)
+                    .map(|j| j.to_string())
+                    .unwrap_or_default(),
+            );
+        }
+        out.write_record(&row)?;
     }
     out.flush()?;
     Ok(())
@@ -876,6 +987,7 @@ mod tests {
             },
             noisy,
             reasons: vec!["child 0 lost 9%".into()],
+            measured: Vec::new(),
         }
     }
 
@@ -981,6 +1093,84 @@ mod tests {
             table.contains("4 entries over 1 tools (dhry); 1 failed, 1 noisy (a: measured on a busy machine), 1 interrupted."),
             "{table}"
         );
+        let _ = std::fs::remove_dir_all(d);
+    }
+
+    #[test]
+    fn the_headline_measurement_is_the_one_its_name_begins_with() {
+        let h = |name: &str| Headline {
+            name: name.into(),
+            value: 1.0,
+            unit: "DMIPS".into(),
+            also: Vec::new(),
+            of: 1,
+        };
+        let names = ["rd", "wr", "rd"];
+        assert_eq!(headline_measurement(&names, &h("wr 64M cpu0")), Some(1));
+        assert_eq!(headline_measurement(&names, &h("rd 64M")), Some(2));
+        // A report's only figure has no name; a name that matches none: the last.
+        assert_eq!(headline_measurement(&names, &h("")), Some(2));
+        assert_eq!(headline_measurement(&["dhrystone"], &h("rdx")), Some(0));
+        assert_eq!(headline_measurement(&[], &h("rd")), None);
+        assert_eq!(
+            headline_measurement(&["random stride", "x"], &h("random stride 64 DRAM")),
+            Some(0)
+        );
+    }
+
+    #[test]
+    fn the_energy_column_is_there_only_where_a_report_has_a_power_record() {
+        let d = scratch("watts");
+        std::fs::write(
+            d.join("status.tsv"),
+            "label\ttool\texit\tseconds\tstatus\na\tdhry\t0\t1.0\tok\nb\tdhry\t0\t1.0\tok\n",
+        )
+        .unwrap();
+        let report = |power: &str| {
+            format!(
+                r#"{{"figures":[{{"name":"dhrystone strict","cpu":0,"cluster":0,"unit":"DMIPS","better":"higher","value":500.0,"samples":[500.0]}}],"measurements":[{{"name":"dhrystone"{power}}}],"quality":{{"verdict":{{"noisy":false,"reasons":[]}}}}}}"#
+            )
+        };
+        std::fs::write(d.join("a.json"), report("")).unwrap();
+        std::fs::write(d.join("b.json"), report("")).unwrap();
+        let plain = summarize(&d).unwrap();
+        assert!(!render(&plain).contains("energy"), "{}", render(&plain));
+        let mut csv = Vec::new();
+        write_csv(&plain, &mut csv).unwrap();
+        assert!(!String::from_utf8(csv).unwrap().contains("energy"));
+        assert!(!serde_json::to_string(&plain).unwrap().contains("energy"));
+        std::fs::write(
+            d.join("b.json"),
+            report(
+                r#","power":{"sources":[{"net_energy_j":2.5}],"per_energy":{"value":250.0,"unit":"DMIPS/W"}}"#,
+            ),
+        )
+        .unwrap();
+        let s = summarize(&d).unwrap();
+        assert_eq!(s.entries[0].energy, None);
+        assert_eq!(
+            s.entries[1].energy,
+            Some(PerEnergy {
+                value: 250.0,
+                unit: "DMIPS/W".into(),
+                energy_j: Some(2.5),
+            })
+        );
+        let table = render(&s);
+        assert!(table.contains("  energy  "), "{table}");
+        assert!(
+            table
+                .lines()
+                .any(|l| l.starts_with("b ") && l.contains("250 DMIPS/W")),
+            "{table}"
+        );
+        let mut csv = Vec::new();
+        write_csv(&s, &mut csv).unwrap();
+        let csv = String::from_utf8(csv).unwrap();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert!(lines[0].ends_with(",energy,energy_unit,energy_j"), "{csv}");
+        assert!(lines[2].ends_with(",250,DMIPS/W,2.5"), "{csv}");
+        assert!(lines[1].ends_with(",,,"), "{csv}");
         let _ = std::fs::remove_dir_all(d);
     }
 }

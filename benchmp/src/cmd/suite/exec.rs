@@ -291,7 +291,7 @@ impl StatusFile {
         for r in &self.rows {
             text += &r.line();
         }
-        super::outdir::write_whole(&self.path, text.as_bytes())
+        crate::cmd::outdir::write_whole(&self.path, text.as_bytes())
     }
 }
 

@@ -11,13 +11,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result};
 use benchmp::{EXIT_FAILED, EXIT_OK};
 
-mod exec;
-mod outdir;
+pub mod exec;
 pub mod plan;
 
+use crate::cmd::outdir::{self, Input, OutDir, Take, write_whole};
 use crate::cmd::summary::{self, Outcome, StatusRow};
 use exec::{Ended, Files, Job, JobError, StatusFile};
-use outdir::{Input, OutDir, Recipe, Take, write_whole};
 use plan::{Entry, Machine, Mode, TOOLS, Word};
 
 /// `benchmp suite`'s options.
@@ -79,12 +78,42 @@ pub struct SuiteArgs {
     #[arg(long)]
     pub trace: bool,
     /// Print the plan (one `LABEL|ENV|TOOL|ARGS` line per entry, `{json}`, `{csv}` and `{dir}`
-    /// for its files; --cpus and --trace not shown) and exit without running anything.
+    /// for its files; --cpus, --trace and the power options not shown) and exit without
+    /// running anything.
     #[arg(long)]
     pub list: bool,
     /// Do not print the summary table at the end (scripts/suite.sh prints it after plotting).
     #[arg(long)]
     pub no_summary: bool,
+    #[command(flatten)]
+    pub power: crate::cmd::power::PowerArgs,
+}
+
+/// What a folder's suite was run with; `--resume` must be run with the same.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Recipe {
+    /// `quick`, `default` or `full`.
+    pub mode: String,
+    /// The plan's entries as `--list` prints them (the machine and `--only` included).
+    pub entries: Vec<String>,
+    /// `--cpus`, as given.
+    pub cpus: Option<String>,
+    /// `--trace`.
+    pub trace: bool,
+    /// The tools' folder.
+    pub bin_dir: PathBuf,
+    /// `--ab`, with its budget and processes.
+    pub ab: Option<PathBuf>,
+    /// `--ab-time`.
+    pub ab_time: f64,
+    /// `--ab-processes`.
+    pub ab_processes: u32,
+    /// `--baseline`.
+    pub baseline: Option<PathBuf>,
+    /// The power options, when any was given (absent from the records of folders made
+    /// without them, and before they existed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power: Option<crate::cmd::power::PowerArgs>,
 }
 
 fn seconds(s: &str) -> Result<f64, String> {
@@ -114,7 +143,7 @@ fn refuse(why: String) -> Result<i32> {
 /// Refuses an environment every entry would refuse (each exiting 2 while the suite went on):
 /// benchmp ab's descriptor variable, and LMBENCH_SCHED, ENOUGH, TIMING_O, LOOP_O and
 /// BENCHMP_CALIBRATION as the tools check them.
-fn check_environment() -> Result<()> {
+pub(crate) fn check_environment() -> Result<()> {
     let fds = benchmp::run::worker::FDS_ENV;
     if let Some(v) = std::env::var_os(fds) {
         return Err(benchmp::Usage(format!(
@@ -177,7 +206,7 @@ fn default_out() -> PathBuf {
 }
 
 /// `YYYYmmdd-HHMMSS` of a Unix time, UTC (the civil calendar from days since 1970).
-fn utc_stamp(secs: u64) -> String {
+pub(crate) fn utc_stamp(secs: u64) -> String {
     let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
@@ -214,7 +243,7 @@ fn check_bins(dir: &Path, what: &str, tools: &[&str]) -> Result<(), String> {
 }
 
 /// An absolute form of `p` (relative to the current folder).
-fn absolute(p: &Path) -> PathBuf {
+pub(crate) fn absolute(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
@@ -350,8 +379,14 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
         ab_time: args.ab_time,
         ab_processes: args.ab_processes,
         baseline: baseline.clone(),
+        power: (!args.power.words().is_empty()).then(|| args.power.clone()),
     };
-    let mut out = match OutDir::open(&out_path, take, &recipe) {
+    let mut out = match OutDir::open(
+        outdir::SUITE,
+        &out_path,
+        take,
+        &serde_json::to_value(&recipe)?,
+    ) {
         Ok(o) => o,
         Err(e) => return refuse(format!("{option} {} {e}", shown(&out_path))),
     };
@@ -426,7 +461,11 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
     if args.trace {
         extra.push("--trace".into());
     }
-    let dto_extra: Vec<String> = extra.iter().filter(|a| *a == "--trace").cloned().collect();
+    // dto takes its CPU as PERF_CPU, and the rest as every tool does.
+    let mut dto_extra: Vec<String> = extra.iter().filter(|a| *a == "--trace").cloned().collect();
+    let power = args.power.words();
+    extra.extend(power.iter().cloned());
+    dto_extra.extend(power);
     let alpha = 0.05 / plan.len().max(1) as f64;
     let timeout = args.entry_timeout.map(Duration::from_secs_f64);
     let (mut failures, mut regressed) = (0usize, false);
@@ -615,7 +654,7 @@ fn read_own(path: &Path) -> String {
 }
 
 /// The first 300 bytes of a file of errors, on one line, control characters escaped.
-fn head(path: &Path) -> String {
+pub(crate) fn head(path: &Path) -> String {
     use std::io::Read as _;
     let mut bytes = Vec::new();
     if let Ok(f) = benchmp::input::open_file(path) {
@@ -625,7 +664,7 @@ fn head(path: &Path) -> String {
 }
 
 /// `s` on one line of at most `max` bytes, control characters escaped.
-fn one_line(s: &str, max: usize) -> String {
+pub(crate) fn one_line(s: &str, max: usize) -> String {
     let mut t: String = s.trim_end().replace('\n', " ");
     if t.len() > max {
         let mut cut = max;

@@ -1,9 +1,10 @@
-//! The results folder: checked before any time is spent (made, written to for real, since
-//! root passes every permission check, and locked against a second suite writing into it),
-//! and its own record of what suites made in it, [`RECORD`], kept up to date before each
-//! file is made. `--force` and `--resume` remove only what that record names, never an
-//! input, and never follow a symbolic link out of the folder; a folder without a record is
-//! no suite's. A refusal leaves nothing behind.
+//! A results folder of a benchmp command that runs tools into one (`benchmp suite`, `benchmp
+//! efficiency`): checked before any time is spent (made, written to for real, since root
+//! passes every permission check, and locked against a second command writing into it), and
+//! its own record of what was made in it ([`Kind::record`]), kept up to date before each file
+//! is made. `--force` and `--resume` remove only what that record names, never an input, and
+//! never follow a symbolic link out of the folder; a folder without a record is no command's.
+//! A refusal leaves nothing behind.
 
 use std::fs::File;
 use std::io::Write as _;
@@ -12,76 +13,111 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::Context as _;
-use serde::{Deserialize, Serialize};
 
-/// The folder's record of the suite's files, beside them.
-pub const RECORD: &str = ".socbench-suite.json";
+/// Which command's folder: the name of its record and the key its layout is kept under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kind {
+    /// The record's file name in the folder (`.socbench-suite.json`).
+    pub record: &'static str,
+    /// The key holding the record's layout (`socbench_suite`).
+    pub key: &'static str,
+    /// What a refusal calls the command (`suite`).
+    pub what: &'static str,
+}
+
+/// `benchmp suite`'s folder.
+pub const SUITE: Kind = Kind {
+    record: ".socbench-suite.json",
+    key: "socbench_suite",
+    what: "suite",
+};
+
+/// `benchmp efficiency`'s folder.
+pub const EFFICIENCY: Kind = Kind {
+    record: ".socbench-efficiency.json",
+    key: "socbench_efficiency",
+    what: "sweep",
+};
+
 /// The record's layout.
-const FORMAT: u32 = 1;
+const FORMAT: u64 = 1;
 /// The most a record may hold (a full plan's names take a few KiB).
 const RECORD_LIMIT: u64 = 16 << 20;
 
-/// What a folder's suite was run with; `--resume` must be run with the same.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Recipe {
-    /// `quick`, `default` or `full`.
-    pub mode: String,
-    /// The plan's entries as `--list` prints them (the machine and `--only` included).
-    pub entries: Vec<String>,
-    /// `--cpus`, as given.
-    pub cpus: Option<String>,
-    /// `--trace`.
-    pub trace: bool,
-    /// The tools' folder.
-    pub bin_dir: PathBuf,
-    /// `--ab`, with its budget and processes.
-    pub ab: Option<PathBuf>,
-    /// `--ab-time`.
-    pub ab_time: f64,
-    /// `--ab-processes`.
-    pub ab_processes: u32,
-    /// `--baseline`.
-    pub baseline: Option<PathBuf>,
-}
-
-impl Recipe {
-    /// The first way `given` differs from this recorded recipe, in words.
-    pub fn differs(&self, given: &Recipe) -> Option<String> {
-        let (Ok(serde_json::Value::Object(was)), Ok(serde_json::Value::Object(now))) =
-            (serde_json::to_value(self), serde_json::to_value(given))
-        else {
-            return (self != given).then(|| "its recipe".to_string());
-        };
-        was.iter().find_map(|(k, v)| {
-            let n = &now[k];
+/// The first way a recipe `now` differs from the recorded `was` (both JSON objects), in
+/// words; `None` when they are the same.
+pub fn differs(was: &serde_json::Value, now: &serde_json::Value) -> Option<String> {
+    let (serde_json::Value::Object(was_map), serde_json::Value::Object(now_map)) = (was, now)
+    else {
+        return (was != now).then(|| "its recipe".to_string());
+    };
+    let missing = serde_json::Value::Null;
+    was_map
+        .iter()
+        .map(|(k, v)| (k, v, now_map.get(k).unwrap_or(&missing)))
+        .chain(
+            now_map
+                .iter()
+                .filter(|(k, _)| !was_map.contains_key(*k))
+                .map(|(k, v)| (k, &missing, v)),
+        )
+        .find_map(|(k, v, n)| {
             (n != v).then(|| match k.as_str() {
                 "entries" => "its plan's entries differ (another mode, --only or machine)".into(),
                 _ => format!("{k} {v}, not {n}"),
             })
         })
-    }
 }
 
-/// The record as stored.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// The record as stored: `{KEY: FORMAT, "recipe": ..., "made": [...]}`.
+#[derive(Debug, Clone)]
 struct Record {
-    /// [`FORMAT`].
-    socbench_suite: u32,
-    /// What the suite was run with.
-    recipe: Recipe,
-    /// Every file and folder the suite (and the scripts that add to its folder) made, relative
-    /// to it; folders end in `/`.
+    /// What the command was run with.
+    recipe: serde_json::Value,
+    /// Every file and folder the command (and the scripts that add to its folder) made,
+    /// relative to it; folders end in `/`.
     made: Vec<String>,
 }
 
-/// How a suite takes its folder.
+impl Record {
+    fn to_json(&self, kind: Kind) -> serde_json::Value {
+        serde_json::json!({ kind.key: FORMAT, "recipe": self.recipe, "made": self.made })
+    }
+
+    fn from_json(kind: Kind, v: &serde_json::Value) -> Result<Record, String> {
+        match v.get(kind.key).and_then(serde_json::Value::as_u64) {
+            Some(FORMAT) => {}
+            Some(other) => {
+                return Err(format!("layout {other}, not {FORMAT} (another socbench's)"));
+            }
+            None => return Err(format!("it has no {}", kind.key)),
+        }
+        let made = v
+            .get("made")
+            .and_then(serde_json::Value::as_array)
+            .ok_or("it has no list of what was made")?
+            .iter()
+            .map(|m| {
+                m.as_str()
+                    .map(str::to_string)
+                    .ok_or("a name that is not text")
+            })
+            .collect::<Result<Vec<String>, _>>()?;
+        Ok(Record {
+            recipe: v.get("recipe").cloned().unwrap_or_default(),
+            made,
+        })
+    }
+}
+
+/// How a command takes its folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Take {
     /// It must be new or empty.
     New,
-    /// `--force`: what an earlier suite recorded goes; anything else stays.
+    /// `--force`: what an earlier run recorded goes; anything else stays.
     Force,
-    /// `--resume`: an earlier suite's folder, made with the same recipe.
+    /// `--resume`: an earlier run's folder, made with the same recipe.
     Resume,
 }
 
@@ -96,8 +132,8 @@ impl Take {
     }
 }
 
-/// A file or folder the suite reads and must never remove: by path (a folder holding it, or a
-/// file inside it when `whole`) and by inode.
+/// A file or folder the command reads and must never remove: by path (a folder holding it,
+/// or a file inside it when `whole`) and by inode.
 #[derive(Debug, Clone)]
 pub struct Input {
     /// How a refusal names it (`--bin-dir /x`).
@@ -120,30 +156,30 @@ pub enum OutError {
     /// A file cannot be made in it.
     #[error("cannot be written")]
     Write,
-    /// Another suite holds its lock.
+    /// Another command holds its lock.
     #[error(
-        "another suite is writing into it (it, or a process it started, holds the folder's lock)"
+        "another {what} is writing into it (it, or a process it started, holds the folder's lock)", what = .0.what
     )]
-    Locked,
+    Locked(Kind),
     /// It holds files and `--force` was not given.
     #[error(
-        "is not empty: its results would be overwritten (give a new folder, or --force for one a suite made)"
+        "is not empty: its results would be overwritten (give a new folder, or --force for one a {what} made)", what = .0.what
     )]
-    NotEmpty,
+    NotEmpty(Kind),
     /// It holds files and no record.
     #[error(
-        "holds files and no record of a suite ({RECORD}): {0} acts only on what a suite recorded there; give a new or empty folder"
+        "holds files and no record of a {what} ({record}): {option} acts only on what a {what} recorded there; give a new or empty folder", what = .1.what, record = .1.record, option = .0
     )]
-    NoRecord(&'static str),
+    NoRecord(&'static str, Kind),
     /// `--resume` on nothing.
     #[error("does not exist: nothing to resume")]
     Missing,
     /// `--resume` on a folder without a record.
-    #[error("holds no record of a suite ({RECORD}): nothing to resume")]
-    NothingToResume,
+    #[error("holds no record of a {what} ({record}): nothing to resume", what = .0.what, record = .0.record)]
+    NothingToResume(Kind),
     /// The record cannot be read or names something outside the folder.
-    #[error("has a record {RECORD} that cannot be used: {0}")]
-    BadRecord(String),
+    #[error("has a record {record} that cannot be used: {why}", record = .0.record, why = .1)]
+    BadRecord(Kind, String),
     /// `--resume` with another recipe.
     #[error("was made with another plan: {0}; give the options it was made with")]
     OtherPlan(String),
@@ -167,28 +203,30 @@ pub enum OutError {
         /// `--force` or `--resume`.
         option: &'static str,
     },
-    /// Something is where the suite writes, and no suite recorded it.
-    #[error("{0} is there and no suite recorded it: the suite would write over it")]
-    NotOurs(String),
-    /// A symbolic link where the suite's files go.
-    #[error("{0} is a symbolic link: the suite writes only into folders of its own")]
-    Link(String),
+    /// Something is where the command writes, and no run of it recorded it.
+    #[error("{name} is there and no {what} recorded it: the {what} would write over it", name = .1, what = .0.what)]
+    NotOurs(Kind, String),
+    /// A symbolic link where the command's files go.
+    #[error("{name} is a symbolic link: the {what} writes only into folders of its own", name = .1, what = .0.what)]
+    Link(Kind, String),
 }
 
-/// A results folder this suite holds.
+/// A results folder this command holds.
 #[derive(Debug)]
 pub struct OutDir {
     /// Its absolute path.
     pub path: PathBuf,
+    /// Whose folder it is.
+    kind: Kind,
     /// How it was taken.
     take: Take,
-    /// The folders this suite made for it, deepest first (removed on [`OutDir::undo`]).
+    /// The folders this command made for it, deepest first (removed on [`OutDir::undo`]).
     made_dirs: Vec<PathBuf>,
-    /// The earlier suite's record (`None`: none).
+    /// The earlier run's record (`None`: none).
     earlier: Option<Record>,
-    /// The record this suite keeps.
+    /// The record this run keeps.
     record: Record,
-    /// The folder itself, open and `flock`ed while the suite (or anything it started) runs.
+    /// The folder itself, open and `flock`ed while the command (or anything it started) runs.
     lock: nix::fcntl::Flock<File>,
 }
 
@@ -196,7 +234,12 @@ impl OutDir {
     /// Makes `path` (and missing parents), checks that a file can be made in it, takes its
     /// lock and reads its record: new or empty for [`Take::New`], recorded (or empty) for
     /// [`Take::Force`], recorded with `recipe` for [`Take::Resume`].
-    pub fn open(path: &Path, take: Take, recipe: &Recipe) -> Result<OutDir, OutError> {
+    pub fn open(
+        kind: Kind,
+        path: &Path,
+        take: Take,
+        recipe: &serde_json::Value,
+    ) -> Result<OutDir, OutError> {
         if path.exists() && !path.is_dir() {
             return Err(OutError::NotAFolder);
         }
@@ -233,16 +276,16 @@ impl OutDir {
         };
         // Another suite's folder when locked, even if this one made it: nothing is removed.
         let lock = nix::fcntl::Flock::lock(dir, nix::fcntl::FlockArg::LockExclusiveNonblock)
-            .map_err(|_| OutError::Locked)?;
+            .map_err(|_| OutError::Locked(kind))?;
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         let out = OutDir {
             earlier: None,
             record: Record {
-                socbench_suite: FORMAT,
                 recipe: recipe.clone(),
                 made: Vec::new(),
             },
             path,
+            kind,
             take,
             made_dirs,
             lock,
@@ -257,15 +300,19 @@ impl OutDir {
     }
 
     /// The folder with the earlier record, if the way it is taken allows it.
-    fn taken(mut self, earlier: Option<Record>, recipe: &Recipe) -> Result<OutDir, OutError> {
+    fn taken(
+        mut self,
+        earlier: Option<Record>,
+        recipe: &serde_json::Value,
+    ) -> Result<OutDir, OutError> {
         let empty = std::fs::read_dir(&self.path)
             .map(|mut d| d.next().is_none())
             .unwrap_or(false);
         let refusal = match (self.take, &earlier) {
-            (Take::New, _) if !empty => Some(OutError::NotEmpty),
-            (Take::Force, None) if !empty => Some(OutError::NoRecord("--force")),
-            (Take::Resume, None) => Some(OutError::NothingToResume),
-            (Take::Resume, Some(r)) => r.recipe.differs(recipe).map(OutError::OtherPlan),
+            (Take::New, _) if !empty => Some(OutError::NotEmpty(self.kind)),
+            (Take::Force, None) if !empty => Some(OutError::NoRecord("--force", self.kind)),
+            (Take::Resume, None) => Some(OutError::NothingToResume(self.kind)),
+            (Take::Resume, Some(r)) => differs(&r.recipe, recipe).map(OutError::OtherPlan),
             _ => None,
         };
         if let Some(e) = refusal {
@@ -281,24 +328,20 @@ impl OutDir {
         Ok(self)
     }
 
-    /// The earlier suite's record, every path in it checked to be a plain path inside the
+    /// The earlier run's record, every path in it checked to be a plain path inside the
     /// folder.
     fn read_earlier(&self) -> Result<Option<Record>, OutError> {
-        let file = self.path.join(RECORD);
-        let bad = |why: String| OutError::BadRecord(why);
+        let file = self.path.join(self.kind.record);
+        let bad = |why: String| OutError::BadRecord(self.kind, why);
         let Some(text) = benchmp::input::read_text_if_there(&file, RECORD_LIMIT)
             .map_err(|e| bad(e.to_string()))?
         else {
             return Ok(None);
         };
-        let record: Record = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
-        if record.socbench_suite != FORMAT {
-            return Err(bad(format!(
-                "layout {}, not {FORMAT} (another socbench's)",
-                record.socbench_suite
-            )));
-        }
-        if let Some(p) = record.made.iter().find(|p| !plain(p)) {
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        let record = Record::from_json(self.kind, &value).map_err(bad)?;
+        if let Some(p) = record.made.iter().find(|p| !plain(p, self.kind)) {
             return Err(bad(format!(
                 "it names '{}', which is not a path inside the folder",
                 ftrace::error::printable(p)
@@ -307,7 +350,7 @@ impl OutDir {
         Ok(Some(record))
     }
 
-    /// Everything the earlier suite recorded (what `--force` removes).
+    /// Everything the earlier run recorded (what `--force` removes).
     pub fn recorded(&self) -> Vec<String> {
         self.earlier
             .as_ref()
@@ -372,7 +415,10 @@ impl OutDir {
         for rel in planned {
             let p = self.path.join(rel.trim_end_matches('/'));
             if p.symlink_metadata().is_ok() && !self.was_recorded(rel) {
-                return Err(OutError::NotOurs(rel.trim_end_matches('/').to_string()));
+                return Err(OutError::NotOurs(
+                    self.kind,
+                    rel.trim_end_matches('/').to_string(),
+                ));
             }
         }
         Ok(())
@@ -387,7 +433,7 @@ impl OutDir {
             p.push(part);
             match p.symlink_metadata() {
                 Ok(m) if m.file_type().is_symlink() && i + 1 < parts.len() => {
-                    return Err(OutError::Link(parts[..=i].join("/")));
+                    return Err(OutError::Link(self.kind, parts[..=i].join("/")));
                 }
                 Ok(_) => {}
                 Err(_) => return Ok(()),
@@ -397,7 +443,7 @@ impl OutDir {
     }
 
     /// Removes `doomed` (a link itself, never what it points to; a folder with all it holds),
-    /// and starts this suite's record. An error names what could not be removed.
+    /// and starts this run's record. An error names what could not be removed.
     pub fn clear(&mut self, doomed: &[String]) -> anyhow::Result<()> {
         let mut doomed: Vec<&String> = doomed.iter().collect();
         doomed.sort_by_key(|r| r.trim_end_matches('/').matches('/').count());
@@ -418,8 +464,8 @@ impl OutDir {
         self.write_record()
     }
 
-    /// Adds `rels` (files and folders this suite is about to make) to the record, before they
-    /// are made, so a suite stopped at any point has recorded everything it left.
+    /// Adds `rels` (files and folders this run is about to make) to the record, before they
+    /// are made, so a run stopped at any point has recorded everything it left.
     pub fn record(&mut self, rels: &[String]) -> anyhow::Result<()> {
         let before = self.record.made.len();
         for r in rels {
@@ -434,8 +480,8 @@ impl OutDir {
     }
 
     fn write_record(&self) -> anyhow::Result<()> {
-        let text = serde_json::to_string_pretty(&self.record)? + "\n";
-        write_whole(&self.path.join(RECORD), text.as_bytes())
+        let text = serde_json::to_string_pretty(&self.record.to_json(self.kind))? + "\n";
+        write_whole(&self.path.join(self.kind.record), text.as_bytes())
     }
 
     /// The descriptor holding the folder's lock: a process that inherits it holds the lock
@@ -460,15 +506,16 @@ fn remove_empty(made: &[PathBuf]) {
     }
 }
 
-/// True when `rel` is a relative path of plain names (no `..`, `.`, root or empty part).
-fn plain(rel: &str) -> bool {
+/// True when `rel` is a relative path of plain names (no `..`, `.`, root or empty part), and
+/// not the record itself.
+fn plain(rel: &str, kind: Kind) -> bool {
     let t = rel.trim_end_matches('/');
     !t.is_empty()
         && !t.split('/').any(str::is_empty)
         && Path::new(t)
             .components()
             .all(|c| matches!(c, Component::Normal(_)))
-        && t != RECORD
+        && t != kind.record
 }
 
 fn shown(p: &Path) -> String {
@@ -489,18 +536,13 @@ pub fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 mod tests {
     use super::*;
 
-    fn recipe(mode: &str) -> Recipe {
-        Recipe {
-            mode: mode.into(),
-            entries: vec!["dhry-P1||dhry|-P 1".into()],
-            cpus: None,
-            trace: false,
-            bin_dir: "/b".into(),
-            ab: None,
-            ab_time: 3.0,
-            ab_processes: 16,
-            baseline: None,
-        }
+    fn recipe(mode: &str) -> serde_json::Value {
+        serde_json::json!({
+            "mode": mode,
+            "entries": ["dhry-P1||dhry|-P 1"],
+            "cpus": null,
+            "bin_dir": "/b",
+        })
     }
 
     fn scratch(name: &str) -> PathBuf {
@@ -511,20 +553,34 @@ mod tests {
 
     #[test]
     fn a_recipe_names_what_differs() {
-        assert_eq!(recipe("quick").differs(&recipe("quick")), None);
+        assert_eq!(differs(&recipe("quick"), &recipe("quick")), None);
         assert_eq!(
-            recipe("quick").differs(&recipe("full")).as_deref(),
+            differs(&recipe("quick"), &recipe("full")).as_deref(),
             Some(r#"mode "quick", not "full""#)
         );
         let mut more = recipe("quick");
-        more.entries.push("coremark-P1||coremark|".into());
-        assert!(recipe("quick").differs(&more).unwrap().contains("entries"));
+        more["entries"]
+            .as_array_mut()
+            .unwrap()
+            .push("coremark-P1||coremark|".into());
+        assert!(
+            differs(&recipe("quick"), &more)
+                .unwrap()
+                .contains("entries")
+        );
+        // A setting the earlier run did not have is a difference too.
+        let mut power = recipe("quick");
+        power["power"] = "battery:battery".into();
+        assert_eq!(
+            differs(&recipe("quick"), &power).as_deref(),
+            Some(r#"power null, not "battery:battery""#)
+        );
     }
 
     #[test]
     fn only_plain_paths_inside_the_folder_are_recorded_ones() {
         for ok in ["dhry-P1.json", "ab/dhry-P1.json", "dto-speedup/"] {
-            assert!(plain(ok), "{ok}");
+            assert!(plain(ok, SUITE), "{ok}");
         }
         for bad in [
             "",
@@ -533,10 +589,11 @@ mod tests {
             "a/../../x",
             "./x",
             "a//b",
-            RECORD,
+            SUITE.record,
         ] {
-            assert!(!plain(bad), "{bad}");
+            assert!(!plain(bad, SUITE), "{bad}");
         }
+        assert!(!plain(EFFICIENCY.record, EFFICIENCY));
     }
 
     #[test]
@@ -546,18 +603,39 @@ mod tests {
         let victim = d.with_extension("victim");
         std::fs::write(&victim, "keep").unwrap();
         let record = Record {
-            socbench_suite: FORMAT,
             recipe: recipe("quick"),
             made: vec![format!(
                 "../{}",
                 victim.file_name().unwrap().to_str().unwrap()
             )],
         };
-        std::fs::write(d.join(RECORD), serde_json::to_string(&record).unwrap()).unwrap();
-        let e = OutDir::open(&d, Take::Force, &recipe("quick")).unwrap_err();
-        assert!(matches!(e, OutError::BadRecord(_)), "{e}");
+        std::fs::write(
+            d.join(SUITE.record),
+            serde_json::to_string(&record.to_json(SUITE)).unwrap(),
+        )
+        .unwrap();
+        let e = OutDir::open(SUITE, &d, Take::Force, &recipe("quick")).unwrap_err();
+        assert!(matches!(e, OutError::BadRecord(..)), "{e}");
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
         let _ = std::fs::remove_file(victim);
+        let _ = std::fs::remove_dir_all(d);
+    }
+
+    #[test]
+    fn one_commands_record_is_not_anothers() {
+        let d = scratch("kinds");
+        let o = OutDir::open(EFFICIENCY, &d, Take::New, &recipe("quick")).unwrap();
+        o.write_record().unwrap();
+        drop(o);
+        assert!(d.join(EFFICIENCY.record).is_file());
+        // A suite finds files and no record of its own: refused, nothing removed.
+        let e = OutDir::open(SUITE, &d, Take::Force, &recipe("quick")).unwrap_err();
+        assert!(matches!(e, OutError::NoRecord(..)), "{e}");
+        assert!(e.to_string().contains("no record of a suite"), "{e}");
+        // Its own kind reads it back.
+        let o = OutDir::open(EFFICIENCY, &d, Take::Force, &recipe("quick")).unwrap();
+        assert!(o.recorded().is_empty());
+        drop(o);
         let _ = std::fs::remove_dir_all(d);
     }
 
@@ -568,14 +646,14 @@ mod tests {
         std::fs::create_dir_all(&d).unwrap();
         std::fs::create_dir_all(&elsewhere).unwrap();
         std::fs::write(elsewhere.join("dhry-P1.json"), "keep").unwrap();
-        let mut o = OutDir::open(&d, Take::New, &recipe("quick")).unwrap();
+        let mut o = OutDir::open(SUITE, &d, Take::New, &recipe("quick")).unwrap();
         o.record(&["ab/".into(), "ab/dhry-P1.json".into()]).unwrap();
         drop(o);
         std::os::unix::fs::symlink(&elsewhere, d.join("ab")).unwrap();
-        let mut o = OutDir::open(&d, Take::Force, &recipe("quick")).unwrap();
+        let mut o = OutDir::open(SUITE, &d, Take::Force, &recipe("quick")).unwrap();
         let doomed = o.recorded();
         let e = o.check(&doomed, &[], &[]).unwrap_err();
-        assert!(matches!(e, OutError::Link(ref l) if l == "ab"), "{e}");
+        assert!(matches!(e, OutError::Link(_, ref l) if l == "ab"), "{e}");
         // Removed as what it is, a link: its target keeps its file.
         o.clear(&["ab/".into()]).unwrap();
         assert!(!d.join("ab").exists());
