@@ -48,7 +48,7 @@ enum Cmd {
     },
     /// Run a trivial workload through the framework (spin or nothing), optionally making one
     /// child fail, to check placement, sample counts and failure handling.
-    Probe(cmd::probe::ProbeArgs),
+    Probe(Box<cmd::probe::ProbeArgs>),
     /// Compare separate runs: report files (any tool's --json) or result folders of
     /// scripts/suite.sh, one run per side (BASE CUR) or several (BASE... -- CUR...). Every
     /// figure both sides have gets a verdict: PASS, FAIL (a regression), IMPROVED, NOISY (a
@@ -164,7 +164,7 @@ fn run(cli: Cli) -> Result<i32> {
         Cmd::Summary(args) => cmd::summary::run(&args),
         Cmd::Calibrate { timing, json } => cmd::calibrate::run(timing, json),
         Cmd::Topology { json } => cmd::topology::run(json),
-        Cmd::Probe(args) => cmd::probe::run(args),
+        Cmd::Probe(args) => cmd::probe::run(*args),
         Cmd::Overhead { timing } => cmd::overhead::run(&timing),
     }
 }
