@@ -14,6 +14,7 @@ pub mod ab;
 pub mod calibrate;
 pub mod compare;
 pub mod overhead;
+pub mod power;
 pub mod probe;
 pub mod suite;
 pub mod summary;
