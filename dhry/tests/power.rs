@@ -582,12 +582,15 @@ fn split_phone(test: &str) -> PathBuf {
 fn dmips_per_watt_per_cluster(root: &Path) -> bool {
     let json = root.join("../report.json");
     let live = live_phone(root);
+    // --duration: both copies load their cores together to the end, and no second attempt
+    // (as --time may make on a busy machine) starts its baseline while the fixture still
+    // shows the first attempt's load.
     let mut args = vec![
         "-P",
         "2",
         "--cpus",
         "0,1",
-        "--time",
+        "--duration",
         "2",
         "--power-baseline",
         "1",
@@ -714,7 +717,7 @@ fn traced_run(ftrace: &Path, root: &Path) -> bool {
                 "2",
                 "--cpus",
                 "0,1",
-                "--time",
+                "--duration",
                 "2",
                 "--power-baseline",
                 "1",
