@@ -290,7 +290,7 @@ fn zone_covers(name: &str, parent: Option<&str>) -> String {
 }
 
 fn powercap(root: &Path, found: &mut Found) {
-    let zones: Vec<(String, PathBuf, String)> = entries(&root.join("class/powercap"), "")
+    let mut zones: Vec<(String, PathBuf, String)> = entries(&root.join("class/powercap"), "")
         .into_iter()
         .filter(|d| d.join("energy_uj").exists())
         .filter_map(|d| {
@@ -299,16 +299,28 @@ fn powercap(root: &Path, found: &mut Found) {
             Some((id, d, name))
         })
         .collect();
+    // The MSR zones (intel-rapl:N) keep the plain names; the MMIO copy of a package comes after.
+    zones.sort_by_key(|(id, _, _)| id.starts_with("intel-rapl-mmio"));
     for (id, dir, zone) in &zones {
         // intel-rapl:0:1 is a subzone of intel-rapl:0.
         let parent = id
             .rsplit_once(':')
             .and_then(|(p, _)| zones.iter().find(|(pid, _, _)| pid == p))
             .map(|(_, _, n)| n.as_str());
-        let name = match parent {
+        let mut name = match parent {
             Some(p) => format!("powercap:{p}/{zone}"),
             None => format!("powercap:{zone}"),
         };
+        // intel-rapl-mmio:0 names its zone package-0 too: the second is told by its folder.
+        if found
+            .usable
+            .iter()
+            .map(|s| &s.name)
+            .chain(found.unusable.iter().map(|u| &u.name))
+            .any(|n| *n == name)
+        {
+            name = format!("{name}@{id}");
+        }
         let counter = dir.join("energy_uj");
         let wrap_uj = number::<u64>(&dir.join("max_energy_range_uj")).ok();
         let source = Source {
@@ -516,8 +528,12 @@ fn odpm(root: &Path, topology: Option<&Topology>, found: &mut Found) {
                 ),
                 None => String::new(),
             };
+            let mut name = format!("odpm:{rail}");
+            if found.usable.iter().any(|s| s.name == name) {
+                name = format!("{name}@{device}");
+            }
             found.usable.push(Source {
-                name: format!("odpm:{rail}"),
+                name,
                 kind: Kind::Odpm,
                 unit: "uWs",
                 covers: format!("rail {rail} of {device}{of}"),
@@ -754,6 +770,8 @@ mod tests {
         put(&root, "class/powercap/intel-rapl:0:0/name", "core");
         put(&root, "class/powercap/intel-rapl:0:0/energy_uj", "10");
         put(&root, "class/powercap/intel-rapl/enabled", "1");
+        put(&root, "class/powercap/intel-rapl-mmio:0/name", "package-0");
+        put(&root, "class/powercap/intel-rapl-mmio:0/energy_uj", "20");
         put(&root, "class/hwmon/hwmon0/name", "ina3221");
         put(&root, "class/hwmon/hwmon0/curr1_input", "1500");
         put(&root, "class/hwmon/hwmon0/curr1_label", "VDD_CPU");
@@ -782,6 +800,7 @@ mod tests {
                 ("battery:battery", Kind::PowerSupply, "uA*uV"),
                 ("powercap:package-0", Kind::Powercap, "uJ"),
                 ("powercap:package-0/core", Kind::Powercap, "uJ"),
+                ("powercap:package-0@intel-rapl-mmio:0", Kind::Powercap, "uJ"),
                 ("hwmon:ina3221:VDD_CPU", Kind::Hwmon, "mA*mV"),
                 ("hwmon:amdgpu:power1", Kind::Hwmon, "uW"),
                 ("hwmon:amd_energy:Esocket0", Kind::Hwmon, "uJ"),
@@ -806,7 +825,7 @@ mod tests {
         ));
         let all = read_all(&f.usable);
         assert_eq!(
-            all[6],
+            all[7],
             Ok(Value::Energy {
                 uj: 5,
                 at_ms: Some(10)
