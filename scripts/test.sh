@@ -106,6 +106,7 @@ cargo test --workspace
 # The trace tests need root and a mounted tracefs (set up above); plain `cargo test` lists
 # them as ignored.
 cargo test -p ftrace --test record -- --ignored
+cargo test -p dhry --test power -- --ignored
 
 # The script tests check structure, not figures: this machine's side runs the debug binaries
 # cargo test built above. (They run one after another: beside each other they took longer,

@@ -117,7 +117,8 @@ impl PlacementArgs {
 }
 
 /// The conditions a run's CPUs measure under: their clock, their temperature at each
-/// measurement's start, and what perf counts while they are timed.
+/// measurement's start, what perf counts while they are timed, and the power and energy
+/// sampled beside them.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Run conditions")]
 pub struct ConditionsArgs {
@@ -143,10 +144,39 @@ pub struct ConditionsArgs {
     /// Seconds --cool-down waits at most before a measurement; then the run fails (exit 1).
     #[arg(long, value_name = "S", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub cool_down_timeout: u64,
+    /// Power sources to read beside every measurement: a comma list of the names `benchmp
+    /// power` lists (powercap:package-0, hwmon:ina3221:VDD_CPU, battery:battery,
+    /// odpm:S4M_VDD_CPUCL0, cmd), or none. Default: every source found under the sysfs root,
+    /// nothing where there is none. A named source that is missing or cannot be read (a
+    /// root-only counter, a charging battery): exit status 3.
+    #[arg(long, value_name = "SRC,...", value_parser = crate::power::parse_choice)]
+    pub power: Option<crate::power::Choice>,
+    /// An external power meter: a command (split into words as a shell would, run without
+    /// one) whose stdout lines are `<unix seconds> <watts>`; its readings are the source cmd.
+    #[arg(long, value_name = "CMD")]
+    pub power_cmd: Option<String>,
+    /// Samples per second of power, every thermal zone and each cpufreq policy's
+    /// scaling_cur_freq while a measurement runs (0.1 to 1000).
+    #[arg(long, value_name = "HZ", default_value_t = 10.0, value_parser = crate::power::parse_hz)]
+    pub power_hz: f64,
+    /// Seconds of idle measured before the run; each source's mean power then is subtracted
+    /// from its power during every measurement (default 0: none). Without a power source:
+    /// exit status 3.
+    #[arg(long, value_name = "S", default_value_t = 0.0, value_parser = crate::power::parse_baseline)]
+    pub power_baseline: f64,
+}
+
+/// Whether trace_marker slices were asked for and tracefs takes them ([`init_logging`]).
+static MARKERS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether this process writes trace_marker records (`--trace` or BENCHMP_TRACE=1, and
+/// tracefs found): the power sampler's counters go with the slices.
+pub fn markers_on() -> bool {
+    MARKERS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Value parser for `--cool-down`: a temperature from -50 to 150 C.
-fn celsius(s: &str) -> Result<f64, String> {
+pub fn celsius(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(c) if (-50.0..=150.0).contains(&c) => Ok(c),
         _ => Err(format!("'{s}' is not a temperature in C from -50 to 150")),
@@ -622,8 +652,9 @@ pub fn init_logging(trace: bool) {
         .with_filter(filter);
     let trace = trace || std::env::var("BENCHMP_TRACE").is_ok_and(|v| v == "1");
     // Open trace_marker now, before any child is forked, so children share the descriptor.
-    let markers =
-        (trace && ftrace::init()).then(|| ftrace::layer().with_filter(LevelFilter::TRACE));
+    let on = trace && ftrace::init();
+    MARKERS.store(on, std::sync::atomic::Ordering::Relaxed);
+    let markers = on.then(|| ftrace::layer().with_filter(LevelFilter::TRACE));
     let _ = tracing_subscriber::registry()
         .with(fmt)
         .with(markers)

@@ -42,10 +42,13 @@ fn params_text(params: &impl Serialize) -> String {
     }
 }
 
-/// Writes one CSV row per child per timed interval (accepted or not).
+/// Writes one CSV row per child per timed interval (accepted or not); with a power source,
+/// each row also carries its measurement's `energy_j`, `mean_w` and `per_energy` (of the
+/// first source).
 pub fn write_csv<T: ToolData>(report: &Report<T>, w: impl Write) -> std::io::Result<()> {
     let mut out = csv::Writer::from_writer(w);
-    out.write_record([
+    let power = report.measurements.iter().any(|m| m.power.is_some());
+    let mut header = vec![
         "tool",
         "measurement",
         "params",
@@ -61,9 +64,29 @@ pub fn write_csv<T: ToolData>(report: &Report<T>, w: impl Write) -> std::io::Res
         "value",
         "unit",
         "counters",
-    ])?;
+    ];
+    if power {
+        header.extend(["energy_j", "mean_w", "per_energy"]);
+    }
+    out.write_record(&header)?;
     for m in &report.measurements {
         let params = params_text(&m.params);
+        let energy: Vec<String> = if power {
+            let first = m.power.as_ref().and_then(|p| p.sources.first());
+            let per = m.power.as_ref().and_then(|p| p.per_energy.as_ref());
+            vec![
+                first
+                    .map(|s| format!("{:.6}", s.energy_j))
+                    .unwrap_or_default(),
+                first
+                    .map(|s| format!("{:.6}", s.mean_w))
+                    .unwrap_or_default(),
+                per.map(|e| format!("{:.6} {}", e.value, e.unit))
+                    .unwrap_or_default(),
+            ]
+        } else {
+            Vec::new()
+        };
         for c in &m.children {
             let cluster = c
                 .cpu_for_topology()
@@ -79,23 +102,25 @@ pub fn write_csv<T: ToolData>(report: &Report<T>, w: impl Write) -> std::io::Res
                     n: s.iterations,
                     u: s.net_ns,
                 });
-                out.write_record([
-                    report.tool.as_str(),
-                    m.name.as_str(),
-                    params.as_str(),
-                    &c.index.to_string(),
-                    &c.pid.to_string(),
-                    &c.cpu.map(|x| x.to_string()).unwrap_or_default(),
-                    &cluster,
-                    &rep.to_string(),
-                    if s.accepted { "true" } else { "false" },
-                    &s.iterations.to_string(),
-                    &s.elapsed_ns.to_string(),
-                    &s.net_ns.to_string(),
-                    &format!("{value:.6}"),
-                    m.metric.unit(),
-                    &counters,
-                ])?;
+                let mut row: Vec<String> = vec![
+                    report.tool.clone(),
+                    m.name.clone(),
+                    params.clone(),
+                    c.index.to_string(),
+                    c.pid.to_string(),
+                    c.cpu.map(|x| x.to_string()).unwrap_or_default(),
+                    cluster.clone(),
+                    rep.to_string(),
+                    if s.accepted { "true" } else { "false" }.to_string(),
+                    s.iterations.to_string(),
+                    s.elapsed_ns.to_string(),
+                    s.net_ns.to_string(),
+                    format!("{value:.6}"),
+                    m.metric.unit().to_string(),
+                    counters.clone(),
+                ];
+                row.extend(energy.iter().cloned());
+                out.write_record(&row)?;
             }
         }
     }
@@ -273,11 +298,30 @@ fn noise_lines(tool: &str, reasons: &[String]) -> String {
     out
 }
 
+/// A measurement's name in a note line: its name, and its size when it has one (`rd 64M`).
+fn measurement_label<T: ToolData>(m: &Measurement<T>) -> String {
+    let size = serde_json::to_value(&m.params)
+        .ok()
+        .and_then(|p| p.get("size_bytes").and_then(serde_json::Value::as_u64));
+    match size {
+        Some(b) => format!("{} {}", m.name, crate::size::HumanSize(b)),
+        None => m.name.clone(),
+    }
+}
+
 /// The note lines of the run conditions: each child's counts (`tool: counters: rd child 0
-/// (CPU 0): ...`) and what a frequency pin set and wrote back.
+/// (CPU 0): ...`), each measurement's power (`tool: power: rd 64M: battery:battery 2.61 W
+/// ...`) and what a frequency pin set and wrote back.
 fn condition_lines<T: ToolData>(report: &Report<T>) -> Vec<String> {
     let mut lines = Vec::new();
     for m in &report.measurements {
+        if let Some(p) = &m.power {
+            lines.push(format!(
+                "{}: power: {}\n",
+                report.tool,
+                p.line(&measurement_label(m))
+            ));
+        }
         for c in &m.children {
             if let Some(k) = &c.counters {
                 lines.push(format!(

@@ -7,6 +7,8 @@
 //! - `benchmp probe` runs a trivial workload through the framework (used by the tests to check
 //!   placement, sample counts and failure handling from outside the test process).
 //! - `benchmp overhead` measures the framework's own costs on this machine.
+//! - `benchmp power` lists the power and energy sources every tool samples beside its
+//!   measurements (the names `--power` takes), with their update periods.
 //! - `benchmp compare BASE CUR` gives an A/B verdict on every figure two runs share.
 //! - `benchmp ab 'A' 'B'` pairs two builds' repetitions milliseconds apart and judges each pair.
 //! - `benchmp suite` runs socbench's plan into a results folder; `benchmp summary DIR` prints
@@ -50,7 +52,7 @@ enum Cmd {
     },
     /// Run a trivial workload through the framework (spin or nothing), optionally making one
     /// child fail, to check placement, sample counts and failure handling.
-    Probe(cmd::probe::ProbeArgs),
+    Probe(Box<cmd::probe::ProbeArgs>),
     /// Compare separate runs: report files (any tool's --json) or result folders of
     /// scripts/suite.sh, one run per side (BASE CUR) or several (BASE... -- CUR...). Every
     /// figure both sides have gets a verdict: PASS, FAIL (a regression), IMPROVED, NOISY (a
@@ -115,6 +117,16 @@ enum Cmd {
         #[command(flatten)]
         timing: TimingArgs,
     },
+    /// List the power and energy sources found under the sysfs root ($BENCHMP_SYSFS_ROOT or
+    /// /sys), the names --power takes: each with its kind, unit, what it covers, its files
+    /// and its update period as measured (read every millisecond for up to 2 s); the sources
+    /// that are there but unusable (root-only, a charging battery) with the reason; and the
+    /// thermal zones and cpufreq policies sampled beside them. Nothing found is no error.
+    Power {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// How the contract test runs each command (benchmp::cli::Example).
@@ -160,6 +172,11 @@ const EXAMPLES: &[benchmp::cli::Example] = &[
         long: "BENCHMP_SYSFS_ROOT={repo}/benchmp/tests/fixtures/phone8/sys efficiency --cpus 0-1,7 --freqs 480,1000 --out {tmp}/out --bin-dir {stubs}",
     },
     benchmp::cli::Example {
+        command: "power",
+        quick: "power",
+        long: "",
+    },
+    benchmp::cli::Example {
         command: "overhead",
         quick: "overhead -N 1",
         long: "overhead -N 1000",
@@ -185,7 +202,8 @@ fn run(cli: Cli) -> Result<i32> {
         Cmd::Efficiency(args) => cmd::efficiency::run(&args),
         Cmd::Calibrate { timing, json } => cmd::calibrate::run(timing, json),
         Cmd::Topology { json } => cmd::topology::run(json),
-        Cmd::Probe(args) => cmd::probe::run(args),
+        Cmd::Probe(args) => cmd::probe::run(*args),
         Cmd::Overhead { timing } => cmd::overhead::run(&timing),
+        Cmd::Power { json } => cmd::power::run(json),
     }
 }

@@ -83,6 +83,9 @@ pub struct Measurement<T: ToolData> {
     /// What `--cool-down` waited for before this measurement, and the zones it started at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cool_down: Option<crate::quality::CoolDown>,
+    /// Energy, power and temperatures over its timed window (absent without a power source).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<crate::power::PowerRecord>,
 }
 
 // By hand: a derived Clone would ask the marker type `T` itself to be Clone.
@@ -102,6 +105,7 @@ impl<T: ToolData> Clone for Measurement<T> {
             overlap: self.overlap.clone(),
             loads: self.loads.clone(),
             cool_down: self.cool_down.clone(),
+            power: self.power.clone(),
         }
     }
 }
@@ -177,6 +181,10 @@ pub struct Report<T: ToolData> {
     /// What `--pin-freq` / `--governor` wrote for the run and whether it was written back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pinned: Option<crate::freq::pin::PinRecord>,
+    /// The idle power measured before the run (`--power-baseline`), subtracted from every
+    /// measurement's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_baseline: Option<crate::power::Baseline>,
     /// Tool-specific results beyond the measurements (e.g. a latency curve summary).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub extra: Option<T::Extra>,

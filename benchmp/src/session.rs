@@ -9,7 +9,7 @@ use crate::host::{Build, Host};
 use crate::quality::{MachineState, NoisePolicy, Overlap, judge};
 use crate::report::{Measurement, Quality, Report, ToolData};
 use crate::run::Error;
-use crate::run::{Benchmark, ChildInfo, Iterations, RunConfig, run_loaded};
+use crate::run::{Benchmark, ChildInfo, Iterations, Nothing, RunConfig, run_beside};
 use crate::sched::{
     ChosenBy, LMBENCH_SCHED_ENV, Placement, PlacementError, Policy, ToolDefault, check_cpu,
     parse_policy, place_by_policy, place_on_list, wrap_into_allowed, wrap_warnings,
@@ -40,6 +40,9 @@ pub struct Spec<P> {
     /// Share of the loop overhead subtracted per iteration: 1 when an iteration is lmbench's,
     /// less when it is a fraction of lmbench's (lat_mem_rd: 100 loads of lmbench's count).
     pub loop_overhead_share: f64,
+    /// What one operation of a latency is, for its energy per operation (`load`: nJ/load);
+    /// `op` unless the tool says.
+    pub operation: &'static str,
 }
 
 impl<P> Spec<P> {
@@ -57,6 +60,7 @@ impl<P> Spec<P> {
             iterations: Iterations::Calibrate { hint: None },
             subtract_loop_overhead: true,
             loop_overhead_share: 1.0,
+            operation: "op",
         }
     }
 
@@ -116,6 +120,9 @@ pub struct Session<T: ToolData> {
     started_ns: u64,
     measurements: Vec<Measurement<T>>,
     phases: Vec<crate::report::ParentPhase>,
+    /// The power sources sampled beside every measurement (`None`: there are none, and
+    /// nothing is sampled).
+    power: Option<crate::power::Power>,
     /// From start to finish a stop signal only sets a flag, between measurements too, so an
     /// interrupted run writes what it measured before it ends ([`Session::interrupted_at`]).
     _signals: crate::sys::process::InterruptGuard,
@@ -155,7 +162,11 @@ impl<T: ToolData> Session<T> {
         let (resolved, placement_note) =
             resolve(placement, env.as_deref(), default, &online, allowed)?;
         let conditions = placement.conditions.clone();
+        // Installed before the conditions: a stop signal during the power baseline ends the
+        // run through the tool's exit, which writes a frequency pin back.
+        let signals = crate::sys::process::InterruptGuard::install();
         apply_conditions(&conditions, &topology, &resolved.cpus)?;
+        let power = crate::power::Power::open(&conditions, &topology)?;
         let before = MachineState::capture(&topology.root, &online);
         if crate::run::worker::active() {
             crate::run::worker::send(&crate::run::worker::ToDriver::Hello {
@@ -191,7 +202,8 @@ impl<T: ToolData> Session<T> {
             started_ns,
             measurements: Vec::new(),
             phases: Vec::new(),
-            _signals: crate::sys::process::InterruptGuard::install(),
+            power,
+            _signals: signals,
         })
     }
 
@@ -387,10 +399,19 @@ impl<T: ToolData> Session<T> {
             )?),
             None => None,
         };
-        let ran = match run_loaded(&cfg, make, make_load) {
+        let measured: Vec<Option<usize>> =
+            cfg.placement.iter().chain(&cfg.loads).copied().collect();
+        let mut window = self.power.as_mut().map(|p| p.window(measured));
+        let ran = match window.as_mut() {
+            Some(w) => run_beside(&cfg, make, make_load, w),
+            None => run_beside(&cfg, make, make_load, &mut Nothing),
+        };
+        let power = window.map(crate::power::sampler::Window::finish);
+        let ran = match ran {
             Err(Error::Interrupted(sig)) => return Err(self.interrupted_at(sig, Some(&spec.name))),
             other => other?,
         };
+        let power = power.transpose()?.flatten();
         // Under benchmp ab a load runs only during its side's repetitions, by design.
         let required = loads.required && cfg.paced.is_none();
         if let Some(l) = ran.loads.iter().find(|l| required && !l.ran_through) {
@@ -405,8 +426,14 @@ impl<T: ToolData> Session<T> {
             start_ns: ran.start_ns,
             end_ns: ran.end_ns,
         });
+        let operation = spec.operation;
         let mut m = self.record(spec, enough_us, ran)?;
         m.cool_down = cool_down;
+        if let Some(mut p) = power {
+            let (system, clusters) = works(&m, operation);
+            p.per_watt(system, &clusters, &self.topology);
+            m.power = Some(p);
+        }
         self.measurements.push(m);
         Ok(self.measurements.last().expect("pushed above"))
     }
@@ -481,6 +508,7 @@ impl<T: ToolData> Session<T> {
             overlap,
             loads: ran.loads,
             cool_down: None,
+            power: None,
         })
     }
 
@@ -575,6 +603,7 @@ impl<T: ToolData> Session<T> {
             phases: self.phases.clone(),
             figures,
             pinned: crate::freq::pin::record(),
+            power_baseline: self.power.as_ref().and_then(|p| p.baseline.clone()),
             extra,
             incomplete: None,
         }
@@ -676,6 +705,39 @@ fn apply_conditions(
         crate::freq::pin::activate(pin);
     }
     Ok(())
+}
+
+/// The work of a measurement's figures, to put per watt: the system figure and each
+/// cluster's (a throughput's total, a latency's mean with the children that ran at once).
+pub fn works<'a, T: ToolData>(
+    m: &'a Measurement<T>,
+    operation: &'static str,
+) -> (crate::power::Work<'a>, Vec<(usize, crate::power::Work<'a>)>) {
+    use crate::power::Work;
+    let unit = m.metric.unit();
+    let together = |n: usize| if m.overlap.sequential { 1.0 } else { n as f64 };
+    let work = |value: f64, children: usize| {
+        if m.metric.is_rate() {
+            Work::Rate { value, unit }
+        } else {
+            Work::Latency {
+                ns: value,
+                concurrent: together(children),
+                op: operation,
+            }
+        }
+    };
+    let system = work(m.aggregate.cluster, m.children.len());
+    let clusters = m
+        .aggregate
+        .per_cluster
+        .iter()
+        .map(|c| {
+            let value = if m.metric.is_rate() { c.total } else { c.mean };
+            (c.cluster, work(value, c.children))
+        })
+        .collect();
+    (system, clusters)
 }
 
 /// Makes a measurement a `benchmp ab` worker's: every child sizes its count to the driver's

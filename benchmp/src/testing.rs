@@ -544,3 +544,148 @@ impl FifoFeed {
         self.thread.join().expect("the feed's thread")
     }
 }
+
+/// What a [`LiveFiles`] update sees: when it runs and what the watched process is doing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Moment {
+    /// CLOCK_MONOTONIC ns: the clock of a report's windows.
+    pub mono_ns: u64,
+    /// Seconds since the previous update (0 at the first).
+    pub dt_s: f64,
+    /// The watched process's children now (its measuring children while it measures; 0
+    /// before [`LiveFiles::watch`]).
+    pub children: usize,
+}
+
+/// Sysfs files whose contents follow a profile in time, as a kernel's counters and gauges
+/// do: a thread rewrites each (whole, by rename, so a reader sees one version or the next)
+/// every `period`, with what the update function makes of the [`Moment`]. The timeline of
+/// moments it kept is the fixture's own record, for a test to integrate the power it served
+/// over a report's window ([`integral`]).
+#[derive(Debug)]
+pub struct LiveFiles {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    watched: std::sync::Arc<std::sync::atomic::AtomicU32>,
+    thread: std::thread::JoinHandle<Vec<Moment>>,
+}
+
+/// How many children `pid` has now (`/proc/PID/task/PID/children`, else a scan of /proc).
+fn child_count(pid: u32) -> usize {
+    match std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")) {
+        Ok(list) => list.split_whitespace().count(),
+        Err(_) => children_of(pid).len(),
+    }
+}
+
+/// Writes `text` to `path` whole: to a hidden file beside it, then renamed over it.
+fn replace_file(path: &Path, text: &str) {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.live"));
+    std::fs::write(&tmp, text).expect("write a live file");
+    std::fs::rename(&tmp, path).expect("rename a live file");
+}
+
+impl LiveFiles {
+    /// Writes the first version now, then keeps rewriting every `period` until
+    /// [`LiveFiles::finish`].
+    pub fn start(
+        period: Duration,
+        mut update: impl FnMut(&Moment) -> Vec<(PathBuf, String)> + Send + 'static,
+    ) -> LiveFiles {
+        use std::sync::atomic::Ordering;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let watched = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let write = |update: &mut dyn FnMut(&Moment) -> Vec<(PathBuf, String)>, m: &Moment| {
+            for (path, text) in update(m) {
+                replace_file(&path, &text);
+            }
+        };
+        let first = Moment {
+            mono_ns: crate::sys::clock::now_ns(),
+            dt_s: 0.0,
+            children: 0,
+        };
+        write(&mut update, &first);
+        let (s, w) = (stop.clone(), watched.clone());
+        let thread = std::thread::spawn(move || {
+            let mut moments = vec![first];
+            while !s.load(Ordering::SeqCst) {
+                std::thread::sleep(period);
+                let pid = w.load(Ordering::SeqCst);
+                let now = crate::sys::clock::now_ns();
+                let m = Moment {
+                    mono_ns: now,
+                    dt_s: (now - moments.last().map_or(now, |m| m.mono_ns)) as f64 / 1e9,
+                    children: if pid == 0 { 0 } else { child_count(pid) },
+                };
+                write(&mut update, &m);
+                moments.push(m);
+            }
+            moments
+        });
+        LiveFiles {
+            stop,
+            watched,
+            thread,
+        }
+    }
+
+    /// Follows `pid`'s children from now on ([`Moment::children`]).
+    pub fn watch(&self, pid: u32) {
+        self.watched.store(pid, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Stops rewriting and returns the timeline of every update.
+    pub fn finish(self) -> Vec<Moment> {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.thread.join().expect("the live files' thread")
+    }
+}
+
+/// The energy (J) a profile served over `[from_ns, to_ns]`: each update's `power` (W) held
+/// over the interval since the update before it, as the update accumulated it.
+pub fn integral(
+    moments: &[Moment],
+    from_ns: u64,
+    to_ns: u64,
+    power: impl Fn(&Moment) -> f64,
+) -> f64 {
+    moments
+        .windows(2)
+        .map(|w| {
+            let (a, b) = (w[0].mono_ns.max(from_ns), w[1].mono_ns.min(to_ns));
+            if b > a {
+                power(&w[1]) * (b - a) as f64 / 1e9
+            } else {
+                0.0
+            }
+        })
+        .sum()
+}
+
+/// Runs a tool's command to its end (at most `limit`), telling `live` its pid as soon as it
+/// starts, so the profile follows its measuring children.
+pub fn run_watched(mut cmd: Command, live: &LiveFiles, limit: Duration) -> Output {
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the tool");
+    live.watch(child.id());
+    let start = Instant::now();
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let waiter = std::thread::spawn(move || child.wait_with_output().expect("the tool's output"));
+    while !waiter.is_finished() {
+        if start.elapsed() > limit {
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            let o = waiter.join().expect("the waiter");
+            panic!("still running after {limit:?}; stderr: {}", stderr(&o));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    waiter.join().expect("the waiter")
+}

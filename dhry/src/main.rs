@@ -110,6 +110,7 @@ fn run(cli: &Cli) -> Result<i32> {
     let m = &session.measurements()[0];
     let summary = Summary::new(m, &timed.loops, &session.topology, setup, clock_of);
     let mut report = session.finish(&cli.output, Some(summary.clone()));
+    report::per_watt(&mut report, &summary);
     report.figures =
         benchmp::figure::default_figures(&report.measurements, |m| m.params.figure_name());
     let code = benchmp::emit(&report, &cli.output, |_| report::render_text(&summary))?;

@@ -383,6 +383,8 @@ impl SizeRun<'_> {
             params(sweep, self.layout, stride, size),
         );
         spec.enough_floor_us = sweep.enough_floor_us;
+        // Its energy per operation is per load (nJ/load).
+        spec.operation = "load";
         // lmbench subtracts its loop overhead once per call of count loads; a pass is 100.
         spec.loop_overhead_share = LOADS_PER_PASS as f64 / lmbench_count(g.range, g.stride) as f64;
         spec.iterations = Iterations::Calibrate { hint: predicted };

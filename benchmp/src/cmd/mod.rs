@@ -17,6 +17,7 @@ pub mod efficiency;
 pub mod outdir;
 pub mod overhead;
 pub mod power;
+pub mod power_args;
 pub mod probe;
 pub mod suite;
 pub mod summary;

@@ -1,138 +1,164 @@
-//! The power options a command that runs tools passes to each of them as given (`benchmp
-//! suite`, `benchmp efficiency`): which sources, an external meter, the sampling rate and the
-//! idle baseline. Each value is checked here against the range every tool takes, so a typo
-//! is one refusal before anything runs rather than a failure of every tool.
+//! `benchmp power`: the power and energy sources this machine offers (the names `--power`
+//! takes), each with its kind, unit, what it covers, the files it reads and its update period
+//! as measured by reading it every millisecond for up to two seconds; the sources that are
+//! there but cannot be used say why; and the thermal zones and cpufreq policies every
+//! measurement samples beside them.
 
-/// `--power`, `--power-cmd`, `--power-hz` and `--power-baseline`, as given.
-#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args, serde::Serialize)]
-pub struct PowerArgs {
-    /// Passed to every tool: the power sources to use, SRC[,SRC...] (powercap:ZONE,
-    /// hwmon:NAME:LABEL, battery:NAME, odpm:RAIL, cmd), or none. Default: the tools' own (every
-    /// source they find).
-    #[arg(long, value_name = "SRC[,SRC...]", value_parser = sources)]
-    pub power: Option<String>,
-    /// Passed to every tool: an external meter, a command whose output lines are
-    /// `<unix seconds> <watts>`.
-    #[arg(long, value_name = "CMD", value_parser = meter)]
-    pub power_cmd: Option<String>,
-    /// Passed to every tool: how often power, temperatures and clocks are sampled, per second
-    /// (0.1 to 1000; the tools' default is 10).
-    #[arg(long, value_name = "HZ", value_parser = hz)]
-    pub power_hz: Option<String>,
-    /// Passed to every tool: seconds of idle measured before each run, whose power is
-    /// subtracted (0 to 86400; the tools' default is 0, none).
-    #[arg(long, value_name = "S", value_parser = baseline)]
-    pub power_baseline: Option<String>,
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use benchmp::power::sources::{self, Value};
+use serde::Serialize;
+
+/// How long the update periods are watched at most.
+const WATCH: Duration = Duration::from_secs(2);
+/// Changes seen before a source's period counts as measured.
+const CHANGES: usize = 4;
+
+/// One source as listed.
+#[derive(Debug, Serialize)]
+struct Listed {
+    name: String,
+    kind: benchmp::power::Kind,
+    unit: String,
+    covers: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cluster: Option<usize>,
+    paths: Vec<String>,
+    /// Mean interval between the changes seen, ms; `null` when it changed less than twice.
+    period_ms: Option<f64>,
 }
 
-impl PowerArgs {
-    /// The options as each tool gets them (`--power=SRC`), in a fixed order.
-    pub fn words(&self) -> Vec<String> {
-        [
-            ("--power", &self.power),
-            ("--power-cmd", &self.power_cmd),
-            ("--power-hz", &self.power_hz),
-            ("--power-baseline", &self.power_baseline),
-        ]
-        .into_iter()
-        .filter_map(|(o, v)| v.as_ref().map(|v| format!("{o}={v}")))
-        .collect()
+/// The whole listing (`--json`).
+#[derive(Debug, Serialize)]
+struct Listing {
+    root: String,
+    sources: Vec<Listed>,
+    unusable: Vec<benchmp::power::Unusable>,
+    thermal_zones: Vec<String>,
+    cpufreq_policies: Vec<String>,
+    watched_ms: u64,
+}
+
+/// The update period of each source: read every millisecond until each has changed
+/// [`CHANGES`] times or [`WATCH`] is over.
+fn periods(found: &[benchmp::power::Source]) -> (Vec<Option<f64>>, Duration) {
+    let start = Instant::now();
+    let mut last: Vec<Option<(u64, Option<u64>, u64)>> = vec![None; found.len()];
+    let mut changes: Vec<Vec<f64>> = vec![Vec::new(); found.len()];
+    while !found.is_empty() && start.elapsed() < WATCH {
+        let t = start.elapsed().as_secs_f64() * 1e3;
+        for (i, v) in sources::read_all(found).into_iter().enumerate() {
+            // A value and the meter's own time, as comparable bits.
+            let key = match v {
+                Ok(Value::Energy { uj, at_ms }) => (uj, at_ms, 0),
+                Ok(Value::Power(w)) => (w.to_bits(), None, 1),
+                Err(_) => continue,
+            };
+            if let Some(prev) = last[i]
+                && prev != key
+            {
+                changes[i].push(match key.1 {
+                    Some(ms) => ms as f64,
+                    None => t,
+                });
+            }
+            last[i] = Some(key);
+        }
+        if changes.iter().all(|c| c.len() >= CHANGES) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
     }
+    let p = changes
+        .iter()
+        .map(|c| match c.as_slice() {
+            [first, .., last] => Some((last - first) / (c.len() - 1) as f64),
+            _ => None,
+        })
+        .collect();
+    (p, start.elapsed())
 }
 
-/// A value of one line of printable text, at most 4 KiB.
-fn printable_line(s: &str, what: &str) -> Result<String, String> {
-    if s.trim().is_empty() || s.len() > 4096 || s.chars().any(char::is_control) {
-        return Err(format!(
-            "'{}' is not {what}",
-            ftrace::error::printable(&s.chars().take(200).collect::<String>())
-        ));
+/// Runs `benchmp power`: lists the sources as text or JSON.
+pub fn run(json: bool) -> Result<i32> {
+    // As the tools read it: a BENCHMP_SYSFS_ROOT that is no sysfs tree is bad input (2).
+    let t = benchmp::topology::Topology::detect().map_err(benchmp::Error::from)?;
+    let found = sources::discover(&t.root, Some(&t));
+    let (periods, watched) = periods(&found.usable);
+    let listing = Listing {
+        root: t.root.display().to_string(),
+        sources: found
+            .usable
+            .iter()
+            .zip(periods)
+            .map(|(s, period_ms)| Listed {
+                name: s.name.clone(),
+                kind: s.kind,
+                unit: s.unit.to_string(),
+                covers: s.covers.clone(),
+                cluster: s.cluster,
+                paths: s.paths.iter().map(|p| p.display().to_string()).collect(),
+                period_ms,
+            })
+            .collect(),
+        unusable: found.unusable,
+        thermal_zones: sources::zones(&t.root)
+            .into_iter()
+            .map(|z| z.name)
+            .collect(),
+        cpufreq_policies: sources::policies(&t.root, &t.online())
+            .into_iter()
+            .map(|p| p.name)
+            .collect(),
+        watched_ms: watched.as_millis() as u64,
+    };
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&listing)?);
+        return Ok(0);
     }
-    Ok(s.to_string())
-}
-
-fn sources(s: &str) -> Result<String, String> {
-    let v = printable_line(s, "a list of power sources (SRC[,SRC...], or none)")?;
-    if v.split(',').any(|w| w.trim().is_empty()) {
-        return Err(format!(
-            "'{v}' is not a list of power sources (SRC[,SRC...], or none)"
-        ));
-    }
-    Ok(v)
-}
-
-fn meter(s: &str) -> Result<String, String> {
-    printable_line(s, "a meter command (one line)")
-}
-
-/// A number in `lo..=hi`, kept as given.
-fn number_in(s: &str, lo: f64, hi: f64, what: &str) -> Result<String, String> {
-    match s.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && (lo..=hi).contains(&x) => Ok(s.trim().to_string()),
-        _ => Err(format!(
-            "'{}' is not {what} from {lo} to {hi}",
-            ftrace::error::printable(s)
-        )),
-    }
-}
-
-fn hz(s: &str) -> Result<String, String> {
-    number_in(s, 0.1, 1000.0, "a rate per second")
-}
-
-fn baseline(s: &str) -> Result<String, String> {
-    number_in(s, 0.0, 86_400.0, "a number of seconds")
-}
-
-/// Checks a `--cool-down` temperature as the tools do (-50 to 150 C), kept as given.
-pub fn celsius(s: &str) -> Result<String, String> {
-    number_in(s, -50.0, 150.0, "a temperature in C")
-}
-
-/// Checks a `--cool-down-timeout` as the tools do (whole seconds, 1 to 86400).
-pub fn timeout(s: &str) -> Result<String, String> {
-    match s.trim().parse::<u64>() {
-        Ok(n) if (1..=86_400).contains(&n) => Ok(n.to_string()),
-        _ => Err(format!(
-            "'{}' is not a whole number of seconds from 1 to 86400",
-            ftrace::error::printable(s)
-        )),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn values_are_checked_and_passed_as_given() {
-        let p = PowerArgs {
-            power: Some(sources("battery:battery,odpm:S4M_VDD_CPUCL0").unwrap()),
-            power_cmd: Some(meter("meter --port /dev/ttyUSB0").unwrap()),
-            power_hz: Some(hz("50").unwrap()),
-            power_baseline: Some(baseline("5").unwrap()),
-        };
-        assert_eq!(
-            p.words(),
-            [
-                "--power=battery:battery,odpm:S4M_VDD_CPUCL0",
-                "--power-cmd=meter --port /dev/ttyUSB0",
-                "--power-hz=50",
-                "--power-baseline=5"
-            ]
+    let root = ftrace::error::printable(&listing.root).into_owned();
+    if listing.sources.is_empty() {
+        outln!(
+            "no power source under {root} (powercap, hwmon, power_supply, IIO energy meters): measurements run without power figures"
         );
-        assert!(PowerArgs::default().words().is_empty());
-        for bad in ["", "a,,b", "x\n\u{1b}[31m"] {
-            assert!(sources(bad).is_err(), "{bad:?}");
+    } else {
+        outln!("power sources under {root}:");
+        for s in &listing.sources {
+            let period = match s.period_ms {
+                Some(p) => format!("{p:.1} ms"),
+                None => format!(">{} ms", listing.watched_ms),
+            };
+            outln!(
+                "  {:<28} {:<12} {:<6} period {:<10} {}",
+                ftrace::error::printable(&s.name),
+                s.kind.to_string(),
+                s.unit,
+                period,
+                ftrace::error::printable(&s.covers)
+            );
+            for p in &s.paths {
+                outln!("  {:<28} {}", "", ftrace::error::printable(p));
+            }
         }
-        assert!(meter("a\nb").is_err());
-        for bad in ["0", "1001", "x", "nan"] {
-            assert!(hz(bad).is_err(), "{bad}");
-        }
-        assert!(baseline("-1").is_err());
-        assert_eq!(baseline("0").unwrap(), "0");
-        assert_eq!(celsius("-5").unwrap(), "-5");
-        assert!(celsius("200").is_err());
-        assert!(timeout("0").is_err() && timeout("1.5").is_err());
     }
+    for u in &listing.unusable {
+        outln!(
+            "not usable: {}: {}",
+            ftrace::error::printable(&u.name),
+            ftrace::error::printable(&u.why)
+        );
+    }
+    if !listing.sources.is_empty() {
+        let named = |v: &[String]| match v {
+            [] => "none".to_string(),
+            v => ftrace::error::printable(&v.join(", ")).into_owned(),
+        };
+        outln!(
+            "sampled beside them: thermal zones {}; cpufreq policies {}",
+            named(&listing.thermal_zones),
+            named(&listing.cpufreq_policies)
+        );
+    }
+    Ok(0)
 }

@@ -159,6 +159,9 @@ pub enum Error {
     /// `--cool-down`: the CPUs stayed too hot for too long.
     #[error("{0}")]
     CoolDown(String),
+    /// Power cannot be measured as asked (a source missing or unusable, a meter that fails).
+    #[error(transparent)]
+    Power(#[from] crate::power::PowerError),
 }
 
 impl Error {
@@ -180,6 +183,7 @@ impl ExitStatus for Error {
             | Error::Topology(crate::topology::TopologyError::GivenRoot { .. }) => EXIT_USAGE,
             Error::Unsupported(_) => EXIT_UNSUPPORTED,
             Error::Refused(r) => r.exit_status(),
+            Error::Power(p) => p.exit_status(),
             _ => EXIT_FAILED,
         }
     }
@@ -195,6 +199,7 @@ pub const PROBES: &[Probe] = &[
     probe::<crate::sched::PlacementError>,
     probe::<crate::timing::CalibrationError>,
     probe::<crate::input::InputError>,
+    probe::<crate::power::PowerError>,
 ];
 
 #[cfg(test)]

@@ -13,7 +13,10 @@ use nix::unistd::Pid;
 
 use super::protocol::{self, EXIT, GO, LOAD, PAUSE, RESULT, SIZE, STEP, STOP, Up, WINDOW};
 use super::worker::{self, StepSample, ToDriver, ToWorker};
-use super::{Benchmark, ChildInfo, ChildRun, Data, LoadRun, Ran, Role, RunConfig, Who, child};
+use super::{
+    Benchmark, Beside, ChildInfo, ChildRun, Data, LoadRun, Nothing, Ran, Role, RunConfig, Who,
+    child,
+};
 use super::{Error, Stage};
 use crate::sys::clock::now_ns;
 use crate::sys::process::{self, Exit, Forked, InterruptGuard};
@@ -95,8 +98,25 @@ impl Benchmark for Idle {
 /// after their last, and reporting what it did over exactly their window.
 pub fn run_loaded<B, F, L, G>(
     cfg: &RunConfig,
+    make: F,
+    make_load: G,
+) -> Result<Ran<B::Sample, B::Child>, Error>
+where
+    B: Benchmark,
+    F: FnMut(&ChildInfo) -> anyhow::Result<B>,
+    L: Benchmark,
+    G: FnMut(&ChildInfo) -> anyhow::Result<L>,
+{
+    run_beside(cfg, make, make_load, &mut Nothing)
+}
+
+/// [`run_loaded`] with `beside` told when the timed window opens and closes and ticked from
+/// the parent's poll loop meanwhile (the power sampler), after every child is forked.
+pub fn run_beside<B, F, L, G>(
+    cfg: &RunConfig,
     mut make: F,
     mut make_load: G,
+    beside: &mut dyn Beside,
 ) -> Result<Ran<B::Sample, B::Child>, Error>
 where
     B: Benchmark,
@@ -142,7 +162,7 @@ where
             }
         }
     }
-    let outcome = drive(cfg, &mut kids);
+    let outcome = drive(cfg, &mut kids, beside);
     drop(guard);
     match outcome {
         Ok(()) => {
@@ -242,20 +262,31 @@ fn send_byte<S, C>(k: &mut Kid<S, C>, b: u8) -> Result<(), Error> {
 /// Sequential runs give each child its GO only after the one before it is done. Load
 /// children get LOAD before any GO and, once every measuring child has reported, the
 /// measuring window with WINDOW; they report last.
-fn drive<S: Data, C: Data>(cfg: &RunConfig, kids: &mut [Kid<S, C>]) -> Result<(), Error> {
+fn drive<S: Data, C: Data>(
+    cfg: &RunConfig,
+    kids: &mut [Kid<S, C>],
+    beside: &mut dyn Beside,
+) -> Result<(), Error> {
     let load = |k: &Kid<S, C>| k.role == Role::Load;
-    pump(cfg, kids, |k| k.state >= State::Ready, None)?;
+    pump(cfg, kids, beside, |k| k.state >= State::Ready, None)?;
     if cfg.warmup_us > 0 {
         let until = Instant::now() + Duration::from_micros(cfg.warmup_us);
-        pump(cfg, kids, |_| false, Some(until))?;
+        pump(cfg, kids, beside, |_| false, Some(until))?;
     }
     // In worker mode the loads run only during their side's repetitions (steps() wakes them).
     if cfg.paced.is_none() {
         for k in kids.iter_mut().filter(|k| load(k)) {
             send_byte(k, LOAD)?;
         }
-        pump(cfg, kids, |k| !load(k) || k.state >= State::Loading, None)?;
+        pump(
+            cfg,
+            kids,
+            beside,
+            |k| !load(k) || k.state >= State::Loading,
+            None,
+        )?;
     }
+    beside.opened();
     if cfg.sequential {
         let measuring: Vec<usize> = (0..kids.len()).filter(|&i| !load(&kids[i])).collect();
         for i in measuring {
@@ -263,6 +294,7 @@ fn drive<S: Data, C: Data>(cfg: &RunConfig, kids: &mut [Kid<S, C>]) -> Result<()
             pump(
                 cfg,
                 kids,
+                beside,
                 |k| load(k) || k.who.index != i || k.state >= State::Done,
                 None,
             )?;
@@ -272,14 +304,27 @@ fn drive<S: Data, C: Data>(cfg: &RunConfig, kids: &mut [Kid<S, C>]) -> Result<()
             send_byte(k, GO)?;
         }
         if let Some(paced) = &cfg.paced {
-            steps(cfg, paced, kids)?;
+            steps(cfg, paced, kids, beside)?;
         }
-        pump(cfg, kids, |k| load(k) || k.state >= State::Done, None)?;
+        pump(
+            cfg,
+            kids,
+            beside,
+            |k| load(k) || k.state >= State::Done,
+            None,
+        )?;
     }
+    beside.closed();
     for k in kids.iter_mut().filter(|k| !load(k)) {
         send_byte(k, RESULT)?;
     }
-    pump(cfg, kids, |k| load(k) || k.state >= State::Reported, None)?;
+    pump(
+        cfg,
+        kids,
+        beside,
+        |k| load(k) || k.state >= State::Reported,
+        None,
+    )?;
     if let Some((start, end)) = measuring_window(kids) {
         let mut msg = vec![WINDOW];
         msg.extend_from_slice(&start.to_le_bytes());
@@ -291,7 +336,7 @@ fn drive<S: Data, C: Data>(cfg: &RunConfig, kids: &mut [Kid<S, C>]) -> Result<()
                 stage: k.state.stage(),
             })?;
         }
-        pump(cfg, kids, |k| k.state >= State::Reported, None)?;
+        pump(cfg, kids, beside, |k| k.state >= State::Reported, None)?;
     }
     for k in kids.iter_mut() {
         let _ = k.down.write_all(&[EXIT]);
@@ -316,6 +361,7 @@ fn steps<S: Data, C: Data>(
     cfg: &RunConfig,
     paced: &super::Paced,
     kids: &mut [Kid<S, C>],
+    beside: &mut dyn Beside,
 ) -> Result<(), Error> {
     let link = |e: worker::LinkError| Error::Driver(e.to_string());
     let load = |k: &Kid<S, C>| k.role == Role::Load;
@@ -334,13 +380,13 @@ fn steps<S: Data, C: Data>(
         wait_for_command(kids)?;
         match worker::next().map_err(link)? {
             ToWorker::Size => {
-                loads_on(cfg, kids, true)?;
+                loads_on(cfg, kids, beside, true)?;
                 for k in kids.iter_mut().filter(|k| !load(k)) {
                     k.count = None;
                     send_byte(k, SIZE)?;
                 }
-                pump(cfg, kids, |k| load(k) || k.count.is_some(), None)?;
-                loads_on(cfg, kids, false)?;
+                pump(cfg, kids, beside, |k| load(k) || k.count.is_some(), None)?;
+                loads_on(cfg, kids, beside, false)?;
                 let counts = kids
                     .iter()
                     .filter(|k| !load(k))
@@ -349,7 +395,7 @@ fn steps<S: Data, C: Data>(
                 worker::send(&ToDriver::Sized { counts }).map_err(link)?;
             }
             ToWorker::Step { iterations } => {
-                loads_on(cfg, kids, true)?;
+                loads_on(cfg, kids, beside, true)?;
                 let mut msg = vec![STEP];
                 msg.extend_from_slice(&iterations.to_le_bytes());
                 for k in kids.iter_mut().filter(|k| !load(k)) {
@@ -360,8 +406,8 @@ fn steps<S: Data, C: Data>(
                         stage: k.state.stage(),
                     })?;
                 }
-                pump(cfg, kids, |k| load(k) || k.stepped.is_some(), None)?;
-                loads_on(cfg, kids, false)?;
+                pump(cfg, kids, beside, |k| load(k) || k.stepped.is_some(), None)?;
+                loads_on(cfg, kids, beside, false)?;
                 let samples = kids.iter_mut().filter_map(|k| k.stepped.take()).collect();
                 worker::send(&ToDriver::Rep { samples }).map_err(link)?;
             }
@@ -380,6 +426,7 @@ fn steps<S: Data, C: Data>(
 fn loads_on<S: Data, C: Data>(
     cfg: &RunConfig,
     kids: &mut [Kid<S, C>],
+    beside: &mut dyn Beside,
     on: bool,
 ) -> Result<(), Error> {
     let load = |k: &Kid<S, C>| k.role == Role::Load;
@@ -388,7 +435,7 @@ fn loads_on<S: Data, C: Data>(
         k.last_heard = Instant::now();
         send_byte(k, if on { LOAD } else { PAUSE })?;
     }
-    pump(cfg, kids, |k| !load(k) || k.loading == on, None)
+    pump(cfg, kids, beside, |k| !load(k) || k.loading == on, None)
 }
 
 /// Waits until the driver's next command is there, watching the children meanwhile (a child
@@ -454,6 +501,7 @@ fn measuring_window<S, C>(kids: &[Kid<S, C>]) -> Option<(u64, u64)> {
 fn pump<S: Data, C: Data>(
     cfg: &RunConfig,
     kids: &mut [Kid<S, C>],
+    beside: &mut dyn Beside,
     done: impl Fn(&Kid<S, C>) -> bool,
     until: Option<Instant>,
 ) -> Result<(), Error> {
@@ -466,9 +514,15 @@ fn pump<S: Data, C: Data>(
             Some(t) if Instant::now() >= t => return Ok(()),
             _ => {}
         }
+        let due = beside.due_in();
+        if due == Some(Duration::ZERO) {
+            beside.tick();
+            continue;
+        }
         let wait = until
             .map(|t| t.saturating_duration_since(Instant::now()).as_millis())
             .unwrap_or(100)
+            .min(due.map_or(100, |d| d.as_millis().max(1)))
             .min(100) as u16;
         for i in readable(kids, wait)? {
             listen(&mut kids[i])?;

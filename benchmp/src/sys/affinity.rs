@@ -102,6 +102,19 @@ pub fn with_pinned<T>(cpu: Option<usize>, f: impl FnOnce() -> T) -> Result<T, Af
     restored.map(|()| value)
 }
 
+/// Lets the calling process run on `cpus` only and returns the mask it had, for the parent
+/// to keep its own work (the power sampler) off the CPUs it measures. Call it only after
+/// every child is forked: a child inherits the mask it is forked with.
+pub fn confine(cpus: &[usize]) -> nix::Result<Vec<usize>> {
+    let old = allowed_cpus()?;
+    let mut set = CpuSet::new();
+    for &c in cpus {
+        set.set(c)?;
+    }
+    sched_setaffinity(Pid::from_raw(0), &set)?;
+    Ok(old)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,5 +128,15 @@ mod tests {
         assert_eq!(inside.1, Some(cpu));
         assert_eq!(allowed_cpus().unwrap(), before);
         assert_eq!(with_pinned(None, || 7).unwrap(), 7);
+    }
+
+    #[test]
+    fn confine_returns_the_mask_to_give_back() {
+        let before = allowed_cpus().unwrap();
+        let last = *before.last().unwrap();
+        let old = confine(&[last]).unwrap();
+        assert_eq!(allowed_cpus().unwrap(), vec![last]);
+        confine(&old).unwrap();
+        assert_eq!(allowed_cpus().unwrap(), before);
     }
 }

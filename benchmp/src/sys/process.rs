@@ -106,6 +106,20 @@ pub fn kill(pid: Pid, sig: Signal) {
     let _ = signal::kill(pid, sig);
 }
 
+/// Sends `sig` to every process of the group `pgid` (a command started in a group of its
+/// own), ignoring a group that is gone.
+pub fn kill_group(pgid: Pid, sig: Signal) {
+    let _ = signal::killpg(pgid, sig);
+}
+
+/// Makes reads on `fd` return at once when nothing is waiting, so a parent can drain a
+/// command's output from its poll loop without blocking or starting a thread.
+pub fn set_nonblocking(fd: std::os::fd::BorrowedFd<'_>) -> nix::Result<()> {
+    use nix::fcntl::{FcntlArg, OFlag, fcntl};
+    let flags = OFlag::from_bits_truncate(fcntl(fd, FcntlArg::F_GETFL)?);
+    fcntl(fd, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK)).map(|_| ())
+}
+
 /// How a child ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {

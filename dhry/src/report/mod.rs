@@ -31,6 +31,30 @@ impl benchmp::ToolData for Dhry {
 /// dhry's report.
 pub type Report = benchmp::Report<Dhry>;
 
+/// Puts the run's DMIPS per watt (`power.per_energy`, `per_cluster`) on the figures the text
+/// shows: the total by `--aggregate` and each cluster's DMIPS, each per net watt of its
+/// source. Without a power source it does nothing.
+pub fn per_watt(report: &mut Report, summary: &Summary) {
+    use benchmp::power::Work;
+    let dmips = |value| Work::Rate {
+        value,
+        unit: "DMIPS",
+    };
+    let clusters: Vec<(usize, Work<'_>)> = summary
+        .clusters
+        .iter()
+        .map(|c| (c.cluster, dmips(c.dmips_total)))
+        .collect();
+    let topology = &report.topology;
+    if let Some(p) = report
+        .measurements
+        .first_mut()
+        .and_then(|m| m.power.as_mut())
+    {
+        p.per_watt(dmips(summary.total_dmips), &clusters, topology);
+    }
+}
+
 /// Parameters of one measurement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Params {

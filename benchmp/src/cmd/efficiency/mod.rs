@@ -20,7 +20,7 @@ pub mod plan;
 pub mod result;
 
 use crate::cmd::outdir::{self, Input, OutDir, Take, write_whole};
-use crate::cmd::power::PowerArgs;
+use crate::cmd::power_args::PowerArgs;
 use crate::cmd::suite::exec::{Ended, Job};
 use crate::cmd::summary::Outcome;
 use plan::{Cluster, Command, FreqSource, Step};
@@ -59,10 +59,10 @@ pub struct EfficiencyArgs {
     pub power: PowerArgs,
     /// Passed to every tool: before each measurement, wait until the CPU thermal zones read at
     /// most this many degrees C.
-    #[arg(long, value_name = "C", value_parser = crate::cmd::power::celsius, allow_negative_numbers = true)]
+    #[arg(long, value_name = "C", value_parser = crate::cmd::power_args::celsius, allow_negative_numbers = true)]
     pub cool_down: Option<String>,
     /// Passed to every tool: seconds --cool-down waits at most (the tools' default is 600).
-    #[arg(long, value_name = "S", value_parser = crate::cmd::power::timeout)]
+    #[arg(long, value_name = "S", value_parser = crate::cmd::power_args::timeout)]
     pub cool_down_timeout: Option<String>,
     /// Stop a step that runs longer than this many seconds (status 124) and go on.
     #[arg(long, value_name = "S", value_parser = seconds)]

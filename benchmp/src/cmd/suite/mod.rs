@@ -86,7 +86,7 @@ pub struct SuiteArgs {
     #[arg(long)]
     pub no_summary: bool,
     #[command(flatten)]
-    pub power: crate::cmd::power::PowerArgs,
+    pub power: crate::cmd::power_args::PowerArgs,
 }
 
 /// What a folder's suite was run with; `--resume` must be run with the same.
@@ -113,7 +113,7 @@ pub struct Recipe {
     /// The power options, when any was given (absent from the records of folders made
     /// without them, and before they existed).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub power: Option<crate::cmd::power::PowerArgs>,
+    pub power: Option<crate::cmd::power_args::PowerArgs>,
 }
 
 fn seconds(s: &str) -> Result<f64, String> {

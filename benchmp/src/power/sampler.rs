@@ -1,0 +1,573 @@
+//! The sampler beside a measurement, in the parent: energy counters read when the timed window
+//! opens and closes (and at every sample between, to follow a counter's wraps), power, every
+//! thermal zone and each cpufreq policy's clock sampled at `--power-hz` from the parent's poll
+//! loop ([`crate::run::Beside`]), never from a measuring child and never in a thread. With
+//! `--trace` every sample is also a trace_marker counter, on the clock of the tool's slices.
+
+use super::record::{From, PowerRecord, Series, SourceRecord, TempRecord};
+use super::sources::{self, Reader, Value};
+use super::{Power, PowerError};
+use crate::sys::clock::now_ns;
+
+/// What one source saw over the window.
+#[derive(Debug, Default)]
+struct Track {
+    /// Last counter reading: (time ns, µJ, the meter's own ms).
+    last: Option<(u64, u64, Option<u64>)>,
+    /// Energy counted so far, µJ (counters).
+    counted_uj: f64,
+    /// (time ns, W) of every power reading (sampled sources).
+    points: Vec<(u64, f64)>,
+    /// Power at each sample, W.
+    series: Vec<Option<f64>>,
+    /// The power last worked out (a counter between its updates holds it).
+    held: Option<f64>,
+    /// When a counter last moved (ns, on its own clock when it has one) and what it had
+    /// counted then, µJ.
+    since: Option<(u64, f64)>,
+    /// Times its value was seen to change, ns.
+    changes: Vec<u64>,
+    /// Readings taken.
+    samples: usize,
+}
+
+/// The difference between two readings of a counter, µJ: powercap's counter wraps to 0 past
+/// `wrap_uj`; any other that went back was reset, and counts from 0.
+pub fn counter_delta(last: u64, now: u64, wrap_uj: Option<u64>) -> u64 {
+    if now >= last {
+        now - last
+    } else if let Some(w) = wrap_uj.filter(|&w| w >= last) {
+        w - last + now
+    } else {
+        now
+    }
+}
+
+/// The integral over `[from, to]` of the line through `points` (ns, W), each end held flat
+/// beyond the first and last point, J.
+pub fn integral(points: &[(u64, f64)], from: u64, to: u64) -> f64 {
+    if points.is_empty() || to <= from {
+        return 0.0;
+    }
+    let at = |t: u64| -> f64 {
+        match points.iter().position(|&(pt, _)| pt >= t) {
+            Some(0) => points[0].1,
+            None => points[points.len() - 1].1,
+            Some(i) => {
+                let (t0, p0) = points[i - 1];
+                let (t1, p1) = points[i];
+                p0 + (p1 - p0) * (t - t0) as f64 / (t1 - t0).max(1) as f64
+            }
+        }
+    };
+    let mut edges: Vec<u64> = vec![from];
+    edges.extend(
+        points
+            .iter()
+            .map(|&(t, _)| t)
+            .filter(|&t| t > from && t < to),
+    );
+    edges.push(to);
+    edges
+        .windows(2)
+        .map(|w| (at(w[0]) + at(w[1])) / 2.0 * (w[1] - w[0]) as f64 / 1e9)
+        .sum()
+}
+
+/// The mean interval between `changes`, ms (`None` with fewer than two).
+fn period_ms(changes: &[u64]) -> Option<f64> {
+    match changes {
+        [first, .., last] => Some((last - first) as f64 / (changes.len() - 1) as f64 / 1e6),
+        _ => None,
+    }
+}
+
+/// One measurement's window: opened, ticked and closed by the parent's poll loop.
+#[derive(Debug)]
+pub struct Window<'a> {
+    power: &'a mut Power,
+    /// CPUs the measurement runs on (its children's; `None` for an unpinned one).
+    measured: Vec<Option<usize>>,
+    period_ns: u64,
+    next_ns: Option<u64>,
+    start_ns: Option<u64>,
+    end_ns: Option<u64>,
+    ticks: Vec<u64>,
+    tracks: Vec<Track>,
+    temps: Vec<Vec<Option<f64>>>,
+    freqs: Vec<Vec<Option<u64>>>,
+    restore_mask: Option<Vec<usize>>,
+    error: Option<PowerError>,
+    /// CPU time the parent spent sampling, ns.
+    cpu_ns: u64,
+}
+
+impl<'a> Window<'a> {
+    /// A window over `power`'s sources for a measurement on `measured` CPUs.
+    pub fn new(power: &'a mut Power, measured: Vec<Option<usize>>) -> Window<'a> {
+        let period_ns = (1e9 / power.hz).round().max(1.0) as u64;
+        let n = power.sources.len();
+        let (z, p) = (power.zones.len(), power.policies.len());
+        Window {
+            power,
+            measured,
+            period_ns,
+            next_ns: None,
+            start_ns: None,
+            end_ns: None,
+            ticks: Vec::new(),
+            tracks: (0..n).map(|_| Track::default()).collect(),
+            temps: vec![Vec::new(); z],
+            freqs: vec![Vec::new(); p],
+            restore_mask: None,
+            error: None,
+            cpu_ns: 0,
+        }
+    }
+
+    /// Keeps the parent off the measured CPUs while the window is open, when the children
+    /// are all pinned and another CPU is allowed.
+    fn step_aside(&mut self) {
+        if self.measured.is_empty() || self.measured.iter().any(Option::is_none) {
+            return;
+        }
+        let Ok(allowed) = crate::sys::affinity::allowed_cpus() else {
+            return;
+        };
+        let free: Vec<usize> = allowed
+            .iter()
+            .copied()
+            .filter(|c| !self.measured.contains(&Some(*c)))
+            .collect();
+        if !free.is_empty() {
+            self.restore_mask = crate::sys::affinity::confine(&free).ok();
+        }
+    }
+
+    fn step_back(&mut self) {
+        if let Some(mask) = self.restore_mask.take() {
+            let _ = crate::sys::affinity::confine(&mask);
+        }
+    }
+
+    /// Takes one sample of everything at `t` (ns).
+    fn sample(&mut self, t: u64) {
+        let cpu = crate::sys::clock::thread_cpu_ns();
+        self.take(t);
+        self.cpu_ns += crate::sys::clock::thread_cpu_ns().saturating_sub(cpu);
+    }
+
+    /// [`Window::sample`]'s reads.
+    fn take(&mut self, t: u64) {
+        self.ticks.push(t);
+        let values = sources::read_all(&self.power.sources);
+        if let Some(m) = self.power.meter.as_mut() {
+            m.drain();
+        }
+        let readings: Vec<(u64, f64)> = match self.power.meter.as_mut() {
+            Some(m) => m.since(self.start_ns.unwrap_or(t)),
+            None => Vec::new(),
+        };
+        let trace = self.power.trace;
+        for ((source, track), value) in self.power.sources.iter().zip(&mut self.tracks).zip(values)
+        {
+            let w = match (&source.reader, value) {
+                (Reader::Cmd, _) => {
+                    let latest = readings.iter().rev().find(|(rt, _)| *rt <= t);
+                    latest.map(|&(_, w)| w)
+                }
+                (Reader::Counter { wrap_uj, .. }, Ok(Value::Energy { uj, at_ms })) => {
+                    track.samples += 1;
+                    counter(track, t, uj, at_ms, *wrap_uj)
+                }
+                (Reader::Odpm { .. }, Ok(Value::Energy { uj, at_ms })) => {
+                    track.samples += 1;
+                    counter(track, t, uj, at_ms, None)
+                }
+                (_, Ok(Value::Power(w))) => {
+                    track.samples += 1;
+                    if track.points.last().is_none_or(|&(_, p)| p != w) {
+                        track.changes.push(t);
+                    }
+                    track.points.push((t, w));
+                    Some(w)
+                }
+                (_, Ok(Value::Energy { .. })) => None,
+                (_, Err(why)) => {
+                    if self.error.is_none() {
+                        self.error = Some(PowerError::Failed {
+                            name: source.name.clone(),
+                            why,
+                        });
+                    }
+                    None
+                }
+            };
+            track.series.push(w);
+            if trace && let Some(w) = w {
+                ftrace::counter(&format!("power {} [mW]", source.name), (w * 1e3) as i64);
+            }
+        }
+        for (zone, series) in self.power.zones.iter().zip(&mut self.temps) {
+            let c = sources::read_attr(&zone.path)
+                .ok()
+                .and_then(|s| s.parse::<f64>().ok())
+                .map(|m| m / 1000.0);
+            if trace && let Some(c) = c {
+                ftrace::counter(&format!("temp {} [mC]", zone.name), (c * 1e3) as i64);
+            }
+            series.push(c);
+        }
+        for (policy, series) in self.power.policies.iter().zip(&mut self.freqs) {
+            let khz = sources::read_attr(&policy.path)
+                .ok()
+                .and_then(|s| s.parse::<u64>().ok());
+            if trace && let Some(k) = khz {
+                ftrace::counter(&format!("freq {} [kHz]", policy.name), k as i64);
+            }
+            series.push(khz);
+        }
+    }
+
+    /// Closes the window (if the run did not) and gives its record; an unreadable source or
+    /// a meter that failed in it is an error.
+    pub fn finish(mut self) -> Result<Option<PowerRecord>, PowerError> {
+        self.step_back();
+        let (Some(start), Some(end)) = (self.start_ns, self.end_ns) else {
+            return Ok(None);
+        };
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        if let Some(m) = self.power.meter.as_mut() {
+            m.drain();
+            if let Some(e) = m.failed.take() {
+                return Err(e);
+            }
+        }
+        let secs = (end - start) as f64 / 1e9;
+        let readings = match self.power.meter.as_mut() {
+            Some(m) => m.since(start),
+            None => Vec::new(),
+        };
+        let baseline = self.power.baseline.as_ref();
+        let mut series = Series {
+            t_ns: self.ticks.clone(),
+            ..Series::default()
+        };
+        let mut records = Vec::new();
+        for (source, track) in self
+            .power
+            .sources
+            .iter()
+            .zip(std::mem::take(&mut self.tracks))
+        {
+            let (from, energy_j, samples, peak, changes) = match &source.reader {
+                Reader::Cmd => {
+                    let inside: Vec<&(u64, f64)> = readings
+                        .iter()
+                        .filter(|(t, _)| *t >= start && *t <= end)
+                        .collect();
+                    let peak = inside.iter().map(|r| r.1).fold(f64::NAN, f64::max);
+                    (
+                        From::Samples,
+                        integral(&readings, start, end),
+                        inside.len(),
+                        peak,
+                        inside.iter().map(|r| r.0).collect(),
+                    )
+                }
+                Reader::Counter { .. } | Reader::Odpm { .. } => {
+                    let peak = track
+                        .series
+                        .iter()
+                        .flatten()
+                        .copied()
+                        .fold(f64::NAN, f64::max);
+                    (
+                        From::Counter,
+                        track.counted_uj / 1e6,
+                        track.samples,
+                        peak,
+                        track.changes,
+                    )
+                }
+                _ => {
+                    let peak = track.points.iter().map(|p| p.1).fold(f64::NAN, f64::max);
+                    (
+                        From::Samples,
+                        integral(&track.points, start, end),
+                        track.samples,
+                        peak,
+                        track.changes,
+                    )
+                }
+            };
+            let mean_w = if secs > 0.0 { energy_j / secs } else { 0.0 };
+            let baseline_w = baseline.and_then(|b| b.sources.get(&source.name).copied());
+            let base = baseline_w.unwrap_or(0.0);
+            series.power_w.insert(source.name.clone(), track.series);
+            records.push(SourceRecord {
+                name: source.name.clone(),
+                kind: source.kind,
+                unit: source.unit.to_string(),
+                covers: source.covers.clone(),
+                cluster: source.cluster,
+                from,
+                samples,
+                period_ms: period_ms(&changes),
+                energy_j,
+                mean_w,
+                peak_w: if peak.is_finite() { peak } else { mean_w },
+                baseline_w,
+                net_energy_j: energy_j - base * secs,
+                net_mean_w: mean_w - base,
+            });
+        }
+        let mut temps = Vec::new();
+        for (zone, s) in self.power.zones.iter().zip(std::mem::take(&mut self.temps)) {
+            let read: Vec<f64> = s.iter().flatten().copied().collect();
+            if let (Some(&first), Some(&last)) = (read.first(), read.last()) {
+                temps.push(TempRecord {
+                    zone: zone.name.clone(),
+                    start_c: first,
+                    end_c: last,
+                    max_c: read.iter().copied().fold(first, f64::max),
+                });
+            }
+            series.temp_c.insert(zone.name.clone(), s);
+        }
+        for (policy, s) in self
+            .power
+            .policies
+            .iter()
+            .zip(std::mem::take(&mut self.freqs))
+        {
+            series.freq_khz.insert(policy.name.clone(), s);
+        }
+        Ok(Some(PowerRecord {
+            window_ns: [start, end],
+            sampler_cpu_ns: self.cpu_ns,
+            sources: records,
+            per_energy: None,
+            per_cluster: Vec::new(),
+            temps,
+            series,
+        }))
+    }
+}
+
+/// Takes a counter reading into its track; the power since its last change, W (on the meter's
+/// own clock when it has one), held while it does not move, so a counter that updates more
+/// slowly than the sampling shows its power, not steps and zeros.
+fn counter(
+    track: &mut Track,
+    t: u64,
+    uj: u64,
+    at_ms: Option<u64>,
+    wrap_uj: Option<u64>,
+) -> Option<f64> {
+    let when = at_ms.map_or(t, |ms| ms.saturating_mul(1_000_000));
+    let Some((_, luj, lat)) = track.last.replace((t, uj, at_ms)) else {
+        track.since = Some((when, 0.0));
+        return None;
+    };
+    let delta = counter_delta(luj, uj, wrap_uj);
+    track.counted_uj += delta as f64;
+    let moved = match (lat, at_ms) {
+        (Some(a), Some(b)) => b != a,
+        _ => delta > 0,
+    };
+    if moved {
+        track.changes.push(when);
+        if let Some((t0, c0)) = track.since
+            && when > t0
+        {
+            track.held = Some((track.counted_uj - c0) / 1e6 / ((when - t0) as f64 / 1e9));
+        }
+        track.since = Some((when, track.counted_uj));
+    }
+    track.held
+}
+
+impl crate::run::Beside for Window<'_> {
+    fn opened(&mut self) {
+        self.step_aside();
+        let t = now_ns();
+        self.start_ns = Some(t);
+        self.sample(t);
+        self.next_ns = Some(t + self.period_ns);
+    }
+
+    fn closed(&mut self) {
+        if self.start_ns.is_none() || self.end_ns.is_some() {
+            return;
+        }
+        let t = now_ns();
+        self.end_ns = Some(t);
+        self.next_ns = None;
+        self.sample(t);
+        self.step_back();
+    }
+
+    fn due_in(&self) -> Option<std::time::Duration> {
+        let next = self.next_ns?;
+        Some(std::time::Duration::from_nanos(
+            next.saturating_sub(now_ns()),
+        ))
+    }
+
+    fn tick(&mut self) {
+        let t = now_ns();
+        self.sample(t);
+        let next = self.next_ns.unwrap_or(t) + self.period_ns;
+        // Behind (the parent was held up): the next sample a period from now, no burst.
+        self.next_ns = Some(if next <= t { t + self.period_ns } else { next });
+    }
+}
+
+impl Drop for Window<'_> {
+    fn drop(&mut self) {
+        self.step_back();
+    }
+}
+
+/// Measures each source's idle power for `seconds` before the run, sampling as a window
+/// does; the mean power of each source, W.
+pub fn idle(
+    power: &mut Power,
+    seconds: f64,
+) -> Result<std::collections::BTreeMap<String, f64>, PowerError> {
+    use crate::run::Beside;
+    let mut w = Window::new(power, Vec::new());
+    w.opened();
+    let end = w.start_ns.unwrap_or(0) + (seconds * 1e9) as u64;
+    loop {
+        if let Some(sig) = crate::sys::process::interrupted() {
+            return Err(PowerError::Interrupted(sig));
+        }
+        let now = now_ns();
+        if now >= end {
+            break;
+        }
+        let wait = w
+            .due_in()
+            .unwrap_or_default()
+            .min(std::time::Duration::from_nanos(end - now));
+        std::thread::sleep(wait);
+        if w.due_in().is_some_and(|d| d.is_zero()) && now_ns() < end {
+            w.tick();
+        }
+    }
+    w.closed();
+    let record = w.finish()?.expect("the window was opened and closed");
+    Ok(record
+        .sources
+        .into_iter()
+        .map(|s| (s.name, s.mean_w))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nothing() -> Power {
+        Power {
+            sources: Vec::new(),
+            zones: Vec::new(),
+            policies: Vec::new(),
+            meter: None,
+            hz: 10.0,
+            trace: false,
+            baseline: None,
+        }
+    }
+
+    #[test]
+    fn the_parent_keeps_off_the_measured_cpus_while_the_window_is_open() {
+        use crate::run::Beside;
+        let allowed = crate::sys::affinity::allowed_cpus().unwrap();
+        let mut power = nothing();
+        let mut w = Window::new(&mut power, vec![Some(allowed[0])]);
+        w.opened();
+        let inside = crate::sys::affinity::allowed_cpus().unwrap();
+        w.tick();
+        w.closed();
+        assert_eq!(crate::sys::affinity::allowed_cpus().unwrap(), allowed);
+        if allowed.len() > 1 {
+            assert_eq!(inside, allowed[1..]);
+        } else {
+            assert_eq!(inside, allowed, "no other CPU: it stays");
+        }
+        let record = w.finish().unwrap().unwrap();
+        assert_eq!(record.series.t_ns.len(), 3);
+        assert!(record.sources.is_empty());
+        // An unpinned child could be anywhere: the parent stays where it is.
+        let mut w = Window::new(&mut power, vec![Some(allowed[0]), None]);
+        w.opened();
+        assert_eq!(crate::sys::affinity::allowed_cpus().unwrap(), allowed);
+        drop(w);
+    }
+
+    #[test]
+    fn a_wrapped_counter_counts_across_its_wrap() {
+        assert_eq!(counter_delta(100, 250, Some(1000)), 150);
+        assert_eq!(counter_delta(900, 50, Some(1000)), 150);
+        // Without a range it was reset: what it counted since.
+        assert_eq!(counter_delta(900, 50, None), 50);
+        // A range below the last reading is no range.
+        assert_eq!(counter_delta(900, 50, Some(500)), 50);
+    }
+
+    #[test]
+    fn counters_add_their_steps_and_hold_their_power_between_updates() {
+        let mut t = Track::default();
+        let s = 1_000_000_000u64;
+        assert_eq!(counter(&mut t, 0, 900_000, None, Some(1_000_000)), None);
+        // 0.3 J in 1 s across the wrap.
+        assert_eq!(
+            counter(&mut t, s, 200_000, None, Some(1_000_000)),
+            Some(0.3)
+        );
+        assert_eq!(t.counted_uj, 300_000.0);
+        // Unmoved: held; then 0.6 J over the 2 s since it last moved.
+        assert_eq!(
+            counter(&mut t, 2 * s, 200_000, None, Some(1_000_000)),
+            Some(0.3)
+        );
+        assert_eq!(
+            counter(&mut t, 3 * s, 800_000, None, Some(1_000_000)),
+            Some(0.3)
+        );
+        assert_eq!(t.changes, vec![s, 3 * s]);
+        // ODPM: power from the meter's own ms, held while its timestamp stays.
+        let mut o = Track::default();
+        counter(&mut o, 0, 0, Some(1000), None);
+        assert_eq!(counter(&mut o, s / 10, 0, Some(1000), None), None);
+        assert_eq!(
+            counter(&mut o, s / 5, 2_000_000, Some(1500), None),
+            Some(4.0)
+        );
+        assert_eq!(
+            counter(&mut o, s / 4, 2_000_000, Some(1500), None),
+            Some(4.0)
+        );
+        assert_eq!(o.changes, vec![1_500_000_000]);
+        assert_eq!(o.counted_uj, 2_000_000.0);
+    }
+
+    #[test]
+    fn the_integral_of_samples_holds_its_ends() {
+        let s = 1_000_000_000u64;
+        // 2 W then 4 W, a line between: 1 s at 3 W mean.
+        assert!((integral(&[(0, 2.0), (s, 4.0)], 0, s) - 3.0).abs() < 1e-12);
+        // Held flat beyond the points: 2 W before, 4 W after.
+        assert!((integral(&[(s, 2.0), (2 * s, 4.0)], 0, 3 * s) - 9.0).abs() < 1e-12);
+        // The window inside one segment.
+        assert!((integral(&[(0, 0.0), (4 * s, 4.0)], s, 3 * s) - 4.0).abs() < 1e-12);
+        assert_eq!(integral(&[], 0, s), 0.0);
+        assert_eq!(period_ms(&[0, 100_000_000, 200_000_000]), Some(100.0));
+        assert_eq!(period_ms(&[5]), None);
+    }
+}
