@@ -58,7 +58,8 @@ fn percent(s: &str) -> Result<f64, String> {
     }
 }
 
-fn interval(s: &str) -> Result<u64, String> {
+/// Value parser of an interval option (`--enough`): microseconds from 1 up to an hour.
+pub fn interval(s: &str) -> Result<u64, String> {
     match micros(s)? {
         0 => Err("an interval of 0 µs cannot be timed: give at least 1".into()),
         n => Ok(n),

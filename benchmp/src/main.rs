@@ -17,7 +17,6 @@
 //!   figure per MHz, power and energy per step, and an Energy-Model-style table.
 
 use anyhow::Result;
-use benchmp::cli::TimingArgs;
 use clap::{Parser, Subcommand};
 
 mod cmd;
@@ -38,8 +37,14 @@ enum Cmd {
     /// Measure the interval (ENOUGH), timing and loop overheads, store them in the cache, and
     /// print them as shell exports.
     Calibrate {
-        #[command(flatten)]
-        timing: TimingArgs,
+        /// Minimum length of a timed interval in microseconds, at least 1 (the interval is
+        /// then not searched for).
+        #[arg(long, value_name = "US", value_parser = benchmp::cli::interval)]
+        enough: Option<u64>,
+        /// Calibration cache file to write, or "off" (default: $BENCHMP_CALIBRATION, else
+        /// ~/.cache/socbench/calibration.json or /data/local/tmp/socbench/calibration.json).
+        #[arg(long, value_name = "FILE")]
+        calibration: Option<String>,
         /// Print JSON instead of shell exports.
         #[arg(long)]
         json: bool,
@@ -114,8 +119,10 @@ enum Cmd {
     /// Print the framework's own costs: timing and loop overhead, fork and handshake time per
     /// child, and the error of known-duration workloads measured through the framework.
     Overhead {
-        #[command(flatten)]
-        timing: TimingArgs,
+        /// Minimum length of a timed interval in microseconds, at least 1 (the interval is
+        /// then not searched for).
+        #[arg(long, value_name = "US", value_parser = benchmp::cli::interval)]
+        enough: Option<u64>,
     },
     /// List the power and energy sources found under the sysfs root ($BENCHMP_SYSFS_ROOT or
     /// /sys), the names --power takes: each with its kind, unit, what it covers, its files
@@ -134,7 +141,7 @@ const EXAMPLES: &[benchmp::cli::Example] = &[
     benchmp::cli::Example {
         command: "calibrate",
         quick: "calibrate --calibration {tmp}/cal.json",
-        long: "calibrate --recalibrate --enough 1000000 --calibration {tmp}/cal.json",
+        long: "calibrate --enough 1000000 --calibration {tmp}/cal.json",
     },
     benchmp::cli::Example {
         command: "topology",
@@ -178,8 +185,8 @@ const EXAMPLES: &[benchmp::cli::Example] = &[
     },
     benchmp::cli::Example {
         command: "overhead",
-        quick: "overhead -N 1",
-        long: "overhead -N 1000",
+        quick: "overhead",
+        long: "overhead",
     },
 ];
 
@@ -200,10 +207,14 @@ fn run(cli: Cli) -> Result<i32> {
         Cmd::Suite(args) => cmd::suite::run(&args),
         Cmd::Summary(args) => cmd::summary::run(&args),
         Cmd::Efficiency(args) => cmd::efficiency::run(&args),
-        Cmd::Calibrate { timing, json } => cmd::calibrate::run(timing, json),
+        Cmd::Calibrate {
+            enough,
+            calibration,
+            json,
+        } => cmd::calibrate::run(enough, calibration, json),
         Cmd::Topology { json } => cmd::topology::run(json),
         Cmd::Probe(args) => cmd::probe::run(*args),
-        Cmd::Overhead { timing } => cmd::overhead::run(&timing),
+        Cmd::Overhead { enough } => cmd::overhead::run(enough),
         Cmd::Power { json } => cmd::power::run(json),
     }
 }

@@ -10,7 +10,7 @@ use lat_mem_rd::{c2c, config, loaded};
 /// How the contract test runs lat_mem_rd (benchmp::cli::Example).
 const EXAMPLES: &[benchmp::cli::Example] = &[benchmp::cli::Example {
     command: "",
-    quick: "-N 1 --max 1k 1 64",
+    quick: "-N 1 --enough-floor 1000 --max 1k 1 64",
     long: "-t --json={tmp}/out.json 256m 64",
 }];
 

@@ -5,8 +5,13 @@ use anyhow::Result;
 use benchmp::cli::TimingArgs;
 
 /// Runs `benchmp calibrate`: measures (never reads the cache), caches, prints exports or JSON.
-pub fn run(mut timing: TimingArgs, json: bool) -> Result<i32> {
-    timing.recalibrate = true;
+pub fn run(enough: Option<u64>, calibration: Option<String>, json: bool) -> Result<i32> {
+    let timing = TimingArgs {
+        enough,
+        calibration,
+        recalibrate: true,
+        ..TimingArgs::default()
+    };
     let req = benchmp::timing::CalibrationRequest {
         enough_us: timing.enough,
         cache: timing.cache_file()?,

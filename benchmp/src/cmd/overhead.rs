@@ -12,9 +12,9 @@ use benchmp::{ChildInfo, NoData, Session, Spec};
 use super::probe::{Spin, spin};
 
 /// Runs `benchmp overhead`: prints the framework's own costs.
-pub fn run(timing: &TimingArgs) -> Result<i32> {
+pub fn run(enough: Option<u64>) -> Result<i32> {
     let req = benchmp::timing::CalibrationRequest {
-        enough_us: timing.enough,
+        enough_us: enough,
         cache: None,
         recalibrate: true,
     };
