@@ -102,11 +102,15 @@ builds() {
 }
 beside builds builds
 
-cargo test --workspace
+# The exit-contract test (benchmp/tests/contract.rs: every binary, command and option, about
+# 2,000 short runs that mostly wait on process start-up) runs beside everything after it;
+# every other test runs here first.
+cargo test --workspace -- --skip every_command_keeps_the_exit_contract
+beside contract cargo test --workspace --test contract
 # The trace tests need root and a mounted tracefs (set up above); plain `cargo test` lists
-# them as ignored.
-cargo test -p ftrace --test record -- --ignored
-cargo test -p dhry --test power -- --ignored
+# them as ignored. With --workspace, as above, so nothing is built again for another feature
+# set.
+cargo test --workspace --test record --test power -- --ignored
 
 # The script tests check structure, not figures: this machine's side runs the debug binaries
 # cargo test built above. (They run one after another: beside each other they took longer,
@@ -119,6 +123,7 @@ python3 -m py_compile scripts/*.py
 scripts/tests/test_lmbench_harness.sh "$SOCBENCH_BIN"
 scripts/tests/test_suite.sh
 scripts/tests/test_lava.sh
+await contract
 await builds
 # The stand-in phone runs the aarch64 binaries built above.
 scripts/tests/test_android.sh

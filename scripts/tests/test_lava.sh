@@ -287,7 +287,7 @@ echo emulator-5554 > "$tmp/devices"
 : > "$tmp/adb.log"; : > "$tmp/argv.log"
 ADB="$here/fake-adb" FAKE_ADB_LOG="$tmp/adb.log" FAKE_ADB_DEVICES="$tmp/devices" FAKE_ADB_ARGV_LOG="$tmp/argv.log" \
   FAKE_ADB_BIN="$tmp/adb-bin" ANDROID_SERIAL=emulator-5554 \
-  lava_run socbench-android.yaml "$tmp/b.log" PLAN=quick "TOOLS=bw_mem lat_mem_rd dhry dto" CPUS=0 \
+  lava_run socbench-android.yaml "$tmp/b.log" PLAN=quick "TOOLS=bw_mem dto" CPUS=0 \
   DEVICE_DIR="$tmp/dev ice/socbench" BIN_DIR="$tmp/socbench-bin.tar.gz" BASELINE="$outs/out-a.tar.gz" BENCHMP="$release/benchmp" OUT="$tmp/out-b" \
   || fail "the Android definition's steps failed: $(tail -n 20 "$tmp/b.log")"
 check_signals "$tmp/b.log" "$tmp/out-b" cpus:0 compare
