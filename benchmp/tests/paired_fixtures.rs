@@ -2,8 +2,9 @@
 //! and NumPy, and an interval computed in Python from its own null distribution
 //! (tests/fixtures/make_paired_fixtures.py), on fixed sample sets, committed as JSON.
 
-use benchmp::ab::Better;
-use benchmp::ab::paired;
+use benchmp::stats::normal;
+use benchmp::stats::paired;
+use benchmp::stats::verdict::Better;
 use serde_json::Value;
 
 fn fixtures() -> Value {
@@ -160,12 +161,12 @@ fn normal_quantile_and_cdf_match_scipy() {
     let f = fixtures();
     for r in f["norm_ppf"].as_array().unwrap() {
         let (p, want) = (num(&r["p"]), num(&r["z"]));
-        let got = paired::normal_quantile(p);
+        let got = normal::normal_quantile(p);
         assert!(close(got, want, 1e-15, 1e-9), "ppf({p}): {got} vs {want}");
     }
     for r in f["norm_cdf"].as_array().unwrap() {
         let (x, want) = (num(&r["x"]), num(&r["cdf"]));
-        let got = paired::normal_cdf(x);
+        let got = normal::normal_cdf(x);
         assert!(close(got, want, 1e-300, 1e-12), "cdf({x}): {got} vs {want}");
     }
 }

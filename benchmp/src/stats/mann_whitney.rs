@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::paired::normal_cdf;
+use super::normal::normal_cdf;
 
 /// SciPy's `method="auto"` counts the exact distribution only when a sample has at most this
 /// many values (and there are no ties).

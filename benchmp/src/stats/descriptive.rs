@@ -1,84 +1,8 @@
-//! lmbench's result arithmetic as pure functions: the sorted sample array, its median with the
-//! odd/even rule, its minimum, and plain descriptive statistics for run quality.
-//!
-//! lmbench keeps `(n, u)` pairs (iterations, time) sorted by time per iteration, slowest first;
-//! pairs with `u == 0` are dropped. The median of an even count averages the two middle pairs
-//! component-wise with integer division. socbench keeps `u` in nanoseconds instead of
-//! microseconds; the rules are otherwise the same (lmbench `lib_timing.c`, insertsort,
-//! save_median, save_minimum).
+//! Descriptive statistics of f64 samples: spread, quantiles with NumPy's interpolation, the one
+//! f64 median, the 10 %-trimmed mean (SciPy's `trim_mean(x, 0.1)`), a five-number summary and
+//! outliers above Q3 + 1.5 × IQR.
 
 use serde::{Deserialize, Serialize};
-
-/// One timed interval: `n` iterations took `u` nanoseconds (after overhead subtraction).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Pair {
-    /// Iterations run in the interval.
-    pub n: u64,
-    /// Net time of the interval in nanoseconds.
-    pub u: u64,
-}
-
-impl Pair {
-    /// Time per iteration in nanoseconds (0 when `n` is 0).
-    pub fn per_iteration_ns(&self) -> f64 {
-        if self.n == 0 {
-            0.0
-        } else {
-            self.u as f64 / self.n as f64
-        }
-    }
-}
-
-/// True when `a` is strictly faster per iteration than `b` (u_a/n_a < u_b/n_b), exactly.
-fn faster(a: Pair, b: Pair) -> bool {
-    (a.u as u128) * (b.n as u128) < (b.u as u128) * (a.n as u128)
-}
-
-/// Inserts `p` into `sorted` (slowest per iteration first) as lmbench's insertsort does: before
-/// the first entry that is strictly faster, so ties keep arrival order. `u == 0` is dropped.
-fn insert_sorted(sorted: &mut Vec<Pair>, p: Pair) {
-    if p.u == 0 {
-        return;
-    }
-    let pos = sorted
-        .iter()
-        .position(|&e| faster(e, p))
-        .unwrap_or(sorted.len());
-    sorted.insert(pos, p);
-}
-
-/// Builds lmbench's sorted array from samples in arrival order.
-pub fn sorted_pairs(pairs: impl IntoIterator<Item = Pair>) -> Vec<Pair> {
-    let mut v = Vec::new();
-    for p in pairs {
-        insert_sorted(&mut v, p);
-    }
-    v
-}
-
-/// lmbench's median of a sorted array: empty gives (1, 0); odd takes the middle entry; even
-/// averages the two middle entries' n and u separately, in integer division.
-pub fn median(sorted: &[Pair]) -> Pair {
-    let len = sorted.len();
-    if len == 0 {
-        return Pair { n: 1, u: 0 };
-    }
-    let i = len / 2;
-    if len % 2 == 1 {
-        sorted[i]
-    } else {
-        let (a, b) = (sorted[i - 1], sorted[i]);
-        Pair {
-            n: ((a.n as u128 + b.n as u128) / 2) as u64,
-            u: ((a.u as u128 + b.u as u128) / 2) as u64,
-        }
-    }
-}
-
-/// lmbench's minimum: the fastest entry (the last of the sorted array); empty gives (1, 0).
-pub fn minimum(sorted: &[Pair]) -> Pair {
-    sorted.last().copied().unwrap_or(Pair { n: 1, u: 0 })
-}
 
 /// Descriptive statistics of per-iteration times, for run-quality reporting.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -183,58 +107,116 @@ pub fn median_of(values: &[f64]) -> f64 {
     quantile(&v, Quantile::MEDIAN)
 }
 
+/// The sample at the middle of sorted values (the upper of the two middle ones for an even
+/// count), for a median that must be one of the samples: one that names its CPU or its clock
+/// source. A median of values is [`median_of`].
+pub fn middle<T>(sorted: &[T]) -> Option<&T> {
+    sorted.get(sorted.len() / 2)
+}
+
+/// The 10th–90th percentile slice of sorted samples: `floor(n / 10)` cut from each end.
+pub fn trimmed(sorted: &[f64]) -> &[f64] {
+    let cut = sorted.len() / 10;
+    &sorted[cut..sorted.len() - cut]
+}
+
+/// Arithmetic mean; NaN for an empty slice.
+pub fn mean(x: &[f64]) -> f64 {
+    if x.is_empty() {
+        return f64::NAN;
+    }
+    x.iter().sum::<f64>() / x.len() as f64
+}
+
+/// Mean of the 10th–90th percentile of sorted samples.
+pub fn trimmed_mean(sorted: &[f64]) -> f64 {
+    mean(trimmed(sorted))
+}
+
+/// Merges two sorted slices into one sorted vector.
+pub fn merge_sorted(a: &[f64], b: &[f64]) -> Vec<f64> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i] <= b[j] {
+            out.push(a[i]);
+            i += 1;
+        } else {
+            out.push(b[j]);
+            j += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+/// Outliers counted per version against one shared threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Outliers {
+    /// First quartile of both versions' samples together.
+    pub q1: f64,
+    /// Third quartile of both versions' samples together.
+    pub q3: f64,
+    /// Q3 + 1.5 × (Q3 − Q1).
+    pub threshold: f64,
+    /// Baseline samples above the threshold.
+    pub baseline: usize,
+    /// Current samples above the threshold.
+    pub current: usize,
+}
+
+/// Counts samples above Q3 + 1.5 × IQR, the quartiles taken over both sorted samples together.
+pub fn iqr_outliers(baseline: &[f64], current: &[f64]) -> Outliers {
+    let all = merge_sorted(baseline, current);
+    let q1 = quantile(&all, Quantile::Q1);
+    let q3 = quantile(&all, Quantile::Q3);
+    let threshold = q3 + 1.5 * (q3 - q1);
+    let above = |s: &[f64]| s.len() - s.partition_point(|&x| x <= threshold);
+    Outliers {
+        q1,
+        q3,
+        threshold,
+        baseline: above(baseline),
+        current: above(current),
+    }
+}
+
+/// Short description of a sorted sample set for reports.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Number of samples.
+    pub n: usize,
+    /// Smallest sample.
+    pub min: f64,
+    /// 10th percentile.
+    pub p10: f64,
+    /// Median.
+    pub median: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// Largest sample.
+    pub max: f64,
+    /// Mean of all samples.
+    pub mean: f64,
+}
+
+/// Summarises sorted samples.
+pub fn summary(sorted: &[f64]) -> Summary {
+    Summary {
+        n: sorted.len(),
+        min: sorted.first().copied().unwrap_or(f64::NAN),
+        p10: quantile(sorted, Quantile::P10),
+        median: quantile(sorted, Quantile::MEDIAN),
+        p90: quantile(sorted, Quantile::P90),
+        max: sorted.last().copied().unwrap_or(f64::NAN),
+        mean: mean(sorted),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn p(n: u64, u: u64) -> Pair {
-        Pair { n, u }
-    }
-
-    #[test]
-    fn sorts_slowest_first_and_drops_zero() {
-        let s = sorted_pairs([p(10, 100), p(10, 300), p(1, 0), p(10, 200)]);
-        assert_eq!(s, vec![p(10, 300), p(10, 200), p(10, 100)]);
-    }
-
-    #[test]
-    fn ties_keep_arrival_order() {
-        // 20/10 and 40/20 have the same ratio: the first to arrive stays first.
-        let s = sorted_pairs([p(10, 20), p(20, 40), p(5, 50)]);
-        assert_eq!(s, vec![p(5, 50), p(10, 20), p(20, 40)]);
-    }
-
-    #[test]
-    fn median_odd_takes_middle() {
-        let s = sorted_pairs([p(1, 5), p(1, 1), p(1, 3), p(1, 4), p(1, 2)]);
-        assert_eq!(median(&s), p(1, 3));
-    }
-
-    #[test]
-    fn median_even_averages_components_with_integer_division() {
-        // Sorted: (3,31) ratio 10.3, (2,15) 7.5, (4,20) 5, (1,4) 4 -> middle (2,15),(4,20).
-        let s = sorted_pairs([p(4, 20), p(1, 4), p(3, 31), p(2, 15)]);
-        assert_eq!(s, vec![p(3, 31), p(2, 15), p(4, 20), p(1, 4)]);
-        assert_eq!(median(&s), p(3, 17)); // (2+4)/2 = 3, (15+20)/2 = 17 (truncated)
-    }
-
-    #[test]
-    fn median_of_eleven_is_sixth_slowest() {
-        let s = sorted_pairs((1..=11).map(|u| p(1, u * 10)));
-        assert_eq!(median(&s), p(1, 60));
-    }
-
-    #[test]
-    fn empty_median_and_minimum() {
-        assert_eq!(median(&[]), p(1, 0));
-        assert_eq!(minimum(&[]), p(1, 0));
-    }
-
-    #[test]
-    fn minimum_is_fastest() {
-        let s = sorted_pairs([p(2, 30), p(1, 10), p(4, 20)]);
-        assert_eq!(minimum(&s), p(4, 20));
-    }
 
     #[test]
     fn spread_values() {
