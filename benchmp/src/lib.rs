@@ -47,6 +47,7 @@ pub mod files;
 pub mod freq;
 pub mod host;
 pub mod input;
+pub mod number;
 pub mod power;
 pub mod progress;
 pub mod quality;
@@ -57,6 +58,7 @@ pub mod session;
 pub mod size;
 pub mod stats;
 pub mod sys;
+pub mod sysfs;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod timing;

@@ -7,6 +7,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::sysfs::entries;
+
 pub use crate::run::overlap::{MAX_APART_NS, MIN_OVERLAP, Overlap, Window};
 
 /// Frequency state of one CPU (cpufreq), kHz.
@@ -88,23 +90,6 @@ fn read(path: &Path) -> Option<String> {
     std::fs::read_to_string(path)
         .ok()
         .map(|s| s.trim().to_string())
-}
-
-/// The entries of `dir` whose names start with `prefix`, in name order (none when it cannot
-/// be read).
-fn entries(dir: &Path, prefix: &str) -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with(prefix))
-        })
-        .collect();
-    v.sort();
-    v
 }
 
 impl MachineState {

@@ -13,6 +13,7 @@
 use std::path::Path;
 
 pub mod cmd;
+mod discover;
 pub mod record;
 pub mod sampler;
 pub mod sources;

@@ -274,11 +274,11 @@ fn fixed(x: f64, decimals: usize) -> String {
 fn significant(x: f64) -> String {
     let a = x.abs();
     if a >= 100.0 {
-        crate::export::table_number(x, 0)
+        crate::number::table_number(x, 0)
     } else if a >= 1.0 {
-        crate::export::table_number(x, 2)
+        crate::number::table_number(x, 2)
     } else {
-        crate::export::table_number(x, 4)
+        crate::number::table_number(x, 4)
     }
 }
 

@@ -209,7 +209,7 @@ impl<'a> Window<'a> {
             }
         }
         for (zone, series) in self.power.zones.iter().zip(&mut self.temps) {
-            let c = sources::read_attr(&zone.path)
+            let c = crate::sysfs::read_attr(&zone.path)
                 .ok()
                 .and_then(|s| s.parse::<f64>().ok())
                 .map(|m| m / 1000.0);
@@ -219,7 +219,7 @@ impl<'a> Window<'a> {
             series.push(c);
         }
         for (policy, series) in self.power.policies.iter().zip(&mut self.freqs) {
-            let khz = sources::read_attr(&policy.path)
+            let khz = crate::sysfs::read_attr(&policy.path)
                 .ok()
                 .and_then(|s| s.parse::<u64>().ok());
             if trace && let Some(k) = khz {
