@@ -1,0 +1,168 @@
+//! Which CPUs the sweep takes and how they group into clusters, each with its policy and the
+//! frequencies to sweep.
+
+use anyhow::Result;
+
+use super::plan::{self, Cluster, FreqSource};
+use super::{refuse, shown};
+
+/// The clusters of the sweep: the chosen CPUs grouped by the topology's clusters, each with
+/// its policy and the frequencies to sweep. No cpufreq, or a policy listing no frequencies
+/// without --freqs, is exit 3; a --freqs value no cluster offers is exit 2.
+pub(super) fn clusters(
+    topology: &benchmp::topology::Topology,
+    cpus: &[usize],
+    freqs: Option<&[f64]>,
+) -> Result<Vec<Cluster>> {
+    let mut out: Vec<Cluster> = Vec::new();
+    for &cpu in cpus {
+        let index = topology.cluster_of(cpu);
+        if let Some(c) = out.iter_mut().find(|c| c.index == index) {
+            c.cpus.push(cpu);
+            continue;
+        }
+        let link = benchmp::freq::pin::cpufreq_dir(&topology.root, cpu);
+        let max = link.join("scaling_max_freq");
+        if std::fs::read_to_string(&max).is_err() {
+            return Err(benchmp::Unsupported(format!(
+                "CPU {cpu} has no cpufreq ({} cannot be read): there is no clock to sweep",
+                shown(&max)
+            ))
+            .into());
+        }
+        let dir = std::fs::canonicalize(&link).unwrap_or(link);
+        let policy = match dir.file_name().map(|n| n.to_string_lossy().into_owned()) {
+            Some(n) if n != "cpufreq" => n,
+            _ => format!("cpu{cpu}"),
+        };
+        let num = |f: &str| {
+            std::fs::read_to_string(dir.join(f))
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())
+        };
+        let (offered, from) = plan::offered(&dir).unwrap_or((Vec::new(), FreqSource::Given));
+        let max_khz = offered
+            .last()
+            .copied()
+            .or_else(|| num("cpuinfo_max_freq"))
+            .unwrap_or(0);
+        let (lo, hi) = (num("cpuinfo_min_freq"), num("cpuinfo_max_freq"));
+        out.push(Cluster {
+            index,
+            cpus: vec![cpu],
+            policy,
+            dir,
+            from,
+            swept_khz: offered.clone(),
+            offered_khz: offered,
+            max_khz,
+        });
+        let c = out.last_mut().unwrap_or_else(|| unreachable!());
+        if c.offered_khz.is_empty() {
+            let Some(given) = freqs else {
+                return Err(benchmp::Unsupported(format!(
+                    "cluster {} (CPU {cpu}, {}) lists no frequencies (no scaling_available_frequencies or stats/time_in_state in {}): give them with --freqs MHZ,...",
+                    c.index,
+                    c.policy,
+                    shown(&c.dir)
+                ))
+                .into());
+            };
+            let mut swept = Vec::new();
+            for &mhz in given {
+                let khz = (mhz * 1000.0).round() as u64;
+                if lo.is_some_and(|l| khz < l) || hi.is_some_and(|h| khz > h) {
+                    return Err(refuse(format!(
+                        "--freqs {mhz}: {} runs from {} to {} MHz",
+                        c.policy,
+                        plan::mhz_arg(lo.unwrap_or(0)),
+                        plan::mhz_arg(hi.unwrap_or(0))
+                    )));
+                }
+                swept.push(khz);
+            }
+            swept.sort_unstable();
+            swept.dedup();
+            c.max_khz = c.max_khz.max(swept.last().copied().unwrap_or(0));
+            c.swept_khz = swept;
+        }
+    }
+    out.sort_by_key(|c| c.index);
+    let Some(given) = freqs else {
+        return Ok(out);
+    };
+    for c in out.iter_mut().filter(|c| c.from != FreqSource::Given) {
+        let mut swept: Vec<u64> = given
+            .iter()
+            .filter_map(|&m| plan::nearest(&c.offered_khz, m))
+            .collect();
+        swept.sort_unstable();
+        swept.dedup();
+        if swept.is_empty() {
+            return Err(refuse(format!(
+                "--freqs: cluster {} (CPUs {}, {}) offers none of them: it offers {}; leave its CPUs out with --cpus",
+                c.index,
+                benchmp::cpulist::format_cpu_list(&c.cpus),
+                c.policy,
+                plan::describe(&c.offered_khz)
+            )));
+        }
+        c.swept_khz = swept;
+    }
+    for &m in given {
+        let khz = (m * 1000.0).round() as u64;
+        let found = out.iter().any(|c| match c.from {
+            FreqSource::Given => c.swept_khz.contains(&khz),
+            _ => plan::nearest(&c.offered_khz, m).is_some(),
+        });
+        if !found {
+            let offers: Vec<String> = out
+                .iter()
+                .map(|c| format!("{}: {}", c.policy, plan::describe(&c.offered_khz)))
+                .collect();
+            return Err(refuse(format!(
+                "--freqs {m}: no cluster swept offers it ({})",
+                offers.join("; ")
+            )));
+        }
+    }
+    Ok(out)
+}
+
+/// The CPUs to sweep: --cpus (each online; on this machine, each one this process may use)
+/// or every online one (allowed here).
+pub(super) fn chosen_cpus(
+    topology: &benchmp::topology::Topology,
+    given: Option<&[usize]>,
+) -> Result<Vec<usize>> {
+    let online = topology.online();
+    // A captured tree's CPUs are not this machine's: the tools decide which they may use.
+    let captured = std::env::var_os(benchmp::topology::SYSFS_ROOT_ENV).is_some();
+    let allowed = if captured {
+        online.clone()
+    } else {
+        benchmp::sys::affinity::allowed_cpus().unwrap_or_else(|_| online.clone())
+    };
+    let mut list = match given {
+        Some(c) => {
+            benchmp::sched::check_cpu_list(c, &online, &allowed).map_err(|e| {
+                refuse(format!(
+                    "--cpus {}: {e}",
+                    benchmp::cpulist::format_cpu_list(c)
+                ))
+            })?;
+            c.to_vec()
+        }
+        None => online
+            .iter()
+            .copied()
+            .filter(|c| allowed.contains(c))
+            .collect(),
+    };
+    list.sort_unstable();
+    list.dedup();
+    if list.is_empty() {
+        return Err(refuse("no CPU to sweep".into()));
+    }
+    Ok(list)
+}
