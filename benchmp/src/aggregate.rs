@@ -15,53 +15,9 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::schema::Metric;
 use crate::stats::{Pair, median, minimum, sorted_pairs};
 use crate::topology::Topology;
-
-/// What a sample's (n, u) turns into.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Metric {
-    /// A throughput: `per_iteration` units per iteration, reported per second (MB/s, DMIPS…).
-    Rate {
-        /// Units of work in one iteration (e.g. MB = 10^6 bytes for bandwidth).
-        per_iteration: f64,
-        /// Unit of the figure, e.g. `MB/s`.
-        unit: String,
-    },
-    /// A latency: time per operation, `per_iteration` operations per iteration, in ns.
-    Latency {
-        /// Operations in one iteration (e.g. dependent loads).
-        per_iteration: f64,
-        /// Unit of the figure, `ns`.
-        unit: String,
-    },
-}
-
-impl Metric {
-    /// The figure of one (n, u) pair (0 when nothing was measured).
-    pub fn value(&self, p: Pair) -> f64 {
-        if p.u == 0 || p.n == 0 {
-            return 0.0;
-        }
-        match self {
-            Metric::Rate { per_iteration, .. } => per_iteration * p.n as f64 * 1e9 / p.u as f64,
-            Metric::Latency { per_iteration, .. } => p.u as f64 / (p.n as f64 * per_iteration),
-        }
-    }
-
-    /// Unit label.
-    pub fn unit(&self) -> &str {
-        match self {
-            Metric::Rate { unit, .. } | Metric::Latency { unit, .. } => unit,
-        }
-    }
-
-    /// True for throughputs (which add up over cores).
-    pub fn is_rate(&self) -> bool {
-        matches!(self, Metric::Rate { .. })
-    }
-}
 
 /// Which sample represents a set of samples.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,22 +7,9 @@
 //! with several clusters, the system figure; a tool whose meaningful figures are elsewhere
 //! (lat_mem_rd's plateaus, dto's cells) gives its own.
 
-use crate::ab::Better;
-use crate::aggregate::Metric;
-pub use crate::report::Figure;
 use crate::report::{Measurement, ToolData};
+pub use crate::schema::Figure;
 use crate::stats::Pair;
-
-impl Metric {
-    /// The direction of a figure of this metric: throughputs up, latencies down.
-    pub fn better(&self) -> Better {
-        if self.is_rate() {
-            Better::Higher
-        } else {
-            Better::Lower
-        }
-    }
-}
 
 /// The default figures of measurements: each cluster's (the sum of its children's figures for
 /// a throughput, their mean for a latency; the child's own CPU when it has one child), and
@@ -94,6 +81,7 @@ pub use crate::number::table_number;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schema::Better;
 
     #[test]
     fn system_samples_add_or_pool() {

@@ -54,6 +54,7 @@ pub mod quality;
 pub mod report;
 pub mod run;
 pub mod sched;
+pub mod schema;
 pub mod session;
 pub mod size;
 pub mod stats;

@@ -4,12 +4,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ab::Better;
-use crate::aggregate::{Aggregate, AggregateMode, ChildFigure, Metric, Rule};
+use crate::aggregate::{Aggregate, AggregateMode, ChildFigure, Rule};
 use crate::host::{Build, Host};
 use crate::quality::{MachineState, Overlap, Verdict};
 use crate::run::{ChildRun, Data, LoadRun};
 use crate::sched::Placement;
+pub use crate::schema::Figure;
+use crate::schema::Metric;
 use crate::timing::Calibration;
 use crate::topology::Topology;
 
@@ -209,37 +210,6 @@ impl<T: ToolData> Measurement<T> {
     /// The figure the text output shows, per the aggregate mode.
     pub fn figure(&self, mode: AggregateMode) -> f64 {
         self.aggregate.get(mode)
-    }
-}
-
-/// One figure of a run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Figure {
-    /// What was measured, stable across runs of the same command (e.g. `rd 64M`,
-    /// `stride 128 L2`, `memcpy_64k 4k ab`).
-    pub name: String,
-    /// CPU of the child it describes (`None`: a cluster or system figure).
-    pub cpu: Option<usize>,
-    /// Cluster of that CPU, or of a cluster figure (`None`: the whole system).
-    pub cluster: Option<usize>,
-    /// Unit (`MB/s`, `ns`, `DMIPS`, `iterations/s`).
-    pub unit: String,
-    /// Which way it gets better.
-    pub better: Better,
-    /// The figure as the run reports it.
-    pub value: f64,
-    /// The values it comes from (one per accepted interval, or per timed operation).
-    pub samples: Vec<f64>,
-}
-
-impl Figure {
-    /// `rd 64M` on CPU 3, `rd 64M` for the system.
-    pub fn describe(&self) -> String {
-        match (self.cpu, self.cluster) {
-            (Some(c), _) => format!("{} cpu{c}", self.name),
-            (None, Some(k)) => format!("{} cluster{k}", self.name),
-            (None, None) => self.name.clone(),
-        }
     }
 }
 

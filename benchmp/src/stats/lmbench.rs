@@ -7,27 +7,7 @@
 //! microseconds; the rules are otherwise the same (lmbench `lib_timing.c`, insertsort,
 //! save_median, save_minimum).
 
-use serde::{Deserialize, Serialize};
-
-/// One timed interval: `n` iterations took `u` nanoseconds (after overhead subtraction).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Pair {
-    /// Iterations run in the interval.
-    pub n: u64,
-    /// Net time of the interval in nanoseconds.
-    pub u: u64,
-}
-
-impl Pair {
-    /// Time per iteration in nanoseconds (0 when `n` is 0).
-    pub fn per_iteration_ns(&self) -> f64 {
-        if self.n == 0 {
-            0.0
-        } else {
-            self.u as f64 / self.n as f64
-        }
-    }
-}
+pub use crate::schema::Pair;
 
 /// True when `a` is strictly faster per iteration than `b` (u_a/n_a < u_b/n_b), exactly.
 fn faster(a: Pair, b: Pair) -> bool {

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::descriptive::{Outliers, iqr_outliers, mean, trimmed};
 use super::ks::{Ks, ks_2samp, ks_min_p};
+pub use crate::schema::Better;
 
 /// The verdict on one A/B figure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,26 +48,6 @@ impl Verdict {
             Verdict::Ref => "REF",
             Verdict::Noisy => "NOISY",
             Verdict::Missing => "MISSING",
-        }
-    }
-}
-
-/// Which way a figure gets better.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Better {
-    /// Throughputs (MB/s, iterations/s, DMIPS).
-    Higher,
-    /// Times and latencies (ns).
-    Lower,
-}
-
-impl Better {
-    /// "higher" or "lower".
-    pub fn word(self) -> &'static str {
-        match self {
-            Better::Higher => "higher",
-            Better::Lower => "lower",
         }
     }
 }
