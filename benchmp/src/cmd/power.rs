@@ -7,6 +7,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
+use benchmp::power::discover;
 use benchmp::power::sources::{self, Value};
 use serde::Serialize;
 
@@ -84,7 +85,7 @@ fn periods(found: &[benchmp::power::Source]) -> (Vec<Option<f64>>, Duration) {
 pub fn run(json: bool) -> Result<i32> {
     // As the tools read it: a BENCHMP_SYSFS_ROOT that is no sysfs tree is bad input (2).
     let t = benchmp::topology::Topology::detect().map_err(benchmp::Error::from)?;
-    let found = sources::discover(&t.root, Some(&t));
+    let found = discover::discover(&t.root, Some(&t));
     let (periods, watched) = periods(&found.usable);
     let listing = Listing {
         root: t.root.display().to_string(),

@@ -3,11 +3,21 @@
 
 use std::path::{Path, PathBuf};
 
-use super::sources::{Found, Kind, Reader, Source, Unusable, number, read, unreadable};
+use super::sources::{Found, Kind, Reader, Source, Unusable, number, parse_odpm, read, unreadable};
 use crate::sysfs::{entries, read_attr};
 use crate::topology::Topology;
 
-pub(super) fn batteries(root: &Path, found: &mut Found) {
+/// Finds every source under `root` (a sysfs tree), trying one reading of each.
+pub fn discover(root: &Path, topology: Option<&Topology>) -> Found {
+    let mut found = Found::default();
+    batteries(root, &mut found);
+    powercap(root, &mut found);
+    hwmon(root, &mut found);
+    odpm(root, topology, &mut found);
+    found
+}
+
+fn batteries(root: &Path, found: &mut Found) {
     for dir in entries(&root.join("class/power_supply"), "") {
         let kind = read_attr(&dir.join("type")).unwrap_or_default();
         if kind != "Battery" {
@@ -63,7 +73,7 @@ fn zone_covers(name: &str, parent: Option<&str>) -> String {
     }
 }
 
-pub(super) fn powercap(root: &Path, found: &mut Found) {
+fn powercap(root: &Path, found: &mut Found) {
     let mut zones: Vec<(String, PathBuf, String)> = entries(&root.join("class/powercap"), "")
         .into_iter()
         .filter(|d| d.join("energy_uj").exists())
@@ -120,7 +130,7 @@ pub(super) fn powercap(root: &Path, found: &mut Found) {
     }
 }
 
-pub(super) fn hwmon(root: &Path, found: &mut Found) {
+fn hwmon(root: &Path, found: &mut Found) {
     let mut taken: Vec<String> = Vec::new();
     for dir in entries(&root.join("class/hwmon"), "hwmon") {
         // Old drivers keep their attributes in the device folder.
@@ -248,29 +258,7 @@ pub(super) fn rail_cluster(rail: &str, topology: Option<&Topology>) -> Option<us
     topology?.clusters.get(n).map(|c| c.index)
 }
 
-/// One line of an ODPM `energy_value`: `CH3(T=473848)[S4M_VDD_CPUCL0], 3161249`.
-fn odpm_line(line: &str) -> Option<(String, u64, u64)> {
-    let rest = line.trim().strip_prefix("CH")?;
-    let (_, rest) = rest.split_once("(T=")?;
-    let (t, rest) = rest.split_once(")[")?;
-    let (rail, rest) = rest.split_once(']')?;
-    let value = rest.trim().strip_prefix(',')?.trim();
-    Some((
-        rail.to_string(),
-        t.trim().parse().ok()?,
-        value.parse().ok()?,
-    ))
-}
-
-/// An ODPM `energy_value`'s rails in its order: name, timestamp (ms), cumulative energy (µWs).
-pub type Rails = Vec<(String, u64, u64)>;
-
-/// Parses an ODPM `energy_value` (lines that are not a rail's, as `t=<ms>`, are skipped).
-pub fn parse_odpm(text: &str) -> Rails {
-    text.lines().filter_map(odpm_line).collect()
-}
-
-pub(super) fn odpm(root: &Path, topology: Option<&Topology>, found: &mut Found) {
+fn odpm(root: &Path, topology: Option<&Topology>, found: &mut Found) {
     for dir in entries(&root.join("bus/iio/devices"), "iio:device") {
         let file = dir.join("energy_value");
         if !file.exists() {
@@ -319,5 +307,182 @@ pub(super) fn odpm(root: &Path, topology: Option<&Topology>, found: &mut Found) 
                 },
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::sources::*;
+    use super::*;
+
+    fn put(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, format!("{text}\n")).unwrap();
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("benchmp-sources-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn odpm_lines_in_the_kernels_format() {
+        let text = "t=473848\nCH0(T=473848)[S10M_VDD_TPU], 3161249\nCH1(T=473840)[VSYS_PWR_MODEM], 48480316\nnonsense\n";
+        assert_eq!(
+            parse_odpm(text),
+            [
+                ("S10M_VDD_TPU".to_string(), 473848, 3161249),
+                ("VSYS_PWR_MODEM".to_string(), 473840, 48480316)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_cpu_rail_names_its_cluster() {
+        let t = Topology::from_root(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/phone8/sys"),
+        )
+        .unwrap();
+        assert_eq!(rail_cluster("S4M_VDD_CPUCL0", Some(&t)), Some(0));
+        assert_eq!(rail_cluster("S2M_VDD_CPUCL2", Some(&t)), Some(2));
+        assert_eq!(rail_cluster("S2M_VDD_CPUCL9", Some(&t)), None);
+        assert_eq!(rail_cluster("S1M_VDD_MIF", Some(&t)), None);
+        assert_eq!(rail_cluster("S4M_VDD_CPUCL0", None), None);
+    }
+
+    #[test]
+    fn every_kind_is_found_with_its_name_unit_and_cover() {
+        let root = scratch("kinds");
+        put(&root, "class/power_supply/battery/type", "Battery");
+        put(&root, "class/power_supply/battery/status", "Discharging");
+        put(&root, "class/power_supply/battery/current_now", "-500000");
+        put(&root, "class/power_supply/battery/voltage_now", "4000000");
+        put(&root, "class/power_supply/usb/type", "USB");
+        put(&root, "class/powercap/intel-rapl:0/name", "package-0");
+        put(&root, "class/powercap/intel-rapl:0/energy_uj", "1000");
+        put(
+            &root,
+            "class/powercap/intel-rapl:0/max_energy_range_uj",
+            "262143328850",
+        );
+        put(&root, "class/powercap/intel-rapl:0:0/name", "core");
+        put(&root, "class/powercap/intel-rapl:0:0/energy_uj", "10");
+        put(&root, "class/powercap/intel-rapl/enabled", "1");
+        put(&root, "class/powercap/intel-rapl-mmio:0/name", "package-0");
+        put(&root, "class/powercap/intel-rapl-mmio:0/energy_uj", "20");
+        put(&root, "class/hwmon/hwmon0/name", "ina3221");
+        put(&root, "class/hwmon/hwmon0/curr1_input", "1500");
+        put(&root, "class/hwmon/hwmon0/curr1_label", "VDD_CPU");
+        put(&root, "class/hwmon/hwmon0/in1_input", "5000");
+        put(&root, "class/hwmon/hwmon0/in1_label", "VDD_CPU");
+        put(&root, "class/hwmon/hwmon1/name", "amdgpu");
+        put(&root, "class/hwmon/hwmon1/power1_average", "15000000");
+        put(&root, "class/hwmon/hwmon2/name", "amd_energy");
+        put(&root, "class/hwmon/hwmon2/energy1_input", "123456");
+        put(&root, "class/hwmon/hwmon2/energy1_label", "Esocket0");
+        put(&root, "bus/iio/devices/iio:device0/name", "s2mpg10-odpm");
+        put(
+            &root,
+            "bus/iio/devices/iio:device0/energy_value",
+            "t=10\nCH0(T=10)[S4M_VDD_CPUCL0], 5\nCH1(T=10)[S1M_VDD_MIF], 7",
+        );
+        let f = discover(&root, None);
+        let names: Vec<(&str, Kind, &str)> = f
+            .usable
+            .iter()
+            .map(|s| (s.name.as_str(), s.kind, s.unit))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("battery:battery", Kind::PowerSupply, "uA*uV"),
+                ("powercap:package-0", Kind::Powercap, "uJ"),
+                ("powercap:package-0/core", Kind::Powercap, "uJ"),
+                ("powercap:package-0@intel-rapl-mmio:0", Kind::Powercap, "uJ"),
+                ("hwmon:ina3221:VDD_CPU", Kind::Hwmon, "mA*mV"),
+                ("hwmon:amdgpu:power1", Kind::Hwmon, "uW"),
+                ("hwmon:amd_energy:Esocket0", Kind::Hwmon, "uJ"),
+                ("odpm:S4M_VDD_CPUCL0", Kind::Odpm, "uWs"),
+                ("odpm:S1M_VDD_MIF", Kind::Odpm, "uWs"),
+            ]
+        );
+        assert!(f.unusable.is_empty(), "{:?}", f.unusable);
+        let by = |n: &str| f.usable.iter().find(|s| s.name == n).unwrap();
+        assert_eq!(by("powercap:package-0/core").covers, "cores of package-0");
+        assert_eq!(by("battery:battery").covers, "whole device (battery)");
+        // A discharging battery's negative current is a positive load: 0.5 A × 4 V.
+        assert_eq!(read(by("battery:battery")), Ok(Value::Power(2.0)));
+        assert_eq!(read(by("hwmon:ina3221:VDD_CPU")), Ok(Value::Power(7.5)));
+        assert_eq!(read(by("hwmon:amdgpu:power1")), Ok(Value::Power(15.0)));
+        assert!(matches!(
+            by("powercap:package-0").reader,
+            Reader::Counter {
+                wrap_uj: Some(262143328850),
+                ..
+            }
+        ));
+        let all = read_all(&f.usable);
+        assert_eq!(
+            all[7],
+            Ok(Value::Energy {
+                uj: 5,
+                at_ms: Some(10)
+            })
+        );
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_charging_battery_and_a_bad_file_are_unusable_with_their_reason() {
+        let root = scratch("unusable");
+        put(&root, "class/power_supply/BAT0/type", "Battery");
+        put(&root, "class/power_supply/BAT0/status", "Charging");
+        put(&root, "class/power_supply/BAT0/power_now", "9000000");
+        put(&root, "class/powercap/intel-rapl:0/name", "package-0");
+        put(&root, "class/powercap/intel-rapl:0/energy_uj", "lots");
+        let f = discover(&root, None);
+        assert!(f.usable.is_empty());
+        assert_eq!(f.unusable.len(), 2);
+        assert_eq!(f.unusable[0].name, "battery:BAT0");
+        assert!(
+            f.unusable[0].why.contains("status is \"Charging\""),
+            "{}",
+            f.unusable[0].why
+        );
+        assert!(f.unusable[1].why.contains("not a number"));
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_denied_file_is_called_root_only() {
+        let e = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let why = unreadable(Path::new("/sys/class/powercap/intel-rapl:0/energy_uj"), &e);
+        assert!(why.contains("can be read by root only"), "{why}");
+    }
+
+    #[test]
+    fn zones_and_policies_of_a_phone() {
+        let root = scratch("zones");
+        put(&root, "class/thermal/thermal_zone0/type", "cpu-thermal");
+        put(&root, "class/thermal/thermal_zone0/temp", "40000");
+        put(&root, "class/thermal/thermal_zone1/type", "cpu-thermal");
+        put(&root, "class/thermal/thermal_zone1/temp", "41000");
+        put(&root, "class/thermal/thermal_zone2/type", "broken");
+        let z = zones(&root);
+        assert_eq!(
+            z.iter().map(|z| z.name.as_str()).collect::<Vec<_>>(),
+            ["cpu-thermal", "cpu-thermal (thermal_zone1)"]
+        );
+        let phone = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/phone8/sys");
+        let p = policies(&phone, &[0, 1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(
+            p.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+            ["policy0", "policy2", "policy5", "policy7"]
+        );
+        let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/server2s/sys");
+        assert_eq!(policies(&server, &[0, 1]).len(), 2);
+        let _ = std::fs::remove_dir_all(&root);
     }
 }

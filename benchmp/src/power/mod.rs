@@ -13,7 +13,7 @@
 use std::path::Path;
 
 pub mod cmd;
-mod discover;
+pub mod discover;
 pub mod record;
 pub mod sampler;
 pub mod sources;
@@ -270,9 +270,9 @@ impl Power {
         }
         let mut chosen: Vec<Source> = match c.power.as_ref().unwrap_or(&Choice::Found) {
             Choice::Off => Vec::new(),
-            Choice::Found => sources::discover(root, Some(topology)).usable,
+            Choice::Found => discover::discover(root, Some(topology)).usable,
             Choice::Named(names) => {
-                let found = sources::discover(root, Some(topology));
+                let found = discover::discover(root, Some(topology));
                 let mut v = Vec::new();
                 for n in names
                     .iter()
@@ -320,7 +320,7 @@ impl Power {
             if c.power_baseline > 0.0 {
                 let why = match &c.power {
                     Some(Choice::Off) => "--power none".to_string(),
-                    _ => listing(&sources::discover(root, Some(topology)), root),
+                    _ => listing(&discover::discover(root, Some(topology)), root),
                 };
                 return Err(PowerError::NothingToMeasure(why));
             }

@@ -2,7 +2,7 @@
 //! signed-rank confidence interval: order statistics of the Walsh averages, selected without
 //! forming all n(n+1)/2 of them.
 
-use super::wilcoxon::{WILCOXON_MAX_EXACT_N, pow2, signed_rank_null};
+use super::wilcoxon::{WILCOXON_MAX_EXACT_N, pow2, signed_rank_null, walsh_count};
 use crate::stats::normal::normal_quantile;
 
 /// All n(n+1)/2 Walsh averages (d_i + d_j)/2, i ≤ j, sorted: the set the Hodges–Lehmann
@@ -35,10 +35,6 @@ pub(super) fn sorted(d: &[f64]) -> Vec<f64> {
     let mut s = d.to_vec();
     s.sort_by(|a, b| a.total_cmp(b));
     s
-}
-
-pub(super) fn walsh_count(n: usize) -> usize {
-    n * (n + 1) / 2
 }
 
 /// How many Walsh averages of sorted `s` are at most `v`. (a + b)/2 never decreases when a

@@ -3,7 +3,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::hodges_lehmann::walsh_count;
 use crate::stats::normal::normal_cdf;
 
 /// Result of the Wilcoxon signed-rank test, as `scipy.stats.wilcoxon` reports it.
@@ -180,4 +179,8 @@ pub(super) fn signed_rank_null(n: usize) -> &'static [u64] {
 
 pub(super) fn pow2(n: usize) -> f64 {
     2f64.powi(n as i32)
+}
+
+pub(super) fn walsh_count(n: usize) -> usize {
+    n * (n + 1) / 2
 }
