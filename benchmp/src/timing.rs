@@ -427,7 +427,7 @@ fn linear_enough(n: &mut u64, target: u64) -> Result<(), f64> {
     let mut worst: f64 = 0.0;
     for f in [1.015, 1.02, 1.035] {
         let nf = (*n as f64 * f) as u64;
-        let mut ratios: Vec<f64> = (0..11)
+        let ratios: Vec<f64> = (0..11)
             .map(|_| {
                 let t0 = now_ns();
                 black_box(chase(black_box(*n)));
@@ -437,8 +437,7 @@ fn linear_enough(n: &mut u64, target: u64) -> Result<(), f64> {
                 (t2 - t1) as f64 / (t1 - t0).max(1) as f64 / f - 1.0
             })
             .collect();
-        ratios.sort_by(f64::total_cmp);
-        worst = worst.max(ratios[ratios.len() / 2].abs() * 100.0);
+        worst = worst.max(crate::stats::median_of(&ratios).abs() * 100.0);
     }
     if worst <= 0.25 { Ok(()) } else { Err(worst) }
 }
@@ -496,7 +495,7 @@ pub fn timing_overhead() -> f64 {
         prev = t;
     }
     gaps.sort_unstable();
-    gaps[gaps.len() / 2] as f64
+    crate::stats::middle(&gaps).copied().unwrap_or(0) as f64
 }
 
 #[inline(never)]
