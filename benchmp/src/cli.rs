@@ -488,16 +488,7 @@ pub fn check_outputs_besides(
     Ok(())
 }
 
-/// Writes a command's result to stdout and flushes it, so a closed or full stdout (`>
-/// /dev/full`) is an error naming it (exit 1), not a panic of `print!`.
-pub fn write_stdout(text: &str) -> anyhow::Result<()> {
-    use anyhow::Context;
-    use std::io::Write;
-    let mut o = std::io::stdout().lock();
-    o.write_all(text.as_bytes())
-        .and_then(|()| o.flush())
-        .context("cannot write the result to stdout")
-}
+pub use crate::output::write_stdout;
 
 /// Checks that a report file can be written, before any time is spent measuring: a name is
 /// given, it is not a folder, and it can be opened for writing (an existing file is left as it

@@ -156,12 +156,12 @@ const EXAMPLES: &[benchmp::cli::Example] = &[
     benchmp::cli::Example {
         command: "compare",
         quick: "compare {report_a} {report_b}",
-        long: "",
+        long: "compare --json={tmp}/out.json --csv={tmp}/out.csv {report_a} {report_b}",
     },
     benchmp::cli::Example {
         command: "ab",
         quick: "ab --processes 1 --pairs 2 --rep-ms 1 '{bin}/benchmp probe --cpus 0' '{bin}/benchmp probe --cpus 0'",
-        long: "ab --time 1000 --json={tmp}/out.json '{bin}/benchmp probe --cpus 0' '{bin}/benchmp probe --cpus 0'",
+        long: "ab --time 1000 --json={tmp}/out.json --csv={tmp}/out.csv '{bin}/benchmp probe --cpus 0' '{bin}/benchmp probe --cpus 0'",
     },
     benchmp::cli::Example {
         command: "suite",

@@ -960,3 +960,66 @@ fn the_power_options_reach_every_entry_and_the_summary_gains_energy() {
     let _ = std::fs::remove_dir_all(&work);
     let _ = std::fs::remove_dir_all(&bin);
 }
+
+#[test]
+fn the_ab_comparisons_are_gathered_recorded_and_removed_by_force() {
+    // The stand-ins are no workers, so benchmp ab pairs nothing: the gathering still writes
+    // the folder's comparison (no row), the summary gains its verdict column, and the files
+    // are the suite's own.
+    let bin = standins("ab-gathered");
+    let u = temp_dir("benchmp-suite", "ab-gathered");
+    let t = benchmp();
+    let o = suite(
+        &t,
+        &bin,
+        &[
+            "--only",
+            "dhry",
+            "--ab",
+            s(&bin),
+            "--ab-time",
+            "0.5",
+            "--out",
+            s(&u),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("FAILED (ab, exit 2)"), "{out}");
+    assert!(
+        out.contains("== paired with the --ab build\n0 figures: 0 PASS, 0 FAIL, 0 IMPROVED, 0 NOISY, 0 MISSING (paired: benchmp ab)"),
+        "{out}"
+    );
+    let c: benchmp::compare::Comparison =
+        serde_json::from_slice(&std::fs::read(u.join("compare.json")).unwrap()).unwrap();
+    assert!(c.paired && c.rows.is_empty());
+    let csv = std::fs::read_to_string(u.join("compare.csv")).unwrap();
+    assert!(
+        csv.starts_with("entry,tool,figure,unit,better,base,"),
+        "{csv}"
+    );
+    assert!(
+        std::fs::read_to_string(u.join("compare.txt"))
+            .unwrap()
+            .contains("(paired: benchmp ab)")
+    );
+    // The verdict column: an entry without a paired row was not paired.
+    let table = stdout(&t.ok(&["summary", s(&u)]));
+    assert!(table.lines().any(|l| l.contains(" verdict ")), "{table}");
+    assert!(table.contains("not paired"), "{table}");
+    let record = std::fs::read_to_string(u.join(".socbench-suite.json")).unwrap();
+    for f in ["compare.json", "compare.csv", "compare.txt", "ab/"] {
+        assert!(record.contains(&format!("\"{f}\"")), "{f}: {record}");
+    }
+    // --force without --ab removes them with the rest of the earlier suite's files.
+    ok(&suite(
+        &t,
+        &bin,
+        &["--only", "dhry", "--out", s(&u), "--force"],
+    ));
+    for f in ["compare.json", "compare.csv", "compare.txt", "ab"] {
+        assert!(!u.join(f).exists(), "{f}: {:?}", names(&u));
+    }
+    let _ = std::fs::remove_dir_all(&u);
+    let _ = std::fs::remove_dir_all(&bin);
+}

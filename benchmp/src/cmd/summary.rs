@@ -417,24 +417,24 @@ pub struct Summary {
 }
 
 /// Per entry, the worst verdict of `compare.json` and its count; and what an entry without
-/// one shows. `None` when the folder holds no comparison.
+/// one shows (MISSING, or "not paired" in a paired comparison, `benchmp ab`'s). `None` when
+/// the folder holds no comparison.
 fn verdicts(dir: &Path) -> Result<Option<(std::collections::HashMap<String, String>, String)>> {
     let path = dir.join("compare.json");
     let Some(text) = benchmp::input::read_text_if_there(&path, benchmp::input::MAX_INPUT_BYTES)?
     else {
         return Ok(None);
     };
-    let data: serde_json::Value = serde_json::from_str(&text)
+    let data: benchmp::compare::Comparison = serde_json::from_str(&text)
         .map_err(|e| bad(&path, None, format!("is not a comparison's JSON: {e}")))?;
     let order = ["FAIL", "NOISY", "MISSING", "IMPROVED", "PASS", "REF"];
     let rank = |v: &str| order.iter().position(|o| *o == v).unwrap_or(order.len());
     let mut per: Vec<(String, Vec<String>)> = Vec::new();
-    for r in data["rows"].as_array().into_iter().flatten() {
-        let entry = r["entry"].as_str().unwrap_or_default().to_string();
-        let v = r["verdict"].as_str().unwrap_or("?").to_string();
-        match per.iter_mut().find(|(e, _)| *e == entry) {
+    for r in &data.rows {
+        let v = r.verdict.label().to_string();
+        match per.iter_mut().find(|(e, _)| *e == r.entry) {
             Some((_, vs)) => vs.push(v),
-            None => per.push((entry, vec![v])),
+            None => per.push((r.entry.clone(), vec![v])),
         }
     }
     let map = per
@@ -454,11 +454,7 @@ fn verdicts(dir: &Path) -> Result<Option<(std::collections::HashMap<String, Stri
             (entry, shown)
         })
         .collect();
-    let unjudged = if data["paired"].as_bool() == Some(true) {
-        "not paired"
-    } else {
-        "MISSING"
-    };
+    let unjudged = if data.paired { "not paired" } else { "MISSING" };
     Ok(Some((map, unjudged.to_string())))
 }
 
