@@ -171,7 +171,7 @@ const EXAMPLES: &[benchmp::cli::Example] = &[
     benchmp::cli::Example {
         command: "summary",
         quick: "summary {suite}",
-        long: "",
+        long: "summary --json={tmp}/out.json --csv={tmp}/out.csv {suite}",
     },
     benchmp::cli::Example {
         command: "efficiency",

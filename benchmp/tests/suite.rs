@@ -962,6 +962,53 @@ fn the_power_options_reach_every_entry_and_the_summary_gains_energy() {
 }
 
 #[test]
+fn summary_writes_its_json_and_csv_to_files_as_every_command_does() {
+    let bin = standins("summary-files");
+    let u = temp_dir("benchmp-suite", "summary-files");
+    let t = benchmp();
+    ok(&suite(&t, &bin, &["--only", "dhry", "--out", s(&u)]));
+    let (j, c) = (u.join("mine.json"), u.join("mine.csv"));
+    // --json=FILE and --csv=FILE: the files, and the table on stdout.
+    let o = t.ok(&[
+        "summary",
+        &format!("--json={}", s(&j)),
+        &format!("--csv={}", s(&c)),
+        s(&u),
+    ]);
+    assert!(
+        stdout(&o).lines().any(|l| l.starts_with("dhry-P1 ")),
+        "{}",
+        stdout(&o)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&j).unwrap()).unwrap();
+    assert_eq!(v["entries"][0]["entry"], "dhry-P1", "{v}");
+    let csv = std::fs::read_to_string(&c).unwrap();
+    assert!(csv.lines().nth(1).unwrap().starts_with("dhry-P1,"), "{csv}");
+    // --json=FILE alone: nothing but the table on stdout; --json alone: JSON there, as before.
+    std::fs::remove_file(&j).unwrap();
+    let o = t.ok(&["summary", &format!("--json={}", s(&j)), s(&u)]);
+    assert!(!stdout(&o).contains('{'), "{}", stdout(&o));
+    assert!(j.is_file());
+    let o = t.ok(&["summary", "--json", s(&u)]);
+    let _: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // Never onto what it reads, and never both on stdout.
+    let status = std::fs::read(u.join("status.tsv")).unwrap();
+    let line = t.fails(
+        &[
+            "summary",
+            &format!("--json={}", s(&u.join("status.tsv"))),
+            s(&u),
+        ],
+        2,
+    );
+    assert!(line.contains("status.tsv"), "{line}");
+    assert_eq!(std::fs::read(u.join("status.tsv")).unwrap(), status);
+    t.fails(&["summary", "--json", "--csv", s(&u)], 2);
+    let _ = std::fs::remove_dir_all(&u);
+    let _ = std::fs::remove_dir_all(&bin);
+}
+
+#[test]
 fn the_ab_comparisons_are_gathered_recorded_and_removed_by_force() {
     // The stand-ins are no workers, so benchmp ab pairs nothing: the gathering still writes
     // the folder's comparison (no row), the summary gains its verdict column, and the files

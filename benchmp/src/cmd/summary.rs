@@ -839,27 +839,42 @@ pub fn write_csv(s: &Summary, w: impl std::io::Write) -> Result<()> {
 pub struct SummaryArgs {
     /// A results folder of `benchmp suite` (scripts/suite.sh, scripts/android.sh).
     pub dir: PathBuf,
-    /// Print JSON instead of the table.
-    #[arg(long, conflicts_with = "csv")]
-    pub json: bool,
-    /// Print one CSV row per entry instead of the table.
-    #[arg(long)]
-    pub csv: bool,
+    /// Write the summary as JSON: to stdout instead of the table (--json), or to a file
+    /// besides it (--json=FILE).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    pub json: Option<String>,
+    /// Write one CSV row per entry: to stdout instead of the table (--csv), or to a file
+    /// besides it (--csv=FILE).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    pub csv: Option<String>,
 }
 
-/// Prints the summary as asked.
-pub fn run(args: &SummaryArgs) -> Result<i32> {
-    let s = summarize(&args.dir)?;
-    let text = if args.json {
-        serde_json::to_string_pretty(&s)? + "\n"
-    } else if args.csv {
+impl benchmp::output::Export for Summary {
+    fn text(&self) -> String {
+        render(self)
+    }
+
+    fn json(&self) -> Result<String> {
+        benchmp::output::json_text(self)
+    }
+
+    fn csv(&self) -> Result<String> {
         let mut buf = Vec::new();
-        write_csv(&s, &mut buf)?;
-        String::from_utf8(buf)?
-    } else {
-        render(&s)
-    };
-    benchmp::cli::write_stdout(&text)?;
+        write_csv(self, &mut buf)?;
+        Ok(String::from_utf8(buf)?)
+    }
+}
+
+/// Writes the summary as asked. No file it writes is one it reads (the folder's status.tsv or
+/// compare.json, by inode).
+pub fn run(args: &SummaryArgs) -> Result<i32> {
+    let (json, csv) = (args.json.as_deref(), args.csv.as_deref());
+    let read = benchmp::cli::Protected::new()
+        .file("the folder's status.tsv", args.dir.join("status.tsv"))
+        .file("the folder's compare.json", args.dir.join("compare.json"));
+    benchmp::cli::check_outputs_besides(json, csv, &read)?;
+    let s = summarize(&args.dir)?;
+    benchmp::output::emit(&s, benchmp::output::Outputs::new(json, csv))?;
     Ok(benchmp::EXIT_OK)
 }
 
