@@ -3,9 +3,9 @@
 //! of the run ([`AbRun`]). `benchmp ab` writes its verdicts as a [`super::Comparison`] with
 //! these, so `benchmp compare`'s readers (the summary's verdict column, the plots) read either.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::ab::paired::{Judgement, Looks};
+use crate::ab::paired::{Decision, Judgement, Looks};
 
 /// The order of the two halves of a pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
@@ -112,6 +112,7 @@ pub struct PairedFigure {
     #[serde(default = "repetition_pairs")]
     pub judged_over: Unit,
     /// The statistics of the units.
+    #[serde(deserialize_with = "judgement")]
     pub judgement: Judgement,
     /// CPUs of the children (the same on both sides).
     pub cpus: Vec<Option<usize>>,
@@ -152,4 +153,41 @@ pub struct AbRun {
     /// until then, judged as they stand.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub incomplete: Option<crate::report::Incomplete>,
+}
+
+/// A [`Judgement`] as JSON holds it: a number that is not finite (an unbounded interval's
+/// upper end, +∞) is written as null.
+#[derive(Deserialize)]
+struct JudgementJson {
+    pairs: usize,
+    estimate_pct: Option<f64>,
+    low_pct: Option<f64>,
+    high_pct: Option<f64>,
+    confidence: Option<f64>,
+    wilcoxon_p: Option<f64>,
+    sign_p: Option<f64>,
+    rho: Option<f64>,
+    n_eff: Option<f64>,
+    decision: Decision,
+    why: Option<String>,
+}
+
+/// Reads a [`Judgement`] back from its JSON: an interval's null ends are unbounded (−100 %
+/// below, as [`Judgement::low_pct`] says, +∞ above), any other null not a number.
+fn judgement<'de, D: Deserializer<'de>>(d: D) -> Result<Judgement, D::Error> {
+    let j = JudgementJson::deserialize(d)?;
+    let nan = |x: Option<f64>| x.unwrap_or(f64::NAN);
+    Ok(Judgement {
+        pairs: j.pairs,
+        estimate_pct: nan(j.estimate_pct),
+        low_pct: j.low_pct.unwrap_or(-100.0),
+        high_pct: j.high_pct.unwrap_or(f64::INFINITY),
+        confidence: nan(j.confidence),
+        wilcoxon_p: nan(j.wilcoxon_p),
+        sign_p: nan(j.sign_p),
+        rho: nan(j.rho),
+        n_eff: nan(j.n_eff),
+        decision: j.decision,
+        why: j.why,
+    })
 }

@@ -357,3 +357,31 @@ fn a_paired_comparison_of_an_earlier_suite_still_reads_as_paired() {
         "{csv}"
     );
 }
+
+#[test]
+fn a_paired_row_with_an_unbounded_interval_reads_back() {
+    // Too few units: the interval is [-100 %, +inf), and JSON has no infinity (null).
+    let j = crate::ab::paired::judge(&[0.01, -0.01], 2.0, 0.95, "process pairs");
+    assert!(j.high_pct.is_infinite(), "{j:?}");
+    let p = paired::PairedFigure {
+        judged_over: paired::Unit::ProcessPairs,
+        judgement: j,
+        cpus: vec![Some(0)],
+        iterations: 10,
+        seconds: 0.1,
+        processes: Vec::new(),
+        preempted: (0, 0),
+        migrated: (0, 0),
+        timed_ns: (1, 1),
+        cpu_ns: (1, 1),
+        differences: vec![0.01, -0.01],
+        base_values: vec![1.0, 1.0],
+        current_values: vec![1.0, 1.0],
+    };
+    let text = serde_json::to_string(&p).unwrap();
+    assert!(text.contains("\"high_pct\":null"), "{text}");
+    let back: paired::PairedFigure = serde_json::from_str(&text).unwrap();
+    assert_eq!(back.judgement.high_pct, f64::INFINITY);
+    assert_eq!(back.judgement.low_pct, p.judgement.low_pct);
+    assert_eq!(back.judgement.decision, p.judgement.decision);
+}
