@@ -61,6 +61,7 @@ pub fn compare(base: &[Run], cur: &[Run], how: Judging) -> Result<Comparison, Co
         counts,
         paired: false,
         ab: None,
+        incomplete: None,
     })
 }
 

@@ -237,6 +237,10 @@ pub struct Comparison {
     /// one `benchmp ab`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ab: Option<paired::AbRun>,
+    /// Set when a stop signal ended a paired comparison early (as on any report): the rows
+    /// hold the pairs taken until then, judged as they stand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<crate::report::Incomplete>,
 }
 
 /// How many rows got each verdict.

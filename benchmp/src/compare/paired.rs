@@ -149,10 +149,6 @@ pub struct AbRun {
     pub current: SideInfo,
     /// The rule.
     pub rule: AbRule,
-    /// Set when a stop signal ended the comparison early: the rows hold the pairs taken
-    /// until then, judged as they stand.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub incomplete: Option<crate::report::Incomplete>,
 }
 
 /// A [`Judgement`] as JSON holds it: a number that is not finite (an unbounded interval's

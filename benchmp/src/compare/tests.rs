@@ -273,6 +273,7 @@ fn a_comparison_written_before_runs_were_units_still_reads_as_one() {
         counts: Counts::default(),
         paired: false,
         ab: None,
+        incomplete: None,
     };
     let mut v = serde_json::to_value(&c).unwrap();
     for k in ["base_runs", "current_runs", "run_spread_pct"] {

@@ -97,8 +97,8 @@ pub fn comparison(r: &AbReport) -> Comparison {
             base: r.base.clone(),
             current: r.current.clone(),
             rule: r.rule.clone(),
-            incomplete: r.incomplete.clone(),
         }),
+        incomplete: r.incomplete.clone(),
     }
 }
 

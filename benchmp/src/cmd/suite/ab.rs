@@ -131,6 +131,7 @@ pub(super) fn gather(dest: &Path, labels: &[String], alpha: f64) -> Result<Strin
         counts: Counts::default(),
         paired: true,
         ab: None,
+        incomplete: None,
     };
     let mut text = String::new();
     for (i, label) in labels.iter().enumerate() {
