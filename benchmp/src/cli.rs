@@ -316,19 +316,30 @@ where
 
 /// Prints `tool: message` for an error and returns its exit status.
 pub fn report_error(tool: &str, e: &anyhow::Error) -> i32 {
+    report_error_by(tool, e, &[])
+}
+
+/// [`report_error`] for a command whose own errors carry their status too (`probes`: the
+/// benchmp binary's comparison errors), so this module needs none of the modules above it.
+pub fn report_error_by(tool: &str, e: &anyhow::Error, probes: &[crate::error::Probe]) -> i32 {
     // One line, whatever the chain holds: line breaks become spaces, and any other control
     // character (a worker's escape sequence, a value typed with a newline) is shown escaped.
     let msg = format!("{e:#}").replace('\n', " ");
     crate::errln!("{tool}: {}", ftrace::error::printable(&msg));
-    exit_code_of(e)
+    exit_code_by(e, probes)
 }
 
 /// The exit status of any error chain a tool can end with: the framework's errors
-/// ([`crate::run::error::PROBES`]), a comparison's, and the usage and unsupported markers.
+/// ([`crate::run::error::PROBES`]) and the usage and unsupported markers.
 pub fn exit_code_of(e: &anyhow::Error) -> i32 {
-    let mut probes = crate::run::error::PROBES.to_vec();
-    probes.push(crate::error::probe::<crate::compare::CompareError>);
-    crate::error::exit_code_by(e, &probes)
+    exit_code_by(e, &[])
+}
+
+/// [`exit_code_of`], with `probes` recognising a command's own errors as well.
+pub fn exit_code_by(e: &anyhow::Error, probes: &[crate::error::Probe]) -> i32 {
+    let mut all = crate::run::error::PROBES.to_vec();
+    all.extend_from_slice(probes);
+    crate::error::exit_code_by(e, &all)
 }
 
 /// Ends the tool with `code`, first writing back a frequency pin still in force (a run that

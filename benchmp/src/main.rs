@@ -136,6 +136,10 @@ enum Cmd {
     },
 }
 
+/// The statuses of the commands' own errors, besides the framework's (a comparison's
+/// errors are bad input, exit 2).
+const PROBES: &[benchmp::error::Probe] = &[benchmp::error::probe::<benchmp::compare::CompareError>];
+
 /// How the contract test runs each command (benchmp::cli::Example).
 const EXAMPLES: &[benchmp::cli::Example] = &[
     benchmp::cli::Example {
@@ -196,7 +200,7 @@ fn main() {
     benchmp::cli::init_logging(trace);
     match run(cli) {
         Ok(code) => benchmp::cli::exit(code),
-        Err(e) => benchmp::cli::exit(benchmp::cli::report_error("benchmp", &e)),
+        Err(e) => benchmp::cli::exit(benchmp::cli::report_error_by("benchmp", &e, PROBES)),
     }
 }
 
