@@ -134,7 +134,7 @@ pub(super) fn gather(dest: &Path, labels: &[String], alpha: f64) -> Result<Strin
         incomplete: None,
     };
     let mut text = String::new();
-    for (i, label) in labels.iter().enumerate() {
+    for label in labels {
         let path = dest.join("ab").join(format!("{label}.json"));
         let Some(json) =
             benchmp::input::read_text_if_there(&path, benchmp::input::MAX_INPUT_BYTES)?
@@ -143,7 +143,7 @@ pub(super) fn gather(dest: &Path, labels: &[String], alpha: f64) -> Result<Strin
         };
         let c: Comparison = serde_json::from_str(&json)
             .with_context(|| format!("{} is not a comparison of benchmp ab", shown(&path)))?;
-        if i == 0 || whole.base.is_empty() {
+        if whole.base.is_empty() {
             (whole.base, whole.current, whole.rule) = (c.base, c.current, c.rule);
         }
         whole.rows.extend(c.rows.into_iter().map(|mut r| {
