@@ -10,6 +10,9 @@
 //! ([`benchmp::ab::paired`]: Hodges-Lehmann estimate, Wilcoxon signed-rank interval,
 //! sequential looks with the error rate split over them). B is the current side: FAIL means
 //! B is worse than A by more than `--min-effect`.
+//!
+//! The driver is here; each figure's pairs as they accumulate are [`tally`], a side's worker
+//! process [`side`], and the result's text, JSON and CSV (`benchmp compare`'s layout) [`export`].
 
 use std::fs::File;
 use std::io::{Read, Write};
