@@ -213,7 +213,8 @@ r = json.load(open(path))
 # The whole session's wall time: process starts, buffers and sizing too, not only the pairs.
 r["session_s"] = float(sys.argv[6]) - float(sys.argv[5])
 json.dump(r, open(path, "w"))
-f = r["figures"][0]
+row = r["rows"][0]
+f = row["paired"]
 j = f["judgement"]
 note = "A/A'" if kind == "aa" and n % 2 else ""
 (wa, wb), (ca, cb) = f["timed_ns"], f["cpu_ns"]
@@ -221,7 +222,7 @@ if kind != "aa" and min(wa, wb, ca, cb) > 0:
     r["measured_slowdown_pct"] = ((wb / cb) / (wa / ca) - 1) * 100
     json.dump(r, open(path, "w"))
     note = f"measured slowdown {r['measured_slowdown_pct']:+.2f} %"
-print(f"{fig:<10} {kind:<6} {n:>2} {f['verdict']:<8} {j['estimate_pct']:+6.2f} % "
+print(f"{fig:<10} {kind:<6} {n:>2} {row['verdict']:<8} {j['estimate_pct']:+6.2f} % "
       f"[{j['low_pct']:+6.2f}, {j['high_pct']:+6.2f}] {len(f.get('processes', [])):>2} procs "
       f"{len(f['differences']):>4} pairs {r['session_s']:6.1f} s {note}")
 PY
@@ -253,10 +254,10 @@ for fig in figures:
     cells, secs = [], []
     for kind in ["aa", "slow10", "slow5", "slow2"]:
         runs = [json.load(open(p)) for p in sorted(keep.glob(f"{fig}-{kind}-*.json"))]
-        fails = sum(r["figures"][0]["verdict"] == "FAIL" for r in runs)
+        fails = sum(r["rows"][0]["verdict"] == "FAIL" for r in runs)
         totals[kind][0] += fails
         totals[kind][1] += len(runs)
-        secs += [r.get("session_s", r["figures"][0]["seconds"]) for r in runs]
+        secs += [r.get("session_s", r["rows"][0]["paired"]["seconds"]) for r in runs]
         sizes = [r["measured_slowdown_pct"] for r in runs if r.get("measured_slowdown_pct") is not None]
         size = f" ({statistics.median(sizes):.1f} %)" if sizes else ""
         cells.append(f"{fails}/{len(runs)}{size}")

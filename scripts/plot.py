@@ -147,7 +147,7 @@ def regression_plots(out):
     for row in cmp.get("rows", []):
         if row.get("verdict") != "FAIL":
             continue
-        paired = row.get("differences") is not None
+        paired = row.get("paired") or None
         if paired:
             fig, (ax, dx) = plt.subplots(2, 1, figsize=(7, 5.2))
         else:
@@ -166,8 +166,9 @@ def regression_plots(out):
         ax.set_xlabel(f"{row.get('unit', '')} ({arrow})")
         change = row.get("change_pct")
         if paired:
-            how = (f"[{row.get('low_pct', float('nan')):+.1f}, "
-                   f"{row.get('high_pct', float('nan')):+.1f}] %, {row.get('pairs')} pairs")
+            j = paired.get("judgement", {})
+            how = (f"[{j.get('low_pct', float('nan')):+.1f}, "
+                   f"{j.get('high_pct', float('nan')):+.1f}] %, {len(paired.get('differences', []))} pairs")
         else:
             p = row.get("ks_p")
             how = "p -" if p is None else f"p {p:.3f}"
@@ -175,7 +176,7 @@ def regression_plots(out):
         ax.legend(fontsize=7, loc="upper right")
         if paired:
             import math
-            ds = [(math.exp(d) - 1) * 100 for d in row["differences"]]
+            ds = [(math.exp(d) - 1) * 100 for d in paired["differences"]]
             dx.plot(range(1, len(ds) + 1), ds, marker=".", linewidth=0.6, markersize=3)
             dx.axhline(0, color="black", linewidth=0.8)
             dx.axhline(change, color="red", linewidth=0.8, label=f"estimate {change:+.1f} %")

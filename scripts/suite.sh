@@ -6,7 +6,8 @@
 # is reported and the rest still run. Then it plots and prints `benchmp summary`. With --baseline DIR the run is compared with an earlier one (benchmp compare);
 # with --ab BIN_DIR every entry is also paired with another build's binaries by benchmp ab:
 # both builds run as workers on the same CPUs and their repetitions are interleaved, so the
-# host's drift falls on both sides alike.
+# host's drift falls on both sides alike (benchmp suite gathers their verdicts into
+# compare.txt/.json/.csv and the summary itself).
 # Exit status: 0 when every entry measured (some perhaps on a busy machine: noisy, listed in
 # the summary) and nothing regressed, 1 otherwise, 2 for bad options (refused before anything
 # runs, one line on stderr), 128+n interrupted by signal n (SIGINT, SIGTERM, SIGHUP: the
@@ -78,7 +79,7 @@ absolute() { case "$1" in /*) printf '%s' "$1" ;; *) printf '%s' "$PWD/$1" ;; es
 
 # What benchmp suite gets: every option but the build, plot and binary-folder ones, which are
 # this script's.
-pass=() out="" build=1 bin_dir="" plots=1 ab=0 resume=0
+pass=() out="" build=1 bin_dir="" plots=1 resume=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick|--full|--force) pass+=("$1") ;;
@@ -94,7 +95,7 @@ while [ $# -gt 0 ]; do
                 pass+=(--baseline "$(cd "$2" && pwd)"); shift ;;
     --ab) [ $# -ge 2 ] || die "--ab needs the baseline build's binary folder"
           [ -d "$2" ] || die "--ab $2 is not a folder"
-          pass+=(--ab "$(cd "$2" && pwd)"); ab=1; shift ;;
+          pass+=(--ab "$(cd "$2" && pwd)"); shift ;;
     --ab-time|--ab-processes) [ $# -ge 2 ] || die "$1 needs a value"; pass+=("$1" "$2"); shift ;;
     # As one word, so a value starting with '-' (a meter's own options) stays a value.
     --power|--power-cmd|--power-hz|--power-baseline)
@@ -132,20 +133,6 @@ rc=$?
 # Refused (nothing ran), or stopped by a signal sent to benchmp itself.
 if [ "$rc" -eq 2 ] || [ "$rc" -ge 128 ] || [ ! -d "$out" ]; then exit "$rc"; fi
 
-if [ "$ab" = 1 ]; then
-  echo "== paired with the --ab build"
-  child_run python3 "$here/ab_compare.py" "$out" || { echo "suite.sh: gathering the paired verdicts failed" >&2; rc=1; }
-  [ -s "$out/compare.txt" ] && tail -n 1 "$out/compare.txt"
-  # The verdicts join the folder's summary: written beside it and renamed over it once
-  # whole, so a failure (a full disk) leaves the suite's own.
-  if child_run --out "$out/.summary.json.$$" "$bin_dir/benchmp" summary --json "$out"; then
-    mv -f "$out/.summary.json.$$" "$out/summary.json"
-  else
-    rm -f "$out/.summary.json.$$"
-    echo "suite.sh: the summary with the paired verdicts could not be written; $out/summary.json is the suite's own" >&2
-    rc=1
-  fi
-fi
 if [ "$plots" = 1 ]; then
   if setup_python_packages; then
     child_run python3 "$here/plot.py" "$out" || echo "suite.sh: plotting failed" >&2

@@ -1,8 +1,7 @@
 """The record of what was made in a results folder (`.socbench-suite.json`, kept by `benchmp
 suite`; `.socbench-efficiency.json`, kept by `benchmp efficiency`). The scripts that add files
-to such a folder (the plots, the gathered comparison of `suite.sh --ab`) add them to the record
-too, so `--force` removes them with the command's own files, and never a file of anyone
-else's.
+to such a folder (the plots) add them to the record too, so `--force` removes them with the
+command's own files, and never a file of anyone else's.
 """
 import fcntl
 import json

@@ -8,9 +8,9 @@ use std::io::Write;
 use serde::Serialize;
 
 use crate::aggregate::AggregateMode;
-use crate::cli::OutputArgs;
 use crate::error::{EXIT_FAILED, EXIT_OK};
 pub use crate::files::write_file;
+use crate::output::{Export, OutputArgs, Outputs};
 use crate::report::{Measurement, Report, ToolData};
 
 /// Noise reasons shown on the note stream at most; the rest are counted in one line (all are
@@ -151,42 +151,55 @@ pub fn emit<T: ToolData>(
 }
 
 /// [`emit`] with the text already rendered, and `csv` in place of the samples' CSV when the
-/// tool's CSV is its own (dto's one row per cell).
+/// tool's CSV is its own (dto's one row per cell). The report goes out through the one router
+/// ([`crate::output::emit`]) as every command's result does.
 pub fn emit_with<T: ToolData>(
     report: &Report<T>,
     output: &OutputArgs,
     text: &str,
     csv: Option<&str>,
 ) -> anyhow::Result<i32> {
-    use anyhow::Context;
-    let write_csv_to = |w: &mut dyn Write| match csv {
-        Some(c) => w.write_all(c.as_bytes()),
-        None => write_csv(report, w),
-    };
-    if output.json.as_deref() == Some("-") {
-        write_json(report, std::io::stdout().lock()).context("cannot write to stdout")?;
-    } else if output.csv.as_deref() == Some("-") {
-        let mut buf = Vec::new();
-        write_csv_to(&mut buf).context("cannot render the CSV")?;
-        crate::cli::write_stdout(&String::from_utf8_lossy(&buf))?;
-    } else {
-        let stream = output.result_stream();
-        stream
-            .write(text)
-            .with_context(|| format!("cannot write the result to {}", stream.name()))?;
-    }
-    let _ = output.note_stream().write(&note_lines(report));
-    if let Some(path) = output.json.as_deref().filter(|p| *p != "-") {
-        write_file(path, |w| write_json(report, w))?;
-    }
-    if let Some(path) = output.csv.as_deref().filter(|p| *p != "-") {
-        write_file(path, |mut w| write_csv_to(&mut w))?;
-    }
+    let tool = ToolReport { report, text, csv };
+    crate::output::emit(&tool, Outputs::of(output))?;
     Ok(if report.quality.verdict.noisy && output.fail_on_noise {
         EXIT_FAILED
     } else {
         EXIT_OK
     })
+}
+
+/// A tool's report in the forms it leaves in: its own text, the report as JSON, the samples'
+/// CSV (or the tool's own), and the note lines.
+struct ToolReport<'a, T: ToolData> {
+    report: &'a Report<T>,
+    text: &'a str,
+    csv: Option<&'a str>,
+}
+
+impl<T: ToolData> Export for ToolReport<'_, T> {
+    fn text(&self) -> String {
+        self.text.to_string()
+    }
+
+    fn json(&self) -> anyhow::Result<String> {
+        crate::output::json_text(self.report)
+    }
+
+    fn csv(&self) -> anyhow::Result<String> {
+        use anyhow::Context;
+        match self.csv {
+            Some(c) => Ok(c.to_string()),
+            None => {
+                let mut buf = Vec::new();
+                write_csv(self.report, &mut buf).context("cannot render the CSV")?;
+                Ok(String::from_utf8(buf)?)
+            }
+        }
+    }
+
+    fn notes(&self) -> String {
+        note_lines(self.report)
+    }
 }
 
 /// Where a partial report goes instead of `path`: `path` itself when nothing complete would

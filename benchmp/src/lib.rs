@@ -48,6 +48,7 @@ pub mod freq;
 pub mod host;
 pub mod input;
 pub mod number;
+pub mod output;
 pub mod power;
 pub mod progress;
 pub mod quality;

@@ -136,6 +136,10 @@ enum Cmd {
     },
 }
 
+/// The statuses of the commands' own errors, besides the framework's (a comparison's
+/// errors are bad input, exit 2).
+const PROBES: &[benchmp::error::Probe] = &[benchmp::error::probe::<benchmp::compare::CompareError>];
+
 /// How the contract test runs each command (benchmp::cli::Example).
 const EXAMPLES: &[benchmp::cli::Example] = &[
     benchmp::cli::Example {
@@ -156,12 +160,12 @@ const EXAMPLES: &[benchmp::cli::Example] = &[
     benchmp::cli::Example {
         command: "compare",
         quick: "compare {report_a} {report_b}",
-        long: "",
+        long: "compare --json={tmp}/out.json --csv={tmp}/out.csv {report_a} {report_b}",
     },
     benchmp::cli::Example {
         command: "ab",
         quick: "ab --processes 1 --pairs 2 --rep-ms 1 '{bin}/benchmp probe --cpus 0' '{bin}/benchmp probe --cpus 0'",
-        long: "ab --time 1000 --json={tmp}/out.json '{bin}/benchmp probe --cpus 0' '{bin}/benchmp probe --cpus 0'",
+        long: "ab --time 1000 --json={tmp}/out.json --csv={tmp}/out.csv '{bin}/benchmp probe --cpus 0' '{bin}/benchmp probe --cpus 0'",
     },
     benchmp::cli::Example {
         command: "suite",
@@ -171,7 +175,7 @@ const EXAMPLES: &[benchmp::cli::Example] = &[
     benchmp::cli::Example {
         command: "summary",
         quick: "summary {suite}",
-        long: "",
+        long: "summary --json={tmp}/out.json --csv={tmp}/out.csv {suite}",
     },
     benchmp::cli::Example {
         command: "efficiency",
@@ -196,7 +200,7 @@ fn main() {
     benchmp::cli::init_logging(trace);
     match run(cli) {
         Ok(code) => benchmp::cli::exit(code),
-        Err(e) => benchmp::cli::exit(benchmp::cli::report_error("benchmp", &e)),
+        Err(e) => benchmp::cli::exit(benchmp::cli::report_error_by("benchmp", &e, PROBES)),
     }
 }
 

@@ -109,11 +109,21 @@ fn a_side_twice_as_slow_fails_and_the_same_command_twice_does_not() {
         String::from_utf8_lossy(&slow.stderr)
     );
     let v = json(&slow);
-    let figures = v["figures"].as_array().unwrap();
-    assert_eq!(figures.len(), 1, "{v}");
-    let f = &figures[0];
-    assert_eq!(f["measurement"], "spin");
-    assert_eq!(f["verdict"], "FAIL", "{f}");
+    // benchmp compare's schema: rows with both sides, the change and the verdict, each with
+    // its pairs (`paired`), and the comparison flagged as paired.
+    assert_eq!(v["paired"], true, "{v}");
+    assert_eq!(v["counts"]["fail"], 1, "{v}");
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{v}");
+    let r = &rows[0];
+    assert_eq!(r["figure"], "spin");
+    assert_eq!(
+        (&r["entry"], &r["tool"]),
+        (&r["tool"], &"benchmp-probe".into())
+    );
+    assert_eq!(r["verdict"], "FAIL", "{r}");
+    assert_eq!(r["base"]["n"], 24, "{r}");
+    let f = &r["paired"];
     assert_eq!(f["judged_over"], "process_pairs");
     assert_eq!(f["judgement"]["pairs"], 8);
     let procs = f["processes"].as_array().unwrap();
@@ -128,17 +138,22 @@ fn a_side_twice_as_slow_fails_and_the_same_command_twice_does_not() {
     );
     assert_eq!(f["differences"].as_array().unwrap().len(), 24);
     assert_eq!(f["base_values"].as_array().unwrap().len(), 24);
-    assert_eq!(v["rule"]["processes"], 8);
+    assert_eq!(v["ab"]["rule"]["processes"], 8);
     assert_eq!(f["cpus"], serde_json::json!([0]));
     let est = f["judgement"]["estimate_pct"].as_f64().unwrap();
+    assert_eq!(r["change_pct"].as_f64(), Some(est));
     // Eight times the work per iteration: about +700 %; a preempted repetition moves a pair,
     // not the median of the process pairs.
     assert!(est > 30.0, "estimate {est} %");
-    assert!(f["base_median"].as_f64().unwrap() > f["current_median"].as_f64().unwrap());
-    assert_eq!(v["base"]["tool"], "benchmp-probe");
-    assert_eq!(v["base"]["exit"], 0);
-    assert_eq!(v["current"]["exit"], 0);
-    assert_eq!(v["rule"]["seed"], 7);
+    assert!(r["base"]["value"].as_f64().unwrap() > r["current"]["value"].as_f64().unwrap());
+    assert_eq!(v["ab"]["base"]["tool"], "benchmp-probe");
+    assert_eq!(v["ab"]["base"]["exit"], 0);
+    assert_eq!(v["ab"]["current"]["exit"], 0);
+    assert_eq!(v["ab"]["rule"]["seed"], 7);
+    assert_eq!(v["rule"]["min_effect_pct"], 2.0);
+    // It reads back as a comparison, the paired flag typed.
+    let c: benchmp::compare::Comparison = serde_json::from_value(v.clone()).unwrap();
+    assert!(c.paired && c.rows[0].paired.is_some());
     // The other way round, an improvement, exit 0; in one process pair, the repetition pair
     // the unit. 40 pairs: independent pairs show a lag-1 autocorrelation over 0.5 (NOISY)
     // by chance about once in two thousand runs, 12 pairs over 0.67 once in a hundred.
@@ -187,12 +202,27 @@ fn a_side_twice_as_slow_fails_and_the_same_command_twice_does_not() {
     let csv = String::from_utf8_lossy(&same.stdout);
     assert_eq!(same.status.code(), Some(0), "{csv}");
     let mut lines = csv.lines();
+    // benchmp compare's columns, the paired ones filled.
+    let head = lines.next().unwrap();
     assert!(
-        lines.next().unwrap().starts_with("figure,unit,better,cpus"),
+        head.starts_with("entry,tool,figure,unit,better,base,"),
+        "{csv}"
+    );
+    assert!(
+        head.ends_with(",paired,pairs,processes,seconds,low_pct,high_pct"),
         "{csv}"
     );
     let row = lines.next().unwrap();
-    assert!(row.starts_with("spin,iterations/s,higher,0,"), "{row}");
+    assert!(
+        row.starts_with("benchmp-probe,benchmp-probe,spin,iterations/s,higher,"),
+        "{row}"
+    );
+    let cells: Vec<&str> = row.split(',').collect();
+    assert_eq!(
+        cells[cells.len() - 6..cells.len() - 4],
+        ["true", "24"],
+        "{row}"
+    );
     assert!(!row.contains("FAIL"), "{row}");
     assert_no_leftovers("ab-slow");
 }
@@ -231,7 +261,7 @@ fn a_sides_load_sleeps_during_the_other_sides_repetitions() {
         String::from_utf8_lossy(&o.stderr)
     );
     let v = json(&o);
-    let f = &v["figures"][0];
+    let f = &v["rows"][0]["paired"];
     assert_eq!(f["cpus"], serde_json::json!([0]), "{f}");
     assert_eq!(f["differences"].as_array().unwrap().len(), 16, "{f}");
     let r: serde_json::Value =
@@ -465,7 +495,8 @@ fn an_output_never_replaces_a_program_being_compared() {
     );
     let r: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap();
-    assert_eq!(r["base"]["tool"], "fake");
+    assert_eq!(r["ab"]["base"]["tool"], "fake");
+    assert_eq!(r["paired"], true);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -490,14 +521,15 @@ fn the_medians_are_the_middle_repetitions_not_the_largest() {
         String::from_utf8_lossy(&o.stderr)
     );
     let v = json(&o);
-    let f = &v["figures"][0];
+    let r = &v["rows"][0];
+    let f = &r["paired"];
     assert_eq!(
         f["base_values"],
         serde_json::json!([500000.0, 333333.0, 250000.0, 200000.0, 166667.0]),
         "{f}"
     );
-    assert_eq!(f["base_median"], 250000.0, "{f}");
-    assert_eq!(f["current_median"], 250000.0, "{f}");
+    assert_eq!(r["base"]["value"], 250000.0, "{r}");
+    assert_eq!(r["current"]["value"], 250000.0, "{r}");
     // The table and the CSV show the same medians.
     let mut c = ab(
         "ab-median",
@@ -513,7 +545,11 @@ fn the_medians_are_the_middle_repetitions_not_the_largest() {
     assert_eq!(row.split_whitespace().nth(1), Some("250000.00"), "{table}");
     let csv = std::fs::read_to_string(dir.join("m.csv")).unwrap();
     let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
-    assert_eq!(row[5], "250000", "{csv}");
+    assert_eq!(
+        (row[5], row[7]),
+        ("250000.000000", "250000.000000"),
+        "{csv}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -728,11 +764,14 @@ fn a_side_refused_as_noisy_says_so_and_the_pairs_taken_are_kept() {
     );
     let v = json(&o);
     assert_eq!(
-        v["figures"][0]["differences"].as_array().unwrap().len(),
+        v["rows"][0]["paired"]["differences"]
+            .as_array()
+            .unwrap()
+            .len(),
         3,
         "{v}"
     );
-    assert_eq!(v["current"]["exit"], 1, "{v}");
+    assert_eq!(v["ab"]["current"]["exit"], 1, "{v}");
     assert_no_leftovers_reaping("ab-noisy");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -758,12 +797,14 @@ fn the_time_budget_holds_for_the_whole_comparison() {
         String::from_utf8_lossy(&o.stderr)
     );
     let v = json(&o);
-    let f = &v["figures"][0];
+    let r = &v["rows"][0];
+    let f = &r["paired"];
     let n = f["processes"].as_array().unwrap().len();
     assert!((1..8).contains(&n), "{n} process pairs: {f}");
-    assert_eq!(v["rule"]["budget_spent_after"], n, "{v}");
-    assert_eq!(f["verdict"], "NOISY", "{f}");
+    assert_eq!(v["ab"]["rule"]["budget_spent_after"], n, "{v}");
+    assert_eq!(r["verdict"], "NOISY", "{r}");
     let why = f["judgement"]["why"].as_str().unwrap();
+    assert_eq!(r["why"].as_str(), Some(why));
     assert!(
         why.contains(&format!("--time ran out after {n} of 1000 process pairs")),
         "{why}"
@@ -806,11 +847,11 @@ fn a_side_that_fails_in_a_later_process_pair_keeps_the_pairs_taken() {
         "{err}"
     );
     let v = json(&o);
-    let f = &v["figures"][0];
+    let f = &v["rows"][0]["paired"];
     assert_eq!(f["processes"].as_array().unwrap().len(), 1, "{f}");
     assert_eq!(f["differences"].as_array().unwrap().len(), 2, "{f}");
-    assert_eq!(v["current"]["exit"], 3, "{v}");
-    assert_eq!(v["base"]["stopped"], true, "{v}");
+    assert_eq!(v["ab"]["current"]["exit"], 3, "{v}");
+    assert_eq!(v["ab"]["base"]["stopped"], true, "{v}");
     assert_no_leftovers_reaping("ab-later");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -838,9 +879,12 @@ fn a_side_that_dies_between_steps_keeps_the_pairs_taken() {
         "{err}"
     );
     let v = json(&o);
-    let d = v["figures"][0]["differences"].as_array().unwrap().len();
+    let d = v["rows"][0]["paired"]["differences"]
+        .as_array()
+        .unwrap()
+        .len();
     assert!((2..=3).contains(&d), "{v}");
-    assert_eq!(v["current"]["stopped"], true, "{v}");
+    assert_eq!(v["ab"]["current"]["stopped"], true, "{v}");
     assert_no_leftovers_reaping("ab-dies");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -960,3 +960,113 @@ fn the_power_options_reach_every_entry_and_the_summary_gains_energy() {
     let _ = std::fs::remove_dir_all(&work);
     let _ = std::fs::remove_dir_all(&bin);
 }
+
+#[test]
+fn summary_writes_its_json_and_csv_to_files_as_every_command_does() {
+    let bin = standins("summary-files");
+    let u = temp_dir("benchmp-suite", "summary-files");
+    let t = benchmp();
+    ok(&suite(&t, &bin, &["--only", "dhry", "--out", s(&u)]));
+    let (j, c) = (u.join("mine.json"), u.join("mine.csv"));
+    // --json=FILE and --csv=FILE: the files, and the table on stdout.
+    let o = t.ok(&[
+        "summary",
+        &format!("--json={}", s(&j)),
+        &format!("--csv={}", s(&c)),
+        s(&u),
+    ]);
+    assert!(
+        stdout(&o).lines().any(|l| l.starts_with("dhry-P1 ")),
+        "{}",
+        stdout(&o)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&j).unwrap()).unwrap();
+    assert_eq!(v["entries"][0]["entry"], "dhry-P1", "{v}");
+    let csv = std::fs::read_to_string(&c).unwrap();
+    assert!(csv.lines().nth(1).unwrap().starts_with("dhry-P1,"), "{csv}");
+    // --json=FILE alone: nothing but the table on stdout; --json alone: JSON there, as before.
+    std::fs::remove_file(&j).unwrap();
+    let o = t.ok(&["summary", &format!("--json={}", s(&j)), s(&u)]);
+    assert!(!stdout(&o).contains('{'), "{}", stdout(&o));
+    assert!(j.is_file());
+    let o = t.ok(&["summary", "--json", s(&u)]);
+    let _: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // Never onto what it reads, and never both on stdout.
+    let status = std::fs::read(u.join("status.tsv")).unwrap();
+    let line = t.fails(
+        &[
+            "summary",
+            &format!("--json={}", s(&u.join("status.tsv"))),
+            s(&u),
+        ],
+        2,
+    );
+    assert!(line.contains("status.tsv"), "{line}");
+    assert_eq!(std::fs::read(u.join("status.tsv")).unwrap(), status);
+    t.fails(&["summary", "--json", "--csv", s(&u)], 2);
+    let _ = std::fs::remove_dir_all(&u);
+    let _ = std::fs::remove_dir_all(&bin);
+}
+
+#[test]
+fn the_ab_comparisons_are_gathered_recorded_and_removed_by_force() {
+    // The stand-ins are no workers, so benchmp ab pairs nothing: the gathering still writes
+    // the folder's comparison (no row), the summary gains its verdict column, and the files
+    // are the suite's own.
+    let bin = standins("ab-gathered");
+    let u = temp_dir("benchmp-suite", "ab-gathered");
+    let t = benchmp();
+    let o = suite(
+        &t,
+        &bin,
+        &[
+            "--only",
+            "dhry",
+            "--ab",
+            s(&bin),
+            "--ab-time",
+            "0.5",
+            "--out",
+            s(&u),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("FAILED (ab, exit 2)"), "{out}");
+    assert!(
+        out.contains("== paired with the --ab build\n0 figures: 0 PASS, 0 FAIL, 0 IMPROVED, 0 NOISY, 0 MISSING (paired: benchmp ab)"),
+        "{out}"
+    );
+    let c: benchmp::compare::Comparison =
+        serde_json::from_slice(&std::fs::read(u.join("compare.json")).unwrap()).unwrap();
+    assert!(c.paired && c.rows.is_empty());
+    let csv = std::fs::read_to_string(u.join("compare.csv")).unwrap();
+    assert!(
+        csv.starts_with("entry,tool,figure,unit,better,base,"),
+        "{csv}"
+    );
+    assert!(
+        std::fs::read_to_string(u.join("compare.txt"))
+            .unwrap()
+            .contains("(paired: benchmp ab)")
+    );
+    // The verdict column: an entry without a paired row was not paired.
+    let table = stdout(&t.ok(&["summary", s(&u)]));
+    assert!(table.lines().any(|l| l.contains(" verdict ")), "{table}");
+    assert!(table.contains("not paired"), "{table}");
+    let record = std::fs::read_to_string(u.join(".socbench-suite.json")).unwrap();
+    for f in ["compare.json", "compare.csv", "compare.txt", "ab/"] {
+        assert!(record.contains(&format!("\"{f}\"")), "{f}: {record}");
+    }
+    // --force without --ab removes them with the rest of the earlier suite's files.
+    ok(&suite(
+        &t,
+        &bin,
+        &["--only", "dhry", "--out", s(&u), "--force"],
+    ));
+    for f in ["compare.json", "compare.csv", "compare.txt", "ab"] {
+        assert!(!u.join(f).exists(), "{f}: {:?}", names(&u));
+    }
+    let _ = std::fs::remove_dir_all(&u);
+    let _ = std::fs::remove_dir_all(&bin);
+}

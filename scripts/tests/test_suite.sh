@@ -207,12 +207,13 @@ grep -qP "^dhry-P1\tdhry\t0\t" "$ab/status.tsv" || fail "suite.sh --ab: dhry-P1 
 python3 - "$ab/ab/dhry-P1.json" "$ab/compare.json" <<'PY' || fail "suite.sh --ab: no paired verdict for dhry-P1 ($(tail -n 3 "$out/ab.txt"))"
 import json, sys
 r = json.load(open(sys.argv[1]))
-f = r["figures"]
-assert len(f) == 1 and f[0]["judgement"]["pairs"] >= 1 and f[0]["verdict"] in ("PASS", "FAIL", "IMPROVED", "NOISY"), f
+f = r["rows"]
+assert r["paired"] and len(f) == 1 and f[0]["paired"]["judgement"]["pairs"] >= 1 and f[0]["verdict"] in ("PASS", "FAIL", "IMPROVED", "NOISY"), f
 # Both process pairs, unless the budget (--ab-time) ran out first on a busy machine, as ab says.
-assert len(f[0]["processes"]) == 2 or r["rule"].get("budget_spent_after") == 1, (f, r["rule"])
-rows = [x for x in json.load(open(sys.argv[2]))["rows"] if x["entry"] == "dhry-P1"]
-sys.exit(0 if rows and all(x["base"] and x["current"] and x["differences"] for x in rows) else 1)
+assert len(f[0]["paired"]["processes"]) == 2 or r["ab"]["rule"].get("budget_spent_after") == 1, (f, r["ab"]["rule"])
+c = json.load(open(sys.argv[2]))
+rows = [x for x in c["rows"] if x["entry"] == "dhry-P1"]
+sys.exit(0 if c["paired"] and rows and all(x["base"] and x["current"] and x["paired"]["differences"] for x in rows) else 1)
 PY
 grep -q "^== dhry-P1" "$ab/compare.txt" || fail "suite.sh --ab: compare.txt has no dhry-P1 table"
 grep -qE "^dhrystone .* (PASS|FAIL|IMPROVED|NOISY)" "$ab/compare.txt" || fail "suite.sh --ab: compare.txt has no dhrystone row"

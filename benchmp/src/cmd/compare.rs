@@ -1,7 +1,6 @@
 //! `benchmp compare BASE CUR`: an A/B verdict on every figure that separate runs share, from
 //! their report files or result folders (the judging itself is [`benchmp::compare`]).
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
@@ -77,25 +76,7 @@ pub fn run(args: CompareArgs) -> Result<i32> {
     };
     let (b, c) = (load(&base)?, load(&current)?);
     let cmp = compare::compare(&b, &c, how)?;
-    let shown = match (json, csv) {
-        (Some("-"), _) => serde_json::to_string_pretty(&cmp)? + "\n",
-        (_, Some("-")) => {
-            let mut v = Vec::new();
-            compare::write_csv(&cmp, &mut v)?;
-            String::from_utf8(v)?
-        }
-        _ => compare::render_text(&cmp),
-    };
-    benchmp::cli::write_stdout(&shown)?;
-    if let Some(path) = json.filter(|p| *p != "-") {
-        benchmp::export::write_file(path, |w| {
-            serde_json::to_writer_pretty(&mut *w, &cmp)?;
-            writeln!(w)
-        })?;
-    }
-    if let Some(path) = csv.filter(|p| *p != "-") {
-        benchmp::export::write_file(path, |w| compare::write_csv(&cmp, w))?;
-    }
+    benchmp::output::emit(&cmp, benchmp::output::Outputs::new(json, csv))?;
     Ok(if cmp.regressed() {
         benchmp::EXIT_FAILED
     } else {

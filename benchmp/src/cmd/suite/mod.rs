@@ -11,13 +11,15 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result};
 use benchmp::{EXIT_FAILED, EXIT_OK};
 
+mod ab;
 pub mod exec;
 pub mod plan;
 
 use crate::cmd::outdir::{self, Input, OutDir, Take, write_whole};
 use crate::cmd::summary::{self, Outcome, StatusRow};
+use ab::AbRun;
 use exec::{Ended, Files, Job, JobError, StatusFile};
-use plan::{Entry, Machine, Mode, TOOLS, Word};
+use plan::{Entry, Machine, Mode, TOOLS};
 
 /// `benchmp suite`'s options.
 #[derive(Debug, clap::Args)]
@@ -410,7 +412,7 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
     if with_ab {
         shared.push("ab/".into());
     }
-    if baseline.is_some() {
+    if with_ab || baseline.is_some() {
         shared.extend(["compare.txt", "compare.json", "compare.csv"].map(String::from));
     }
     let entries_files: Vec<String> = todo.iter().flat_map(|e| Files::names(e, with_ab)).collect();
@@ -567,6 +569,21 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
             }
         }
     }
+    if with_ab {
+        // Every entry's paired comparison gathered into the folder's own, as a --baseline's is.
+        outln!("== paired with the --ab build");
+        let labels: Vec<String> = plan.iter().map(|e| e.label.clone()).collect();
+        match ab::gather(&dest, &labels, alpha) {
+            Ok(last) => outln!("{last}"),
+            Err(e) => {
+                failures += 1;
+                benchmp::errln!(
+                    "benchmp: gathering the paired verdicts failed: {}",
+                    ftrace::error::printable(&format!("{e:#}").replace('\n', " "))
+                );
+            }
+        }
+    }
     if let Some(b) = &baseline {
         outln!("== comparing with {}", b.display());
         let job = Job {
@@ -676,104 +693,6 @@ pub(crate) fn one_line(s: &str, max: usize) -> String {
     ftrace::error::printable(&t).into_owned()
 }
 
-/// `x` with 6 significant digits and no trailing zeros (printf's `%.6g` for 1e-5 < x < 1).
-fn significant6(x: f64) -> String {
-    if !(x.is_finite() && x > 0.0) {
-        return "0".into();
-    }
-    let digits = (5 - x.log10().floor() as i32).max(0) as usize;
-    let s = format!("{x:.digits$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
-}
-
-/// One side's command for benchmp ab, as words a shell would split: the entry's environment
-/// and arguments with its result files dropped (the driver keeps the figures) and `{dir}` a
-/// folder of the side's own.
-fn ab_words(bin: &Path, dest: &Path, e: &Entry, side: &str) -> Result<String> {
-    let dir = dest.join("ab").join(format!("{}-{side}", e.label));
-    if e.needs_dir() {
-        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", shown(&dir)))?;
-    }
-    let files = Files {
-        json: PathBuf::new(),
-        csv: PathBuf::new(),
-        dir,
-    };
-    let mut words: Vec<String> = e
-        .env
-        .iter()
-        .map(|(k, v)| format!("{k}={}", files.fill(v)))
-        .collect();
-    words.push(bin.join(e.tool).display().to_string());
-    words.extend(
-        e.args
-            .iter()
-            .filter(|w| !matches!(w, Word::Json(_) | Word::Csv(_)))
-            .map(|w| files.fill(w)),
-    );
-    Ok(shlex::try_join(words.iter().map(String::as_str))?)
-}
-
-/// What pairs each entry with the baseline build through benchmp ab.
-struct AbRun<'a> {
-    /// This benchmp.
-    me: &'a Path,
-    /// The baseline build's tools (A).
-    base: &'a Path,
-    /// This build's tools (B).
-    bin: &'a Path,
-    /// The results folder.
-    dest: &'a Path,
-    /// `--ab-time` and `--ab-processes`.
-    args: &'a SuiteArgs,
-    /// The false-alarm rate per entry.
-    alpha: f64,
-    /// The folder's lock, inherited.
-    hold: std::os::fd::RawFd,
-}
-
-impl AbRun<'_> {
-    /// The entry paired by benchmp ab, the baseline build (A) against this one (B).
-    fn run(&self, e: &Entry) -> Result<Ended> {
-        let dir = self.dest.join("ab");
-        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", shown(&dir)))?;
-        let a = ab_words(self.base, self.dest, e, "base")?;
-        let b = ab_words(self.bin, self.dest, e, "current")?;
-        let alpha = significant6(self.alpha);
-        outln!(
-            "{:<22} benchmp ab --time {} --processes {} --alpha {alpha} (base against this build)",
-            format!("{} (ab)", e.label),
-            self.args.ab_time,
-            self.args.ab_processes
-        );
-        let job = Job {
-            program: self.me.to_path_buf(),
-            args: vec![
-                "ab".into(),
-                "--time".into(),
-                self.args.ab_time.to_string(),
-                "--processes".into(),
-                self.args.ab_processes.to_string(),
-                "--alpha".into(),
-                alpha,
-                format!("--json={}", dir.join(format!("{}.json", e.label)).display()),
-                a,
-                b,
-            ],
-            env: Vec::new(),
-            stdout: Some(dir.join(format!("{}.txt", e.label))),
-            stderr: Some(dir.join(format!("{}.err", e.label))),
-            timeout: None,
-            hold: Some(self.hold),
-        };
-        Ok(job.run()?)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -785,44 +704,6 @@ mod tests {
         // 2026-12-02 12:34:43 UTC.
         assert_eq!(utc_stamp(1_796_214_883), "20261202-123443");
         assert_eq!(utc_stamp(951_782_400), "20000229-000000");
-    }
-
-    #[test]
-    fn alpha_as_printf_g() {
-        assert_eq!(significant6(0.05 / 14.0), "0.00357143");
-        assert_eq!(significant6(0.05), "0.05");
-        assert_eq!(significant6(0.025), "0.025");
-    }
-
-    #[test]
-    fn each_ab_side_gets_a_folder_of_its_own_and_no_result_files() {
-        let dest = std::env::temp_dir().join(format!("socbench ab-words {}", std::process::id()));
-        let machine = Machine {
-            cpus: 2,
-            llc_bytes: 1 << 20,
-        };
-        let plan = plan::plan(Mode::Quick, machine);
-        let dto = plan.iter().find(|e| e.label == "dto-speedup").unwrap();
-        let bin = Path::new("/b i n");
-        let mut dirs = Vec::new();
-        for side in ["base", "current"] {
-            let line = ab_words(bin, &dest, dto, side).unwrap();
-            let words = shlex::split(&line).unwrap();
-            let dir = dest.join("ab").join(format!("dto-speedup-{side}"));
-            assert!(dir.is_dir(), "{line}");
-            assert!(
-                words.contains(&format!("RESULTS_DIR={}", dir.display())),
-                "{line}"
-            );
-            assert!(words.contains(&"/b i n/dto".to_string()), "{line}");
-            assert!(!words.iter().any(|w| w.contains("--json")), "{line}");
-            dirs.push(dir);
-        }
-        assert_ne!(dirs[0], dirs[1]);
-        let dhry = plan.iter().find(|e| e.label == "dhry-P1").unwrap();
-        ab_words(bin, &dest, dhry, "base").unwrap();
-        assert!(!dest.join("ab/dhry-P1-base").exists());
-        std::fs::remove_dir_all(&dest).unwrap();
     }
 
     #[test]

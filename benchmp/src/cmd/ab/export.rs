@@ -1,0 +1,193 @@
+//! The A/B result: as text, ab's own table (medians, intervals, process pairs); as JSON and
+//! CSV, a comparison in `benchmp compare`'s schema ([`benchmp::compare::Comparison`]) whose rows
+//! carry their pairs, so what reads a comparison reads this one too.
+
+use benchmp::ab::Rule;
+use benchmp::compare::paired::{AbRun, PairedFigure};
+use benchmp::compare::{Comparison, Counts, Row, Side};
+use benchmp::output::{Export, Outputs};
+
+use super::*;
+
+/// The A/B result with its comparison, as [`benchmp::output::emit`] writes it.
+pub(super) struct AbResult<'a> {
+    report: &'a AbReport,
+    comparison: Comparison,
+}
+
+impl Export for AbResult<'_> {
+    fn text(&self) -> String {
+        render_text(self.report)
+    }
+
+    fn json(&self) -> Result<String> {
+        self.comparison.json()
+    }
+
+    fn csv(&self) -> Result<String> {
+        self.comparison.csv()
+    }
+}
+
+/// Writes the table (or JSON/CSV on stdout) and any files asked for.
+pub(super) fn write_outputs(r: &AbReport, args: &AbArgs) -> Result<()> {
+    let result = AbResult {
+        report: r,
+        comparison: comparison(r),
+    };
+    benchmp::output::emit(
+        &result,
+        Outputs::new(args.json.as_deref(), args.csv.as_deref()),
+    )
+}
+
+/// The A/B result as a comparison: one row per figure, entry and tool the current side's
+/// tool, each side its repetitions (the value compared their median), the change the pairs'
+/// estimate, and the pairs themselves ([`PairedFigure`]).
+pub fn comparison(r: &AbReport) -> Comparison {
+    let tool = &r.current.tool;
+    let rows: Vec<Row> = r
+        .figures
+        .iter()
+        .map(|f| Row {
+            entry: tool.clone(),
+            tool: tool.clone(),
+            figure: f.measurement.clone(),
+            unit: f.unit.clone(),
+            better: f.better,
+            base: Some(side(&f.cpus, &f.base_values, f.base_median)),
+            current: Some(side(&f.cpus, &f.current_values, f.current_median)),
+            change_pct: Some(f.judgement.estimate_pct),
+            ks_d: None,
+            ks_p: None,
+            mann_whitney: None,
+            verdict: f.verdict,
+            why: f.judgement.why.clone(),
+            paired: Some(PairedFigure {
+                judged_over: f.judged_over,
+                judgement: f.judgement.clone(),
+                cpus: f.cpus.clone(),
+                iterations: f.iterations,
+                seconds: f.seconds,
+                processes: f.processes.clone(),
+                preempted: f.preempted,
+                migrated: f.migrated,
+                timed_ns: f.timed_ns,
+                cpu_ns: f.cpu_ns,
+                differences: f.differences.clone(),
+                base_values: f.base_values.clone(),
+                current_values: f.current_values.clone(),
+            }),
+        })
+        .collect();
+    Comparison {
+        base: r.base.command.clone(),
+        current: r.current.command.clone(),
+        base_runs: Vec::new(),
+        current_runs: Vec::new(),
+        rule: Rule {
+            min_effect_pct: r.rule.min_effect_pct,
+            alpha: r.rule.alpha,
+        },
+        run_spread_pct: None,
+        counts: Counts::of(&rows),
+        rows,
+        paired: true,
+        ab: Some(AbRun {
+            base: r.base.clone(),
+            current: r.current.clone(),
+            rule: r.rule.clone(),
+        }),
+        incomplete: r.incomplete.clone(),
+    }
+}
+
+/// One side of a row: its repetitions sorted, the value compared their median.
+fn side(cpus: &[Option<usize>], values: &[f64], median: f64) -> Side {
+    let mut samples = values.to_vec();
+    samples.sort_by(f64::total_cmp);
+    Side {
+        cpu: match cpus {
+            [one] => *one,
+            _ => None,
+        },
+        value: median,
+        trimmed_mean: median,
+        n: samples.len(),
+        outliers: 0,
+        samples,
+        noisy: false,
+        noisy_runs: 0,
+        runs: Vec::new(),
+    }
+}
+
+/// The table: one row per figure, then the counts.
+pub fn render_text(r: &AbReport) -> String {
+    use std::fmt::Write as _;
+    let conf = format!("{:.4}", r.rule.confidence * 100.0);
+    let conf = conf.trim_end_matches('0').trim_end_matches('.');
+    let units = if r.rule.unit() == Unit::ProcessPairs {
+        format!("up to {} process pairs", r.rule.processes)
+    } else {
+        "one process pair".to_string()
+    };
+    let mut out = format!(
+        "benchmp ab: A '{}' vs B '{}' (minimum effect {:.1} %, alpha {} over {} figure(s): {conf} % intervals, {units}, {} order)\n",
+        ftrace::error::printable(&r.base.command),
+        ftrace::error::printable(&r.current.command),
+        r.rule.min_effect_pct,
+        r.rule.alpha,
+        r.rule.figures,
+        match r.rule.order {
+            Order::Random => "random",
+            Order::Abba => "ABBA",
+        }
+    );
+    let w = r
+        .figures
+        .iter()
+        .map(|f| f.measurement.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let _ = writeln!(
+        out,
+        "{:<w$}  {:>12}  {:>12}  {:<14}  {:>5}  {:>6}  {:>6}  {:>7}  {:<18}  verdict",
+        "figure", "A median", "B median", "unit", "procs", "pairs", "s", "change", "interval"
+    );
+    for f in &r.figures {
+        let j = &f.judgement;
+        let arrow = match f.better {
+            Better::Higher => "↑",
+            Better::Lower => "↓",
+        };
+        let _ = writeln!(
+            out,
+            "{:<w$}  {:>12}  {:>12}  {:<14}  {:>5}  {:>6}  {:>6.1}  {:>+6.2}%  {:<18}  {}{}",
+            f.measurement,
+            benchmp::export::table_number(f.base_median, 2),
+            benchmp::export::table_number(f.current_median, 2),
+            format!("{} {arrow}", f.unit),
+            f.processes.len(),
+            f.differences.len(),
+            f.seconds,
+            j.estimate_pct,
+            format!("[{:+.2}, {:+.2}]%", j.low_pct, j.high_pct),
+            f.verdict.label(),
+            j.why
+                .as_deref()
+                .map_or(String::new(), |w| format!(" ({w})"))
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{} figures: {} PASS, {} FAIL, {} IMPROVED, {} NOISY (change: B against A, positive = B worse)",
+        r.figures.len(),
+        r.count(Verdict::Pass),
+        r.count(Verdict::Fail),
+        r.count(Verdict::Improved),
+        r.count(Verdict::Noisy)
+    );
+    out
+}

@@ -1,0 +1,701 @@
+//! `benchmp ab 'CMD_A' 'CMD_B'`: a paired, interleaved A/B verdict for two builds (or two
+//! settings) of one tool.
+//!
+//! Both commands start as workers ([`benchmp::run::worker`]): their children are forked,
+//! pinned, sized and warm before anything is timed. Then, measurement by measurement, the
+//! driver asks each side for one repetition at a time, the two halves of a pair back to back
+//! in random order, so the machine's drift falls on both alike. Each figure is paired in
+//! several fresh pairs of workers (`--processes`), since two processes of one build can
+//! differ for their whole life; each process pair's estimate is one unit of the test
+//! ([`benchmp::ab::paired`]: Hodges-Lehmann estimate, Wilcoxon signed-rank interval,
+//! sequential looks with the error rate split over them). B is the current side: FAIL means
+//! B is worse than A by more than `--min-effect`.
+//!
+//! The driver is here; each figure's pairs as they accumulate are [`tally`], a side's worker
+//! process [`side`], and the result's text, JSON and CSV (`benchmp compare`'s layout) [`export`].
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use benchmp::ab::paired::{self, Decision, Judgement, Looks};
+use benchmp::ab::{Better, Verdict};
+use benchmp::aggregate::Metric;
+use benchmp::compare::paired::{AbRule, Order, ProcessPair, SideInfo, Unit};
+use benchmp::run::worker::{self, StepSample, ToDriver, ToWorker};
+use benchmp::{EXIT_FAILED, EXIT_OK, Usage};
+
+mod export;
+mod side;
+mod tally;
+#[cfg(test)]
+mod tests;
+
+use export::write_outputs;
+use side::{Prepared, Worker, XorShift, bounded};
+use tally::{Ready, Tally, pair_block};
+
+/// How long a command may take to say hello: a socbench tool does so as its session starts,
+/// before any calibration or measurement, in milliseconds; a command silent this long is not
+/// one.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+/// The longest line a worker may send (a step's samples of a thousand children take a few
+/// hundred KiB); a longer one is not a message.
+const MAX_LINE: usize = 1 << 20;
+/// How much of the end of a worker's output is kept, and read for its error line.
+const OUTPUT_TAIL: u64 = 64 << 10;
+/// A worker's output file is cut back to its tail once it grows past this.
+const OUTPUT_LIMIT: u64 = 4 << 20;
+/// The most characters of a worker's text (a name, a unit, an error line) shown.
+const SHOWN: usize = 300;
+/// How long a worker may take to get a measurement's children ready (buffers allocated and
+/// first touched, counts sized).
+const READY_TIMEOUT: Duration = Duration::from_secs(600);
+/// How long one step may take beyond 100 repetitions' worth.
+const STEP_SLACK: Duration = Duration::from_secs(60);
+/// Pairs before the first look, without `--pairs`.
+const FIRST_LOOK: usize = 16;
+/// Pairs at most per figure, without `--pairs`.
+const MAX_PAIRS: usize = 4096;
+/// Process pairs before the first look over them (the fewest whose signed-rank interval
+/// reaches 97.5 %, the confidence of two looks at alpha 0.05).
+const FIRST_PROCESS_LOOK: usize = 8;
+/// Repetition pairs at least per figure in each process pair.
+const MIN_BLOCK_PAIRS: usize = 3;
+
+/// `benchmp ab`'s options.
+#[derive(Debug, clap::Args)]
+pub struct AbArgs {
+    /// The baseline command (A), one string as for a shell: 'old/bw_mem 64m rd'. Leading
+    /// VAR=VALUE words set its environment.
+    pub base: String,
+    /// The current command (B), judged against A: the same tool and figures.
+    pub current: String,
+    /// Smallest change that counts, percent: FAIL when B is worse than A by more than this
+    /// with the interval's confidence, PASS when the interval lies within ± this.
+    #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = positive_pct)]
+    pub min_effect: f64,
+    /// False-alarm rate of the whole comparison, split over its figures and every look
+    /// (Bonferroni); with --processes 1, per figure.
+    #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = super::probability)]
+    pub alpha: f64,
+    /// Time budget per figure, seconds: pairs are added until the verdict is decided or the
+    /// budget is spent (then NOISY when still undecided). Over several process pairs the
+    /// whole comparison keeps to it (this times the figures), worker start-up included: each
+    /// figure of each process pair gets an even share of what is left, at least 3 repetition
+    /// pairs, and no process pair starts once it is spent, so --processes is only an upper
+    /// bound. Not used with --pairs.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = seconds)]
+    pub time: f64,
+    /// Take exactly this many pairs per figure in each process pair and look once, at the
+    /// end, instead of the time budget.
+    #[arg(long, value_name = "N", value_parser = pair_count)]
+    pub pairs: Option<usize>,
+    /// Pairs of worker processes per figure, at most. Two processes of one build can differ
+    /// by a few percent for their whole life (their physical pages, on a VM the host's
+    /// backing), so each figure is paired in fresh processes, its budget split over them,
+    /// and judged over their estimates: the process pair is the unit. Fewer run when --time
+    /// is spent first (the verdict is then over those, NOISY when too few). Looks at 8 and
+    /// every doubling. 1: one pair of workers and the repetition pair as the unit (quicker, but
+    /// blind to a difference between the two processes).
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = process_count)]
+    pub processes: usize,
+    /// Length of one repetition, milliseconds (each side's count is sized to it once, and
+    /// A's count is then used by both sides).
+    #[arg(long, value_name = "MS", default_value_t = 20.0, value_parser = rep_ms)]
+    pub rep_ms: f64,
+    /// Order within each pair: random (a coin per pair) or abba (A B, B A, ...).
+    #[arg(long, value_enum, default_value_t = Order::Random)]
+    pub order: Order,
+    /// Keep the workers' address-space randomisation. By default both start with it off, so
+    /// two processes of one binary place code, stacks and buffers at the same addresses:
+    /// otherwise 4 KiB aliasing between a copy's source and destination can differ between
+    /// the two processes and show as a change that is neither build's.
+    #[arg(long)]
+    pub aslr: bool,
+    /// Seed of the random order (default: from the clock; the report records it).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Write the verdicts as JSON, a comparison in benchmp compare's layout whose rows carry
+    /// their pairs (`paired`): to stdout instead of the table (--json), or to a file besides it
+    /// (--json=FILE).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    pub json: Option<String>,
+    /// Write one CSV row per figure, in benchmp compare's columns (the paired ones filled): to
+    /// stdout instead of the table (--csv), or to a file besides it (--csv=FILE).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    pub csv: Option<String>,
+}
+
+fn positive_pct(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!("'{s}' is not a percentage above 0 and at most 100")),
+    }
+}
+
+fn seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(t) if t > 0.0 && t <= 86_400.0 => Ok(t),
+        _ => Err(format!(
+            "'{s}' is not a number of seconds above 0 and at most a day"
+        )),
+    }
+}
+
+fn pair_count(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (2..=1_000_000).contains(&n) => Ok(n),
+        _ => Err(format!("'{s}' is not a pair count from 2 to 1000000")),
+    }
+}
+
+fn process_count(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=1000).contains(&n) => Ok(n),
+        _ => Err(format!("'{s}' is not a process pair count from 1 to 1000")),
+    }
+}
+
+fn rep_ms(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(t) if (0.01..=60_000.0).contains(&t) => Ok(t),
+        _ => Err(format!(
+            "'{s}' is not a repetition length from 0.01 to 60000 ms"
+        )),
+    }
+}
+
+/// How a worker ended.
+#[derive(Debug, Clone, PartialEq)]
+struct End {
+    exit: Option<i32>,
+    error: Option<String>,
+    stopped: bool,
+}
+
+impl End {
+    /// Stopped by the driver because the other side failed.
+    fn stopped() -> End {
+        End {
+            exit: None,
+            error: Some("stopped by benchmp ab when the other side failed".into()),
+            stopped: true,
+        }
+    }
+}
+
+impl Default for End {
+    /// Ended with exit status 0.
+    fn default() -> Self {
+        End {
+            exit: Some(0),
+            error: None,
+            stopped: false,
+        }
+    }
+}
+
+/// One figure's paired comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AbFigure {
+    /// The measurement (`rd 64M`).
+    pub measurement: String,
+    /// Unit of the figure.
+    pub unit: String,
+    /// Which way is better.
+    pub better: Better,
+    /// CPUs of the children (the same on both sides).
+    pub cpus: Vec<Option<usize>>,
+    /// Iterations per repetition, both sides.
+    pub iterations: u64,
+    /// Median of A's repetitions.
+    pub base_median: f64,
+    /// Median of B's.
+    pub current_median: f64,
+    /// What the judgement's units are.
+    pub judged_over: Unit,
+    /// The statistics of the units.
+    pub judgement: Judgement,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Wall time spent on the pairs, s.
+    pub seconds: f64,
+    /// Each process pair's part, in time order.
+    pub processes: Vec<ProcessPair>,
+    /// Involuntary context switches of A's and B's children during their repetitions.
+    pub preempted: (u64, u64),
+    /// Repetitions whose child ended on another CPU than it started on, A and B.
+    pub migrated: (usize, usize),
+    /// Wall time of A's and B's timed repetitions (the longest child's per step), ns.
+    pub timed_ns: (u64, u64),
+    /// CPU time A's and B's children got during their timed repetitions, ns: a side whose
+    /// share (CPU over wall time) is lower lost time to other tasks or a CPU quota.
+    pub cpu_ns: (u64, u64),
+    /// Each pair's log ratio (positive: B worse), in time order.
+    pub differences: Vec<f64>,
+    /// Each side's figure per repetition, in time order.
+    pub base_values: Vec<f64>,
+    /// B's.
+    pub current_values: Vec<f64>,
+}
+
+/// The whole comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AbReport {
+    /// A.
+    pub base: SideInfo,
+    /// B.
+    pub current: SideInfo,
+    /// The rule.
+    pub rule: AbRule,
+    /// Every figure.
+    pub figures: Vec<AbFigure>,
+    /// Set when a stop signal ended the comparison early: the figures hold the pairs taken
+    /// until then, judged as they stand.
+    pub incomplete: Option<benchmp::report::Incomplete>,
+}
+
+impl AbReport {
+    /// Figures per verdict.
+    fn count(&self, v: Verdict) -> usize {
+        self.figures.iter().filter(|f| f.verdict == v).count()
+    }
+}
+
+/// Runs `benchmp ab`; the exit status: 1 when a figure regressed (or a side failed at the
+/// end), 0 otherwise.
+pub fn run(args: &AbArgs) -> Result<i32> {
+    let inputs = [("A", args.base.as_str()), ("B", args.current.as_str())];
+    let mut cmds = Vec::new();
+    for (name, text) in inputs {
+        cmds.push(Prepared::parse(name, text)?);
+    }
+    // No report replaces a program being compared (by inode: `./d`, a link to it).
+    let programs = benchmp::cli::Protected::new()
+        .file("A's program", &cmds[0].program)
+        .file("B's program", &cmds[1].program);
+    benchmp::cli::check_outputs_besides(args.json.as_deref(), args.csv.as_deref(), &programs)?;
+    let seed = args
+        .seed
+        .unwrap_or_else(|| benchmp::sys::clock::now_ns() | 1);
+    let looks = looks(args);
+    let mut rule = AbRule {
+        min_effect_pct: args.min_effect,
+        alpha: args.alpha,
+        time_s: args.pairs.is_none().then_some(args.time),
+        processes: args.processes,
+        looks,
+        figures: 1,
+        confidence: looks.confidence(),
+        rep_us: (args.rep_ms * 1000.0).round().max(1.0) as u64,
+        order: args.order,
+        seed,
+        budget_spent_after: None,
+    };
+    let guard = benchmp::sys::process::InterruptGuard::install();
+    let (a_cmd, b_cmd) = (&cmds[0], &cmds[1]);
+    let mut rng = XorShift(seed);
+    let mut tallies: Vec<Tally> = Vec::new();
+    let mut tools = (String::new(), String::new());
+    let mut ends = (End::default(), End::default());
+    let started = Instant::now();
+    // The process pairs; a stop signal ends them with the pairs taken kept (below).
+    let outcome = (|| -> Result<()> {
+        for round in 0..args.processes {
+            // The budget holds for the whole comparison, worker start-up included: no process
+            // pair starts once it is spent.
+            if round > 0 && budgeted(args) && started.elapsed() >= total_budget(args, tallies.len())
+            {
+                rule.budget_spent_after = Some(round);
+                break;
+            }
+            let share = block_budget(args, started, round, &tallies);
+            // Which side starts first (and sets its buffers up while the other is still
+            // starting) is a coin per process pair, so that no order favours one build.
+            let (mut a, mut b) = if rng.coin() {
+                let a = Worker::spawn(a_cmd, rule.rep_us, args.aslr)?;
+                (a, Worker::spawn(b_cmd, rule.rep_us, args.aslr)?)
+            } else {
+                let b = Worker::spawn(b_cmd, rule.rep_us, args.aslr)?;
+                (Worker::spawn(a_cmd, rule.rep_us, args.aslr)?, b)
+            };
+            let hellos = a.hello().and_then(|ta| Ok((ta, b.hello()?)));
+            let (tool_a, tool_b) = match hellos {
+                Ok(tools) => tools,
+                // The same commands spoke the protocol in the first process pair: a side that
+                // fails to now is a failure of this run, and the pairs taken are kept.
+                Err(e) if tallies.iter().any(|t| !t.d.is_empty()) => {
+                    let end = |w: &Worker| End {
+                        exit: w.exit.and_then(|s| s.code()),
+                        error: Some(match w.exit {
+                            Some(_) => format!(
+                                "before its hello in process pair {}: {}",
+                                round + 1,
+                                w.error_line().unwrap_or_else(|| "(no message)".into())
+                            ),
+                            None => bounded(&format!("{e:#}")),
+                        }),
+                        stopped: false,
+                    };
+                    ends = if a.tool.is_none() {
+                        (end(&a), End::stopped())
+                    } else {
+                        (End::stopped(), end(&b))
+                    };
+                    break;
+                }
+                Err(e) => return Err(e),
+            };
+            if tool_a != tool_b {
+                return Err(Usage(format!(
+                "A runs {tool_a} and B runs {tool_b}: ab compares two builds or settings of one tool"
+            ))
+            .into());
+            }
+            tools = (tool_a, tool_b);
+            let mut index = 0;
+            let measured = pair_round(
+                args,
+                &rule,
+                (round, share),
+                &mut rng,
+                (&mut a, &mut b),
+                &mut tallies,
+                &mut index,
+            );
+            if round == 0 && rule.unit() == Unit::ProcessPairs {
+                // The false-alarm rate holds for the whole comparison: split over every figure
+                // (a sweep's hundred points would otherwise give a few false verdicts by chance).
+                rule.figures = tallies.len().max(1);
+                rule.confidence = rule.looks.confidence_over(rule.figures);
+            }
+            let unexplained = measured
+                .as_ref()
+                .err()
+                .is_some_and(|e| e.downcast_ref::<Usage>().is_none());
+            if unexplained && benchmp::sys::process::interrupted().is_none() {
+                // A command that could not be sent (EPIPE) may come from a side that just died.
+                settle(&mut a, &mut b);
+            }
+            if let Some(failed) = [&a, &b].into_iter().find(|w| w.failed()) {
+                if !tallies.iter().any(|t| !t.d.is_empty()) {
+                    measured?;
+                    anyhow::bail!(
+                        "{} ({}) failed: {}",
+                        failed.name,
+                        failed.status_text(),
+                        failed.error_line().unwrap_or_else(|| "(no message)".into())
+                    );
+                }
+                // The pairs taken are kept: the report is written, with the side that failed.
+                ends = (a.end_now(), b.end_now());
+                break;
+            }
+            measured?;
+            if index != tallies.len() {
+                anyhow::bail!(
+                    "process pair {}: the command measured {index} figures, the first pair {}: each run must measure the same figures",
+                    round + 1,
+                    tallies.len()
+                );
+            }
+            ends = (a.finish()?, b.finish()?);
+            if ends.0.exit != Some(0) || ends.1.exit != Some(0) {
+                break;
+            }
+            if rule.unit() == Unit::ProcessPairs {
+                let n = round + 1;
+                let last = n == args.processes;
+                for t in tallies.iter_mut().filter(|t| t.judgement.is_none()) {
+                    if last || rule.looks.is_look(n) {
+                        let j = t.judge_processes(&rule);
+                        if last || j.decision != Decision::Undecided {
+                            t.judgement = Some(j);
+                        }
+                    }
+                }
+            }
+            if tallies.iter().all(|t| t.judgement.is_some()) {
+                break;
+            }
+        }
+        Ok(())
+    })();
+    let interrupted = benchmp::sys::process::interrupted();
+    drop(guard);
+    let incomplete = match (outcome, interrupted) {
+        (Ok(()), _) => None,
+        // Nothing measured is lost: the pairs taken are judged as they stand and written,
+        // marked incomplete, before the run ends with the signal's status.
+        (Err(_), Some(sig)) => Some(benchmp::report::Incomplete {
+            signal: sig.as_str().to_string(),
+            running: None,
+            measured: tallies.iter().filter(|t| !t.d.is_empty()).count(),
+        }),
+        (Err(e), None) => return Err(e),
+    };
+    if let Some(n) = rule.budget_spent_after {
+        for t in tallies.iter_mut().filter(|t| t.judgement.is_none()) {
+            let mut j = t.judge_processes(&rule);
+            if j.decision == Decision::Undecided {
+                j.why = Some(format!(
+                    "{}; --time ran out after {n} of {} process pairs",
+                    j.why.as_deref().unwrap_or("undecided"),
+                    args.processes
+                ));
+            }
+            t.judgement = Some(j);
+        }
+    }
+    let figures = tallies.into_iter().map(|t| t.figure(&rule)).collect();
+    let report = AbReport {
+        base: SideInfo {
+            command: args.base.clone(),
+            tool: tools.0,
+            exit: ends.0.exit,
+            error: ends.0.error,
+            stopped: ends.0.stopped,
+        },
+        current: SideInfo {
+            command: args.current.clone(),
+            tool: tools.1,
+            exit: ends.1.exit,
+            error: ends.1.error,
+            stopped: ends.1.stopped,
+        },
+        rule,
+        figures,
+        incomplete,
+    };
+    write_outputs(&report, args)?;
+    if let Some(i) = &report.incomplete {
+        benchmp::errln!(
+            "benchmp: ab interrupted by {}: the pairs of {} figure(s) taken so far are in the report, marked incomplete",
+            i.signal,
+            i.measured
+        );
+        if let Some(sig) = interrupted {
+            return Err(benchmp::Error::Interrupted(sig).into());
+        }
+    }
+    for (name, side) in [("A", &report.base), ("B", &report.current)] {
+        if side.exit != Some(0) && !side.stopped {
+            benchmp::errln!(
+                "benchmp: {name} {}: {}",
+                side.exit.map_or("failed".to_string(), |c| format!(
+                    "ended with exit status {c}"
+                )),
+                side.error.as_deref().unwrap_or("(no message)")
+            );
+        }
+    }
+    let side_failed = report.base.exit != Some(0) || report.current.exit != Some(0);
+    Ok(if report.count(Verdict::Fail) > 0 || side_failed {
+        EXIT_FAILED
+    } else {
+        EXIT_OK
+    })
+}
+
+/// True when `--time` bounds the process pairs (over several of them, without `--pairs`).
+fn budgeted(args: &AbArgs) -> bool {
+    args.processes > 1 && args.pairs.is_none()
+}
+
+/// The whole comparison's budget: `--time` for each of its figures (one before any is known).
+fn total_budget(args: &AbArgs, figures: usize) -> Duration {
+    Duration::from_secs_f64(args.time * figures.max(1) as f64)
+}
+
+/// Each figure's share of the budget in process pair `round` (0-based): in one process pair
+/// all of `--time`; over several, an even share of what is left of the whole budget among
+/// the process pairs still to come and the figures still undecided (the first pair, before
+/// the figures are known: `--time / --processes`). Worker start-up, calibration and sizing
+/// spent so far come out of what is left.
+fn block_budget(args: &AbArgs, started: Instant, round: usize, tallies: &[Tally]) -> Duration {
+    if args.processes == 1 {
+        return Duration::from_secs_f64(args.time);
+    }
+    if round == 0 {
+        return Duration::from_secs_f64(args.time / args.processes as f64);
+    }
+    let left = total_budget(args, tallies.len()).saturating_sub(started.elapsed());
+    let undecided = tallies
+        .iter()
+        .filter(|t| t.judgement.is_none())
+        .count()
+        .max(1);
+    left / ((args.processes - round) * undecided) as u32
+}
+
+/// Waits up to a second for either side to be seen ended, after an error that a side's end
+/// may explain.
+fn settle(a: &mut Worker, b: &mut Worker) {
+    let deadline = Instant::now() + Duration::from_secs(1);
+    loop {
+        a.poll_exit();
+        b.poll_exit();
+        if a.exit.is_some() || b.exit.is_some() || Instant::now() >= deadline {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Pairs every measurement of one process pair in turn (or passes over those decided); the
+/// first process pair sizes each count and starts each figure's tally.
+fn pair_round(
+    args: &AbArgs,
+    rule: &AbRule,
+    (round, share): (usize, Duration),
+    rng: &mut XorShift,
+    (a, b): (&mut Worker, &mut Worker),
+    tallies: &mut Vec<Tally>,
+    index: &mut usize,
+) -> Result<()> {
+    while let Some(ready) = next_measurement(a, b)? {
+        if round == 0 {
+            // A sizes the count alone on the CPUs (B waits); both sides, in every process
+            // pair, then run that count.
+            let iterations = a.size()?.into_iter().max().unwrap_or(1).max(1);
+            tallies.push(Tally::new(ready, iterations));
+        } else if tallies.get(*index).map(|t| t.ready.figure()) != Some(ready.figure()) {
+            anyhow::bail!(
+                "process pair {}: measurement {} is '{}', not what the first pair measured there: each run of the command must measure the same figures in the same order",
+                round + 1,
+                *index + 1,
+                ready.figure()
+            );
+        }
+        let t = &mut tallies[*index];
+        if t.judgement.is_some() {
+            skip(a, b, rule)?;
+        } else {
+            pair_block(args, rule, share, rng, a, b, t)?;
+        }
+        *index += 1;
+    }
+    Ok(())
+}
+
+/// When the pairs are looked at. Over process pairs: at `FIRST_PROCESS_LOOK` of them, doubling,
+/// and at `--processes`; with `--pairs`, once, after the last process pair. In one process
+/// pair: at `FIRST_LOOK` repetition pairs, doubling, and when the budget is spent.
+fn looks(args: &AbArgs) -> Looks {
+    let (first, max_pairs) = match (args.processes, args.pairs) {
+        (1, Some(n)) => (n, n),
+        (1, None) => (FIRST_LOOK, MAX_PAIRS),
+        (k, Some(_)) => (k, k),
+        (k, None) => (FIRST_PROCESS_LOOK.min(k), k),
+    };
+    Looks {
+        first,
+        max_pairs,
+        alpha: args.alpha,
+    }
+}
+
+/// The next measurement both sides are ready for (A's account of it); `None` when both ended,
+/// or one failed. Refuses two sides that measure different figures, or on different CPUs.
+fn next_measurement(a: &mut Worker, b: &mut Worker) -> Result<Option<Ready>> {
+    let ra = a.next_ready()?;
+    if a.failed() {
+        return Ok(None);
+    }
+    let rb = b.next_ready()?;
+    let (ra, rb) = match (ra, rb) {
+        (None, None) => return Ok(None),
+        _ if b.failed() => return Ok(None),
+        (Some(ra), Some(rb)) => (ra, rb),
+        (Some(r), None) | (None, Some(r)) => {
+            // A side that ends without an error measured fewer figures than the other: two
+            // commands that a plan would have told apart (exit 2).
+            let (ended, other) = if a.ended() { (&*a, &*b) } else { (&*b, &*a) };
+            return Err(Usage(format!(
+                "{} ended while {} went on to measure '{}': ab pairs the same figures of both commands",
+                ended.name,
+                other.name,
+                r.figure()
+            ))
+            .into());
+        }
+    };
+    same_plan(a, b)?;
+    same_figure(&ra, &rb)?;
+    Ok(Some(ra))
+}
+
+/// Refuses two workers that announced different figures ([`ToDriver::Plan`]), before any
+/// pair of them is timed; without both plans the figures are compared one by one.
+fn same_plan(a: &Worker, b: &Worker) -> Result<()> {
+    let (Some(pa), Some(pb)) = (&a.plan, &b.plan) else {
+        return Ok(());
+    };
+    if pa == pb {
+        return Ok(());
+    }
+    let at = pa.iter().zip(pb).take_while(|(x, y)| x == y).count();
+    let figure = |p: &[String]| {
+        p.get(at)
+            .map_or("nothing more".to_string(), |f| format!("'{f}'"))
+    };
+    Err(Usage(format!(
+        "A measures {} figures and B {}, from figure {} on A {} and B {}: ab pairs the same figures of both commands",
+        pa.len(),
+        pb.len(),
+        at + 1,
+        figure(pa),
+        figure(pb)
+    ))
+    .into())
+}
+
+/// Refuses two measurements that are not the same figure, or not on the same CPUs.
+fn same_figure(ra: &Ready, rb: &Ready) -> Result<()> {
+    if ra.figure() != rb.figure() || ra.metric.unit() != rb.metric.unit() {
+        return Err(Usage(format!(
+            "A measures '{}' ({}) and B '{}' ({}): ab pairs the same figure of both",
+            ra.figure(),
+            ra.metric.unit(),
+            rb.figure(),
+            rb.metric.unit()
+        ))
+        .into());
+    }
+    if ra.cpus != rb.cpus {
+        return Err(Usage(format!(
+            "{}: A's children run on CPUs {} and B's on {}: pair them on the same CPUs (--cpus)",
+            ra.figure(),
+            cpus_text(&ra.cpus),
+            cpus_text(&rb.cpus)
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+fn cpus_text(cpus: &[Option<usize>]) -> String {
+    cpus.iter()
+        .map(|c| c.map_or("-".to_string(), |c| c.to_string()))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// How long one step may take: 100 repetitions' worth and some slack.
+fn step_timeout(rule: &AbRule) -> Duration {
+    STEP_SLACK + Duration::from_micros(rule.rep_us.saturating_mul(100))
+}
+
+/// Passes over a measurement already decided: one repetition of one iteration on each side
+/// (a tool's measurement wants a sample) and on.
+fn skip(a: &mut Worker, b: &mut Worker, rule: &AbRule) -> Result<()> {
+    a.step(1, step_timeout(rule))?;
+    b.step(1, step_timeout(rule))?;
+    a.send(ToWorker::Stop)?;
+    b.send(ToWorker::Stop)
+}

@@ -1,0 +1,221 @@
+//! Each figure's pairs as they accumulate, and the pairing of one measurement in one process
+//! pair.
+
+use super::*;
+
+/// One figure's pairs as they accumulate over the process pairs.
+#[derive(Debug)]
+pub(super) struct Tally {
+    pub(super) ready: Ready,
+    pub(super) iterations: u64,
+    pub(super) d: Vec<f64>,
+    pub(super) va: Vec<f64>,
+    pub(super) vb: Vec<f64>,
+    pub(super) pre: (u64, u64),
+    pub(super) mig: (usize, usize),
+    pub(super) timed: (u64, u64),
+    pub(super) cpu: (u64, u64),
+    pub(super) seconds: f64,
+    pub(super) processes: Vec<ProcessPair>,
+    /// Set once decided, or at the last look.
+    pub(super) judgement: Option<Judgement>,
+}
+
+impl Tally {
+    pub(super) fn new(ready: Ready, iterations: u64) -> Tally {
+        Tally {
+            ready,
+            iterations,
+            d: Vec::new(),
+            va: Vec::new(),
+            vb: Vec::new(),
+            pre: (0, 0),
+            mig: (0, 0),
+            timed: (0, 0),
+            cpu: (0, 0),
+            seconds: 0.0,
+            processes: Vec::new(),
+            judgement: None,
+        }
+    }
+
+    /// The verdict over the process pairs' estimates so far.
+    pub(super) fn judge_processes(&self, rule: &AbRule) -> Judgement {
+        let units: Vec<f64> = self.processes.iter().map(|p| p.estimate).collect();
+        paired::judge(
+            &units,
+            rule.min_effect_pct,
+            rule.confidence,
+            "process pairs",
+        )
+    }
+
+    pub(super) fn figure(self, rule: &AbRule) -> AbFigure {
+        let judgement = match self.judgement {
+            Some(j) => j,
+            // A side ended early: what there is.
+            None if rule.unit() == Unit::ProcessPairs => self.judge_processes(rule),
+            None => paired::judge_pairs(&self.d, rule.min_effect_pct, rule.confidence),
+        };
+        let verdict = match judgement.decision {
+            Decision::Fail => Verdict::Fail,
+            Decision::Improved => Verdict::Improved,
+            Decision::Pass => Verdict::Pass,
+            Decision::Undecided => Verdict::Noisy,
+        };
+        AbFigure {
+            measurement: self.ready.figure(),
+            unit: self.ready.metric.unit().to_string(),
+            better: self.ready.metric.better(),
+            cpus: self.ready.cpus,
+            iterations: self.iterations,
+            base_median: benchmp::stats::median_of(&self.va),
+            current_median: benchmp::stats::median_of(&self.vb),
+            judged_over: rule.unit(),
+            judgement,
+            verdict,
+            seconds: self.seconds,
+            processes: self.processes,
+            preempted: self.pre,
+            migrated: self.mig,
+            timed_ns: self.timed,
+            cpu_ns: self.cpu,
+            differences: self.d,
+            base_values: self.va,
+            current_values: self.vb,
+        }
+    }
+}
+
+/// Pairs one measurement in one process pair: for its share of the budget ([`block_budget`],
+/// at least `MIN_BLOCK_PAIRS` pairs) or `--pairs` pairs; with one process pair, until the
+/// verdict over the repetition pairs is decided or the budget is spent.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn pair_block(
+    args: &AbArgs,
+    rule: &AbRule,
+    budget: Duration,
+    rng: &mut XorShift,
+    a: &mut Worker,
+    b: &mut Worker,
+    t: &mut Tally,
+) -> Result<()> {
+    let iterations = t.iterations;
+    let timeout = step_timeout(rule);
+    // One untimed repetition on each side first: caches, TLBs and branch predictors warm.
+    a.step(iterations, timeout)?;
+    b.step(iterations, timeout)?;
+    let metric = t.ready.metric.clone();
+    let better = metric.better();
+    let alone = rule.unit() == Unit::RepetitionPairs;
+    let start = Instant::now();
+    let first = t.d.len();
+    loop {
+        let a_first = match rule.order {
+            Order::Random => rng.coin(),
+            Order::Abba => t.d.len().is_multiple_of(2),
+        };
+        let (sa, sb) = if a_first {
+            let sa = a.step(iterations, timeout)?;
+            (sa, b.step(iterations, timeout)?)
+        } else {
+            let sb = b.step(iterations, timeout)?;
+            (a.step(iterations, timeout)?, sb)
+        };
+        let (xa, xb) = (value(&metric, &sa), value(&metric, &sb));
+        // Whatever counts a worker sends, the totals saturate rather than overflow.
+        let sum = |v: &[StepSample], f: fn(&StepSample) -> u64| {
+            v.iter().fold(0u64, |acc, s| acc.saturating_add(f(s)))
+        };
+        let longest = |v: &[StepSample]| v.iter().map(|s| s.elapsed_ns).max().unwrap_or(0);
+        t.pre.0 = t.pre.0.saturating_add(sum(&sa, |s| s.preempted));
+        t.pre.1 = t.pre.1.saturating_add(sum(&sb, |s| s.preempted));
+        t.mig.0 += sa.iter().filter(|s| s.cpus.0 != s.cpus.1).count();
+        t.mig.1 += sb.iter().filter(|s| s.cpus.0 != s.cpus.1).count();
+        t.timed.0 = t.timed.0.saturating_add(longest(&sa));
+        t.timed.1 = t.timed.1.saturating_add(longest(&sb));
+        t.cpu.0 = t.cpu.0.saturating_add(sum(&sa, |s| s.cpu_ns));
+        t.cpu.1 = t.cpu.1.saturating_add(sum(&sb, |s| s.cpu_ns));
+        t.va.push(xa);
+        t.vb.push(xb);
+        t.d.push(paired::log_ratio(xa, xb, better));
+        let n = t.d.len() - first;
+        let spent = args.pairs.is_none() && start.elapsed() >= budget;
+        if alone {
+            let last = spent || n >= rule.looks.max_pairs;
+            if last || rule.looks.is_look(n) {
+                let j = paired::judge_pairs(&t.d, rule.min_effect_pct, rule.confidence);
+                if last || j.decision != Decision::Undecided {
+                    t.judgement = Some(j);
+                    break;
+                }
+            }
+        } else if args.pairs.map_or(spent && n >= MIN_BLOCK_PAIRS, |p| n >= p) {
+            break;
+        }
+    }
+    a.send(ToWorker::Stop)?;
+    b.send(ToWorker::Stop)?;
+    t.seconds += start.elapsed().as_secs_f64();
+    let block = &t.d[first..];
+    let estimate = paired::hodges_lehmann(block);
+    t.processes.push(ProcessPair {
+        pairs: block.len(),
+        estimate,
+        estimate_pct: estimate.exp_m1() * 100.0,
+    });
+    Ok(())
+}
+
+/// One side's figure for one step: the children's throughputs added, or their latencies
+/// averaged, as the tool's own system figure is.
+pub(super) fn value(metric: &Metric, samples: &[StepSample]) -> f64 {
+    let ns = |s: &StepSample| if s.net_ns > 0 { s.net_ns } else { s.elapsed_ns }.max(1) as f64;
+    match metric {
+        Metric::Rate { per_iteration, .. } => samples
+            .iter()
+            .map(|s| per_iteration * s.iterations as f64 * 1e9 / ns(s))
+            .sum(),
+        Metric::Latency { per_iteration, .. } => {
+            let per = |s: &StepSample| ns(s) / (s.iterations as f64 * per_iteration);
+            samples.iter().map(per).sum::<f64>() / samples.len().max(1) as f64
+        }
+    }
+}
+
+/// A measurement a worker is ready to pair.
+#[derive(Debug, Clone)]
+pub(super) struct Ready {
+    pub(super) measurement: String,
+    pub(super) metric: Metric,
+    pub(super) params: serde_json::Value,
+    pub(super) cpus: Vec<Option<usize>>,
+}
+
+impl Ready {
+    /// The figure this measurement is ([`figure_label`]).
+    pub(super) fn figure(&self) -> String {
+        figure_label(&self.measurement, &self.params)
+    }
+}
+
+/// What makes two measurements the same figure: the name and the parameters that size it
+/// (array size, stride, access order). Other parameters (page size, implementation, variant)
+/// are settings two commands may differ in. Shortened and printable, as a worker sent it.
+pub(super) fn figure_label(measurement: &str, p: &serde_json::Value) -> String {
+    let mut label = bounded(measurement);
+    let size = p.get("size_bytes").and_then(serde_json::Value::as_u64);
+    if let Some(b) = size {
+        let shown = benchmp::size::HumanSize(b).to_string();
+        if !label.contains(&shown) {
+            label = format!("{label} {shown}");
+        }
+    }
+    if let Some(s) = p.get("stride_bytes").and_then(serde_json::Value::as_u64) {
+        label = format!("{label} stride {s}");
+    }
+    if let Some(l) = p.get("layout").and_then(serde_json::Value::as_str) {
+        label = format!("{label} {}", bounded(l));
+    }
+    label
+}

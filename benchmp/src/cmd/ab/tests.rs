@@ -1,0 +1,93 @@
+//! The driver's pieces: commands, figures, the order coin.
+
+use super::tally::value;
+use super::*;
+
+#[test]
+fn commands_split_into_environment_program_and_arguments() {
+    let p = Prepared::parse("A", "LD_LIBRARY_PATH=/x FOO='a b' sh -c 'echo hi'").unwrap();
+    assert_eq!(
+        p.env,
+        [
+            ("LD_LIBRARY_PATH".to_string(), "/x".to_string()),
+            ("FOO".to_string(), "a b".to_string())
+        ]
+    );
+    assert!(p.program.ends_with("sh"), "{:?}", p.program);
+    assert_eq!(p.args, ["-c", "echo hi"]);
+    for (text, says) in [
+        ("", "no program"),
+        ("X=1", "no program"),
+        ("'unclosed", "unbalanced quotes"),
+        ("/nonexistent/bw_mem 64m rd", "no such file"),
+        ("/etc/passwd", "not an executable file"),
+        ("no-such-program-here", "not found on PATH"),
+    ] {
+        let e = Prepared::parse("B", text).unwrap_err();
+        assert!(e.downcast_ref::<Usage>().is_some(), "{text}: {e}");
+        assert!(e.to_string().contains(says), "{text}: {e}");
+    }
+}
+
+#[test]
+fn a_step_becomes_the_tools_system_figure() {
+    let s = |iterations, net_ns| StepSample {
+        iterations,
+        elapsed_ns: net_ns,
+        net_ns,
+        start_ns: 0,
+        cpus: (Some(0), Some(0)),
+        preempted: 0,
+        cpu_ns: net_ns,
+    };
+    let rate = Metric::Rate {
+        per_iteration: 2.0,
+        unit: "MB/s".into(),
+    };
+    // Two children, 10 iterations of 2 MB in 1 ms each: 20 000 MB/s each, added.
+    assert_eq!(
+        value(&rate, &[s(10, 1_000_000), s(10, 1_000_000)]),
+        40_000.0
+    );
+    let lat = Metric::Latency {
+        per_iteration: 100.0,
+        unit: "ns".into(),
+    };
+    // 10 iterations of 100 loads in 5 µs and 7 µs: 5 ns and 7 ns, averaged.
+    assert_eq!(value(&lat, &[s(10, 5_000), s(10, 7_000)]), 6.0);
+}
+
+#[test]
+fn a_figure_is_its_name_size_stride_and_layout_not_its_settings() {
+    let ready = |name: &str, params: serde_json::Value, cpu| Ready {
+        measurement: name.into(),
+        metric: Metric::Latency {
+            per_iteration: 1.0,
+            unit: "ns".into(),
+        },
+        params,
+        cpus: vec![Some(cpu)],
+    };
+    let p = |size: u64, pages: &str| serde_json::json!({"size_bytes": size, "stride_bytes": 64, "layout": "random", "pages": pages});
+    let a = ready("loads", p(256 << 20, "thp"), 1);
+    assert_eq!(a.figure(), "loads 256M stride 64 random");
+    // Another page size is a setting: the same figure.
+    assert!(same_figure(&a, &ready("loads", p(256 << 20, "small"), 1)).is_ok());
+    let e = same_figure(&a, &ready("loads", p(64 << 20, "thp"), 1)).unwrap_err();
+    assert!(e.downcast_ref::<Usage>().is_some(), "{e}");
+    assert!(e.to_string().contains("the same figure"), "{e}");
+    let e = same_figure(&a, &ready("loads", p(256 << 20, "thp"), 0)).unwrap_err();
+    assert!(e.to_string().contains("on the same CPUs"), "{e}");
+    // A name that already shows its size is not given it twice.
+    let rd = ready("rd 64M", serde_json::json!({"size_bytes": 64u64 << 20}), 0);
+    assert_eq!(rd.figure(), "rd 64M");
+}
+
+#[test]
+fn the_order_coin_is_fair_and_reproducible() {
+    let mut r = XorShift(12345);
+    let heads = (0..10_000).filter(|_| r.coin()).count();
+    assert!((4_800..5_200).contains(&heads), "{heads}");
+    let (mut x, mut y) = (XorShift(7), XorShift(7));
+    assert!((0..100).all(|_| x.coin() == y.coin()));
+}
