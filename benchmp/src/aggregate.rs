@@ -16,7 +16,8 @@
 use serde::{Deserialize, Serialize};
 
 pub use crate::schema::Metric;
-use crate::stats::{Pair, median, minimum, sorted_pairs};
+use crate::schema::Pair;
+use crate::stats::{median, minimum, sorted_pairs};
 use crate::topology::Topology;
 
 /// Which sample represents a set of samples.

@@ -98,7 +98,7 @@ pub fn write_csv<T: ToolData>(report: &Report<T>, w: impl Write) -> std::io::Res
                 .map(crate::counters::Counted::csv_text)
                 .unwrap_or_default();
             for (rep, s) in c.samples.iter().enumerate() {
-                let value = m.metric.value(crate::stats::Pair {
+                let value = m.metric.value(crate::schema::Pair {
                     n: s.iterations,
                     u: s.net_ns,
                 });
@@ -126,8 +126,6 @@ pub fn write_csv<T: ToolData>(report: &Report<T>, w: impl Write) -> std::io::Res
     }
     out.flush()
 }
-
-pub use crate::figure::table_number;
 
 /// lmbench's number style: `%.6f` below 1, `%.2f` otherwise.
 pub fn lmbench_number(x: f64) -> String {

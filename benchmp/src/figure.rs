@@ -9,7 +9,7 @@
 
 use crate::report::{Measurement, ToolData};
 pub use crate::schema::Figure;
-use crate::stats::Pair;
+use crate::schema::Pair;
 
 /// The default figures of measurements: each cluster's (the sum of its children's figures for
 /// a throughput, their mean for a latency; the child's own CPU when it has one child), and
@@ -75,8 +75,6 @@ fn system_samples(per_child: &[Vec<f64>], additive: bool) -> Vec<f64> {
         .map(|i| per_child.iter().map(|s| s[i]).sum())
         .collect()
 }
-
-pub use crate::number::table_number;
 
 #[cfg(test)]
 mod tests {

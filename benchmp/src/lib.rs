@@ -66,13 +66,14 @@ pub mod testing;
 pub mod timing;
 pub mod topology;
 
-pub use aggregate::{AggregateMode, Metric, Rule};
+pub use aggregate::{AggregateMode, Rule};
 pub use error::{EXIT_FAILED, EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, Unsupported, Usage};
 pub use export::emit;
 pub use ftrace::console;
 pub use ftrace::errln;
 pub use report::{AnyTool, Measurement, NoData, Report, ToolData};
 pub use run::{Benchmark, ChildInfo, Data, Error, Iterations};
+pub use schema::Metric;
 pub use session::{Loads, Session, Spec};
 pub use size::parse_size;
 pub use sys::mem::{Buffer, Pages};

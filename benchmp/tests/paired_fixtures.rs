@@ -2,9 +2,9 @@
 //! and NumPy, and an interval computed in Python from its own null distribution
 //! (tests/fixtures/make_paired_fixtures.py), on fixed sample sets, committed as JSON.
 
+use benchmp::schema::Better;
 use benchmp::stats::normal;
 use benchmp::stats::paired;
-use benchmp::stats::verdict::Better;
 use serde_json::Value;
 
 fn fixtures() -> Value {

@@ -58,7 +58,7 @@ pub fn run(args: CompareArgs) -> Result<i32> {
         csv,
     } = args;
     let how = Judging {
-        rule: benchmp::ab::Rule {
+        rule: benchmp::stats::verdict::Rule {
             min_effect_pct: min_effect,
             alpha,
         },

@@ -2,9 +2,11 @@
 //! figure's direction, from one run a side or from several.
 
 use super::{CompareError, Comparison, Counts, Judging, Row, Run, Side};
-use crate::ab::mann_whitney::{self, MannWhitney};
-use crate::ab::{self, Better, Verdict};
-use crate::figure::Figure;
+use crate::schema::Better;
+use crate::schema::Figure;
+use crate::stats::descriptive::{iqr_outliers, sort, trimmed_mean};
+use crate::stats::mann_whitney::{self, MannWhitney};
+use crate::stats::verdict::{self, Verdict};
 
 /// Compares the runs of two sides: entries matched by label and tool (a single report against
 /// a single report, by tool whatever their names), figures within them by name and CPU.
@@ -252,7 +254,7 @@ fn check_pair(entry: &str, b: &[Measured], c: &[Measured]) -> Result<(), Compare
                 b: format!("{} {}", who(side, m), how(m.fig)),
             });
         }
-        let t = ab::trimmed_mean(&sorted(m.fig));
+        let t = trimmed_mean(&sorted(m.fig));
         let ok = if side == "BASE" { t > 0.0 } else { t >= 0.0 };
         if !(t.is_finite() && ok) {
             return Err(CompareError::NoBase {
@@ -306,7 +308,7 @@ fn judge_pair(
     if let ([bm], [cm]) = (b, c) {
         // One run a side: the samples' trimmed means; the KS test is shown, not used.
         let (sb, sc) = (sorted(bm.fig), sorted(cm.fig));
-        let cmp = ab::compare(&sb, &sc, how.rule.min_effect_pct, false);
+        let cmp = verdict::compare(&sb, &sc, how.rule.min_effect_pct, false);
         row.base = side(b, cmp.outliers.baseline);
         row.current = side(c, cmp.outliers.current);
         row.change_pct = Some(cmp.change_pct);
@@ -315,7 +317,7 @@ fn judge_pair(
         (row.verdict, row.why) = judge_one_run(cmp.change_pct, any.better, how);
     } else {
         // Several runs: one value per run, the medians' change, Mann-Whitney between sides.
-        let o = ab::iqr_outliers(&pooled(b), &pooled(c));
+        let o = iqr_outliers(&pooled(b), &pooled(c));
         let (bs, cs) = (side(b, o.baseline), side(c, o.current));
         let (bs, cs) = (bs.expect("a run"), cs.expect("a run"));
         let change = (cs.trimmed_mean - bs.trimmed_mean) / bs.trimmed_mean * 100.0;
@@ -419,26 +421,23 @@ fn sorted(f: &Figure) -> Vec<f64> {
     } else {
         f.samples.clone()
     };
-    ab::sort(&mut s);
+    sort(&mut s);
     s
 }
 
 /// Every run's samples (or value) together, sorted.
 fn pooled(runs: &[Measured]) -> Vec<f64> {
     let mut all: Vec<f64> = runs.iter().flat_map(|m| sorted(m.fig)).collect();
-    ab::sort(&mut all);
+    sort(&mut all);
     all
 }
 
 /// A side of a row from the runs that have the figure (`None`: none has).
 fn side(runs: &[Measured], outliers: usize) -> Option<Side> {
     let first = runs.first()?;
-    let tms: Vec<f64> = runs
-        .iter()
-        .map(|m| ab::trimmed_mean(&sorted(m.fig)))
-        .collect();
+    let tms: Vec<f64> = runs.iter().map(|m| trimmed_mean(&sorted(m.fig))).collect();
     let mut samples: Vec<f64> = runs.iter().flat_map(|m| m.fig.samples.clone()).collect();
-    ab::sort(&mut samples);
+    sort(&mut samples);
     let median = |v: Vec<f64>| crate::stats::median_of(&v);
     let noisy_runs = runs.iter().filter(|m| m.noisy).count();
     Some(Side {

@@ -10,7 +10,7 @@
 //! change of the trimmed means counts only beyond both `--min-effect` and the between-run
 //! spread the user measured (`--run-spread`), the KS p of the samples being a diagnostic;
 //! with several runs per side each run gives one value per figure and the sides are compared
-//! with the Mann-Whitney U test ([`crate::ab::mann_whitney`]). Verdicts know the figure's
+//! with the Mann-Whitney U test ([`crate::stats::mann_whitney`]). Verdicts know the figure's
 //! direction: PASS, FAIL (a regression), IMPROVED, NOISY (a change that cannot be told from
 //! the drift between runs, with the reason) or MISSING (in one side only).
 
@@ -23,9 +23,10 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::ab::mann_whitney::MannWhitney;
-use crate::ab::{Better, Rule, Verdict};
 use crate::report::{AnyTool, Report};
+use crate::schema::Better;
+use crate::stats::mann_whitney::MannWhitney;
+use crate::stats::verdict::{Rule, Verdict};
 
 pub use judge::{RunFigures, compare, compare_figures, judge_one_run, judge_runs};
 pub use load::{input_files, load, refuse_overwrite, report_files, sides};

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::ab::paired::{Decision, Judgement, Looks};
+use crate::stats::paired::{Decision, Judgement, Looks};
 
 /// The order of the two halves of a pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]

@@ -1,7 +1,7 @@
 //! The comparison as text (the table) and as CSV (one row per figure).
 
 use super::{Comparison, Row, Side};
-use crate::ab::Better;
+use crate::schema::Better;
 
 impl crate::output::Export for Comparison {
     fn text(&self) -> String {
@@ -63,7 +63,7 @@ pub fn render_text(c: &Comparison) -> String {
         "{:<w$}  {:>12}  {:>12}  {:<12}  {:>8}  {:>8}  verdict",
         "figure", "base", "current", "unit", "change", "p"
     );
-    let num = |x: Option<f64>| x.map_or("-".to_string(), |v| crate::figure::table_number(v, 2));
+    let num = |x: Option<f64>| x.map_or("-".to_string(), |v| crate::number::table_number(v, 2));
     for r in &c.rows {
         let p = r.mann_whitney.map(|m| m.p).or(r.ks_p);
         let _ = writeln!(

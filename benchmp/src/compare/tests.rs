@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::ab::{Better, Rule, Verdict};
-use crate::figure::Figure;
+use crate::schema::Better;
+use crate::schema::Figure;
+use crate::stats::verdict::{Rule, Verdict};
 
 fn fig(name: &str, cpu: Option<usize>, better: Better, samples: &[f64]) -> Figure {
     Figure {
@@ -362,7 +363,7 @@ fn a_paired_comparison_of_an_earlier_suite_still_reads_as_paired() {
 #[test]
 fn a_paired_row_with_an_unbounded_interval_reads_back() {
     // Too few units: the interval is [-100 %, +inf), and JSON has no infinity (null).
-    let j = crate::ab::paired::judge(&[0.01, -0.01], 2.0, 0.95, "process pairs");
+    let j = crate::stats::paired::judge(&[0.01, -0.01], 2.0, 0.95, "process pairs");
     assert!(j.high_pct.is_infinite(), "{j:?}");
     let p = paired::PairedFigure {
         judged_over: paired::Unit::ProcessPairs,

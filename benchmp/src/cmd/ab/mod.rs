@@ -24,9 +24,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use benchmp::ab::paired::{self, Decision, Judgement, Looks};
 use benchmp::ab::{Better, Verdict};
-use benchmp::aggregate::Metric;
 use benchmp::compare::paired::{AbRule, Order, ProcessPair, SideInfo, Unit};
 use benchmp::run::worker::{self, StepSample, ToDriver, ToWorker};
+use benchmp::schema::Metric;
 use benchmp::{EXIT_FAILED, EXIT_OK, Usage};
 
 mod export;

@@ -285,7 +285,10 @@ pub fn run(args: &EfficiencyArgs) -> Result<i32> {
         benchmp::cli::write_stdout(&text)?;
         return Ok(EXIT_OK);
     }
-    let out_given = args.out.clone().unwrap_or_else(default_out);
+    let out_given = args
+        .out
+        .clone()
+        .unwrap_or_else(|| outdir::default_out("efficiency-"));
     if out_given.as_os_str().is_empty() {
         return Err(refuse("--out needs a folder".into()));
     }
@@ -556,21 +559,4 @@ pub fn run(args: &EfficiencyArgs) -> Result<i32> {
         }
         EXIT_FAILED
     })
-}
-
-/// `results/efficiency-<host>-<YYYYmmdd-HHMMSS>` (UTC) under the current folder.
-fn default_out() -> PathBuf {
-    let host = nix::unistd::gethostname()
-        .ok()
-        .and_then(|h| h.into_string().ok())
-        .map(|h| h.split('.').next().unwrap_or("host").to_string())
-        .unwrap_or_else(|| "host".into());
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    PathBuf::from("results").join(format!(
-        "efficiency-{host}-{}",
-        crate::cmd::suite::utc_stamp(secs)
-    ))
 }

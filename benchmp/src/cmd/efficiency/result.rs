@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use super::plan::{Cluster, Command, Placement, Step};
 use crate::cmd::summary::{self, Outcome, number};
-use benchmp::ab::Better;
-use benchmp::figure::Figure;
+use benchmp::schema::Better;
+use benchmp::schema::Figure;
 
 /// A value with its unit.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -193,40 +193,6 @@ fn machine(topology: &benchmp::topology::Topology, cpus: Option<&[usize]>) -> Re
     })
 }
 
-/// `results/<host>-<YYYYmmdd-HHMMSS>` (UTC) under the current folder.
-fn default_out() -> PathBuf {
-    let host = nix::unistd::gethostname()
-        .ok()
-        .and_then(|h| h.into_string().ok())
-        .map(|h| h.split('.').next().unwrap_or("host").to_string())
-        .unwrap_or_else(|| "host".into());
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    PathBuf::from("results").join(format!("{host}-{}", utc_stamp(secs)))
-}
-
-/// `YYYYmmdd-HHMMSS` of a Unix time, UTC (the civil calendar from days since 1970).
-pub(crate) fn utc_stamp(secs: u64) -> String {
-    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}{month:02}{day:02}-{:02}{:02}{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
 /// Every tool of `tools` is an executable file in `dir` (`what` names the folder).
 fn check_bins(dir: &Path, what: &str, tools: &[&str]) -> Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
@@ -367,7 +333,7 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
         Some(d) => ("--resume", absolute(d), Take::Resume),
         None => (
             "--out",
-            absolute(&args.out.clone().unwrap_or_else(default_out)),
+            absolute(&args.out.clone().unwrap_or_else(|| outdir::default_out(""))),
             if args.force { Take::Force } else { Take::New },
         ),
     };
@@ -697,14 +663,6 @@ pub(crate) fn one_line(s: &str, max: usize) -> String {
 mod tests {
     use super::*;
     use benchmp::EXIT_USAGE;
-
-    #[test]
-    fn utc_stamps() {
-        assert_eq!(utc_stamp(0), "19700101-000000");
-        // 2026-12-02 12:34:43 UTC.
-        assert_eq!(utc_stamp(1_796_214_883), "20261202-123443");
-        assert_eq!(utc_stamp(951_782_400), "20000229-000000");
-    }
 
     #[test]
     fn usage_exit() {

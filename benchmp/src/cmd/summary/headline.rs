@@ -1,7 +1,7 @@
 //! The headline rule: which figure stands for an entry (a latency sweep's DRAM plateau with
 //! its caches beside it, else the one figure or the first few), and its energy.
 
-use benchmp::figure::Figure;
+use benchmp::schema::Figure;
 use serde::Serialize;
 
 /// A figure shown next to the headline (`L1 1.42 ns`).
@@ -176,7 +176,7 @@ pub fn headline_measurement(names: &[&str], headline: &Headline) -> Option<usize
 pub fn number(x: Option<f64>) -> String {
     let Some(x) = x else { return "-".into() };
     if !x.is_finite() || x.abs() >= 1e12 || (x != 0.0 && x.abs() < 1e-4) {
-        return benchmp::export::table_number(x, 2);
+        return benchmp::number::table_number(x, 2);
     }
     if x.abs() >= 100.0 {
         let whole = format!("{:.0}", x.abs());

@@ -12,7 +12,7 @@ mod tests;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use benchmp::figure::Figure;
+use benchmp::schema::Figure;
 use serde::Serialize;
 
 pub use headline::{Headline, PerEnergy, headline, headline_measurement, number};

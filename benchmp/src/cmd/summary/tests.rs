@@ -2,7 +2,7 @@
 
 use super::headline::Also;
 use super::*;
-use benchmp::ab::Better;
+use benchmp::schema::Better;
 
 fn fig(name: &str, cpu: Option<usize>, cluster: Option<usize>, value: f64) -> Figure {
     Figure {

@@ -23,7 +23,7 @@ pub use hodges_lehmann::{hl_interval, hodges_lehmann, walsh_averages};
 pub use sign::sign_test;
 pub use wilcoxon::{SignedRank, WILCOXON_MAX_EXACT_N, WILCOXON_MAX_FLIP_N, wilcoxon};
 
-use crate::stats::verdict::Better;
+use crate::schema::Better;
 
 /// The per-pair difference, positive when the current side is worse: ln(current/base) for
 /// times, ln(base/current) for throughputs, so one rule judges every figure.
