@@ -182,6 +182,22 @@ impl ToolData for Loaded {
     type Sample = ();
     type Child = ChildNote;
     type Extra = Table;
+
+    /// One figure per row ([`figures`]).
+    fn figures(report: &Report) -> Vec<Figure> {
+        report.extra.as_ref().map(figures).unwrap_or_default()
+    }
+
+    /// A row kept with a starved load measured on a busy machine: the run is noisy, not
+    /// failed.
+    fn noise(report: &Report) -> Vec<String> {
+        report
+            .extra
+            .iter()
+            .flat_map(|t| &t.rows)
+            .filter_map(|r| r.noise.clone())
+            .collect()
+    }
 }
 
 /// The report of a `--loaded` run.
@@ -396,17 +412,7 @@ pub fn run(
 ) -> anyhow::Result<i32> {
     let mut session = Session::<Loaded>::start(crate::measure::TOOL, placement, timing)?;
     let table = measure(&mut session, req)?;
-    let mut report = session.finish(output, Some(table));
-    report.figures = report.extra.as_ref().map(figures).unwrap_or_default();
-    // A row kept with a starved load measured on a busy machine: the run is noisy, not failed.
-    let starved = report
-        .extra
-        .iter()
-        .flat_map(|t| &t.rows)
-        .filter_map(|r| r.noise.clone());
-    let verdict = &mut report.quality.verdict;
-    verdict.reasons.extend(starved);
-    verdict.noisy = !verdict.reasons.is_empty();
+    let report = session.finish(output, Some(table));
     benchmp::emit(&report, output, |r| {
         r.extra.as_ref().map(render).unwrap_or_default()
     })
