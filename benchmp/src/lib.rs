@@ -38,6 +38,7 @@ pub mod files;
 pub mod freq;
 pub mod host;
 pub mod input;
+pub mod kernels;
 pub mod power;
 pub mod progress;
 pub mod quality;

@@ -15,14 +15,12 @@ use benchmp::ab::Better;
 use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
 use benchmp::cpulist::format_cpu_list;
 use benchmp::figure::Figure;
+use benchmp::kernels::mem::{Buffers, Io, Kernel, Op};
 use benchmp::run::{Iterations, LoadRun};
 use benchmp::size::HumanSize;
 use benchmp::sys::mem::{MemError, MemoryNeed};
 use benchmp::topology::Topology;
 use benchmp::{Benchmark, ChildInfo, Measurement, Pages, Session, Spec, ToolData, Usage};
-use bw_mem::bench::Buffers;
-use bw_mem::kernels::{Io, Kernel};
-use bw_mem::ops::Op;
 use serde::{Deserialize, Serialize};
 
 use crate::chain::{Geometry, Mode, Rings, lmbench_count};
