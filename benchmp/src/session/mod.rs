@@ -9,7 +9,7 @@ use crate::quality::{MachineState, Overlap};
 use crate::report::{Figure, Measurement, ToolData};
 use crate::run::Error;
 use crate::run::worker::Mode as Worker;
-use crate::run::{Benchmark, ChildInfo, Iterations, Nothing, RunConfig, run_beside};
+use crate::run::{Benchmark, ChildInfo, Iterations, Make, Nothing, RunConfig, run_beside};
 use crate::sched::{Placement, ToolDefault, check_cpu};
 use crate::stats::Pair;
 use crate::sys::clock::now_ns;
@@ -309,44 +309,40 @@ impl<T: ToolData> Session<T> {
     }
 
     /// Runs one measurement on all children and records it.
-    pub fn measure<B, F>(
+    pub fn measure<B>(
         &mut self,
         spec: Spec<T::Params>,
-        make: F,
+        mut make: impl Make<B>,
     ) -> Result<&Measurement<T>, Error>
     where
         B: Benchmark<Sample = T::Sample, Child = T::Child>,
-        F: FnMut(&ChildInfo) -> anyhow::Result<B>,
     {
-        self.measure_loaded(spec, make, Loads::NONE, |_: &ChildInfo| {
-            Ok(crate::run::parent_idle())
-        })
+        let placed = self.placement.cpus.clone();
+        let mut idle = |_: &ChildInfo| Ok(crate::run::parent_idle());
+        self.measure_placed(placed, spec, &mut make, Loads::NONE, &mut idle)
     }
 
     /// Runs one measurement as [`Session::measure_loaded`] with its measuring children pinned
     /// to `cpus` instead of the session's placement (one pair of CPUs after another, a chaser
     /// apart from its loads). Every CPU, the loads' too, must be online and allowed; the
     /// session's placement and its record in the report stay as resolved.
-    pub fn measure_on<B, F, L, G>(
+    pub fn measure_on<B, L: Benchmark>(
         &mut self,
         cpus: &[usize],
         spec: Spec<T::Params>,
-        make: F,
+        mut make: impl Make<B>,
         loads: Loads<'_>,
-        make_load: G,
+        mut make_load: impl Make<L>,
     ) -> Result<&Measurement<T>, Error>
     where
         B: Benchmark<Sample = T::Sample, Child = T::Child>,
-        F: FnMut(&ChildInfo) -> anyhow::Result<B>,
-        L: Benchmark,
-        G: FnMut(&ChildInfo) -> anyhow::Result<L>,
     {
         let online = self.topology.online();
         for &c in cpus.iter().chain(loads.cpus.iter().flatten()) {
             check_cpu(c, &online, &self.placement.allowed)?;
         }
         let placed = cpus.iter().map(|&c| Some(c)).collect();
-        self.measure_placed(placed, spec, make, loads, make_load)
+        self.measure_placed(placed, spec, &mut make, loads, &mut make_load)
     }
 
     /// Runs one measurement with load children on `load_cpus` besides the measuring ones:
@@ -355,37 +351,32 @@ impl<T: ToolData> Session<T> {
     /// are recorded with the measurement. With `loads.required`, a load that did not run
     /// through the whole window (stopped, or starved) fails the measurement: a figure
     /// "under load" must have had its load.
-    pub fn measure_loaded<B, F, L, G>(
+    pub fn measure_loaded<B, L: Benchmark>(
         &mut self,
         spec: Spec<T::Params>,
-        make: F,
+        mut make: impl Make<B>,
         loads: Loads<'_>,
-        make_load: G,
+        mut make_load: impl Make<L>,
     ) -> Result<&Measurement<T>, Error>
     where
         B: Benchmark<Sample = T::Sample, Child = T::Child>,
-        F: FnMut(&ChildInfo) -> anyhow::Result<B>,
-        L: Benchmark,
-        G: FnMut(&ChildInfo) -> anyhow::Result<L>,
     {
         let placed = self.placement.cpus.clone();
-        self.measure_placed(placed, spec, make, loads, make_load)
+        self.measure_placed(placed, spec, &mut make, loads, &mut make_load)
     }
 
-    /// [`Session::measure_loaded`] with the measuring children on `placed`.
-    fn measure_placed<B, F, L, G>(
+    /// A measurement of [`Session::measure_loaded`] with the measuring children on `placed`:
+    /// the one place that runs and records one.
+    fn measure_placed<B, L: Benchmark>(
         &mut self,
         placed: Vec<Option<usize>>,
         spec: Spec<T::Params>,
-        make: F,
+        make: &mut dyn FnMut(&ChildInfo) -> anyhow::Result<B>,
         loads: Loads<'_>,
-        make_load: G,
+        make_load: &mut dyn FnMut(&ChildInfo) -> anyhow::Result<L>,
     ) -> Result<&Measurement<T>, Error>
     where
         B: Benchmark<Sample = T::Sample, Child = T::Child>,
-        F: FnMut(&ChildInfo) -> anyhow::Result<B>,
-        L: Benchmark,
-        G: FnMut(&ChildInfo) -> anyhow::Result<L>,
     {
         if let Some(sig) = crate::sys::process::interrupted() {
             // Stopped between measurements: what finished is kept, this one never started.
