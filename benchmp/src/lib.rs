@@ -52,6 +52,7 @@ pub mod sys;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod timing;
+pub mod tool;
 pub mod topology;
 
 pub use aggregate::{AggregateMode, Metric, Rule};

@@ -86,17 +86,12 @@ const EXAMPLES: &[benchmp::cli::Example] = &[benchmp::cli::Example {
 }];
 
 fn main() {
-    let mut cli: Cli = benchmp::cli::parse(EXAMPLES);
-    // lmbench's stream, so lmbench's own harness (which keeps only stderr) finds every line.
-    cli.output = cli.output.results_on(Stream::Stderr);
-    benchmp::cli::init_logging(cli.output.trace);
-    match run(cli) {
-        Ok(code) => benchmp::cli::exit(code),
-        Err(e) => benchmp::cli::exit(benchmp::cli::report_error("bw_mem", &e)),
-    }
+    benchmp::tool::main("bw_mem", EXAMPLES, |c: &Cli| c.output.trace, run)
 }
 
-fn run(cli: Cli) -> Result<i32> {
+fn run(mut cli: Cli) -> Result<i32> {
+    // lmbench's stream, so lmbench's own harness (which keeps only stderr) finds every line.
+    cli.output = cli.output.results_on(Stream::Stderr);
     if cli.list_ops {
         benchmp::cli::write_stdout(&text::list_ops())?;
         return Ok(0);

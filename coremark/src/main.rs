@@ -60,13 +60,7 @@ const EXAMPLES: &[benchmp::cli::Example] = &[benchmp::cli::Example {
 }];
 
 fn main() {
-    let cli: Cli = benchmp::cli::parse(EXAMPLES);
-    benchmp::cli::init_logging(cli.output.trace);
-    let code = match run(&cli) {
-        Ok(code) => code,
-        Err(e) => benchmp::cli::report_error("coremark", &e),
-    };
-    benchmp::cli::exit(code);
+    benchmp::tool::main("coremark", EXAMPLES, |c: &Cli| c.output.trace, |c| run(&c))
 }
 
 fn run(cli: &Cli) -> anyhow::Result<i32> {

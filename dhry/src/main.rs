@@ -79,13 +79,7 @@ const EXAMPLES: &[benchmp::cli::Example] = &[benchmp::cli::Example {
 }];
 
 fn main() {
-    let cli: Cli = benchmp::cli::parse(EXAMPLES);
-    benchmp::cli::init_logging(cli.output.trace);
-    let code = match run(&cli) {
-        Ok(code) => code,
-        Err(e) => benchmp::cli::report_error("dhry", &e),
-    };
-    benchmp::cli::exit(code);
+    benchmp::tool::main("dhry", EXAMPLES, |c: &Cli| c.output.trace, |c| run(&c))
 }
 
 fn run(cli: &Cli) -> Result<i32> {
