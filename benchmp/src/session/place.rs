@@ -176,4 +176,16 @@ mod tests {
             "{e}"
         );
     }
+
+    #[test]
+    fn a_workers_counters_are_refused_by_the_mode_it_was_given() {
+        let topology = Topology::detect().expect("topology");
+        let conditions = crate::cli::ConditionsArgs {
+            counters: Some(crate::counters::parse_list("default").expect("the default list")),
+            ..PlacementArgs::default().conditions
+        };
+        // Told it is a worker, whatever this process's environment says.
+        let e = apply_conditions(&conditions, &topology, &[], true).unwrap_err();
+        assert!(e.to_string().contains("not under benchmp ab"), "{e}");
+    }
 }
