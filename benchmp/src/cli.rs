@@ -84,6 +84,10 @@ pub struct PlacementArgs {
     pub sequential: bool,
     #[command(flatten)]
     pub conditions: ConditionsArgs,
+    /// Set when this process runs as a `benchmp ab` worker: read from the driver's
+    /// environment once, when the arguments are parsed. Not an option.
+    #[arg(skip = crate::run::worker::Mode::from_env())]
+    pub worker: Option<crate::run::worker::Mode>,
 }
 
 impl PlacementArgs {

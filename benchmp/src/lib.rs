@@ -47,6 +47,7 @@ pub mod files;
 pub mod freq;
 pub mod host;
 pub mod input;
+pub mod kernels;
 pub mod number;
 pub mod output;
 pub mod power;
@@ -64,6 +65,7 @@ pub mod sysfs;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod timing;
+pub mod tool;
 pub mod topology;
 
 pub use aggregate::{AggregateMode, Rule};

@@ -17,7 +17,11 @@ use crate::topology::Topology;
 /// The types a tool keeps in its report: the parameters of a measurement, what its
 /// benchmark records per interval and per child, and the report's own tool section. A tool
 /// names them once (`impl ToolData for BwMem`) and reads its report back as those types.
-pub trait ToolData: std::fmt::Debug + 'static {
+///
+/// It also names what its report says about its own measurements: the figures a comparison
+/// judges, its notes and its own noise. [`crate::Session::finish`] asks for them, so the
+/// report it returns is final before anything is written.
+pub trait ToolData: std::fmt::Debug + Sized + 'static {
     /// Parameters of one measurement (size, stride, operation…).
     type Params: Data;
     /// What a child records about one timed interval ([`crate::Benchmark::Sample`]).
@@ -26,6 +30,25 @@ pub trait ToolData: std::fmt::Debug + 'static {
     type Child: Data;
     /// The report's tool section (`extra`).
     type Extra: Data;
+
+    /// The figures a comparison judges ([`Report::figures`]), from the report as finished so
+    /// far: by default each measurement's per-cluster figures under its name
+    /// ([`crate::figure::default_figures`]).
+    fn figures(report: &Report<Self>) -> Vec<Figure> {
+        crate::figure::default_figures(&report.measurements, |m| m.name.clone())
+    }
+
+    /// What the tool finds odd about its own figures that is not noise ([`Quality::notes`]);
+    /// none by default.
+    fn notes(_report: &Report<Self>) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Noise the tool found in its own measurements, one reason each, added to the run's
+    /// verdict (which any reason makes noisy); none by default.
+    fn noise(_report: &Report<Self>) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Any tool's report read without knowing the tool (`benchmp compare`, scripts): its tool

@@ -6,7 +6,7 @@ use benchmp::{EXIT_FAILED, Pages, Session};
 use bw_mem::kernels::{Isa, Kernel, LmbenchBuild};
 use bw_mem::plan::plan;
 use bw_mem::report::Extra;
-use bw_mem::{limits, shape, text};
+use bw_mem::{limits, text};
 use clap::Parser;
 
 /// Memory bandwidth, lmbench-compatible: prints `<size in MB> <MB/s>` (MB = 10^6 bytes; the
@@ -86,17 +86,12 @@ const EXAMPLES: &[benchmp::cli::Example] = &[benchmp::cli::Example {
 }];
 
 fn main() {
-    let mut cli: Cli = benchmp::cli::parse(EXAMPLES);
-    // lmbench's stream, so lmbench's own harness (which keeps only stderr) finds every line.
-    cli.output = cli.output.results_on(Stream::Stderr);
-    benchmp::cli::init_logging(cli.output.trace);
-    match run(cli) {
-        Ok(code) => benchmp::cli::exit(code),
-        Err(e) => benchmp::cli::exit(benchmp::cli::report_error("bw_mem", &e)),
-    }
+    benchmp::tool::main("bw_mem", EXAMPLES, |c: &Cli| c.output.trace, run)
 }
 
-fn run(cli: Cli) -> Result<i32> {
+fn run(mut cli: Cli) -> Result<i32> {
+    // lmbench's stream, so lmbench's own harness (which keeps only stderr) finds every line.
+    cli.output = cli.output.results_on(Stream::Stderr);
     if cli.list_ops {
         benchmp::cli::write_stdout(&text::list_ops())?;
         return Ok(0);
@@ -122,15 +117,14 @@ fn run(cli: Cli) -> Result<i32> {
 
     let mode = cli.output.aggregate;
     let extra = Extra::new(&plan, kernel, cli.pages, s.measurements(), mode);
-    let mut report = s.finish(&cli.output, Some(extra));
-    report.quality.notes = shape::notes(&report, plan.op);
-    report.figures =
-        benchmp::figure::default_figures(&report.measurements, |m| m.params.figure_name());
+    let report = s.finish(&cli.output, Some(extra));
+    // Decided before the report is written, which it is either way.
+    let unmeasured = report.measurements.iter().find(|m| m.figure(mode) <= 0.0);
     let code = benchmp::emit(&report, &cli.output, |r| text::lmbench_lines(r, mode))?;
     if text_mode && (parallel > 1 || cli.verbose) {
         let _ = notes.write(&text::breakdown(&report, cli.verbose, mode));
     }
-    if let Some(m) = report.measurements.iter().find(|m| m.figure(mode) <= 0.0) {
+    if let Some(m) = unmeasured {
         let _ = notes.write(&format!(
             "bw_mem: nothing was measured at {} bytes (every interval took 0 ns)\n",
             m.params.size_bytes

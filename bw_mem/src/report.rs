@@ -20,6 +20,20 @@ impl ToolData for BwMem {
     type Sample = ();
     type Child = ChildDetail;
     type Extra = Extra;
+
+    /// Each measurement's figures under its own name, with its size ([`Params::figure_name`]).
+    fn figures(report: &Report) -> Vec<benchmp::figure::Figure> {
+        benchmp::figure::default_figures(&report.measurements, |m| m.params.figure_name())
+    }
+
+    /// A note for every child whose figure is a shape artifact ([`crate::shape::notes`]).
+    fn notes(report: &Report) -> Vec<String> {
+        report
+            .extra
+            .as_ref()
+            .map(|e| crate::shape::notes(report, e.op))
+            .unwrap_or_default()
+    }
 }
 
 /// bw_mem's report.

@@ -23,7 +23,8 @@ pub const MIN_SIZE_PER_ALGORITHM: u32 = 120;
 pub const MAX_TOTAL_SIZE: u32 = 3 << 20;
 
 /// CRCs left by one call of [`Context::iterate`]. Serialised with the reference's names
-/// and `0x%04x` strings (a child sends them to the parent this way).
+/// and `0x%04x` strings (a child sends them to the parent this way, and each context's
+/// result in the report carries them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct IterResult {
     /// Running CRC after the last iteration (`crcfinal`); depends on the iteration count.

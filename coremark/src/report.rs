@@ -128,18 +128,9 @@ pub struct ContextResult {
     pub iterations_per_s: Option<f64>,
     /// Whether it ran under `min_valid_seconds`.
     pub short_run: bool,
-    /// CRC after the first iteration.
-    #[serde(with = "crate::hex")]
-    pub crclist: u16,
-    /// First matrix workload result.
-    #[serde(with = "crate::hex")]
-    pub crcmatrix: u16,
-    /// First state workload result.
-    #[serde(with = "crate::hex")]
-    pub crcstate: u16,
-    /// CRC after the last iteration (depends on the iteration count).
-    #[serde(with = "crate::hex")]
-    pub crcfinal: u16,
+    /// Its CRCs, with the reference's names (`crcfinal`, `crclist`, `crcmatrix`, `crcstate`).
+    #[serde(flatten)]
+    pub crcs: IterResult,
     /// The CRC check of this context.
     pub validation: ContextValidation,
 }
@@ -361,16 +352,24 @@ impl Report {
         let _ = writeln!(w, "Memory location  : {}", self.memory_location);
         let _ = writeln!(w, "seedcrc          : 0x{:04x}", self.seedcrc);
         for r in &self.results {
-            let _ = writeln!(w, "[{}]crclist       : 0x{:04x}", r.context, r.crclist);
+            let _ = writeln!(w, "[{}]crclist       : 0x{:04x}", r.context, r.crcs.crclist);
         }
         for r in &self.results {
-            let _ = writeln!(w, "[{}]crcmatrix     : 0x{:04x}", r.context, r.crcmatrix);
+            let _ = writeln!(
+                w,
+                "[{}]crcmatrix     : 0x{:04x}",
+                r.context, r.crcs.crcmatrix
+            );
         }
         for r in &self.results {
-            let _ = writeln!(w, "[{}]crcstate      : 0x{:04x}", r.context, r.crcstate);
+            let _ = writeln!(
+                w,
+                "[{}]crcstate      : 0x{:04x}",
+                r.context, r.crcs.crcstate
+            );
         }
         for r in &self.results {
-            let _ = writeln!(w, "[{}]crcfinal      : 0x{:04x}", r.context, r.crcfinal);
+            let _ = writeln!(w, "[{}]crcfinal      : 0x{:04x}", r.context, r.crcs.crc);
         }
         if self.verdict == Verdict::Validated {
             let _ = writeln!(
@@ -452,10 +451,7 @@ fn check_contexts(seedcrc: u16, runs: &[ContextRun]) -> (Vec<ContextResult>, Vec
             seconds: r.run.seconds(),
             iterations_per_s: r.run.iterations_per_s(),
             short_run: !r.run.long_enough(),
-            crclist: crcs.crclist,
-            crcmatrix: crcs.crcmatrix,
-            crcstate: crcs.crcstate,
-            crcfinal: crcs.crc,
+            crcs,
             validation,
         });
     }

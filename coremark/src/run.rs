@@ -48,11 +48,12 @@ pub fn time(
     let contexts = session.parallel();
     let progress = std::io::stderr().is_terminal();
     let given = given.filter(|&n| n > 0);
+    let worker = session.worker().is_some();
     let sizing_cpu = parallel::sizing_cpu(&session.topology, &session.placement.cpus);
     let (mut iterations, ns_per_iteration) = with_pinned(sizing_cpu, || match given {
         Some(n) => (n, timing::estimate_ns_per_iteration(ctx, n)),
         // Under benchmp ab the driver sizes one count for both builds: no 10 s sizing here.
-        None if benchmp::run::worker::active() => (
+        None if worker => (
             WORKER_ITERATIONS,
             timing::estimate_ns_per_iteration(ctx, WORKER_ITERATIONS),
         ),
@@ -82,7 +83,6 @@ pub fn time(
             .map(|r| r.run.seconds())
             .fold(f64::INFINITY, f64::min);
         // Under benchmp ab the repetitions are the driver's: no second run.
-        let worker = benchmp::run::worker::active();
         if given.is_some() || worker || shortest >= MIN_VALID_SECONDS || attempts >= MAX_ATTEMPTS {
             return Ok(Timed {
                 session,

@@ -79,13 +79,7 @@ const EXAMPLES: &[benchmp::cli::Example] = &[benchmp::cli::Example {
 }];
 
 fn main() {
-    let cli: Cli = benchmp::cli::parse(EXAMPLES);
-    benchmp::cli::init_logging(cli.output.trace);
-    let code = match run(&cli) {
-        Ok(code) => code,
-        Err(e) => benchmp::cli::report_error("dhry", &e),
-    };
-    benchmp::cli::exit(code);
+    benchmp::tool::main("dhry", EXAMPLES, |c: &Cli| c.output.trace, |c| run(&c))
 }
 
 fn run(cli: &Cli) -> Result<i32> {
@@ -96,7 +90,7 @@ fn run(cli: &Cli) -> Result<i32> {
         (None, None) => RunPlan::AtLeastSeconds(cli.time),
     };
     let timed = dhry::run::time(cli.variant, plan, &cli.placement)?;
-    let session = timed.session;
+    let mut session = timed.session;
     let setup = Setup {
         variant: cli.variant,
         plan,
@@ -109,16 +103,19 @@ fn run(cli: &Cli) -> Result<i32> {
         |cpu, probed| benchmp::freq::clock_of_child(&session.topology, cpu, cli.mhz, probed);
     let m = &session.measurements()[0];
     let summary = Summary::new(m, &timed.loops, &session.topology, setup, clock_of);
-    let mut report = session.finish(&cli.output, Some(summary.clone()));
-    report::per_watt(&mut report, &summary);
-    report.figures =
-        benchmp::figure::default_figures(&report.measurements, |m| m.params.figure_name());
+    let topology = session.topology.clone();
+    if let Some(m) = session.measurements_mut().first_mut() {
+        report::per_watt(m, &topology, &summary);
+    }
+    let report = session.finish(&cli.output, Some(summary.clone()));
+    // Decided before the report is written, which it is either way.
+    let failed = !summary.verification_passed;
     let code = benchmp::emit(&report, &cli.output, |_| report::render_text(&summary))?;
 
     if let Some(warning) = report::text::short_loop_warning(&summary) {
         benchmp::console::err(&warning);
     }
-    if !summary.verification_passed {
+    if failed {
         benchmp::console::err(&report::text::verification_failure(&summary));
         return Ok(EXIT_FAILED);
     }

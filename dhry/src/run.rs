@@ -63,7 +63,7 @@ pub fn time(variant: Variant, plan: RunPlan, placement: &PlacementArgs) -> anyho
         let loops = parallel::loop_results(m)?;
         match rerun_count(plan, runs, &loops) {
             // Under benchmp ab the repetitions are the driver's: no second run.
-            Some(more) if attempts < MAX_ATTEMPTS && !benchmp::run::worker::active() => {
+            Some(more) if attempts < MAX_ATTEMPTS && session.worker().is_none() => {
                 // A fresh session, so the report holds only the loop it describes.
                 attempts += 1;
                 runs = more;
@@ -86,7 +86,7 @@ pub fn time(variant: Variant, plan: RunPlan, placement: &PlacementArgs) -> anyho
 fn probe(variant: Variant, plan: RunPlan, session: &Session<Dhry>) -> anyhow::Result<Vec<Probe>> {
     // Under benchmp ab the driver sizes the repetitions: a short probe only sets the timeout,
     // where --time's 0.2 s probe cost every worker 0.3-0.4 s before its first pair.
-    let time = if benchmp::run::worker::active() {
+    let time = if session.worker().is_some() {
         WORKER_PROBE
     } else {
         parallel::probe_time(plan)

@@ -155,7 +155,7 @@ pub fn run(spec: &ImplSpec, threads: usize, timeout: Duration) -> Result<Outcome
         cpus: None,
         timeout: timeout.as_secs().max(1),
         sequential: true,
-        conditions: Default::default(),
+        ..Default::default()
     };
     let mut session = Session::<CheckData>::start("dto", &placement, &TimingArgs::default())?;
     session.set_repetitions(1);

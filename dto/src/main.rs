@@ -38,16 +38,11 @@ const EXAMPLES: &[benchmp::cli::Example] = &[
 ];
 
 fn main() {
-    let cli: Cli = benchmp::cli::parse(EXAMPLES);
-    let trace = match &cli.cmd {
+    let trace = |cli: &Cli| match &cli.cmd {
         Cmd::Ab { common, .. } | Cmd::Speedup { common, .. } => common.output.trace,
         _ => false,
     };
-    benchmp::cli::init_logging(trace);
-    match run_cli(cli) {
-        Ok(code) => benchmp::cli::exit(code),
-        Err(e) => benchmp::cli::exit(benchmp::cli::report_error("dto", &e)),
-    }
+    benchmp::tool::main("dto", EXAMPLES, trace, run_cli)
 }
 
 fn run_cli(cli: Cli) -> Result<i32> {

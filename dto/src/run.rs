@@ -52,8 +52,9 @@ pub fn perf(
         settings,
     };
     let r = run(&plan, placement, output)?;
-    let code = emit(&r, output)?;
+    // Decided before the report is written, which it is either way.
     let e = r.extra.as_ref().context("the report lacks dto's results")?;
+    let code = emit(&r, output)?;
     let _ = notes.write(&text::verdict_notes(e));
     if e.regressions > 0 {
         return Ok(benchmp::EXIT_FAILED);
@@ -186,7 +187,7 @@ pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result
     let _guard = benchmp::sys::process::InterruptGuard::install();
     // Under benchmp ab a repetition is one call of the operation and the driver keeps them
     // all (crate::paired): no rounds, no distributions.csv.
-    let paired = benchmp::run::worker::active();
+    let paired = session.worker().is_some();
     let csv_path = st.results_dir.join("distributions.csv");
     let mut dist = if paired {
         None
@@ -236,21 +237,20 @@ pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result
     };
     drop(pin);
     let extra = extra(plan, setup, &page_sizes, cells);
-    let mut report = session.finish(output, Some(extra));
     if !paired {
         // Paired, each measurement is a figure, as benchmp makes them.
-        report.figures = figures;
+        session.set_figures(figures);
     }
     // Every sample is in distributions.csv and the current side's in the figures: the rounds'
     // records keep their timing, not a third copy of the ticks.
-    for m in &mut report.measurements {
+    for m in session.measurements_mut() {
         for c in &mut m.children {
             for s in &mut c.samples {
                 s.detail = None;
             }
         }
     }
-    Ok(report)
+    Ok(session.finish(output, Some(extra)))
 }
 
 /// Refuses, before anything runs, the timer and implementations this machine lacks (3) or

@@ -498,18 +498,8 @@ fn short_run_writes_json_csv_and_distributions() {
     let mut rd = csv::Reader::from_path(results.join("distributions.csv")).unwrap();
     let headers = rd.headers().unwrap().clone();
     assert_eq!(
-        headers.iter().collect::<Vec<_>>(),
-        [
-            "pagesize",
-            "optype",
-            "test",
-            "config",
-            "version",
-            "round",
-            "iteration",
-            "ns",
-            "cpu"
-        ]
+        headers.iter().collect::<Vec<_>>().join(","),
+        "pagesize,optype,test,config,version,round,iteration,ns,cpu"
     );
     let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
     assert_eq!(rows.len(), cells.len() * 2 * 5);

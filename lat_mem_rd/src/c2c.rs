@@ -39,6 +39,11 @@ impl ToolData for C2c {
     type Sample = ();
     type Child = ();
     type Extra = Matrix;
+
+    /// One figure per ordered pair ([`figures`]).
+    fn figures(report: &Report) -> Vec<Figure> {
+        report.extra.as_ref().map(figures).unwrap_or_default()
+    }
 }
 
 /// The report of a `--c2c` run.
@@ -193,8 +198,7 @@ pub fn run(
     }
     let repetitions = session.repetitions();
     let matrix = measure(&mut session, &cpus)?;
-    let mut report = session.finish(output, Some(matrix));
-    report.figures = report.extra.as_ref().map(figures).unwrap_or_default();
+    let report = session.finish(output, Some(matrix));
     benchmp::emit(&report, output, |r| {
         r.extra
             .as_ref()

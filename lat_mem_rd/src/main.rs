@@ -15,17 +15,12 @@ const EXAMPLES: &[benchmp::cli::Example] = &[benchmp::cli::Example {
 }];
 
 fn main() {
-    let mut cli: Cli = benchmp::cli::parse(EXAMPLES);
-    // lmbench's stream, so lmbench's own harness (which keeps only stderr) finds every line.
-    cli.output = cli.output.results_on(Stream::Stderr);
-    benchmp::cli::init_logging(cli.output.trace);
-    match run(cli) {
-        Ok(code) => benchmp::cli::exit(code),
-        Err(e) => benchmp::cli::exit(benchmp::cli::report_error(TOOL, &e)),
-    }
+    benchmp::tool::main(TOOL, EXAMPLES, |c: &Cli| c.output.trace, run)
 }
 
-fn run(cli: Cli) -> Result<i32> {
+fn run(mut cli: Cli) -> Result<i32> {
+    // lmbench's stream, so lmbench's own harness (which keeps only stderr) finds every line.
+    cli.output = cli.output.results_on(Stream::Stderr);
     cli.output.check()?;
     // --c2c and --loaded are not lmbench outputs: they do not take lmbench's stream.
     if cli.c2c {

@@ -21,7 +21,6 @@
 use anyhow::Context;
 use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
 use benchmp::progress::Progress;
-use benchmp::quality::{NoisePolicy, judge};
 use benchmp::run::Iterations;
 use benchmp::size::HumanSize;
 use benchmp::sys::clock::now_ns;
@@ -317,11 +316,7 @@ pub fn run(
             .sum(),
     };
     let extra = extra(sweep, &curves, &summaries, sweep_wall_ns, framework_ns);
-    let mut report = session.finish(output, Some(extra));
-    if !per_size.is_empty() {
-        merge_reports(&mut report, per_size, output);
-    }
-    report.figures = crate::report::figures(&report);
+    let report = session.finish_joined(output, Some(extra), per_size);
     Ok(Finished {
         report,
         curves,
@@ -543,31 +538,6 @@ fn summarize_all(
         }
     }
     out
-}
-
-/// With --recalibrate-each-size every size ran in its own session: gather their measurements,
-/// calibration costs and machine state into the run's report.
-fn merge_reports(report: &mut Report, per_size: Vec<Report>, output: &OutputArgs) {
-    report.calibration = per_size[0].calibration.clone();
-    report.calibration_ns = per_size.iter().map(|r| r.calibration_ns).sum();
-    if let Some(last) = per_size.last() {
-        report.quality.after = last.quality.after.clone();
-    }
-    report.measurements = per_size.into_iter().flat_map(|r| r.measurements).collect();
-    let children: Vec<_> = report
-        .measurements
-        .iter()
-        .flat_map(|m| m.children.iter().cloned())
-        .collect();
-    report.quality.verdict = judge(
-        &children,
-        &report.quality.before,
-        &report.quality.after,
-        &NoisePolicy {
-            max_lost_pct: output.noise_lost,
-            ..NoisePolicy::default()
-        },
-    );
 }
 
 #[cfg(test)]

@@ -20,6 +20,11 @@ impl ToolData for LatMemRd {
     type Sample = ();
     type Child = ChildNote;
     type Extra = Extra;
+
+    /// The plateaus of the summarised curves ([`figures`]).
+    fn figures(report: &Report) -> Vec<Figure> {
+        figures(report)
+    }
 }
 
 /// lat_mem_rd's report.

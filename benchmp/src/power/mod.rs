@@ -253,13 +253,15 @@ impl Power {
     /// The power of a run under `root` as the options ask: `None` when there is no source
     /// (nothing is sampled then, at no cost). A named source that is missing or unusable, a
     /// meter that does not work and a baseline with nothing to measure are errors; the
-    /// baseline is measured here, before anything else runs.
+    /// baseline is measured here, before anything else runs. A `benchmp ab` worker (`worker`)
+    /// samples nothing: its repetitions carry no power readings to the driver.
     pub fn open(
         c: &crate::cli::ConditionsArgs,
         topology: &crate::topology::Topology,
+        worker: bool,
     ) -> Result<Option<Power>, PowerError> {
         let root = topology.root.as_path();
-        if crate::run::worker::active() {
+        if worker {
             // A paired repetition carries no power readings to the driver.
             return match (&c.power, &c.power_cmd, c.power_baseline > 0.0) {
                 (Some(Choice::Named(_)), _, _) => Err(PowerError::NotUnderAb("")),

@@ -30,7 +30,13 @@ mod protocol;
 pub mod worker;
 
 pub use error::{Error, Stage};
-pub use parent::{Idle, run, run_beside, run_loaded};
+pub use parent::{Idle, run, run_beside};
+
+/// What builds a child's benchmark, in the child once it is pinned: any
+/// `FnMut(&ChildInfo) -> anyhow::Result<B>`, named once for every function that takes one.
+pub trait Make<B>: FnMut(&ChildInfo) -> anyhow::Result<B> {}
+
+impl<B, F: FnMut(&ChildInfo) -> anyhow::Result<B>> Make<B> for F {}
 
 /// The load benchmark of a run without load children (never built).
 pub(crate) fn parent_idle() -> Idle {

@@ -73,11 +73,12 @@ struct Kid<S, C> {
 pub fn run<B, F>(cfg: &RunConfig, make: F) -> Result<Ran<B::Sample, B::Child>, Error>
 where
     B: Benchmark,
-    F: FnMut(&ChildInfo) -> anyhow::Result<B>,
+    F: super::Make<B>,
 {
-    run_loaded(cfg, make, |_: &ChildInfo| -> anyhow::Result<Idle> {
+    let idle = |_: &ChildInfo| -> anyhow::Result<Idle> {
         anyhow::bail!("a run without load children has no load to build")
-    })
+    };
+    run_beside(cfg, make, idle, &mut Nothing)
 }
 
 /// The load of a run that has none (never built).
@@ -95,23 +96,9 @@ impl Benchmark for Idle {
 
 /// [`run`] with load children: one per `cfg.loads` entry, each building its benchmark with
 /// `make_load`, loading from before the measuring children's first timed interval until
-/// after their last, and reporting what it did over exactly their window.
-pub fn run_loaded<B, F, L, G>(
-    cfg: &RunConfig,
-    make: F,
-    make_load: G,
-) -> Result<Ran<B::Sample, B::Child>, Error>
-where
-    B: Benchmark,
-    F: FnMut(&ChildInfo) -> anyhow::Result<B>,
-    L: Benchmark,
-    G: FnMut(&ChildInfo) -> anyhow::Result<L>,
-{
-    run_beside(cfg, make, make_load, &mut Nothing)
-}
-
-/// [`run_loaded`] with `beside` told when the timed window opens and closes and ticked from
-/// the parent's poll loop meanwhile (the power sampler), after every child is forked.
+/// after their last, and reporting what it did over exactly their window; and with `beside`
+/// told when the timed window opens and closes and ticked from the parent's poll loop
+/// meanwhile (the power sampler), after every child is forked.
 pub fn run_beside<B, F, L, G>(
     cfg: &RunConfig,
     mut make: F,
@@ -120,9 +107,9 @@ pub fn run_beside<B, F, L, G>(
 ) -> Result<Ran<B::Sample, B::Child>, Error>
 where
     B: Benchmark,
-    F: FnMut(&ChildInfo) -> anyhow::Result<B>,
+    F: super::Make<B>,
     L: Benchmark,
-    G: FnMut(&ChildInfo) -> anyhow::Result<L>,
+    G: super::Make<L>,
 {
     let span = tracing::info_span!("run", label = %cfg.label, parallel = cfg.placement.len());
     let _g = span.enter();

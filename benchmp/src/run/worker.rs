@@ -161,19 +161,28 @@ fn link() -> Option<Result<&'static Mutex<Link>, LinkError>> {
     Some(opened.as_ref().map_err(|s| LinkError::Env(s.clone())))
 }
 
-/// True when this process runs as a `benchmp ab` worker.
-pub fn active() -> bool {
-    std::env::var_os(FDS_ENV).is_some()
+/// A `benchmp ab` worker's run: read from the driver's environment once, when the tool's
+/// arguments are parsed ([`crate::cli::PlacementArgs::worker`]), and handed down from there
+/// (the session, the power sources, the tools' own choices).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mode {
+    /// The repetition length the driver asked for ([`REP_ENV`], else [`DEFAULT_REP_US`]), ns.
+    pub rep_ns: u64,
 }
 
-/// The repetition length the driver asked for, ns.
-pub fn rep_ns() -> u64 {
-    std::env::var(REP_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|&us| us > 0)
-        .unwrap_or(DEFAULT_REP_US)
-        * 1000
+impl Mode {
+    /// The worker mode [`FDS_ENV`] and [`REP_ENV`] set; `None` when this process is no worker.
+    pub fn from_env() -> Option<Mode> {
+        std::env::var_os(FDS_ENV)?;
+        let rep_us = std::env::var(REP_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|&us| us > 0)
+            .unwrap_or(DEFAULT_REP_US);
+        Some(Mode {
+            rep_ns: rep_us * 1000,
+        })
+    }
 }
 
 /// Sends one message to the driver.
@@ -190,11 +199,8 @@ pub fn send(msg: &ToDriver) -> Result<(), LinkError> {
 }
 
 /// Worker mode: tells the driver every measurement the run will make ([`ToDriver::Plan`]);
-/// nothing when this is no worker.
+/// nothing without a link to a driver.
 pub fn announce_plan(measurements: Vec<Planned>) -> Result<(), LinkError> {
-    if !active() {
-        return Ok(());
-    }
     send(&ToDriver::Plan { measurements })
 }
 

@@ -6,9 +6,9 @@ use benchmp::freq::{ClockSource, CoreClock};
 use benchmp::host::Build;
 use benchmp::run::Sample;
 
-use super::model::{ChildResult, ClusterResult, Summary};
-use crate::Variant;
+use super::model::{ChildResult, ClusterResult, Summary, Verification};
 use crate::parallel::RunPlan;
+use crate::{Mismatch, Variant};
 
 pub(super) fn build() -> Build {
     Build {
@@ -90,4 +90,16 @@ pub(super) fn estimate(cpu: usize) -> Option<CoreClock> {
         source: ClockSource::CpuinfoEstimate,
         cpu: Some(cpu),
     })
+}
+
+/// A check that failed on one variable: `Int_Glob` was 4 where 5 was expected.
+pub(super) fn failed_int_glob() -> Verification {
+    Verification {
+        passed: false,
+        mismatches: vec![Mismatch {
+            name: "Int_Glob".to_string(),
+            actual: "4".to_string(),
+            expected: "5".to_string(),
+        }],
+    }
 }

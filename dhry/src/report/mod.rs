@@ -26,6 +26,12 @@ impl benchmp::ToolData for Dhry {
     type Sample = LoopDetail;
     type Child = ();
     type Extra = Summary;
+
+    /// The measurement's figures under its own name, with its variant
+    /// ([`Params::figure_name`]).
+    fn figures(report: &Report) -> Vec<benchmp::figure::Figure> {
+        benchmp::figure::default_figures(&report.measurements, |m| m.params.figure_name())
+    }
 }
 
 /// dhry's report.
@@ -33,8 +39,13 @@ pub type Report = benchmp::Report<Dhry>;
 
 /// Puts the run's DMIPS per watt (`power.per_energy`, `per_cluster`) on the figures the text
 /// shows: the total by `--aggregate` and each cluster's DMIPS, each per net watt of its
-/// source. Without a power source it does nothing.
-pub fn per_watt(report: &mut Report, summary: &Summary) {
+/// source. Without a power source it does nothing. `measurement` is the run's one, before its
+/// session finishes; `topology` the session's.
+pub fn per_watt(
+    measurement: &mut benchmp::Measurement<Dhry>,
+    topology: &benchmp::topology::Topology,
+    summary: &Summary,
+) {
     use benchmp::power::Work;
     let dmips = |value| Work::Rate {
         value,
@@ -45,12 +56,7 @@ pub fn per_watt(report: &mut Report, summary: &Summary) {
         .iter()
         .map(|c| (c.cluster, dmips(c.dmips_total)))
         .collect();
-    let topology = &report.topology;
-    if let Some(p) = report
-        .measurements
-        .first_mut()
-        .and_then(|m| m.power.as_mut())
-    {
+    if let Some(p) = measurement.power.as_mut() {
         p.per_watt(dmips(summary.total_dmips), &clusters, topology);
     }
 }

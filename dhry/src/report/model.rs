@@ -292,20 +292,12 @@ impl Summary {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::report::fixtures::{child, summary};
+    use crate::report::fixtures::{child, failed_int_glob, summary};
 
     #[test]
     fn failed_verification_is_named_and_recorded() {
         let mut s = summary(vec![child(0, 1, None), child(1, 2, None)]);
-        s.children[0].verification = Verification {
-            passed: false,
-            mismatches: vec![Mismatch {
-                name: "Int_Glob".to_string(),
-                actual: "4".to_string(),
-                expected: "5".to_string(),
-            }],
-        };
+        s.children[0].verification = failed_int_glob();
         // A child that failed without a named variable is still named.
         s.children[1].verification.passed = false;
         s.verification_passed = false;

@@ -461,9 +461,7 @@ fn clocks_text(children: &[ChildResult]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Mismatch;
-    use crate::report::fixtures::{child, estimate, summary};
-    use crate::report::model::Verification;
+    use crate::report::fixtures::{child, estimate, failed_int_glob, summary};
 
     const SNAPSHOT: &str = "
 Dhrystone Benchmark, Version 2.1 (Language: Rust)
@@ -576,14 +574,7 @@ Verification:                               passed (every checked variable has i
     #[test]
     fn failed_verification_is_shown() {
         let mut s = summary(vec![child(0, 1, None)]);
-        s.children[0].verification = Verification {
-            passed: false,
-            mismatches: vec![Mismatch {
-                name: "Int_Glob".to_string(),
-                actual: "4".to_string(),
-                expected: "5".to_string(),
-            }],
-        };
+        s.children[0].verification = failed_int_glob();
         s.verification_passed = false;
         assert!(render_text(&s).contains("FAILED (1 checked variable(s) differ)"));
         assert_eq!(

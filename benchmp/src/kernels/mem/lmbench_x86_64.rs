@@ -353,7 +353,7 @@ mod tests {
     /// every build.
     #[test]
     fn kernels_start_on_cache_lines() {
-        benchmp::testing::assert_code_aligned(&[
+        crate::testing::assert_code_aligned(&[
             ("rd", rd as *const ()),
             ("wr", wr as *const ()),
             ("rdwr", rdwr as *const ()),

@@ -4,20 +4,22 @@
 use std::time::Duration;
 
 use crate::aggregate::{Metric, Rule, aggregate, child_figures};
-use crate::cli::{OutputArgs, PlacementArgs, TimingArgs};
-use crate::host::{Build, Host};
-use crate::quality::{MachineState, NoisePolicy, Overlap, judge};
-use crate::report::{Measurement, Quality, Report, ToolData};
+use crate::cli::{PlacementArgs, TimingArgs};
+use crate::quality::{MachineState, Overlap};
+use crate::report::{Figure, Measurement, ToolData};
 use crate::run::Error;
-use crate::run::{Benchmark, ChildInfo, Iterations, Nothing, RunConfig, run_beside};
-use crate::sched::{
-    ChosenBy, LMBENCH_SCHED_ENV, Placement, PlacementError, Policy, ToolDefault, check_cpu,
-    parse_policy, place_by_policy, place_on_list, wrap_into_allowed, wrap_warnings,
-};
+use crate::run::worker::Mode as Worker;
+use crate::run::{Benchmark, ChildInfo, Iterations, Make, Nothing, RunConfig, run_beside};
+use crate::sched::{Placement, ToolDefault, check_cpu};
 use crate::stats::Pair;
 use crate::sys::clock::now_ns;
 use crate::timing::{Calibration, CalibrationRequest, calibrate_traced};
 use crate::topology::Topology;
+
+mod finish;
+mod place;
+
+use place::{apply_conditions, resolve};
 
 /// What to measure and how to turn it into figures; `P` is the tool's parameter type.
 #[derive(Debug, Clone)]
@@ -123,6 +125,10 @@ pub struct Session<T: ToolData> {
     /// The power sources sampled beside every measurement (`None`: there are none, and
     /// nothing is sampled).
     power: Option<crate::power::Power>,
+    /// Set when this run is a `benchmp ab` worker's ([`PlacementArgs::worker`]).
+    worker: Option<Worker>,
+    /// The figures the tool made itself while measuring ([`Session::set_figures`]).
+    figures: Option<Vec<Figure>>,
     /// From start to finish a stop signal only sets a flag, between measurements too, so an
     /// interrupted run writes what it measured before it ends ([`Session::interrupted_at`]).
     _signals: crate::sys::process::InterruptGuard,
@@ -165,10 +171,11 @@ impl<T: ToolData> Session<T> {
         // Installed before the conditions: a stop signal during the power baseline ends the
         // run through the tool's exit, which writes a frequency pin back.
         let signals = crate::sys::process::InterruptGuard::install();
-        apply_conditions(&conditions, &topology, &resolved.cpus)?;
-        let power = crate::power::Power::open(&conditions, &topology)?;
+        let worker = placement.worker;
+        apply_conditions(&conditions, &topology, &resolved.cpus, worker.is_some())?;
+        let power = crate::power::Power::open(&conditions, &topology, worker.is_some())?;
         let before = MachineState::capture(&topology.root, &online);
-        if crate::run::worker::active() {
+        if worker.is_some() {
             crate::run::worker::send(&crate::run::worker::ToDriver::Hello {
                 tool: tool.to_string(),
                 version: env!("CARGO_PKG_VERSION").to_string(),
@@ -203,6 +210,8 @@ impl<T: ToolData> Session<T> {
             measurements: Vec::new(),
             phases: Vec::new(),
             power,
+            worker,
+            figures: None,
             _signals: signals,
         })
     }
@@ -263,8 +272,8 @@ impl<T: ToolData> Session<T> {
         &self,
         measurements: impl IntoIterator<Item = (String, T::Params)>,
     ) -> Result<(), Error> {
-        use crate::run::worker::{Planned, active, announce_plan};
-        if !active() {
+        use crate::run::worker::{Planned, announce_plan};
+        if self.worker.is_none() {
             return Ok(());
         }
         let list = measurements
@@ -282,45 +291,58 @@ impl<T: ToolData> Session<T> {
         &self.measurements
     }
 
+    /// Measurements so far, for a tool to complete before [`Session::finish`] (dhry's energy
+    /// per DMIPS, dto's samples without the detail its figures were made from).
+    pub fn measurements_mut(&mut self) -> &mut [Measurement<T>] {
+        &mut self.measurements
+    }
+
+    /// The figures of the report, made by the tool while it measured (from what the report
+    /// does not keep: dto's per-cell analyses), in place of [`ToolData::figures`].
+    pub fn set_figures(&mut self, figures: Vec<Figure>) {
+        self.figures = Some(figures);
+    }
+
+    /// The `benchmp ab` worker mode this run is in; `None` when it is no worker.
+    pub fn worker(&self) -> Option<Worker> {
+        self.worker
+    }
+
     /// Runs one measurement on all children and records it.
-    pub fn measure<B, F>(
+    pub fn measure<B>(
         &mut self,
         spec: Spec<T::Params>,
-        make: F,
+        mut make: impl Make<B>,
     ) -> Result<&Measurement<T>, Error>
     where
         B: Benchmark<Sample = T::Sample, Child = T::Child>,
-        F: FnMut(&ChildInfo) -> anyhow::Result<B>,
     {
-        self.measure_loaded(spec, make, Loads::NONE, |_: &ChildInfo| {
-            Ok(crate::run::parent_idle())
-        })
+        let placed = self.placement.cpus.clone();
+        let mut idle = |_: &ChildInfo| Ok(crate::run::parent_idle());
+        self.measure_placed(placed, spec, &mut make, Loads::NONE, &mut idle)
     }
 
     /// Runs one measurement as [`Session::measure_loaded`] with its measuring children pinned
     /// to `cpus` instead of the session's placement (one pair of CPUs after another, a chaser
     /// apart from its loads). Every CPU, the loads' too, must be online and allowed; the
     /// session's placement and its record in the report stay as resolved.
-    pub fn measure_on<B, F, L, G>(
+    pub fn measure_on<B, L: Benchmark>(
         &mut self,
         cpus: &[usize],
         spec: Spec<T::Params>,
-        make: F,
+        mut make: impl Make<B>,
         loads: Loads<'_>,
-        make_load: G,
+        mut make_load: impl Make<L>,
     ) -> Result<&Measurement<T>, Error>
     where
         B: Benchmark<Sample = T::Sample, Child = T::Child>,
-        F: FnMut(&ChildInfo) -> anyhow::Result<B>,
-        L: Benchmark,
-        G: FnMut(&ChildInfo) -> anyhow::Result<L>,
     {
         let online = self.topology.online();
         for &c in cpus.iter().chain(loads.cpus.iter().flatten()) {
             check_cpu(c, &online, &self.placement.allowed)?;
         }
         let placed = cpus.iter().map(|&c| Some(c)).collect();
-        self.measure_placed(placed, spec, make, loads, make_load)
+        self.measure_placed(placed, spec, &mut make, loads, &mut make_load)
     }
 
     /// Runs one measurement with load children on `load_cpus` besides the measuring ones:
@@ -329,37 +351,32 @@ impl<T: ToolData> Session<T> {
     /// are recorded with the measurement. With `loads.required`, a load that did not run
     /// through the whole window (stopped, or starved) fails the measurement: a figure
     /// "under load" must have had its load.
-    pub fn measure_loaded<B, F, L, G>(
+    pub fn measure_loaded<B, L: Benchmark>(
         &mut self,
         spec: Spec<T::Params>,
-        make: F,
+        mut make: impl Make<B>,
         loads: Loads<'_>,
-        make_load: G,
+        mut make_load: impl Make<L>,
     ) -> Result<&Measurement<T>, Error>
     where
         B: Benchmark<Sample = T::Sample, Child = T::Child>,
-        F: FnMut(&ChildInfo) -> anyhow::Result<B>,
-        L: Benchmark,
-        G: FnMut(&ChildInfo) -> anyhow::Result<L>,
     {
         let placed = self.placement.cpus.clone();
-        self.measure_placed(placed, spec, make, loads, make_load)
+        self.measure_placed(placed, spec, &mut make, loads, &mut make_load)
     }
 
-    /// [`Session::measure_loaded`] with the measuring children on `placed`.
-    fn measure_placed<B, F, L, G>(
+    /// A measurement of [`Session::measure_loaded`] with the measuring children on `placed`:
+    /// the one place that runs and records one.
+    fn measure_placed<B, L: Benchmark>(
         &mut self,
         placed: Vec<Option<usize>>,
         spec: Spec<T::Params>,
-        make: F,
+        make: &mut dyn FnMut(&ChildInfo) -> anyhow::Result<B>,
         loads: Loads<'_>,
-        make_load: G,
+        make_load: &mut dyn FnMut(&ChildInfo) -> anyhow::Result<L>,
     ) -> Result<&Measurement<T>, Error>
     where
         B: Benchmark<Sample = T::Sample, Child = T::Child>,
-        F: FnMut(&ChildInfo) -> anyhow::Result<B>,
-        L: Benchmark,
-        G: FnMut(&ChildInfo) -> anyhow::Result<L>,
     {
         if let Some(sig) = crate::sys::process::interrupted() {
             // Stopped between measurements: what finished is kept, this one never started.
@@ -387,9 +404,9 @@ impl<T: ToolData> Session<T> {
                 .unwrap_or_default(),
             sysfs: self.topology.root.clone(),
         };
-        if crate::run::worker::active() {
+        if let Some(worker) = self.worker {
             let params = serde_json::to_value(&spec.params).unwrap_or_default();
-            pace(&mut cfg, &spec.metric, params);
+            pace(&mut cfg, worker, &spec.metric, params);
         }
         let cool_down = match self.conditions.cool_down {
             Some(limit) => Some(crate::quality::cool_down(
@@ -511,200 +528,6 @@ impl<T: ToolData> Session<T> {
             power: None,
         })
     }
-
-    /// Closes the run: machine state after, noise verdict, and the report.
-    pub fn finish(self, output: &OutputArgs, extra: Option<T::Extra>) -> Report<T> {
-        // Written back before the report, so the report can say it was.
-        let pinned = crate::freq::pin::release();
-        let mut report = self.report(output, extra);
-        report.pinned = pinned;
-        report
-    }
-
-    /// An interrupted run's end: the measurements that finished go to the tool's report
-    /// files, marked incomplete with the signal and the measurement that was running
-    /// ([`crate::export::write_partial`]; nothing for a `benchmp ab` worker, whose driver
-    /// keeps its figures); the error to end the run with.
-    pub fn interrupted_at(&self, sig: nix::sys::signal::Signal, running: Option<&str>) -> Error {
-        if let Some(output) = crate::cli::partial_target()
-            && !crate::run::worker::active()
-        {
-            let mut report = self.report(&output, None);
-            report.incomplete = Some(crate::report::Incomplete {
-                signal: sig.as_str().to_string(),
-                running: running.map(str::to_string),
-                measured: self.measurements.len(),
-            });
-            crate::export::write_partial(&report, &output);
-        }
-        Error::Interrupted(sig)
-    }
-
-    /// The report of the measurements so far.
-    fn report(&self, output: &OutputArgs, extra: Option<T::Extra>) -> Report<T> {
-        let after = MachineState::capture(&self.topology.root, &self.topology.online());
-        let children: Vec<_> = self
-            .measurements
-            .iter()
-            .flat_map(|m| m.children.iter().cloned())
-            .collect();
-        let verdict = judge(
-            &children,
-            &self.before,
-            &after,
-            &NoisePolicy {
-                max_lost_pct: output.noise_lost,
-                ..NoisePolicy::default()
-            },
-        );
-        let (timing_overhead_ns, timing_overhead_source) = self
-            .timing_only
-            .clone()
-            .unwrap_or((0.0, crate::timing::Source::NotNeeded));
-        let calibration = self.calibration.clone().unwrap_or(Calibration {
-            enough_us: 0,
-            timing_overhead_ns,
-            loop_overhead_ns: 0.0,
-            clock_resolution_ns: crate::sys::clock::resolution_ns(),
-            enough_source: crate::timing::Source::NotNeeded,
-            enough_method: crate::timing::EnoughMethod::Given,
-            timing_overhead_source,
-            loop_overhead_source: crate::timing::Source::NotNeeded,
-            measured_ns: 0,
-            cache_file: None,
-        });
-        let calibration_ns = calibration.measured_ns
-            + self
-                .measurements
-                .iter()
-                .map(|m| m.calibration_ns)
-                .sum::<u64>();
-        let figures = crate::figure::default_figures(&self.measurements, |m| m.name.clone());
-        Report {
-            tool: self.tool.clone(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            args: self.args.clone(),
-            host: Host::current(),
-            build: Build::current(),
-            topology: self.topology.clone(),
-            calibration,
-            placement: self.placement.clone(),
-            aggregate_mode: output.aggregate,
-            measurements: self.measurements.clone(),
-            quality: Quality {
-                before: self.before.clone(),
-                after,
-                verdict,
-                notes: Vec::new(),
-            },
-            wall_ns: now_ns() - self.started_ns,
-            calibration_ns,
-            pid: std::process::id() as i32,
-            phases: self.phases.clone(),
-            figures,
-            pinned: crate::freq::pin::record(),
-            power_baseline: self.power.as_ref().and_then(|p| p.baseline.clone()),
-            extra,
-            incomplete: None,
-        }
-    }
-}
-
-/// The placement `p` asks for, in [`PlacementArgs::chosen_by`]'s precedence (`lmbench_sched`:
-/// the variable's value), else the tool's default CPU, else UNIQUE; with the note of a
-/// default CPU wrapped into the allowed set.
-fn resolve(
-    p: &PlacementArgs,
-    lmbench_sched: Option<&str>,
-    default: Option<&ToolDefault>,
-    online: &[usize],
-    allowed: Vec<usize>,
-) -> Result<(Placement, Option<String>), PlacementError> {
-    let on_list = |list: &[usize], source: &str, allowed: Vec<usize>| {
-        let n = p.parallel.unwrap_or(list.len());
-        Ok::<_, PlacementError>(Placement {
-            cpus: place_on_list(list, n, online, &allowed)?,
-            policy: format!("cpus {}", crate::cpulist::format_cpu_list(list)),
-            source: source.to_string(),
-            allowed,
-            warnings: Vec::new(),
-        })
-    };
-    let chosen = p.chosen_by_with(lmbench_sched);
-    if let (Some(ChosenBy::Cpus), Some(list)) = (chosen, &p.cpus) {
-        return Ok((on_list(&list.0, "--cpus", allowed)?, None));
-    }
-    if let (None, Some(d)) = (chosen, default) {
-        let (cpu, note) = wrap_into_allowed(&d.asked_by, d.cpu, &allowed);
-        return Ok((on_list(&[cpu], &d.source, allowed)?, note));
-    }
-    let (policy, source) = match (&p.sched, lmbench_sched) {
-        (Some(s), _) => (parse_policy(s)?, "--sched"),
-        (None, Some(s)) => (parse_policy(s)?, LMBENCH_SCHED_ENV),
-        (None, None) => (Policy::Unique, "default"),
-    };
-    let n = p.parallel.unwrap_or(1);
-    // More children than CPUs time each other's work; only a policy that names its CPUs
-    // (SINGLE, CUSTOM) shares them on purpose.
-    let shares = matches!(
-        policy,
-        Policy::Single | Policy::Custom(_) | Policy::CustomUnique(_)
-    );
-    if n > allowed.len() && !shares {
-        return Err(PlacementError::TooManyChildren {
-            parallel: n,
-            allowed: crate::cpulist::format_cpu_list(&allowed),
-            count: allowed.len(),
-        });
-    }
-    let placement = Placement {
-        cpus: place_by_policy(&policy, n, online, &allowed)?,
-        policy: policy.to_string(),
-        source: source.to_string(),
-        warnings: wrap_warnings(&policy, n, online, &allowed),
-        allowed,
-    };
-    Ok((placement, None))
-}
-
-/// Checks and applies the run conditions before the machine state is captured: counters the
-/// kernel refuses and a missing thermal zone are exit status 3 before anything runs, and a
-/// frequency pin is in force from here until [`Session::finish`] or the tool's exit.
-fn apply_conditions(
-    c: &crate::cli::ConditionsArgs,
-    topology: &Topology,
-    cpus: &[Option<usize>],
-) -> Result<(), Error> {
-    if c.counters.is_some() && crate::run::worker::active() {
-        // A paired repetition carries no counter readings to the driver: refused rather
-        // than silently counted nowhere.
-        return Err(crate::error::Usage(
-            "--counters: not under benchmp ab, whose repetitions carry no counter readings; count them in a run of the tool alone".into(),
-        )
-        .into());
-    }
-    if let Some(list) = c.counters.as_ref() {
-        crate::counters::preflight(list)?;
-    }
-    if c.cool_down.is_some() && crate::quality::thermal_zones(&topology.root).is_empty() {
-        return Err(crate::quality::no_thermal_zones(&topology.root).into());
-    }
-    if (c.pin_freq.is_some() || c.governor.is_some()) && !crate::freq::pin::active() {
-        let mut run_cpus: Vec<usize> = cpus.iter().flatten().copied().collect();
-        run_cpus.sort_unstable();
-        run_cpus.dedup();
-        if run_cpus.is_empty() {
-            run_cpus = topology.online();
-        }
-        let pin = crate::freq::pin::FreqPin::apply(
-            &topology.root,
-            &run_cpus,
-            c.pin_freq,
-            c.governor.as_deref(),
-        )?;
-        crate::freq::pin::activate(pin);
-    }
-    Ok(())
 }
 
 /// The work of a measurement's figures, to put per watt: the system figure and each
@@ -743,84 +566,13 @@ pub fn works<'a, T: ToolData>(
 /// Makes a measurement a `benchmp ab` worker's: every child sizes its count to the driver's
 /// repetition length (fixed counts too: the driver shares one count between both builds) and
 /// times one repetition per step. Load children run only during their side's repetitions.
-fn pace(cfg: &mut RunConfig, metric: &Metric, params: serde_json::Value) {
-    use crate::run::worker;
+fn pace(cfg: &mut RunConfig, worker: Worker, metric: &Metric, params: serde_json::Value) {
     cfg.iterations = Iterations::Calibrate { hint: None };
-    cfg.enough_ns = worker::rep_ns();
+    cfg.enough_ns = worker.rep_ns;
     cfg.warmup_us = 0;
     cfg.sequential = false;
     cfg.paced = Some(crate::run::Paced {
         metric: metric.clone(),
         params,
     });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cli::CpuList;
-
-    fn dto_default(cpu: usize) -> ToolDefault {
-        ToolDefault {
-            cpu,
-            asked_by: "PERF_CPU".into(),
-            source: "PERF_CPU".into(),
-        }
-    }
-
-    #[test]
-    fn a_tool_default_places_only_when_nothing_else_does() {
-        let (online, allowed) = ([0, 1], vec![0, 1]);
-        let none = PlacementArgs::default();
-        let d = dto_default(5);
-        let (p, note) = resolve(&none, None, Some(&d), &online, allowed.clone()).unwrap();
-        assert_eq!(
-            (p.cpus, p.policy, p.source),
-            (vec![Some(1)], "cpus 1".into(), "PERF_CPU".into())
-        );
-        assert!(
-            note.unwrap()
-                .contains("PERF_CPU=5 is not in the allowed set 0-1")
-        );
-        let (p, note) = resolve(&none, Some("SINGLE"), Some(&d), &online, allowed.clone()).unwrap();
-        assert_eq!(
-            (p.policy.as_str(), p.source.as_str(), note),
-            ("SINGLE", "LMBENCH_SCHED", None)
-        );
-        let two = PlacementArgs {
-            parallel: Some(2),
-            ..PlacementArgs::default()
-        };
-        let (p, _) = resolve(&two, None, Some(&d), &online, allowed.clone()).unwrap();
-        assert_eq!(
-            (p.cpus, p.source.as_str()),
-            (vec![Some(0), Some(1)], "default")
-        );
-        let cpus = PlacementArgs {
-            cpus: Some(CpuList(vec![0])),
-            ..PlacementArgs::default()
-        };
-        let (p, _) = resolve(&cpus, Some("SINGLE"), Some(&d), &online, allowed).unwrap();
-        assert_eq!((p.cpus, p.source.as_str()), (vec![Some(0)], "--cpus"));
-    }
-
-    #[test]
-    fn without_a_tool_default_nothing_chosen_is_unique() {
-        let (online, allowed) = ([0, 1, 2, 3], vec![2, 3]);
-        let (p, note) = resolve(&PlacementArgs::default(), None, None, &online, allowed).unwrap();
-        assert_eq!(
-            (p.cpus, p.policy.as_str(), p.source.as_str()),
-            (vec![Some(2)], "UNIQUE", "default")
-        );
-        assert_eq!(note, None);
-        let three = PlacementArgs {
-            parallel: Some(3),
-            ..PlacementArgs::default()
-        };
-        let e = resolve(&three, None, None, &online, vec![2, 3]).unwrap_err();
-        assert!(
-            matches!(e, PlacementError::TooManyChildren { count: 2, .. }),
-            "{e}"
-        );
-    }
 }

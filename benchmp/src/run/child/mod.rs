@@ -5,13 +5,16 @@
 use std::fs::File;
 use std::hint::black_box;
 
-use super::protocol::{self, GO, LOAD, PAUSE, RESULT, SIZE, STEP, Up, WINDOW};
+use super::protocol::{self, GO, LOAD, PAUSE, RESULT, Up, WINDOW};
 use super::{Benchmark, ChildInfo, ChildRun, Data, Iterations, LoadRun, Phase, RunConfig, Sample};
-use crate::sys::affinity::{current_cpu, pin_and_verify};
+use crate::sys::affinity::pin_and_verify;
 use crate::sys::clock::now_ns;
 use crate::sys::process;
-use crate::sys::usage::Usage;
 use crate::timing::resize_count;
+
+mod interval;
+
+use interval::{Timed, paced_intervals, timed_intervals};
 
 /// Why a child gave up: the exit status it chose and a one-line reason. It crosses the pipe
 /// to the parent as text, so this is where a child's error chain is rendered.
@@ -502,180 +505,6 @@ fn wait_for<B: Benchmark>(
     got == wanted
 }
 
-/// What the timed intervals gave.
-#[derive(Debug)]
-struct Timed<S> {
-    samples: Vec<Sample<S>>,
-    count: u64,
-    gave_up: bool,
-    usage: Usage,
-    cpu_share: f64,
-}
-
-/// lmbench's timing loop: run `count` iterations per interval until `repetitions` intervals
-/// are accepted (at least 0.95 × enough, or any fixed-count interval), re-sizing the count
-/// when an interval falls outside 0.99–1.2 × enough; gives up after 4 × N + 20 attempts.
-fn timed_intervals<B: Benchmark>(
-    cfg: &RunConfig,
-    bench: &mut B,
-    mut count: u64,
-    up: &mut File,
-    phases: &mut Phases,
-    sink: &mut u64,
-) -> Result<Timed<B::Sample>, Failure> {
-    let enough = cfg.enough_ns as f64;
-    let u0 = Usage::now();
-    let (wall0, cpu0) = (now_ns(), crate::sys::clock::thread_cpu_ns());
-    let mut samples: Vec<Sample<B::Sample>> = Vec::new();
-    let mut accepted = 0usize;
-    let wanted = cfg.repetitions.max(1);
-    let max_attempts = wanted * 4 + 20;
-    let fixed = matches!(cfg.iterations, Iterations::Fixed(_));
-    while accepted < wanted && samples.len() < max_attempts {
-        let rep = samples.len();
-        let (cpu_start, start, end, cpu_end, ck);
-        {
-            let _s = tracing::info_span!("rep", n = rep).entered();
-            cpu_start = current_cpu();
-            start = now_ns();
-            ck = bench.run(count);
-            end = now_ns();
-            cpu_end = current_cpu();
-        }
-        *sink ^= black_box(ck);
-        let detail = bench.sample_detail();
-        let elapsed = end - start;
-        let net = elapsed as f64 - cfg.timing_overhead_ns - count as f64 * cfg.loop_overhead_ns;
-        let net_ns = if net > 0.0 { net as u64 } else { 0 };
-        let ok = fixed || net_ns as f64 > 0.95 * enough;
-        accepted += usize::from(ok);
-        samples.push(Sample {
-            iterations: count,
-            elapsed_ns: elapsed,
-            net_ns,
-            start_ns: start,
-            accepted: ok,
-            cpu_start,
-            cpu_end,
-            detail,
-        });
-        phases.push("rep", Some(rep), start, end);
-        protocol::send(
-            up,
-            &Up::<B::Sample, B::Child>::Progress {
-                elapsed_ns: elapsed,
-            },
-        )
-        .map_err(Failure::talking)?;
-        // Sized on the net time, unless the subtracted overheads swallow most of the interval
-        // (a loop overhead estimate above the work's own cost per iteration): a net near zero
-        // would grow the count eightfold at every attempt, without bound. On the elapsed time
-        // the count stays near ENOUGH and the run gives up after its attempts instead.
-        let basis = if net < 0.5 * elapsed as f64 {
-            elapsed as f64
-        } else {
-            net
-        };
-        if !fixed && (basis < 0.99 * enough || basis > 1.2 * enough) {
-            count = resize_count(count, basis, enough);
-        }
-    }
-    let usage = Usage::now().since(&u0);
-    let (wall1, cpu1) = (now_ns(), crate::sys::clock::thread_cpu_ns());
-    Ok(Timed {
-        samples,
-        count,
-        gave_up: accepted < wanted,
-        usage,
-        cpu_share: (cpu1 - cpu0) as f64 / (wall1 - wall0).max(1) as f64,
-    })
-}
-
-/// Worker mode's timing loop: sizes the count on SIZE, times one repetition per STEP of the
-/// count it names (every one accepted, none re-sized), until STOP or a closed pipe; the
-/// child sleeps between commands.
-#[allow(clippy::too_many_arguments)]
-fn paced_intervals<B: Benchmark>(
-    cfg: &RunConfig,
-    bench: &mut B,
-    sized: &mut Sized,
-    up: &mut File,
-    down: &mut File,
-    phases: &mut Phases,
-    sink: &mut u64,
-) -> Result<Timed<B::Sample>, Failure> {
-    let u0 = Usage::now();
-    let (mut wall, mut cpu) = (0u64, 0u64);
-    let mut samples: Vec<Sample<B::Sample>> = Vec::new();
-    loop {
-        match protocol::wait_byte(down) {
-            STEP => {}
-            SIZE => {
-                *sized = size(cfg, bench, sink, phases);
-                let msg = Up::<B::Sample, B::Child>::Sized { count: sized.count };
-                protocol::send(up, &msg).map_err(Failure::talking)?;
-                continue;
-            }
-            _ => break,
-        }
-        let n = protocol::read_count(down)
-            .filter(|&n| n > 0)
-            .unwrap_or(sized.count);
-        let rep = samples.len();
-        let before = Usage::now();
-        let cpu0 = crate::sys::clock::thread_cpu_ns();
-        let (cpu_start, start, end, cpu_end, ck);
-        {
-            let _s = tracing::info_span!("rep", n = rep).entered();
-            cpu_start = current_cpu();
-            start = now_ns();
-            ck = bench.run(n);
-            end = now_ns();
-            cpu_end = current_cpu();
-        }
-        let step_cpu = crate::sys::clock::thread_cpu_ns().saturating_sub(cpu0);
-        cpu += step_cpu;
-        let preempted = Usage::now().since(&before).involuntary_switches;
-        *sink ^= black_box(ck);
-        let detail = bench.sample_detail();
-        let elapsed = end - start;
-        wall += elapsed;
-        let net = elapsed as f64 - cfg.timing_overhead_ns - n as f64 * cfg.loop_overhead_ns;
-        let net_ns = bench
-            .timed_ns()
-            .unwrap_or(if net > 0.0 { net as u64 } else { 0 });
-        samples.push(Sample {
-            iterations: n,
-            elapsed_ns: elapsed,
-            net_ns,
-            start_ns: start,
-            accepted: true,
-            cpu_start,
-            cpu_end,
-            detail,
-        });
-        phases.push("rep", Some(rep), start, end);
-        let step = super::worker::StepSample {
-            iterations: n,
-            elapsed_ns: elapsed,
-            net_ns,
-            start_ns: start,
-            cpus: (cpu_start, cpu_end),
-            preempted,
-            cpu_ns: step_cpu,
-        };
-        protocol::send(up, &Up::<B::Sample, B::Child>::Stepped(step)).map_err(Failure::talking)?;
-    }
-    Ok(Timed {
-        gave_up: samples.is_empty(),
-        samples,
-        count: sized.count,
-        usage: Usage::now().since(&u0),
-        // The share of the timed repetitions' wall time the child had the CPU for.
-        cpu_share: cpu as f64 / wall.max(1) as f64,
-    })
-}
-
 /// Distinct CPUs seen at interval boundaries, in order of first sight.
 fn cpus_seen<S>(samples: &[Sample<S>]) -> Vec<usize> {
     let mut seen: Vec<usize> = Vec::new();
@@ -762,60 +591,6 @@ mod tests {
             parallel: 1,
             role: super::super::Role::Load,
         }
-    }
-
-    /// Spins about 1 µs per iteration, up to 100 000; a larger count returns at once (so a
-    /// run whose count grew without bound ends instead of hanging) and is remembered.
-    struct Micro {
-        largest: u64,
-    }
-
-    impl Benchmark for Micro {
-        type Sample = ();
-        type Child = ();
-
-        fn run(&mut self, iterations: u64) -> u64 {
-            self.largest = self.largest.max(iterations);
-            if iterations > 100_000 {
-                return 0;
-            }
-            let end = now_ns() + 1_000 * iterations;
-            let mut n = 0u64;
-            while now_ns() < end {
-                n = black_box(n + 1);
-            }
-            n
-        }
-    }
-
-    #[test]
-    fn a_loop_overhead_above_the_work_gives_up_instead_of_growing_the_count() {
-        // 1 s of loop overhead per iteration: every interval's net time is 0.
-        let cfg = RunConfig {
-            label: "micro".into(),
-            placement: vec![None],
-            warmup_us: 0,
-            repetitions: 2,
-            enough_ns: 1_000_000,
-            timing_overhead_ns: 0.0,
-            loop_overhead_ns: 1e9,
-            iterations: Iterations::Calibrate { hint: Some(1) },
-            child_timeout: std::time::Duration::from_secs(10),
-            sequential: false,
-            loads: Vec::new(),
-            paced: None,
-            counters: Vec::new(),
-            sysfs: "/sys".into(),
-        };
-        let mut bench = Micro { largest: 0 };
-        let mut up = File::create("/dev/null").unwrap();
-        let (mut phases, mut sink) = (Phases(Vec::new()), 0);
-        let t = timed_intervals(&cfg, &mut bench, 1, &mut up, &mut phases, &mut sink).unwrap();
-        assert!(t.gave_up);
-        assert_eq!(t.samples.len(), 4 * 2 + 20);
-        assert!(t.samples.iter().all(|s| !s.accepted));
-        // Sized on the elapsed time: about 1.1 ms of 1 µs iterations, never millions.
-        assert!(bench.largest <= 20_000, "count grew to {}", bench.largest);
     }
 
     #[test]

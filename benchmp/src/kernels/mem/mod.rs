@@ -11,11 +11,14 @@
 
 use std::hint::black_box;
 
-use benchmp::{Unsupported, Usage};
+use crate::error::{Unsupported, Usage};
 use serde::{Deserialize, Serialize};
 
-use crate::ops::Op;
+pub use buffers::Buffers;
+pub use ops::{Op, Stores, Traffic};
 
+mod buffers;
+pub mod ops;
 pub mod portable;
 
 #[cfg(target_arch = "x86_64")]
@@ -456,7 +459,7 @@ mod tests {
             assert_eq!(k.isa(), Isa::Portable);
             assert_eq!(Kernel::all_available(op).len(), 1);
             let e = Kernel::select(op, Some(Isa::Avx2)).unwrap_err();
-            assert_eq!(benchmp::cli::exit_code_of(&e), 2);
+            assert_eq!(crate::cli::exit_code_of(&e), 2);
         }
     }
 
@@ -476,9 +479,9 @@ mod tests {
     }
 
     /// Two buffers of `len` bytes (the second for copies) holding a pattern.
-    fn buffers(len: usize) -> (benchmp::Buffer, benchmp::Buffer) {
-        let mut a = benchmp::Buffer::new(len, benchmp::Pages::Small).unwrap();
-        let mut b = benchmp::Buffer::new(len, benchmp::Pages::Small).unwrap();
+    fn buffers(len: usize) -> (crate::Buffer, crate::Buffer) {
+        let mut a = crate::Buffer::new(len, crate::Pages::Small).unwrap();
+        let mut b = crate::Buffer::new(len, crate::Pages::Small).unwrap();
         for (i, x) in a.as_mut_slice().iter_mut().enumerate() {
             *x = (i * 7 + 3) as u8;
         }
@@ -486,7 +489,7 @@ mod tests {
         (a, b)
     }
 
-    fn io<'a>(op: Op, a: &'a mut benchmp::Buffer, b: &'a mut benchmp::Buffer) -> Io<'a> {
+    fn io<'a>(op: Op, a: &'a mut crate::Buffer, b: &'a mut crate::Buffer) -> Io<'a> {
         if op.uses_second_buffer() {
             Io::Two(a.as_slice(), b.as_mut_slice())
         } else {
@@ -524,6 +527,6 @@ mod tests {
             Isa::Avx512
         };
         let e = Kernel::select(Op::Rdvec, Some(foreign)).unwrap_err();
-        assert_eq!(benchmp::cli::exit_code_of(&e), 3, "{e}");
+        assert_eq!(crate::cli::exit_code_of(&e), 3, "{e}");
     }
 }

@@ -1,0 +1,257 @@
+//! A run's end: the report of its measurements, made final (the tool's figures, notes and
+//! noise, [`ToolData`]) before it is returned, so a tool writes it as it is and decides its
+//! exit status before anything is written. An interrupted run's partial report is made here
+//! too.
+
+use crate::cli::OutputArgs;
+use crate::host::{Build, Host};
+use crate::quality::{MachineState, NoisePolicy, judge};
+use crate::report::{Quality, Report, ToolData};
+use crate::run::Error;
+use crate::sys::clock::now_ns;
+use crate::timing::Calibration;
+
+use super::Session;
+
+impl<T: ToolData> Session<T> {
+    /// Closes the run: machine state after, noise verdict, and the final report: its figures,
+    /// notes and noise are the tool's ([`ToolData::figures`], or those given to
+    /// [`Session::set_figures`]; [`ToolData::notes`]; [`ToolData::noise`]).
+    pub fn finish(self, output: &OutputArgs, extra: Option<T::Extra>) -> Report<T> {
+        self.finish_joined(output, extra, Vec::new())
+    }
+
+    /// As [`Session::finish`], the measurements being those of `parts`, the finished reports
+    /// of sessions this one stood for (lat_mem_rd calibrates each size of a sweep in a session
+    /// of its own): their calibration (the first's) and its time (all of theirs), the machine
+    /// state after the last, and the noise verdict over all their children. No parts: this
+    /// session's measurements.
+    pub fn finish_joined(
+        self,
+        output: &OutputArgs,
+        extra: Option<T::Extra>,
+        parts: Vec<Report<T>>,
+    ) -> Report<T> {
+        // Written back before the report, so the report can say it was.
+        let pinned = crate::freq::pin::release();
+        let mut report = self.report(output, extra);
+        report.pinned = pinned;
+        if !parts.is_empty() {
+            join(&mut report, parts, output);
+        }
+        complete(&mut report, self.figures);
+        report
+    }
+
+    /// An interrupted run's end: the measurements that finished go to the tool's report
+    /// files, marked incomplete with the signal and the measurement that was running
+    /// ([`crate::export::write_partial`]; nothing for a `benchmp ab` worker, whose driver
+    /// keeps its figures); the error to end the run with.
+    pub fn interrupted_at(&self, sig: nix::sys::signal::Signal, running: Option<&str>) -> Error {
+        if let Some(output) = crate::cli::partial_target()
+            && self.worker.is_none()
+        {
+            let mut report = self.report(&output, None);
+            report.incomplete = Some(crate::report::Incomplete {
+                signal: sig.as_str().to_string(),
+                running: running.map(str::to_string),
+                measured: self.measurements.len(),
+            });
+            crate::export::write_partial(&report, &output);
+        }
+        Error::Interrupted(sig)
+    }
+
+    /// The report of the measurements so far, with the default figures and no notes.
+    fn report(&self, output: &OutputArgs, extra: Option<T::Extra>) -> Report<T> {
+        let after = MachineState::capture(&self.topology.root, &self.topology.online());
+        let children: Vec<_> = self
+            .measurements
+            .iter()
+            .flat_map(|m| m.children.iter().cloned())
+            .collect();
+        let verdict = judge(
+            &children,
+            &self.before,
+            &after,
+            &NoisePolicy {
+                max_lost_pct: output.noise_lost,
+                ..NoisePolicy::default()
+            },
+        );
+        let (timing_overhead_ns, timing_overhead_source) = self
+            .timing_only
+            .clone()
+            .unwrap_or((0.0, crate::timing::Source::NotNeeded));
+        let calibration = self.calibration.clone().unwrap_or(Calibration {
+            enough_us: 0,
+            timing_overhead_ns,
+            loop_overhead_ns: 0.0,
+            clock_resolution_ns: crate::sys::clock::resolution_ns(),
+            enough_source: crate::timing::Source::NotNeeded,
+            enough_method: crate::timing::EnoughMethod::Given,
+            timing_overhead_source,
+            loop_overhead_source: crate::timing::Source::NotNeeded,
+            measured_ns: 0,
+            cache_file: None,
+        });
+        let calibration_ns = calibration.measured_ns
+            + self
+                .measurements
+                .iter()
+                .map(|m| m.calibration_ns)
+                .sum::<u64>();
+        let figures = crate::figure::default_figures(&self.measurements, |m| m.name.clone());
+        Report {
+            tool: self.tool.clone(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            args: self.args.clone(),
+            host: Host::current(),
+            build: Build::current(),
+            topology: self.topology.clone(),
+            calibration,
+            placement: self.placement.clone(),
+            aggregate_mode: output.aggregate,
+            measurements: self.measurements.clone(),
+            quality: Quality {
+                before: self.before.clone(),
+                after,
+                verdict,
+                notes: Vec::new(),
+            },
+            wall_ns: now_ns() - self.started_ns,
+            calibration_ns,
+            pid: std::process::id() as i32,
+            phases: self.phases.clone(),
+            figures,
+            pinned: crate::freq::pin::record(),
+            power_baseline: self.power.as_ref().and_then(|p| p.baseline.clone()),
+            extra,
+            incomplete: None,
+        }
+    }
+}
+
+/// Makes `report` the tool's: its figures (`given`, else [`ToolData::figures`]), its notes,
+/// and its own noise added to the verdict.
+fn complete<T: ToolData>(report: &mut Report<T>, given: Option<Vec<crate::report::Figure>>) {
+    report.figures = given.unwrap_or_else(|| T::figures(report));
+    report.quality.notes = T::notes(report);
+    let noise = T::noise(report);
+    if !noise.is_empty() {
+        let verdict = &mut report.quality.verdict;
+        verdict.reasons.extend(noise);
+        verdict.noisy = true;
+    }
+}
+
+/// [`Session::finish_joined`]'s joining of `parts` into `report`.
+fn join<T: ToolData>(report: &mut Report<T>, parts: Vec<Report<T>>, output: &OutputArgs) {
+    report.calibration = parts[0].calibration.clone();
+    report.calibration_ns = parts.iter().map(|r| r.calibration_ns).sum();
+    if let Some(last) = parts.last() {
+        report.quality.after = last.quality.after.clone();
+    }
+    report.measurements = parts.into_iter().flat_map(|r| r.measurements).collect();
+    let children: Vec<_> = report
+        .measurements
+        .iter()
+        .flat_map(|m| m.children.iter().cloned())
+        .collect();
+    report.quality.verdict = judge(
+        &children,
+        &report.quality.before,
+        &report.quality.after,
+        &NoisePolicy {
+            max_lost_pct: output.noise_lost,
+            ..NoisePolicy::default()
+        },
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{PlacementArgs, TimingArgs};
+    use crate::report::Figure;
+
+    /// A tool whose report names its figure after its tool section and says one note and one
+    /// reason of noise of its own.
+    #[derive(Debug)]
+    struct Judged;
+
+    fn figure(name: &str) -> Figure {
+        Figure {
+            name: name.into(),
+            cpu: None,
+            cluster: None,
+            unit: "ns".into(),
+            better: crate::ab::Better::Lower,
+            value: 1.0,
+            samples: vec![1.0],
+        }
+    }
+
+    impl ToolData for Judged {
+        type Params = ();
+        type Sample = ();
+        type Child = ();
+        type Extra = String;
+
+        fn figures(report: &Report<Judged>) -> Vec<Figure> {
+            vec![figure(report.extra.as_deref().unwrap_or("no extra"))]
+        }
+
+        fn notes(report: &Report<Judged>) -> Vec<String> {
+            vec![format!("{} measured", report.measurements.len())]
+        }
+
+        fn noise(_: &Report<Judged>) -> Vec<String> {
+            vec!["the tool's own".into()]
+        }
+    }
+
+    /// A session that measures nothing: no power source sampled.
+    fn session() -> Session<Judged> {
+        let mut placement = PlacementArgs::default();
+        placement.conditions.power = Some(crate::power::Choice::Off);
+        Session::start("judged", &placement, &TimingArgs::default()).expect("a session")
+    }
+
+    fn names(r: &Report<Judged>) -> Vec<&str> {
+        r.figures.iter().map(|f| f.name.as_str()).collect()
+    }
+
+    #[test]
+    fn the_report_finish_returns_has_the_tools_figures_notes_and_noise() {
+        let r = session().finish(&OutputArgs::default(), Some("cells".into()));
+        assert_eq!(names(&r), ["cells"]);
+        assert_eq!(r.quality.notes, ["0 measured"]);
+        assert!(r.quality.verdict.noisy);
+        assert_eq!(
+            r.quality.verdict.reasons.last().map(String::as_str),
+            Some("the tool's own")
+        );
+        assert!(r.incomplete.is_none());
+    }
+
+    #[test]
+    fn figures_made_while_measuring_are_the_reports() {
+        let mut s = session();
+        s.set_figures(vec![figure("made while measuring")]);
+        let r = s.finish(&OutputArgs::default(), Some("cells".into()));
+        assert_eq!(names(&r), ["made while measuring"]);
+        assert_eq!(r.quality.notes, ["0 measured"]);
+    }
+
+    #[test]
+    fn a_joined_report_is_judged_by_the_tool_after_joining() {
+        let part = session().finish(&OutputArgs::default(), None);
+        assert_eq!(names(&part), ["no extra"]);
+        let r = session().finish_joined(&OutputArgs::default(), Some("sweep".into()), vec![part]);
+        assert_eq!(names(&r), ["sweep"]);
+        // The verdict is the joined one's, with the tool's own noise added once.
+        let own = r.quality.verdict.reasons.iter();
+        assert_eq!(own.filter(|x| *x == "the tool's own").count(), 1);
+    }
+}
