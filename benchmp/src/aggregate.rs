@@ -15,8 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::schema::Metric;
-use crate::schema::Pair;
+use crate::schema::{Metric, Pair};
 use crate::stats::{median, minimum, sorted_pairs};
 use crate::topology::Topology;
 

@@ -25,16 +25,6 @@
 //! # Ok(()) }
 //! ```
 
-/// Where the A/B statistics were before they joined [`stats`]; the callers move there next.
-pub mod ab {
-    pub use crate::stats::descriptive::{
-        Outliers, Summary, iqr_outliers, mean, merge_sorted, summary, trimmed, trimmed_mean,
-    };
-    pub use crate::stats::ks::{KS_MAX_EXACT_N, Ks, KsMethod, ks_2samp, ks_min_p, ks_statistic};
-    pub use crate::stats::verdict::{Better, Comparison, Rule, Verdict, compare, judge};
-    pub use crate::stats::{Quantile, quantile, sort};
-    pub use crate::stats::{kolmogorov, mann_whitney, paired};
-}
 pub mod aggregate;
 pub mod cli;
 pub mod compare;

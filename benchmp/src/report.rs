@@ -9,8 +9,7 @@ use crate::host::{Build, Host};
 use crate::quality::{MachineState, Overlap, Verdict};
 use crate::run::{ChildRun, Data, LoadRun};
 use crate::sched::Placement;
-pub use crate::schema::Figure;
-use crate::schema::Metric;
+use crate::schema::{Figure, Metric};
 use crate::timing::Calibration;
 use crate::topology::Topology;
 

@@ -22,7 +22,7 @@ impl ToolData for BwMem {
     type Extra = Extra;
 
     /// Each measurement's figures under its own name, with its size ([`Params::figure_name`]).
-    fn figures(report: &Report) -> Vec<benchmp::figure::Figure> {
+    fn figures(report: &Report) -> Vec<benchmp::schema::Figure> {
         benchmp::figure::default_figures(&report.measurements, |m| m.params.figure_name())
     }
 

@@ -11,7 +11,9 @@ use crate::bench::{Config, PageKind};
 use crate::check::Mismatch;
 use crate::impls::ImplSpec;
 use crate::measure::{RoundTicks, Sources};
-use benchmp::ab::{KsMethod, Summary, Verdict};
+use benchmp::stats::descriptive::Summary;
+use benchmp::stats::ks::KsMethod;
+use benchmp::stats::verdict::Verdict;
 
 /// The dto subcommand a result comes from (the JSON's `mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -553,7 +555,8 @@ pub struct CheckSummary {
 mod tests {
     use super::*;
     use crate::impls::ImplSpec;
-    use benchmp::ab::{Summary, Verdict};
+    use benchmp::stats::descriptive::Summary;
+    use benchmp::stats::verdict::Verdict;
 
     fn cell(test: &str, config: &str, cpu: usize, base: f64, cur: f64, verdict: Verdict) -> Cell {
         let s = Summary {

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
-use benchmp::figure::Figure;
 use benchmp::files::StagedFile;
 use benchmp::progress::Progress;
 use benchmp::sched::{ChosenBy, ToolDefault};
+use benchmp::schema::Figure;
 use benchmp::{Iterations, Session, Spec};
 
 use crate::bench::{self, Bench, Config, PageKind};
@@ -22,7 +22,9 @@ use crate::measure::{EnvGuard, Round, RoundPlan, WARMUP_ITERS};
 pub use crate::plan::RunPlan;
 use crate::report::{self, Cell, DtoData, Extra, PageStatus, Report, RoundParams, Setup};
 use crate::{sys, text};
-use benchmp::ab::{self as stats, Better, Verdict};
+use benchmp::schema::Better;
+use benchmp::stats::descriptive::{sort, summary};
+use benchmp::stats::verdict::{self, Verdict};
 
 /// `dto ab` and `dto speedup`: refuses report files that are measured libraries and bad
 /// PERF_* settings, measures `configs` on `pages` (the `only` benchmarks, else the table),
@@ -469,9 +471,9 @@ fn analyse(
     if bl.is_empty() || cu.is_empty() {
         bail!("{} {} on CPU {cpu}: no samples", b.name, rp.pages.short());
     }
-    stats::sort(&mut bl);
-    stats::sort(&mut cu);
-    let mut cmp = stats::compare(&bl, &cu, st.min_effect_pct, b.reference_only);
+    sort(&mut bl);
+    sort(&mut cu);
+    let mut cmp = verdict::compare(&bl, &cu, st.min_effect_pct, b.reference_only);
     if cmp.verdict == Verdict::Fail && rp.config.is_a_a() {
         cmp.verdict = Verdict::Noisy;
     }
@@ -486,8 +488,8 @@ fn analyse(
         pages: rp.pages,
         cpu,
         rounds: ticks.0.len() as u32,
-        baseline: stats::summary(&bl),
-        current: stats::summary(&cu),
+        baseline: summary(&bl),
+        current: summary(&cu),
         baseline_trimmed_mean_ns: cmp.baseline_mean,
         current_trimmed_mean_ns: cmp.current_mean,
         change_pct: cmp.change_pct,

@@ -14,9 +14,9 @@
 use std::hint::spin_loop;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use benchmp::ab::Better;
 use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
-use benchmp::figure::Figure;
+use benchmp::schema::Better;
+use benchmp::schema::Figure;
 use benchmp::sys::mem::SharedPage;
 use benchmp::{Benchmark, Iterations, Rule, Session, Spec, ToolData, Usage};
 use serde::{Deserialize, Serialize};

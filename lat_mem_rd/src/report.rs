@@ -3,8 +3,8 @@
 //! timing, the curves and their summaries). The report is `benchmp::Report<LatMemRd>`.
 
 use benchmp::ToolData;
-use benchmp::ab::Better;
-use benchmp::figure::Figure;
+use benchmp::schema::Better;
+use benchmp::schema::Figure;
 use benchmp::sys::mem::Pages;
 use serde::{Deserialize, Serialize};
 

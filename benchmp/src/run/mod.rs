@@ -201,7 +201,7 @@ pub struct RunConfig {
 #[derive(Debug, Clone)]
 pub struct Paced {
     /// How a sample becomes the figure.
-    pub metric: crate::aggregate::Metric,
+    pub metric: crate::schema::Metric,
     /// The tool's parameters of the measurement, as in its report.
     pub params: serde_json::Value,
 }
@@ -375,11 +375,11 @@ impl<S, C> ChildRun<S, C> {
     }
 
     /// Accepted samples as lmbench pairs (n, net ns).
-    pub fn pairs(&self) -> impl Iterator<Item = crate::stats::Pair> + '_ {
+    pub fn pairs(&self) -> impl Iterator<Item = crate::schema::Pair> + '_ {
         self.samples
             .iter()
             .filter(|s| s.accepted)
-            .map(|s| crate::stats::Pair {
+            .map(|s| crate::schema::Pair {
                 n: s.iterations,
                 u: s.net_ns,
             })

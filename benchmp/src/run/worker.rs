@@ -16,7 +16,7 @@ use std::sync::{Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
-use crate::aggregate::Metric;
+use crate::schema::Metric;
 
 /// `R,W`: the descriptors a worker reads the driver's commands from and writes to.
 pub const FDS_ENV: &str = "BENCHMP_AB_FDS";

@@ -134,7 +134,7 @@ impl<T: ToolData> Session<T> {
 
 /// Makes `report` the tool's: its figures (`given`, else [`ToolData::figures`]), its notes,
 /// and its own noise added to the verdict.
-fn complete<T: ToolData>(report: &mut Report<T>, given: Option<Vec<crate::report::Figure>>) {
+fn complete<T: ToolData>(report: &mut Report<T>, given: Option<Vec<crate::schema::Figure>>) {
     report.figures = given.unwrap_or_else(|| T::figures(report));
     report.quality.notes = T::notes(report);
     let noise = T::noise(report);
@@ -173,7 +173,7 @@ fn join<T: ToolData>(report: &mut Report<T>, parts: Vec<Report<T>>, output: &Out
 mod tests {
     use super::*;
     use crate::cli::{PlacementArgs, TimingArgs};
-    use crate::report::Figure;
+    use crate::schema::Figure;
 
     /// A tool whose report names its figure after its tool section and says one note and one
     /// reason of noise of its own.
@@ -186,7 +186,7 @@ mod tests {
             cpu: None,
             cluster: None,
             unit: "ns".into(),
-            better: crate::ab::Better::Lower,
+            better: crate::schema::Better::Lower,
             value: 1.0,
             samples: vec![1.0],
         }

@@ -3,15 +3,15 @@
 
 use std::time::Duration;
 
-use crate::aggregate::{Metric, Rule, aggregate, child_figures};
+use crate::aggregate::{Rule, aggregate, child_figures};
 use crate::cli::{PlacementArgs, TimingArgs};
 use crate::quality::{MachineState, Overlap};
-use crate::report::{Figure, Measurement, ToolData};
+use crate::report::{Measurement, ToolData};
 use crate::run::Error;
 use crate::run::worker::Mode as Worker;
 use crate::run::{Benchmark, ChildInfo, Iterations, Make, Nothing, RunConfig, run_beside};
 use crate::sched::{Placement, ToolDefault, check_cpu};
-use crate::stats::Pair;
+use crate::schema::{Figure, Metric, Pair};
 use crate::sys::clock::now_ns;
 use crate::timing::{Calibration, CalibrationRequest, calibrate_traced};
 use crate::topology::Topology;

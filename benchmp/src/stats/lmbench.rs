@@ -7,7 +7,7 @@
 //! microseconds; the rules are otherwise the same (lmbench `lib_timing.c`, insertsort,
 //! save_median, save_minimum).
 
-pub use crate::schema::Pair;
+use crate::schema::Pair;
 
 /// True when `a` is strictly faster per iteration than `b` (u_a/n_a < u_b/n_b), exactly.
 fn faster(a: Pair, b: Pair) -> bool {

@@ -20,4 +20,4 @@ pub mod paired;
 pub mod verdict;
 
 pub use descriptive::{Quantile, Spread, median_of, middle, quantile, sort, spread};
-pub use lmbench::{Pair, median, minimum, sorted_pairs};
+pub use lmbench::{median, minimum, sorted_pairs};

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::descriptive::{Outliers, iqr_outliers, mean, trimmed};
 use super::ks::{Ks, ks_2samp, ks_min_p};
-pub use crate::schema::Better;
+use crate::schema::Better;
 
 /// The verdict on one A/B figure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,10 +4,10 @@
 
 use std::fmt::Write as _;
 
-use benchmp::ab::Better;
 use benchmp::cpulist::format_cpu_list;
-use benchmp::figure::Figure;
 use benchmp::run::LoadRun;
+use benchmp::schema::Better;
+use benchmp::schema::Figure;
 use benchmp::size::HumanSize;
 use benchmp::topology::Topology;
 use benchmp::{Measurement, ToolData};

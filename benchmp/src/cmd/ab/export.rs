@@ -2,10 +2,10 @@
 //! CSV, a comparison in `benchmp compare`'s schema ([`benchmp::compare::Comparison`]) whose rows
 //! carry their pairs, so what reads a comparison reads this one too.
 
-use benchmp::ab::Rule;
 use benchmp::compare::paired::{AbRun, PairedFigure};
 use benchmp::compare::{Comparison, Counts, Row, Side};
 use benchmp::output::{Export, Outputs};
+use benchmp::stats::verdict::Rule;
 
 use super::*;
 

@@ -7,7 +7,7 @@
 //! in random order, so the machine's drift falls on both alike. Each figure is paired in
 //! several fresh pairs of workers (`--processes`), since two processes of one build can
 //! differ for their whole life; each process pair's estimate is one unit of the test
-//! ([`benchmp::ab::paired`]: Hodges-Lehmann estimate, Wilcoxon signed-rank interval,
+//! ([`benchmp::stats::paired`]: Hodges-Lehmann estimate, Wilcoxon signed-rank interval,
 //! sequential looks with the error rate split over them). B is the current side: FAIL means
 //! B is worse than A by more than `--min-effect`.
 //!
@@ -22,11 +22,12 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use benchmp::ab::paired::{self, Decision, Judgement, Looks};
-use benchmp::ab::{Better, Verdict};
 use benchmp::compare::paired::{AbRule, Order, ProcessPair, SideInfo, Unit};
 use benchmp::run::worker::{self, StepSample, ToDriver, ToWorker};
+use benchmp::schema::Better;
 use benchmp::schema::Metric;
+use benchmp::stats::paired::{self, Decision, Judgement, Looks};
+use benchmp::stats::verdict::Verdict;
 use benchmp::{EXIT_FAILED, EXIT_OK, Usage};
 
 mod export;
