@@ -180,6 +180,21 @@ pub fn celsius(s: &str) -> Result<f64, String> {
     }
 }
 
+impl ConditionsArgs {
+    /// What these options ask of power, for a run that is (`worker`) or is not a paired
+    /// repetition.
+    pub fn power_request(&self, worker: bool) -> crate::power::Request {
+        crate::power::Request {
+            power: self.power.clone(),
+            power_cmd: self.power_cmd.clone(),
+            power_hz: self.power_hz,
+            power_baseline: self.power_baseline,
+            trace: markers_on(),
+            worker,
+        }
+    }
+}
+
 impl Default for ConditionsArgs {
     fn default() -> Self {
         clap_defaults()

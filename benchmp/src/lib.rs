@@ -32,7 +32,6 @@ pub mod counters;
 pub mod cpulist;
 pub mod error;
 pub mod export;
-pub mod figure;
 pub mod files;
 pub mod freq;
 pub mod host;

@@ -1,6 +1,8 @@
 //! The report every tool produces (one serde document): its schema, measurements, figures
 //! and quality. Field names carry their units (`_ns`, `_us`, `_bytes`, `mb_per_s` with MB =
 //! 10^6 as lmbench). Its exporters are [`crate::export`]'s.
+//! A report also names its figures for comparison ([`default_figures`]: each measurement's
+//! per-cluster figures, and the system's with several clusters, unless the tool names its own).
 
 use serde::{Deserialize, Serialize};
 
@@ -9,7 +11,7 @@ use crate::host::{Build, Host};
 use crate::quality::{MachineState, Overlap, Verdict};
 use crate::run::{ChildRun, Data, LoadRun};
 use crate::sched::Placement;
-use crate::schema::{Figure, Metric};
+use crate::schema::{Figure, Metric, Pair};
 use crate::timing::Calibration;
 use crate::topology::Topology;
 
@@ -32,9 +34,9 @@ pub trait ToolData: std::fmt::Debug + Sized + 'static {
 
     /// The figures a comparison judges ([`Report::figures`]), from the report as finished so
     /// far: by default each measurement's per-cluster figures under its name
-    /// ([`crate::figure::default_figures`]).
+    /// ([`default_figures`]).
     fn figures(report: &Report<Self>) -> Vec<Figure> {
-        crate::figure::default_figures(&report.measurements, |m| m.name.clone())
+        default_figures(&report.measurements, |m| m.name.clone())
     }
 
     /// What the tool finds odd about its own figures that is not noise ([`Quality::notes`]);
@@ -249,4 +251,102 @@ pub fn measured_clock<T: ToolData>(
         .collect();
     v.sort_by(|a, b| a.0.total_cmp(&b.0));
     (!v.is_empty()).then(|| v[v.len() / 2])
+}
+
+/// The default figures of measurements: each cluster's (the sum of its children's figures for
+/// a throughput, their mean for a latency; the child's own CPU when it has one child), and
+/// with several clusters the system's. Single children of a parallel run are not judged on
+/// their own: how a cluster's bandwidth splits between its cores moves from run to run, its
+/// total does not. `label` names each measurement (a tool's own naming, e.g. with its size).
+pub fn default_figures<T: ToolData>(
+    measurements: &[Measurement<T>],
+    label: impl Fn(&Measurement<T>) -> String,
+) -> Vec<Figure> {
+    let mut out = Vec::new();
+    for m in measurements {
+        let name = label(m);
+        let unit = m.metric.unit().to_string();
+        let better = m.metric.better();
+        let additive = m.metric.is_rate() && !m.overlap.sequential;
+        let per_child: Vec<Vec<f64>> = m
+            .children
+            .iter()
+            .map(|c| c.pairs().map(|p: Pair| m.metric.value(p)).collect())
+            .collect();
+        for k in &m.aggregate.per_cluster {
+            let members: Vec<usize> = (0..m.figures.len())
+                .filter(|&i| m.figures[i].cluster == k.cluster)
+                .collect();
+            let samples: Vec<Vec<f64>> = members.iter().map(|&i| per_child[i].clone()).collect();
+            out.push(Figure {
+                name: name.clone(),
+                cpu: match members.as_slice() {
+                    [one] => m.figures[*one].cpu,
+                    _ => None,
+                },
+                cluster: Some(k.cluster),
+                unit: unit.clone(),
+                better,
+                value: k.total,
+                samples: system_samples(&samples, additive),
+            });
+        }
+        if m.aggregate.per_cluster.len() > 1 {
+            out.push(Figure {
+                name,
+                cpu: None,
+                cluster: None,
+                unit,
+                better,
+                value: m.aggregate.cluster,
+                samples: system_samples(&per_child, additive),
+            });
+        }
+    }
+    out
+}
+
+/// Samples of the system figure: for an additive figure the children's i-th samples added
+/// (as many as the child with the fewest), else every child's samples pooled.
+fn system_samples(per_child: &[Vec<f64>], additive: bool) -> Vec<f64> {
+    if !additive {
+        return per_child.iter().flatten().copied().collect();
+    }
+    let n = per_child.iter().map(Vec::len).min().unwrap_or(0);
+    (0..n)
+        .map(|i| per_child.iter().map(|s| s[i]).sum())
+        .collect()
+}
+
+#[cfg(test)]
+mod figure_tests {
+    use super::*;
+    use crate::schema::Better;
+
+    #[test]
+    fn system_samples_add_or_pool() {
+        let kids = vec![vec![1.0, 2.0, 3.0], vec![10.0, 20.0]];
+        assert_eq!(system_samples(&kids, true), vec![11.0, 22.0]);
+        assert_eq!(system_samples(&kids, false).len(), 5);
+    }
+
+    #[test]
+    fn figures_describe_their_cpu_or_cluster() {
+        let f = Figure {
+            name: "rd 64M".into(),
+            cpu: Some(3),
+            cluster: Some(1),
+            unit: "MB/s".into(),
+            better: Better::Higher,
+            value: 1.0,
+            samples: vec![1.0],
+        };
+        assert_eq!(f.describe(), "rd 64M cpu3");
+        let sys = Figure {
+            cpu: None,
+            cluster: None,
+            ..f
+        };
+        assert_eq!(sys.describe(), "rd 64M");
+    }
 }

@@ -4,37 +4,17 @@
 //! `benchmp::Report<BwMem>`, so reading it back is a compile-time fact.
 
 use benchmp::sys::mem::{Pages, PagesObtained};
-use benchmp::{AggregateMode, Measurement, ToolData};
+use benchmp::{AggregateMode, Measurement};
 use serde::{Deserialize, Serialize};
 
 use crate::kernels::{Kernel, LmbenchBuild};
 use crate::ops::{Op, Stores};
 use crate::plan::Plan;
 
-/// bw_mem's report data.
+/// bw_mem's report data (its [`ToolData`](benchmp::ToolData) hooks are in [`crate::run`]:
+/// they read the shape checks, which read the report).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BwMem;
-
-impl ToolData for BwMem {
-    type Params = Params;
-    type Sample = ();
-    type Child = ChildDetail;
-    type Extra = Extra;
-
-    /// Each measurement's figures under its own name, with its size ([`Params::figure_name`]).
-    fn figures(report: &Report) -> Vec<benchmp::schema::Figure> {
-        benchmp::figure::default_figures(&report.measurements, |m| m.params.figure_name())
-    }
-
-    /// A note for every child whose figure is a shape artifact ([`crate::shape::notes`]).
-    fn notes(report: &Report) -> Vec<String> {
-        report
-            .extra
-            .as_ref()
-            .map(|e| crate::shape::notes(report, e.op))
-            .unwrap_or_default()
-    }
-}
 
 /// bw_mem's report.
 pub type Report = benchmp::Report<BwMem>;

@@ -5,12 +5,33 @@
 use anyhow::Context as _;
 use benchmp::progress::Progress;
 use benchmp::size::HumanSize;
-use benchmp::{ChildInfo, Iterations, Pages, Session, Spec};
+use benchmp::{ChildInfo, Iterations, Pages, Session, Spec, ToolData};
 
 use crate::bench::BwBench;
 use crate::kernels::Kernel;
 use crate::plan::Plan;
-use crate::report::{BwMem, Params};
+use crate::report::{BwMem, ChildDetail, Extra, Params, Report};
+
+impl ToolData for BwMem {
+    type Params = Params;
+    type Sample = ();
+    type Child = ChildDetail;
+    type Extra = Extra;
+
+    /// Each measurement's figures under its own name, with its size ([`Params::figure_name`]).
+    fn figures(report: &Report) -> Vec<benchmp::schema::Figure> {
+        benchmp::report::default_figures(&report.measurements, |m| m.params.figure_name())
+    }
+
+    /// A note for every child whose figure is a shape artifact ([`crate::shape::notes`]).
+    fn notes(report: &Report) -> Vec<String> {
+        report
+            .extra
+            .as_ref()
+            .map(|e| crate::shape::notes(report, e.op))
+            .unwrap_or_default()
+    }
+}
 
 /// The measurement spec of `plan`'s operation at `size`: lmbench's figure and the parameters
 /// the report records; `hint` is the previous size of a sweep and its count.

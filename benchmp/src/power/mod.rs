@@ -249,6 +249,25 @@ fn cmd_source(command: &str) -> Source {
     }
 }
 
+/// What a run asks of power: its `--power`, `--power-cmd`, `--power-hz` and
+/// `--power-baseline`, whether trace markers are on, and whether it is a paired repetition
+/// under `benchmp ab` (which carries no power readings).
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// `--power`: off, every source found, or the named ones (`None`: found).
+    pub power: Option<Choice>,
+    /// `--power-cmd`: an external meter's command.
+    pub power_cmd: Option<String>,
+    /// `--power-hz`: samples per second.
+    pub power_hz: f64,
+    /// `--power-baseline`: seconds of idle measured first (0: none).
+    pub power_baseline: f64,
+    /// Power counter tracks go to the trace as well.
+    pub trace: bool,
+    /// A paired repetition of `benchmp ab`.
+    pub worker: bool,
+}
+
 impl Power {
     /// The power of a run under `root` as the options ask: `None` when there is no source
     /// (nothing is sampled then, at no cost). A named source that is missing or unusable, a
@@ -256,10 +275,10 @@ impl Power {
     /// baseline is measured here, before anything else runs. A `benchmp ab` worker (`worker`)
     /// samples nothing: its repetitions carry no power readings to the driver.
     pub fn open(
-        c: &crate::cli::ConditionsArgs,
+        c: &Request,
         topology: &crate::topology::Topology,
-        worker: bool,
     ) -> Result<Option<Power>, PowerError> {
+        let worker = c.worker;
         let root = topology.root.as_path();
         if worker {
             // A paired repetition carries no power readings to the driver.
@@ -334,7 +353,7 @@ impl Power {
             policies: sources::policies(root, &topology.online()),
             meter,
             hz: c.power_hz,
-            trace: crate::cli::markers_on(),
+            trace: c.trace,
             baseline: None,
         };
         if c.power_baseline > 0.0 {

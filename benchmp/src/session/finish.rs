@@ -101,7 +101,7 @@ impl<T: ToolData> Session<T> {
                 .iter()
                 .map(|m| m.calibration_ns)
                 .sum::<u64>();
-        let figures = crate::figure::default_figures(&self.measurements, |m| m.name.clone());
+        let figures = crate::report::default_figures(&self.measurements, |m| m.name.clone());
         Report {
             tool: self.tool.clone(),
             version: env!("CARGO_PKG_VERSION").to_string(),

@@ -173,7 +173,8 @@ impl<T: ToolData> Session<T> {
         let signals = crate::sys::process::InterruptGuard::install();
         let worker = placement.worker;
         apply_conditions(&conditions, &topology, &resolved.cpus, worker.is_some())?;
-        let power = crate::power::Power::open(&conditions, &topology, worker.is_some())?;
+        let power =
+            crate::power::Power::open(&conditions.power_request(worker.is_some()), &topology)?;
         let before = MachineState::capture(&topology.root, &online);
         if worker.is_some() {
             crate::run::worker::send(&crate::run::worker::ToDriver::Hello {

@@ -30,7 +30,7 @@ impl benchmp::ToolData for Dhry {
     /// The measurement's figures under its own name, with its variant
     /// ([`Params::figure_name`]).
     fn figures(report: &Report) -> Vec<benchmp::schema::Figure> {
-        benchmp::figure::default_figures(&report.measurements, |m| m.params.figure_name())
+        benchmp::report::default_figures(&report.measurements, |m| m.params.figure_name())
     }
 }
 
