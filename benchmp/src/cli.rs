@@ -299,7 +299,7 @@ where
             match e.kind() {
                 ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
                     let name = T::command().get_name().to_string();
-                    crate::errln!("{name}: a subcommand or argument is missing (see --help)");
+                    ftrace::errln!("{name}: a subcommand or argument is missing (see --help)");
                     std::process::exit(EXIT_USAGE);
                 }
                 ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
@@ -325,7 +325,7 @@ where
                     } else {
                         " (see --help)"
                     };
-                    crate::errln!("{name}: {first}{hint}");
+                    ftrace::errln!("{name}: {first}{hint}");
                     std::process::exit(EXIT_USAGE);
                 }
             }
@@ -344,7 +344,7 @@ pub fn report_error_by(tool: &str, e: &anyhow::Error, probes: &[crate::error::Pr
     // One line, whatever the chain holds: line breaks become spaces, and any other control
     // character (a worker's escape sequence, a value typed with a newline) is shown escaped.
     let msg = format!("{e:#}").replace('\n', " ");
-    crate::errln!("{tool}: {}", ftrace::error::printable(&msg));
+    ftrace::errln!("{tool}: {}", ftrace::error::printable(&msg));
     exit_code_by(e, probes)
 }
 

@@ -262,11 +262,11 @@ pub fn write_partial<T: ToolData>(report: &Report<T>, output: &OutputArgs) {
             }
         });
         match written {
-            Ok(()) => crate::errln!(
+            Ok(()) => ftrace::errln!(
                 "{tool}: interrupted: the {measured} measurement(s) that finished are in {} (marked incomplete)",
                 ftrace::error::printable(&target)
             ),
-            Err(e) => crate::errln!("{tool}: interrupted, and {e:#}"),
+            Err(e) => ftrace::errln!("{tool}: interrupted, and {e:#}"),
         }
     }
 }

@@ -26,6 +26,7 @@
 //! ```
 
 pub mod aggregate;
+pub mod beside;
 pub mod cli;
 pub mod compare;
 pub mod counters;

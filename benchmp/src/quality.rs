@@ -216,7 +216,7 @@ pub fn cool_down(
     sysfs: &Path,
     limit_c: f64,
     timeout: std::time::Duration,
-) -> Result<CoolDown, crate::Error> {
+) -> Result<CoolDown, crate::run::Error> {
     let start = std::time::Instant::now();
     loop {
         let zones = cpu_zones(thermal_zones(sysfs));
@@ -231,7 +231,7 @@ pub fn cool_down(
             });
         }
         if start.elapsed() >= timeout {
-            return Err(crate::Error::CoolDown(format!(
+            return Err(crate::run::Error::CoolDown(format!(
                 "--cool-down {limit_c}: thermal zone {} still reads {:.1} C after {} s (--cool-down-timeout)",
                 hottest.zone,
                 hottest.celsius,
@@ -239,7 +239,7 @@ pub fn cool_down(
             )));
         }
         if let Some(sig) = crate::sys::process::interrupted() {
-            return Err(crate::Error::Interrupted(sig));
+            return Err(crate::run::Error::Interrupted(sig));
         }
         std::thread::sleep(COOL_DOWN_POLL);
     }

@@ -20,14 +20,14 @@ use crate::topology::Topology;
 /// names them once (`impl ToolData for BwMem`) and reads its report back as those types.
 ///
 /// It also names what its report says about its own measurements: the figures a comparison
-/// judges, its notes and its own noise. [`crate::Session::finish`] asks for them, so the
+/// judges, its notes and its own noise. `Session::finish` asks for them, so the
 /// report it returns is final before anything is written.
 pub trait ToolData: std::fmt::Debug + Sized + 'static {
     /// Parameters of one measurement (size, stride, operation…).
     type Params: Data;
-    /// What a child records about one timed interval ([`crate::Benchmark::Sample`]).
+    /// What a child records about one timed interval (`Benchmark::Sample`).
     type Sample: Data;
-    /// What a child records about itself ([`crate::Benchmark::Child`]).
+    /// What a child records about itself (`Benchmark::Child`).
     type Child: Data;
     /// The report's tool section (`extra`).
     type Extra: Data;

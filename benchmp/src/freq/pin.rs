@@ -362,7 +362,10 @@ mod tests {
     fn bad_requests_and_missing_files_are_refused_before_anything_is_written() {
         let root = tree("refuse");
         let e = FreqPin::apply(&root, &[0], Some(5000.0), None).unwrap_err();
-        assert_eq!(crate::error::ExitStatus::exit_status(&e), crate::EXIT_USAGE);
+        assert_eq!(
+            crate::error::ExitStatus::exit_status(&e),
+            crate::error::EXIT_USAGE
+        );
         assert!(
             e.to_string().contains("CPU 0 runs from 400 to 3000 MHz"),
             "{e}"
@@ -376,7 +379,7 @@ mod tests {
         let e = FreqPin::apply(&root, &[0, 5], Some(1000.0), None).unwrap_err();
         assert_eq!(
             crate::error::ExitStatus::exit_status(&e),
-            crate::EXIT_UNSUPPORTED
+            crate::error::EXIT_UNSUPPORTED
         );
         assert!(e.to_string().contains("CPU 5 has no cpufreq"), "{e}");
         assert_eq!(
@@ -391,7 +394,7 @@ mod tests {
         let e = FreqPin::apply(&root, &[0, 1], Some(1000.0), None).unwrap_err();
         assert_eq!(
             crate::error::ExitStatus::exit_status(&e),
-            crate::EXIT_UNSUPPORTED
+            crate::error::EXIT_UNSUPPORTED
         );
         assert!(
             e.to_string().contains("cpu1/cpufreq/scaling_min_freq"),

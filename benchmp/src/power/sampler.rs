@@ -1,7 +1,7 @@
 //! The sampler beside a measurement, in the parent: energy counters read when the timed window
 //! opens and closes (and at every sample between, to follow a counter's wraps), power, every
 //! thermal zone and each cpufreq policy's clock sampled at `--power-hz` from the parent's poll
-//! loop ([`crate::run::Beside`]), never from a measuring child and never in a thread. With
+//! loop ([`crate::beside::Beside`]), never from a measuring child and never in a thread. With
 //! `--trace` every sample is also a trace_marker counter, on the clock of the tool's slices.
 
 use super::record::{From, PowerRecord, Series, SourceRecord, TempRecord};
@@ -390,7 +390,7 @@ fn counter(
     track.held
 }
 
-impl crate::run::Beside for Window<'_> {
+impl crate::beside::Beside for Window<'_> {
     fn opened(&mut self) {
         self.step_aside();
         let t = now_ns();
@@ -438,7 +438,7 @@ pub fn idle(
     power: &mut Power,
     seconds: f64,
 ) -> Result<std::collections::BTreeMap<String, f64>, PowerError> {
-    use crate::run::Beside;
+    use crate::beside::Beside;
     let mut w = Window::new(power, Vec::new());
     w.opened();
     let end = w.start_ns.unwrap_or(0) + (seconds * 1e9) as u64;
@@ -486,7 +486,7 @@ mod tests {
 
     #[test]
     fn the_parent_keeps_off_the_measured_cpus_while_the_window_is_open() {
-        use crate::run::Beside;
+        use crate::beside::Beside;
         let allowed = crate::sys::affinity::allowed_cpus().unwrap();
         let mut power = nothing();
         let mut w = Window::new(&mut power, vec![Some(allowed[0])]);

@@ -13,11 +13,9 @@ use nix::unistd::Pid;
 
 use super::protocol::{self, EXIT, GO, LOAD, PAUSE, RESULT, SIZE, STEP, STOP, Up, WINDOW};
 use super::worker::{self, StepSample, ToDriver, ToWorker};
-use super::{
-    Benchmark, Beside, ChildInfo, ChildRun, Data, LoadRun, Nothing, Ran, Role, RunConfig, Who,
-    child,
-};
+use super::{Benchmark, ChildInfo, ChildRun, Data, LoadRun, Ran, Role, RunConfig, Who, child};
 use super::{Error, Stage};
+use crate::beside::{Beside, Nothing};
 use crate::sys::clock::now_ns;
 use crate::sys::process::{self, Exit, Forked, InterruptGuard};
 

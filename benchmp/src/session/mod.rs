@@ -4,12 +4,13 @@
 use std::time::Duration;
 
 use crate::aggregate::{Rule, aggregate, child_figures};
+use crate::beside::Nothing;
 use crate::cli::{PlacementArgs, TimingArgs};
 use crate::quality::{MachineState, Overlap};
 use crate::report::{Measurement, ToolData};
 use crate::run::Error;
 use crate::run::worker::Mode as Worker;
-use crate::run::{Benchmark, ChildInfo, Iterations, Make, Nothing, RunConfig, run_beside};
+use crate::run::{Benchmark, ChildInfo, Iterations, Make, RunConfig, run_beside};
 use crate::sched::{Placement, ToolDefault, check_cpu};
 use crate::schema::{Figure, Metric, Pair};
 use crate::sys::clock::now_ns;

@@ -450,7 +450,7 @@ mod tests {
                     nix::errno::Errno::EACCES | nix::errno::Errno::EPERM
                 ) =>
             {
-                crate::errln!("skipped: {e}");
+                ftrace::errln!("skipped: {e}");
                 return;
             }
             Err(e) => panic!("{e}"),

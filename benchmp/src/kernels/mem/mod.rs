@@ -479,9 +479,9 @@ mod tests {
     }
 
     /// Two buffers of `len` bytes (the second for copies) holding a pattern.
-    fn buffers(len: usize) -> (crate::Buffer, crate::Buffer) {
-        let mut a = crate::Buffer::new(len, crate::Pages::Small).unwrap();
-        let mut b = crate::Buffer::new(len, crate::Pages::Small).unwrap();
+    fn buffers(len: usize) -> (crate::sys::mem::Buffer, crate::sys::mem::Buffer) {
+        let mut a = crate::sys::mem::Buffer::new(len, crate::sys::mem::Pages::Small).unwrap();
+        let mut b = crate::sys::mem::Buffer::new(len, crate::sys::mem::Pages::Small).unwrap();
         for (i, x) in a.as_mut_slice().iter_mut().enumerate() {
             *x = (i * 7 + 3) as u8;
         }
@@ -489,7 +489,11 @@ mod tests {
         (a, b)
     }
 
-    fn io<'a>(op: Op, a: &'a mut crate::Buffer, b: &'a mut crate::Buffer) -> Io<'a> {
+    fn io<'a>(
+        op: Op,
+        a: &'a mut crate::sys::mem::Buffer,
+        b: &'a mut crate::sys::mem::Buffer,
+    ) -> Io<'a> {
         if op.uses_second_buffer() {
             Io::Two(a.as_slice(), b.as_mut_slice())
         } else {
