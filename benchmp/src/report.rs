@@ -250,7 +250,7 @@ pub fn measured_clock<T: ToolData>(
         .filter_map(|c| c.measured_clock())
         .collect();
     v.sort_by(|a, b| a.0.total_cmp(&b.0));
-    (!v.is_empty()).then(|| v[v.len() / 2])
+    crate::stats::middle(&v).copied()
 }
 
 /// The default figures of measurements: each cluster's (the sum of its children's figures for

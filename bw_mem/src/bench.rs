@@ -64,7 +64,7 @@ impl BwBench {
         Some(PeerTime {
             op: peer.op(),
             passes: self.last,
-            ns: ns[ns.len() / 2],
+            ns: benchmp::stats::middle(&ns).copied().unwrap_or(0),
         })
     }
 

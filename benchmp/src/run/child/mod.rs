@@ -377,7 +377,7 @@ fn load_result(info: &ChildInfo, log: &[(u64, u64)], window: (u64, u64), checksu
         .max()
         .unwrap_or(0);
     lengths.sort_unstable();
-    let median_batch_ns = lengths.get(lengths.len() / 2).copied().unwrap_or(0);
+    let median_batch_ns = crate::stats::middle(&lengths).copied().unwrap_or(0);
     let started_ns = log[0].0;
     let stopped_ns = log.last().map_or(started_ns, |l| l.0);
     // Time inside the window spent in batches beyond STALL_FACTOR × the median: the load
