@@ -75,7 +75,7 @@ pub fn measure(
         spec.subtract_loop_overhead = false;
         let env = crate::measure::EnvGuard::set(&rp.config.env);
         let measured = session.measure_on(
-            &[*cpu],
+            Some(&[*cpu]),
             spec,
             |_: &ChildInfo| Calls::new(rp, timer_hz),
             Loads::NONE,

@@ -233,7 +233,7 @@ pub fn measure(session: &mut Session<C2c>, cpus: &[usize]) -> anyhow::Result<Mat
             spec.iterations = Iterations::Fixed(ROUND_TRIPS);
             spec.subtract_loop_overhead = false;
             let m = session.measure_on(
-                &[from],
+                Some(&[from]),
                 spec,
                 |_| Ok(Pinger { line, seq: 0 }),
                 // The ponger is the pinger's partner, not a load: a stall of it shows in the

@@ -142,7 +142,7 @@ pub fn run(args: ProbeArgs) -> Result<i32> {
         cpus: &loads,
         required: true,
     };
-    s.measure_loaded(spec, make, loads, make)?;
+    s.measure_on(None, spec, make, loads, make)?;
     let report = s.finish(&output, None);
     let code = benchmp::emit(&report, &output, |r| {
         let m = &r.measurements[0];

@@ -133,7 +133,7 @@ where
                 child::main(cfg, info, up, down, &mut make)
             }),
             Role::Load => spawn(who, parent, &mut kids, |up, down| {
-                child::load_main::<L, G, B::Sample, B::Child>(info, up, down, &mut make_load)
+                child::load_main::<L, B::Sample, B::Child>(info, up, down, &mut make_load)
             }),
         };
         match forked {

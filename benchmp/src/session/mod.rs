@@ -80,7 +80,7 @@ impl<P> Spec<P> {
     }
 }
 
-/// The load children of a measurement ([`Session::measure_loaded`]).
+/// The load children of a measurement ([`Session::measure_on`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Loads<'a> {
     /// CPU of each load child (`None`: unpinned).
@@ -324,13 +324,18 @@ impl<T: ToolData> Session<T> {
         self.measure_placed(placed, spec, &mut make, Loads::NONE, &mut idle)
     }
 
-    /// Runs one measurement as [`Session::measure_loaded`] with its measuring children pinned
-    /// to `cpus` instead of the session's placement (one pair of CPUs after another, a chaser
-    /// apart from its loads). Every CPU, the loads' too, must be online and allowed; the
-    /// session's placement and its record in the report stay as resolved.
+    /// Runs one measurement with load children on `loads.cpus` besides the measuring ones,
+    /// which run on `on` (one pair of CPUs after another, a chaser apart from its loads) or,
+    /// with `None`, on the session's placement. Each load builds its benchmark with
+    /// `make_load` and runs it without pause from before the first timed interval until after
+    /// the last; their results over the measuring window are recorded with the measurement.
+    /// With `loads.required`, a load that did not run through the whole window (stopped, or
+    /// starved) fails the measurement: a figure "under load" must have had its load. Every
+    /// CPU given must be online and allowed; the session's placement and its record in the
+    /// report stay as resolved.
     pub fn measure_on<B, L: Benchmark>(
         &mut self,
-        cpus: &[usize],
+        on: Option<&[usize]>,
         spec: Spec<T::Params>,
         mut make: impl Make<B>,
         loads: Loads<'_>,
@@ -340,34 +345,17 @@ impl<T: ToolData> Session<T> {
         B: Benchmark<Sample = T::Sample, Child = T::Child>,
     {
         let online = self.topology.online();
-        for &c in cpus.iter().chain(loads.cpus.iter().flatten()) {
+        for &c in on.into_iter().flatten().chain(loads.cpus.iter().flatten()) {
             check_cpu(c, &online, &self.placement.allowed)?;
         }
-        let placed = cpus.iter().map(|&c| Some(c)).collect();
+        let placed = match on {
+            Some(cpus) => cpus.iter().map(|&c| Some(c)).collect(),
+            None => self.placement.cpus.clone(),
+        };
         self.measure_placed(placed, spec, &mut make, loads, &mut make_load)
     }
 
-    /// Runs one measurement with load children on `load_cpus` besides the measuring ones:
-    /// each builds its benchmark with `make_load` and runs it without pause from before the
-    /// first timed interval until after the last; their results over the measuring window
-    /// are recorded with the measurement. With `loads.required`, a load that did not run
-    /// through the whole window (stopped, or starved) fails the measurement: a figure
-    /// "under load" must have had its load.
-    pub fn measure_loaded<B, L: Benchmark>(
-        &mut self,
-        spec: Spec<T::Params>,
-        mut make: impl Make<B>,
-        loads: Loads<'_>,
-        mut make_load: impl Make<L>,
-    ) -> Result<&Measurement<T>, Error>
-    where
-        B: Benchmark<Sample = T::Sample, Child = T::Child>,
-    {
-        let placed = self.placement.cpus.clone();
-        self.measure_placed(placed, spec, &mut make, loads, &mut make_load)
-    }
-
-    /// A measurement of [`Session::measure_loaded`] with the measuring children on `placed`:
+    /// A measurement of [`Session::measure_on`] with the measuring children on `placed`:
     /// the one place that runs and records one.
     fn measure_placed<B, L: Benchmark>(
         &mut self,

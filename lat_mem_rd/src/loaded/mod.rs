@@ -375,7 +375,7 @@ pub fn measure(session: &mut Session<Loaded>, req: &Request) -> anyhow::Result<T
         let r = loop {
             attempt += 1;
             let m = session.measure_on(
-                &[chaser],
+                Some(&[chaser]),
                 spec.clone(),
                 |child: &ChildInfo| build_child(&g, req.pages, req.seed, child),
                 benchmp::Loads {

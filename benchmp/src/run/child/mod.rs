@@ -6,7 +6,9 @@ use std::fs::File;
 use std::hint::black_box;
 
 use super::protocol::{self, GO, LOAD, PAUSE, RESULT, Up, WINDOW};
-use super::{Benchmark, ChildInfo, ChildRun, Data, Iterations, LoadRun, Phase, RunConfig, Sample};
+use super::{
+    Benchmark, ChildInfo, ChildRun, Data, Iterations, LoadRun, Make, Phase, RunConfig, Sample,
+};
 use crate::sys::affinity::pin_and_verify;
 use crate::sys::clock::now_ns;
 use crate::sys::process;
@@ -43,25 +45,26 @@ impl Failure {
 /// A measuring child's entry point: runs everything, reports a failure or a panic up the
 /// pipe, and `_exit`s with the status it chose (never returns, never runs the parent's
 /// destructors).
-pub(super) fn main<B, F>(cfg: &RunConfig, info: ChildInfo, up: File, down: File, make: &mut F) -> !
-where
-    B: Benchmark,
-    F: FnMut(&ChildInfo) -> anyhow::Result<B>,
-{
+pub(super) fn main<B: Benchmark>(
+    cfg: &RunConfig,
+    info: ChildInfo,
+    up: File,
+    down: File,
+    make: &mut impl Make<B>,
+) -> ! {
     enter::<B::Sample, B::Child>(up, down, |up, down| life(cfg, info, up, down, make))
 }
 
 /// A load child's entry point, as [`main`]; `S` and `C` are the run's measuring types (the
 /// pipe's message type), which a load child never sends.
-pub(super) fn load_main<L, G, S, C>(info: ChildInfo, up: File, down: File, make: &mut G) -> !
-where
-    L: Benchmark,
-    G: FnMut(&ChildInfo) -> anyhow::Result<L>,
-    S: Data,
-    C: Data,
-{
+pub(super) fn load_main<L: Benchmark, S: Data, C: Data>(
+    info: ChildInfo,
+    up: File,
+    down: File,
+    make: &mut impl Make<L>,
+) -> ! {
     enter::<S, C>(up, down, |up, down| {
-        load_life::<L, S, C, G>(info, up, down, make)
+        load_life::<L, S, C>(info, up, down, make)
     })
 }
 
@@ -144,22 +147,28 @@ impl Keep {
     }
 }
 
-fn life<B, F>(
+/// The child's CPU for its trace span (-1: not pinned).
+fn cpu_field(info: &ChildInfo) -> i64 {
+    info.cpu.map_or(-1, |c| c as i64)
+}
+
+/// Pins a placed child to its CPU and checks it runs there; an unplaced one stays as it is.
+fn pin_if_placed(info: &ChildInfo) -> Result<(), Failure> {
+    match info.cpu {
+        Some(cpu) => pin_and_verify(cpu).map_err(|e| Failure::from_anyhow(&e.into())),
+        None => Ok(()),
+    }
+}
+
+fn life<B: Benchmark>(
     cfg: &RunConfig,
     info: ChildInfo,
     up: &mut File,
     down: &mut File,
-    make: &mut F,
-) -> Result<(), Failure>
-where
-    B: Benchmark,
-    F: FnMut(&ChildInfo) -> anyhow::Result<B>,
-{
-    let cpu_field = info.cpu.map_or(-1, |c| c as i64);
-    let _child = tracing::info_span!("child", child = info.index, cpu = cpu_field).entered();
-    if let Some(cpu) = info.cpu {
-        pin_and_verify(cpu).map_err(|e| Failure::from_anyhow(&e.into()))?;
-    }
+    make: &mut impl Make<B>,
+) -> Result<(), Failure> {
+    let _child = tracing::info_span!("child", child = info.index, cpu = cpu_field(&info)).entered();
+    pin_if_placed(&info)?;
     let mut phases = Phases::default();
     // perf_event_open can take milliseconds (it waits for RCU): open before the common start.
     let mut observers = super::observe::Observers::open(cfg, info.cpu)
@@ -275,23 +284,14 @@ const HEARTBEAT_NS: u64 = 1_000_000_000;
 /// of about [`LOAD_BATCH_NS`], logging when each ended, until WINDOW arrives with the
 /// measuring children's window; report what it did over exactly that window. In worker mode
 /// PAUSE puts it to sleep between its side's repetitions, LOAD wakes it.
-fn load_life<B, S, C, F>(
+fn load_life<B: Benchmark, S: Data, C: Data>(
     info: ChildInfo,
     up: &mut File,
     down: &mut File,
-    make: &mut F,
-) -> Result<(), Failure>
-where
-    B: Benchmark,
-    S: Data,
-    C: Data,
-    F: FnMut(&ChildInfo) -> anyhow::Result<B>,
-{
-    let cpu_field = info.cpu.map_or(-1, |c| c as i64);
-    let _child = tracing::info_span!("load", child = info.index, cpu = cpu_field).entered();
-    if let Some(cpu) = info.cpu {
-        pin_and_verify(cpu).map_err(|e| Failure::from_anyhow(&e.into()))?;
-    }
+    make: &mut impl Make<B>,
+) -> Result<(), Failure> {
+    let _child = tracing::info_span!("load", child = info.index, cpu = cpu_field(&info)).entered();
+    pin_if_placed(&info)?;
     let mut bench = make(&info).map_err(|e| Failure::from_anyhow(&e))?;
     protocol::send(up, &Up::<S, C>::Ready).map_err(Failure::talking)?;
     if protocol::wait_byte(down) != LOAD {
