@@ -138,6 +138,17 @@ fn a_side_twice_as_slow_fails_and_the_same_command_twice_does_not() {
     );
     assert_eq!(f["differences"].as_array().unwrap().len(), 24);
     assert_eq!(f["base_values"].as_array().unwrap().len(), 24);
+    // Where the variance lives, from the same differences: eight process pairs of three.
+    let var = &f["variance"];
+    assert_eq!(
+        (&var["process_pairs"], &var["pairs"]),
+        (&8.into(), &24.into()),
+        "{f}"
+    );
+    for part in ["within_sd_pct", "between_sd_pct"] {
+        let sd = var[part].as_f64().unwrap_or_else(|| panic!("{part}: {f}"));
+        assert!(sd.is_finite() && sd >= 0.0, "{part}: {sd}");
+    }
     assert_eq!(v["ab"]["rule"]["processes"], 8);
     assert_eq!(f["cpus"], serde_json::json!([0]));
     let est = f["judgement"]["estimate_pct"].as_f64().unwrap();

@@ -693,6 +693,9 @@ fn parallel<T: Sync>(jobs: &[T], f: impl Fn(&T) + Sync) {
 
 #[test]
 fn every_command_keeps_the_exit_contract() {
+    // The signals the long examples get must stop them as they stop a user's run: started
+    // from a shell's background job (SIGINT ignored), the test would pass the ignoring on.
+    benchmp::sys::process::default_stop_signals();
     let binaries = workspace_binaries();
     let (scene, unmount) = scene(&binaries);
     let specs = specs(&scene, &binaries);

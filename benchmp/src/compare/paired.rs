@@ -120,6 +120,10 @@ pub struct PairedFigure {
     pub iterations: u64,
     /// Wall time spent on the pairs, s.
     pub seconds: f64,
+    /// Where the differences' variance lives: within a process pair and between them
+    /// (absent with fewer than two process pairs, and in reports from before it was kept).
+    #[serde(default)]
+    pub variance: Option<crate::stats::paired::variance::Components>,
     /// Each process pair's part, in time order.
     #[serde(default)]
     pub processes: Vec<ProcessPair>,

@@ -371,6 +371,7 @@ fn a_paired_row_with_an_unbounded_interval_reads_back() {
         cpus: vec![Some(0)],
         iterations: 10,
         seconds: 0.1,
+        variance: None,
         processes: Vec::new(),
         preempted: (0, 0),
         migrated: (0, 0),

@@ -85,13 +85,20 @@ pub const STOP_SIGNALS: [Signal; 3] = [Signal::SIGINT, Signal::SIGTERM, Signal::
 /// In a child: get SIGKILL when the parent dies, and take default handling of the stop signals.
 pub fn child_setup(parent: Pid) {
     let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL);
-    for sig in STOP_SIGNALS {
-        // SAFETY: restoring the default disposition installs no Rust code as a handler.
-        let _ = unsafe { signal::signal(sig, SigHandler::SigDfl) };
-    }
+    default_stop_signals();
     // The parent may have died between fork and prctl.
     if nix::unistd::getppid() != parent {
         exit_now(1);
+    }
+}
+
+/// Takes the default action of the stop signals again, in this process and every program it
+/// runs after: one started with them ignored (a background job of a shell without job
+/// control) would otherwise pass that on, and a program relying on the default would not stop.
+pub fn default_stop_signals() {
+    for sig in STOP_SIGNALS {
+        // SAFETY: restoring the default disposition installs no Rust code as a handler.
+        let _ = unsafe { signal::signal(sig, SigHandler::SigDfl) };
     }
 }
 

@@ -69,6 +69,10 @@ pub fn comparison(r: &AbReport) -> Comparison {
                 cpus: f.cpus.clone(),
                 iterations: f.iterations,
                 seconds: f.seconds,
+                variance: benchmp::stats::paired::variance::of_process_pairs(
+                    &f.differences,
+                    &f.processes.iter().map(|p| p.pairs).collect::<Vec<_>>(),
+                ),
                 processes: f.processes.clone(),
                 preempted: f.preempted,
                 migrated: f.migrated,

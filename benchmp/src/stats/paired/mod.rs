@@ -15,6 +15,7 @@
 
 mod hodges_lehmann;
 mod sign;
+pub mod variance;
 mod wilcoxon;
 
 use serde::{Deserialize, Serialize};
