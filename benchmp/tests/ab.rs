@@ -294,6 +294,10 @@ fn what_cannot_be_paired_is_one_line_and_exit_2() {
     let _serial = serial();
     let tool = Tool::new("benchmp", BIN);
     let p = probe("");
+    // Another tool, which says its hello at once (benchmp overhead, used before, says it
+    // only after seconds of calibration: late on a busy machine).
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "bad");
+    let other = fake_worker(&dir, "other");
     let table = [
         Bad::args(&["ab", "/nonexistent/bw_mem 64m rd", &p], "no such file"),
         Bad::args(&["ab", &p, "no-such-tool-here 64m rd"], "not found on PATH"),
@@ -302,7 +306,7 @@ fn what_cannot_be_paired_is_one_line_and_exit_2() {
         Bad::args(&["ab", &p, "sh -c 'echo hello >&2'"], "not a socbench tool"),
         Bad::args(&["ab", &p, &probe("--cpus 0,0")], "--cpus"),
         Bad::args(
-            &["ab", &p, &format!("{BIN} overhead --enough 1000")],
+            &["ab", &p, &other],
             "ab compares two builds or settings of one tool",
         ),
         Bad::args(&["ab", "--pairs", "1", &p, &p], "pair count"),
@@ -319,6 +323,7 @@ fn what_cannot_be_paired_is_one_line_and_exit_2() {
     let probe = Tool::new("benchmp", BIN).with_env("BENCHMP_AB_FDS", Some("7,8"));
     let line = probe.fails(&["probe", "--cpus", "0"], 2);
     assert!(line.contains("BENCHMP_AB_FDS=7,8"), "{line}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! CSV, a comparison in `benchmp compare`'s schema ([`benchmp::compare::Comparison`]) whose rows
 //! carry their pairs, so what reads a comparison reads this one too.
 
-use benchmp::compare::paired::{AbRun, PairedFigure};
+use benchmp::compare::paired::AbRun;
 use benchmp::compare::{Comparison, Counts, Row, Side};
 use benchmp::output::{Export, Outputs};
 use benchmp::stats::verdict::Rule;
@@ -55,33 +55,19 @@ pub fn comparison(r: &AbReport) -> Comparison {
             figure: f.measurement.clone(),
             unit: f.unit.clone(),
             better: f.better,
-            base: Some(side(&f.cpus, &f.base_values, f.base_median)),
-            current: Some(side(&f.cpus, &f.current_values, f.current_median)),
-            change_pct: Some(f.judgement.estimate_pct),
+            base: Some(side(&f.paired.cpus, &f.paired.base_values, f.base_median)),
+            current: Some(side(
+                &f.paired.cpus,
+                &f.paired.current_values,
+                f.current_median,
+            )),
+            change_pct: Some(f.paired.judgement.estimate_pct),
             ks_d: None,
             ks_p: None,
             mann_whitney: None,
             verdict: f.verdict,
-            why: f.judgement.why.clone(),
-            paired: Some(PairedFigure {
-                judged_over: f.judged_over,
-                judgement: f.judgement.clone(),
-                cpus: f.cpus.clone(),
-                iterations: f.iterations,
-                seconds: f.seconds,
-                variance: benchmp::stats::paired::variance::of_process_pairs(
-                    &f.differences,
-                    &f.processes.iter().map(|p| p.pairs).collect::<Vec<_>>(),
-                ),
-                processes: f.processes.clone(),
-                preempted: f.preempted,
-                migrated: f.migrated,
-                timed_ns: f.timed_ns,
-                cpu_ns: f.cpu_ns,
-                differences: f.differences.clone(),
-                base_values: f.base_values.clone(),
-                current_values: f.current_values.clone(),
-            }),
+            why: f.paired.judgement.why.clone(),
+            paired: Some(f.paired.clone()),
         })
         .collect();
     Comparison {
@@ -161,7 +147,7 @@ pub fn render_text(r: &AbReport) -> String {
         "figure", "A median", "B median", "unit", "procs", "pairs", "s", "change", "interval"
     );
     for f in &r.figures {
-        let j = &f.judgement;
+        let j = &f.paired.judgement;
         let arrow = match f.better {
             Better::Higher => "↑",
             Better::Lower => "↓",
@@ -173,9 +159,9 @@ pub fn render_text(r: &AbReport) -> String {
             benchmp::number::table_number(f.base_median, 2),
             benchmp::number::table_number(f.current_median, 2),
             format!("{} {arrow}", f.unit),
-            f.processes.len(),
-            f.differences.len(),
-            f.seconds,
+            f.paired.processes.len(),
+            f.paired.differences.len(),
+            f.paired.seconds,
             j.estimate_pct,
             format!("[{:+.2}, {:+.2}]%", j.low_pct, j.high_pct),
             f.verdict.label(),

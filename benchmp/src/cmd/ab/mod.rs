@@ -22,7 +22,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use benchmp::compare::paired::{AbRule, Order, ProcessPair, SideInfo, Unit};
+use benchmp::compare::paired::{AbRule, Order, PairedFigure, ProcessPair, SideInfo, Unit};
 use benchmp::run::worker::{self, StepSample, ToDriver, ToWorker};
 use benchmp::schema::Better;
 use benchmp::schema::Metric;
@@ -201,7 +201,8 @@ impl Default for End {
     }
 }
 
-/// One figure's paired comparison.
+/// One figure's paired comparison: its name, unit, direction and verdict, each side's median,
+/// and its pairs as a comparison's row carries them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AbFigure {
     /// The measurement (`rd 64M`).
@@ -210,39 +211,14 @@ pub struct AbFigure {
     pub unit: String,
     /// Which way is better.
     pub better: Better,
-    /// CPUs of the children (the same on both sides).
-    pub cpus: Vec<Option<usize>>,
-    /// Iterations per repetition, both sides.
-    pub iterations: u64,
     /// Median of A's repetitions.
     pub base_median: f64,
     /// Median of B's.
     pub current_median: f64,
-    /// What the judgement's units are.
-    pub judged_over: Unit,
-    /// The statistics of the units.
-    pub judgement: Judgement,
     /// The verdict.
     pub verdict: Verdict,
-    /// Wall time spent on the pairs, s.
-    pub seconds: f64,
-    /// Each process pair's part, in time order.
-    pub processes: Vec<ProcessPair>,
-    /// Involuntary context switches of A's and B's children during their repetitions.
-    pub preempted: (u64, u64),
-    /// Repetitions whose child ended on another CPU than it started on, A and B.
-    pub migrated: (usize, usize),
-    /// Wall time of A's and B's timed repetitions (the longest child's per step), ns.
-    pub timed_ns: (u64, u64),
-    /// CPU time A's and B's children got during their timed repetitions, ns: a side whose
-    /// share (CPU over wall time) is lower lost time to other tasks or a CPU quota.
-    pub cpu_ns: (u64, u64),
-    /// Each pair's log ratio (positive: B worse), in time order.
-    pub differences: Vec<f64>,
-    /// Each side's figure per repetition, in time order.
-    pub base_values: Vec<f64>,
-    /// B's.
-    pub current_values: Vec<f64>,
+    /// The pairs, their judgement and where their variance lives.
+    pub paired: PairedFigure,
 }
 
 /// The whole comparison.

@@ -63,26 +63,30 @@ impl Tally {
             Decision::Pass => Verdict::Pass,
             Decision::Undecided => Verdict::Noisy,
         };
+        let sizes: Vec<usize> = self.processes.iter().map(|p| p.pairs).collect();
         AbFigure {
             measurement: self.ready.figure(),
             unit: self.ready.metric.unit().to_string(),
             better: self.ready.metric.better(),
-            cpus: self.ready.cpus,
-            iterations: self.iterations,
             base_median: benchmp::stats::median_of(&self.va),
             current_median: benchmp::stats::median_of(&self.vb),
-            judged_over: rule.unit(),
-            judgement,
             verdict,
-            seconds: self.seconds,
-            processes: self.processes,
-            preempted: self.pre,
-            migrated: self.mig,
-            timed_ns: self.timed,
-            cpu_ns: self.cpu,
-            differences: self.d,
-            base_values: self.va,
-            current_values: self.vb,
+            paired: PairedFigure {
+                judged_over: rule.unit(),
+                judgement,
+                cpus: self.ready.cpus,
+                iterations: self.iterations,
+                seconds: self.seconds,
+                variance: benchmp::stats::paired::variance::of_process_pairs(&self.d, &sizes),
+                processes: self.processes,
+                preempted: self.pre,
+                migrated: self.mig,
+                timed_ns: self.timed,
+                cpu_ns: self.cpu,
+                differences: self.d,
+                base_values: self.va,
+                current_values: self.vb,
+            },
         }
     }
 }
