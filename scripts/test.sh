@@ -97,7 +97,6 @@ builds() {
   export CARGO_TARGET_DIR="$beside_dir"
   cargo test --release -p bw_mem --test not_optimised_away
   aarch64 test -p bw_mem --test kernels
-  aarch64 test -p benchmp --lib kernels::mem
   aarch64 test -p dto --lib kernels
   aarch64 build -p benchmp -p bw_mem -p dhry -p dto --bins
 }
