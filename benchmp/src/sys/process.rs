@@ -108,6 +108,19 @@ pub fn exit_now(code: i32) -> ! {
     unsafe { libc::_exit(code) }
 }
 
+/// How long `pid` has waited on a run queue for a CPU, ns (`/proc/PID/schedstat`'s second
+/// field): the time a busy machine kept it from running. `None` where the kernel does not
+/// keep it or the process is gone.
+pub fn run_queue_wait_ns(pid: u32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/schedstat")).ok()?;
+    parse_schedstat_wait(&text)
+}
+
+/// The run-queue wait of a schedstat line: "ON_CPU_NS WAIT_NS TIMESLICES".
+fn parse_schedstat_wait(text: &str) -> Option<u64> {
+    text.split_ascii_whitespace().nth(1)?.parse().ok()
+}
+
 /// Sends `sig` to `pid`, ignoring a process that is already gone.
 pub fn kill(pid: Pid, sig: Signal) {
     let _ = signal::kill(pid, sig);
@@ -311,6 +324,22 @@ pub fn end_with_this_process(cmd: &mut std::process::Command, hold: Option<std::
                 }
                 Ok(())
             });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedstat_gives_the_run_queue_wait() {
+        assert_eq!(parse_schedstat_wait("123456 7890 12\n"), Some(7890));
+        assert_eq!(parse_schedstat_wait("123456"), None);
+        assert_eq!(parse_schedstat_wait(""), None);
+        // This process's own, where the kernel keeps it: a number, never a parse failure.
+        if std::path::Path::new("/proc/self/schedstat").exists() {
+            assert!(run_queue_wait_ns(std::process::id()).is_some());
         }
     }
 }

@@ -44,6 +44,8 @@ use tally::{Ready, Tally, pair_block};
 /// before any calibration or measurement, in milliseconds; a command silent this long is not
 /// one.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+/// The most [`HELLO_TIMEOUT`] grows by the time a command waited for a CPU on a busy machine.
+const HELLO_TIMEOUT_MAX: Duration = Duration::from_secs(60);
 /// The longest line a worker may send (a step's samples of a thousand children take a few
 /// hundred KiB); a longer one is not a message.
 const MAX_LINE: usize = 1 << 20;

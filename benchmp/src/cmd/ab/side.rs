@@ -139,12 +139,31 @@ impl Worker {
 
     /// Waits for the tool's hello and returns its name. A command that ends first, stays
     /// silent for [`HELLO_TIMEOUT`] or says something else is not a socbench tool (or failed
-    /// on its arguments): exit 2 in every case.
+    /// on its arguments): exit 2 in every case. The time the command waited for a CPU is
+    /// added to the timeout (up to [`HELLO_TIMEOUT_MAX`]), so a busy machine that keeps a
+    /// tool from starting does not make it a non-tool, while a silent one that sleeps is
+    /// refused after the timeout.
     pub(super) fn hello(&mut self) -> Result<String> {
         let not_a_tool = |w: &Worker, why: String| -> anyhow::Error {
             Usage(format!("{} '{}': {why}", w.name, w.text)).into()
         };
-        match self.listen(HELLO_TIMEOUT)? {
+        let pid = self.child.id();
+        let start = Instant::now();
+        let waited = || benchmp::sys::process::run_queue_wait_ns(pid).unwrap_or(0);
+        let waited_before = waited();
+        let heard = loop {
+            match self.listen(Duration::from_millis(250))? {
+                Heard::Silent => {
+                    let starved = Duration::from_nanos(waited().saturating_sub(waited_before));
+                    let limit = (HELLO_TIMEOUT + starved).min(HELLO_TIMEOUT_MAX);
+                    if start.elapsed() >= limit {
+                        break Heard::Silent;
+                    }
+                }
+                other => break other,
+            }
+        };
+        match heard {
             Heard::Message(ToDriver::Hello { tool, .. }) => {
                 let tool = bounded(&tool);
                 self.tool = Some(tool.clone());
@@ -161,7 +180,7 @@ impl Worker {
                 self,
                 format!(
                     "said nothing of benchmp's worker protocol within {} s of its start: not a socbench tool; stopped",
-                    HELLO_TIMEOUT.as_secs()
+                    start.elapsed().as_secs()
                 ),
             )),
             Heard::Ended => {
