@@ -2,8 +2,9 @@
 //! so slow drift of the machine falls on both halves and cancels in their ratio, where a
 //! test over the samples of two runs measures the runs' drift (Kalibera & Jones, ISMM 2013).
 //! The method: log ratios per pair, the Hodges–Lehmann estimate with the Wilcoxon signed-rank
-//! interval, the sign test as a cross-check, lag-1 autocorrelation for dependent pairs, and
-//! sequential looks at doubling pair counts with alpha split over them (Bonferroni).
+//! interval, the sign test as a cross-check, lag-1 autocorrelation for dependent pairs; over
+//! a few process pairs' estimates, Student's t interval on their mean ([`judge_mean`]); and
+//! sequential looks whose confidences come from an alpha-spending function ([`sequential`]).
 //!
 //! Under the null hypothesis, with the order inside each pair random, the sign of each pair's
 //! difference is a fair coin whatever the drift does, so the signed-rank and sign tests here
@@ -14,6 +15,7 @@
 //! Every function takes finite values; NaN in a sample gives an unspecified result.
 
 mod hodges_lehmann;
+pub mod sequential;
 mod sign;
 pub mod variance;
 mod wilcoxon;
@@ -124,13 +126,10 @@ pub fn judge_pairs(d: &[f64], min_effect_pct: f64, confidence: f64) -> Judgement
 /// [`judge_pairs`] over units other than repetition pairs (each process pair's estimate, for
 /// one), `units` naming them in the reasons.
 pub fn judge(d: &[f64], min_effect_pct: f64, confidence: f64, units: &str) -> Judgement {
-    let n = d.len();
     let estimate = hodges_lehmann(d);
     let (mut low, mut high) = hl_interval(d, confidence);
     let rho = lag1_autocorrelation(d);
-    let n_eff = effective_n(n, rho);
-    let formed = low.is_finite();
-    if rho > 0.0 && formed {
+    if rho > 0.0 && low.is_finite() {
         let widen = ((1.0 + rho) / (1.0 - rho)).sqrt();
         if widen.is_finite() {
             low = estimate - (estimate - low) * widen;
@@ -139,6 +138,24 @@ pub fn judge(d: &[f64], min_effect_pct: f64, confidence: f64, units: &str) -> Ju
             (low, high) = (f64::NEG_INFINITY, f64::INFINITY);
         }
     }
+    judge_interval(d, estimate, (low, high), min_effect_pct, confidence, units)
+}
+
+/// The verdict of an interval [low, high] (log ratios, already widened for autocorrelation)
+/// about `estimate` over the units `d`: undecided when it is unbounded (too few units) or the
+/// units are clearly correlated, else FAIL, IMPROVED, PASS or undecided against ±θ.
+fn judge_interval(
+    d: &[f64],
+    estimate: f64,
+    (low, high): (f64, f64),
+    min_effect_pct: f64,
+    confidence: f64,
+    units: &str,
+) -> Judgement {
+    let n = d.len();
+    let rho = lag1_autocorrelation(d);
+    let n_eff = effective_n(n, rho);
+    let formed = low.is_finite();
     let pct = |x: f64| x.exp_m1() * 100.0;
     let theta = (min_effect_pct / 100.0).ln_1p();
     let (decision, why) = if !formed {
@@ -179,6 +196,43 @@ pub fn judge(d: &[f64], min_effect_pct: f64, confidence: f64, units: &str) -> Ju
     }
 }
 
+/// The verdict on a few units that are each an estimate already (process pairs' estimates):
+/// their mean with Student's t interval at `confidence`, mean ± t(n−1)·s/√n, which exists from
+/// two units at any confidence (a signed-rank interval needs 8 units for 97.5 % and 11 for
+/// 99.8 %, so early looks at high confidence could not decide). The interval is widened for
+/// lag-1 autocorrelation and the verdict read off it as in [`judge`]; `estimate_pct` is the
+/// mean, and the signed-rank and sign tests' p-values are reported beside it.
+pub fn judge_mean(d: &[f64], min_effect_pct: f64, confidence: f64, units: &str) -> Judgement {
+    let n = d.len();
+    let mean = crate::stats::descriptive::mean(d);
+    let rho = lag1_autocorrelation(d);
+    let (mut low, mut high) = (f64::NEG_INFINITY, f64::INFINITY);
+    if n >= 2 && confidence < 1.0 {
+        let var = d.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64;
+        let half =
+            student_t_quantile(0.5 + confidence / 2.0, (n - 1) as f64) * (var / n as f64).sqrt();
+        let widen = if rho > 0.0 {
+            ((1.0 + rho) / (1.0 - rho)).sqrt()
+        } else {
+            1.0
+        };
+        if (half * widen).is_finite() {
+            (low, high) = (mean - half * widen, mean + half * widen);
+        }
+    }
+    judge_interval(d, mean, (low, high), min_effect_pct, confidence, units)
+}
+
+/// Student's t quantile with `df` degrees of freedom at probability `p` (statrs).
+pub fn student_t_quantile(p: f64, df: f64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    match StudentsT::new(0.0, 1.0, df) {
+        Ok(t) if p > 0.0 && p < 1.0 => t.inverse_cdf(p),
+        _ if p >= 1.0 => f64::INFINITY,
+        _ => f64::NAN,
+    }
+}
+
 /// When to look at the pairs while they accumulate, and at what confidence.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Looks {
@@ -214,16 +268,11 @@ impl Looks {
         at
     }
 
-    /// The confidence of each look's interval, 1 − alpha/looks (Bonferroni: the chance of a
-    /// false alarm at any look stays at most alpha, where alpha at every look would grow).
+    /// The confidence of each look's interval under Bonferroni's split, 1 − alpha/looks: the
+    /// chance of a false alarm at any look stays at most alpha, but each look pays as if the
+    /// looks were independent ([`sequential`] spends alpha by their joint law instead).
     pub fn confidence(&self) -> f64 {
         1.0 - self.alpha / self.at().len() as f64
-    }
-
-    /// The confidence of each look when alpha is held over `family` figures together,
-    /// 1 − alpha/(looks × family).
-    pub fn confidence_over(&self, family: usize) -> f64 {
-        1.0 - self.alpha / (self.at().len() * family.max(1)) as f64
     }
 
     /// Whether a session with `n` pairs is at one of the looks of [`Looks::at`].
@@ -239,20 +288,6 @@ mod tests {
 
     /// The sample of the hand-checked tests (units do not matter to the rank statistics).
     const HAND: [f64; 6] = [10.0, -2.0, 4.0, 1.0, 6.0, 3.0];
-
-    #[test]
-    fn alpha_over_a_family_of_figures_splits_over_figures_and_looks() {
-        let looks = Looks {
-            first: 8,
-            max_pairs: 16,
-            alpha: 0.05,
-        };
-        assert_eq!(looks.at(), [8, 16]);
-        assert!((looks.confidence_over(1) - 0.975).abs() < 1e-12);
-        assert!((looks.confidence_over(100) - (1.0 - 0.05 / 200.0)).abs() < 1e-12);
-        // Zero figures count as one.
-        assert_eq!(looks.confidence_over(0), looks.confidence_over(1));
-    }
 
     #[test]
     fn log_ratio_is_positive_when_current_is_worse() {
@@ -451,6 +486,113 @@ mod tests {
         let want_high = ((est + (hi - est) * widen).exp_m1()) * 100.0;
         assert!((j.low_pct - want_low).abs() < 1e-12 && (j.high_pct - want_high).abs() < 1e-12);
         assert!(j.low_pct < lo.exp_m1() * 100.0);
+    }
+
+    #[test]
+    fn student_t_quantiles() {
+        // R's qt(0.975, 3), qt(0.975, 7), qt(0.9995, 3); far in the tail the closed forms of
+        // two degrees of freedom, (2p − 1)/√(2p(1 − p)), and of one, tan(π(p − 1/2)).
+        let two = |p: f64| (2.0 * p - 1.0) / (2.0 * p * (1.0 - p)).sqrt();
+        let one = |p: f64| (std::f64::consts::PI * (p - 0.5)).tan();
+        for (p, df, want) in [
+            (0.975, 3.0, 3.182446305),
+            (0.975, 7.0, 2.364624252),
+            (0.9995, 3.0, 12.92397863),
+            (1.0 - 1e-9, 2.0, two(1.0 - 1e-9)),
+            (0.999, 1.0, one(0.999)),
+        ] {
+            let t = student_t_quantile(p, df);
+            assert!(
+                (t - want).abs() < 1e-4 * want,
+                "qt({p}, {df}) = {t}, not {want}"
+            );
+        }
+        assert_eq!(student_t_quantile(1.0, 3.0), f64::INFINITY);
+    }
+
+    #[test]
+    fn mean_interval_by_hand() {
+        // 1, 2, 3, 6 (hundredths): mean 3, s² = (4 + 1 + 0 + 9)/3 = 14/3, se = √(14/12);
+        // at 95 % t(3) = 3.1824: half-width 3.437; lag-1 autocorrelation (2 + 0 + 0)/14 > 0
+        // widens it by √((1 + ρ)/(1 − ρ)).
+        let d = [0.01, 0.02, 0.03, 0.06];
+        let j = judge_mean(&d, 50.0, 0.95, "process pairs");
+        let rho = 2.0f64 / 14.0;
+        let half = 3.182446305 * (14.0f64 / 12.0).sqrt() * ((1.0 + rho) / (1.0 - rho)).sqrt();
+        assert!((j.rho - rho).abs() < 1e-12);
+        assert!((j.estimate_pct - 0.03f64.exp_m1() * 100.0).abs() < 1e-9);
+        assert!(
+            (j.low_pct - (0.03 - half / 100.0).exp_m1() * 100.0).abs() < 1e-6,
+            "{j:?}"
+        );
+        assert!(
+            (j.high_pct - (0.03 + half / 100.0).exp_m1() * 100.0).abs() < 1e-6,
+            "{j:?}"
+        );
+        assert_eq!(j.decision, Decision::Pass);
+        // One unit: no interval at any confidence.
+        let one = judge_mean(&[0.2], 2.0, 0.9, "process pairs");
+        assert_eq!(one.decision, Decision::Undecided);
+        assert_eq!(
+            one.why.as_deref(),
+            Some("too few process pairs (1) for a 90.0 % interval")
+        );
+        // Four clear units decide at a confidence a signed-rank interval of four cannot reach.
+        let fail = judge_mean(&[0.10, 0.11, 0.09, 0.10], 2.0, 0.999, "process pairs");
+        assert_eq!(fail.decision, Decision::Fail, "{fail:?}");
+        assert_eq!(
+            judge(&[0.10, 0.11, 0.09, 0.10], 2.0, 0.999, "process pairs").decision,
+            Decision::Undecided
+        );
+    }
+
+    /// One sequential session over units shift + N(0, sd) with a look after every unit from
+    /// the fourth (information n/max), t intervals at the spending function's confidences.
+    fn spent_session(rng: &mut Rng, bounds: &[f64], shift: f64, sd: f64, min: f64) -> Decision {
+        let max = bounds.len() + 3;
+        let mut d = Vec::new();
+        for n in 1..=max {
+            d.push(shift + rng.normal(sd));
+            if n < 4 {
+                continue;
+            }
+            let c = bounds[n - 4];
+            let j = judge_mean(&d, min, sequential::confidence_at(c), "units");
+            if j.decision != Decision::Undecided || n == max {
+                return j.decision;
+            }
+        }
+        unreachable!()
+    }
+
+    #[test]
+    fn spent_looks_hold_alpha_with_t_intervals() {
+        // Looks after units 4 to 16, information n/16: the same boundaries in every session.
+        let times: Vec<f64> = (4..=16).map(|n| n as f64 / 16.0).collect();
+        let b = sequential::boundaries(&times, 0.05);
+        // No minimum effect: a FAIL is a false alarm of the one-sided test, at most alpha/2
+        // over all 13 looks (binomial sd over 4000 sessions about 0.0025 at 0.025).
+        let mut rng = Rng(0x5eed_0101);
+        let sessions = 4000;
+        let fails = (0..sessions)
+            .filter(|_| spent_session(&mut rng, &b, 0.0, 0.01, 0.0) == Decision::Fail)
+            .count();
+        let rate = fails as f64 / sessions as f64;
+        assert!(rate <= 0.025 + 0.008, "{rate}");
+        // A change of 3θ with units of sd θ/2 fails in nearly every session, and the same
+        // units with no change pass within ±θ in nearly every one.
+        let theta = 0.01f64;
+        let mut rng = Rng(0x5eed_0102);
+        let fail = (0..500)
+            .filter(|_| {
+                spent_session(&mut rng, &b, 3.0 * theta, theta / 2.0, 1.0) == Decision::Fail
+            })
+            .count();
+        assert!(fail >= 490, "{fail}");
+        let pass = (0..500)
+            .filter(|_| spent_session(&mut rng, &b, 0.0, theta / 2.0, 1.0) == Decision::Pass)
+            .count();
+        assert!(pass >= 490, "{pass}");
     }
 
     #[test]

@@ -19,6 +19,15 @@ pub struct Components {
     pub process_pairs: usize,
     /// Repetition pairs the estimate is over.
     pub pairs: usize,
+    /// p-value of the one-way analysis's F test, MSB/MSW on (k − 1, N − k) degrees of
+    /// freedom: how often process pairs with no between part would spread their means this
+    /// far (1 when MSW is 0 and the means agree; absent in reports from before it was kept).
+    #[serde(default = "no_test")]
+    pub between_p: f64,
+}
+
+fn no_test() -> f64 {
+    f64::NAN
 }
 
 /// The variance components of `groups` (each process pair's differences): `None` with fewer
@@ -46,11 +55,20 @@ pub fn components(groups: &[&[f64]]) -> Option<Components> {
     let sum_sq: f64 = groups.iter().map(|g| (g.len() * g.len()) as f64).sum();
     let n0 = (n as f64 - sum_sq / n as f64) / (k - 1) as f64;
     let between = ((msb - msw) / n0).max(0.0);
+    let between_p = if msw > 0.0 {
+        use statrs::distribution::{ContinuousCDF, FisherSnedecor};
+        FisherSnedecor::new((k - 1) as f64, (n - k) as f64).map_or(f64::NAN, |f| f.sf(msb / msw))
+    } else if msb > 0.0 {
+        0.0
+    } else {
+        1.0
+    };
     Some(Components {
         within_sd_pct: msw.sqrt() * 100.0,
         between_sd_pct: between.sqrt() * 100.0,
         process_pairs: k,
         pairs: n,
+        between_p,
     })
 }
 
@@ -83,6 +101,9 @@ mod tests {
         assert!((c.within_sd_pct - 2f64.sqrt()).abs() < 1e-12);
         assert!((c.between_sd_pct - 7f64.sqrt()).abs() < 1e-12);
         assert_eq!((c.process_pairs, c.pairs), (2, 4));
+        // F = 16/2 = 8 on (1, 2) degrees of freedom, the square of t on 2: p = 1 − t/√(2 + t²)
+        // at t = √8, 0.1055728.
+        assert!((c.between_p - 0.1055728).abs() < 1e-6, "{}", c.between_p);
     }
 
     #[test]
@@ -98,6 +119,10 @@ mod tests {
     fn means_closer_than_the_noise_give_no_between_part() {
         let c = components(&[&[0.0, 0.02], &[0.01, 0.01]]).unwrap();
         assert_eq!(c.between_sd_pct, 0.0);
+        assert_eq!(c.between_p, 1.0);
+        // No spread within and different means: the between part is certain.
+        let c = components(&[&[0.01, 0.01], &[0.02, 0.02]]).unwrap();
+        assert_eq!(c.between_p, 0.0);
     }
 
     #[test]
