@@ -84,8 +84,8 @@ enum Cmd {
     /// Compare two builds (or two settings) of one tool, paired: both commands start as
     /// workers on the same CPUs, and each figure's repetitions are taken in pairs, A and B
     /// back to back in random order, in up to --processes fresh pairs of workers; the
-    /// verdict is over the process pairs' estimates, looked at until decided or the budget
-    /// is spent.
+    /// verdict is over the process pairs' estimates, looked at after each from the 4th until
+    /// decided or the budget is spent, alpha spent over the looks (O'Brien-Fleming type).
     /// Verdicts: PASS (within ±--min-effect), FAIL (B worse), IMPROVED, NOISY (undecided).
     /// Exit status 1 when a figure regressed or a side failed, 0 otherwise, 2 for bad input
     /// (a missing program, a command that is no socbench tool, two tools or figures).

@@ -46,13 +46,20 @@ pub struct AbRule {
     /// Process pairs per figure at most (1: the repetition pair is the unit).
     #[serde(default = "one")]
     pub processes: usize,
-    /// The looks at the pairs.
+    /// The looks at the pairs: with `--processes 1` at doubling pair counts; over process
+    /// pairs after every process pair from the fourth (`first`) to `max_pairs`.
     pub looks: Looks,
+    /// The information fractions (share of the budget spent, or of the process pairs with
+    /// `--pairs`) of the looks over process pairs, in order: alpha is spent by them
+    /// (O'Brien-Fleming type, [`crate::stats::paired::sequential`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub looked_at: Vec<f64>,
     /// Figures the false-alarm rate is split over (over process pairs: all of the command's;
     /// with one process pair each figure is judged on its own).
     #[serde(default = "one")]
     pub figures: usize,
-    /// Confidence of each look's interval: 1 − alpha/(looks × figures).
+    /// Confidence of the last look's interval (each look's is in its figure's judgement):
+    /// before any look 1 − alpha/figures, the level of a single look.
     pub confidence: f64,
     /// Repetition length asked for, µs.
     pub rep_us: u64,

@@ -122,8 +122,14 @@ pub fn render_text(r: &AbReport) -> String {
     } else {
         "one process pair".to_string()
     };
+    // Alpha is spent over the looks: each look's interval has its own confidence.
+    let looks = match r.rule.looked_at.len() {
+        0 => String::new(),
+        1 => " in 1 look".to_string(),
+        n => format!(" spent over {n} looks"),
+    };
     let mut out = format!(
-        "benchmp ab: A '{}' vs B '{}' (minimum effect {:.1} %, alpha {} over {} figure(s): {conf} % intervals, {units}, {} order)\n",
+        "benchmp ab: A '{}' vs B '{}' (minimum effect {:.1} %, alpha {} over {} figure(s){looks}: {conf} % intervals at the last, {units}, {} order)\n",
         ftrace::error::printable(&r.base.command),
         ftrace::error::printable(&r.current.command),
         r.rule.min_effect_pct,

@@ -7,9 +7,9 @@
 //! in random order, so the machine's drift falls on both alike. Each figure is paired in
 //! several fresh pairs of workers (`--processes`), since two processes of one build can
 //! differ for their whole life; each process pair's estimate is one unit of the test
-//! ([`benchmp::stats::paired`]: Hodges-Lehmann estimate, Wilcoxon signed-rank interval,
-//! sequential looks with the error rate split over them). B is the current side: FAIL means
-//! B is worse than A by more than `--min-effect`.
+//! ([`benchmp::stats::paired`]: Student's t interval on the process pairs' mean, looked at
+//! after every process pair with alpha spent over the looks by an O'Brien-Fleming-type
+//! function). B is the current side: FAIL means B is worse than A by more than `--min-effect`.
 //!
 //! The driver is here; each figure's pairs as they accumulate are [`tally`], a side's worker
 //! process [`side`], and the result's text, JSON and CSV (`benchmp compare`'s layout) [`export`].
@@ -26,6 +26,7 @@ use benchmp::compare::paired::{AbRule, Order, PairedFigure, ProcessPair, SideInf
 use benchmp::run::worker::{self, StepSample, ToDriver, ToWorker};
 use benchmp::schema::Better;
 use benchmp::schema::Metric;
+use benchmp::stats::paired::sequential::{Spending, confidence_at};
 use benchmp::stats::paired::{self, Decision, Judgement, Looks};
 use benchmp::stats::verdict::Verdict;
 use benchmp::{EXIT_FAILED, EXIT_OK, Usage};
@@ -64,11 +65,25 @@ const STEP_SLACK: Duration = Duration::from_secs(60);
 const FIRST_LOOK: usize = 16;
 /// Pairs at most per figure, without `--pairs`.
 const MAX_PAIRS: usize = 4096;
-/// Process pairs before the first look over them (the fewest whose signed-rank interval
-/// reaches 97.5 %, the confidence of two looks at alpha 0.05).
-const FIRST_PROCESS_LOOK: usize = 8;
+/// Process pairs before the first look over them: the t interval of fewer is too wide to
+/// decide anything at the confidence an early look has.
+const FIRST_PROCESS_LOOK: usize = 4;
+/// The least information (share of the budget) between two looks over process pairs: closer
+/// looks add nothing and cost the boundaries' accuracy.
+const MIN_LOOK_STEP: f64 = 0.02;
 /// Repetition pairs at least per figure in each process pair.
 const MIN_BLOCK_PAIRS: usize = 3;
+/// The process pairs the budget is first planned over, until the figure's variance
+/// components say how to spend it.
+const PLANNED_PROCESSES: usize = 16;
+/// The process pairs after which a figure's block length is planned from its variance
+/// components (and again after twice as many, and so on: few process pairs tell the between
+/// part only roughly).
+const REPLAN_AFTER: usize = 3;
+/// The F test's p-value at or below which a figure's between-process part is taken as real.
+const BETWEEN_SHOWN: f64 = 0.05;
+/// The fewest process pairs a plan keeps, so the t interval has degrees of freedom.
+const MIN_PLANNED: usize = 8;
 
 /// `benchmp ab`'s options.
 #[derive(Debug, clap::Args)]
@@ -79,19 +94,22 @@ pub struct AbArgs {
     /// The current command (B), judged against A: the same tool and figures.
     pub current: String,
     /// Smallest change that counts, percent: FAIL when B is worse than A by more than this
-    /// with the interval's confidence, PASS when the interval lies within ± this.
-    #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = positive_pct)]
+    /// with the interval's confidence, PASS when the interval lies within ± this. 1 % by
+    /// default, so that a true 2 % change is found (the interval must clear the bound).
+    #[arg(long, value_name = "PCT", default_value_t = 1.0, value_parser = positive_pct)]
     pub min_effect: f64,
-    /// False-alarm rate of the whole comparison, split over its figures and every look
-    /// (Bonferroni); with --processes 1, per figure.
+    /// False-alarm rate of the whole comparison: split over its figures (Bonferroni) and spent
+    /// over the looks by an O'Brien-Fleming-type function, so looking after every process pair
+    /// costs little; with --processes 1, per figure.
     #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = super::probability)]
     pub alpha: f64,
     /// Time budget per figure, seconds: pairs are added until the verdict is decided or the
     /// budget is spent (then NOISY when still undecided). Over several process pairs the
-    /// whole comparison keeps to it (this times the figures), worker start-up included: each
-    /// figure of each process pair gets an even share of what is left, at least 3 repetition
-    /// pairs, and no process pair starts once it is spent, so --processes is only an upper
-    /// bound. Not used with --pairs.
+    /// whole comparison keeps to it (this times the figures), worker start-up included: what
+    /// is left is planned over 16 process pairs, then, after 3, over as many as the figure's
+    /// variance components make best (longer ones when a process pair's repetitions vary
+    /// more than process pairs do), at least 3 repetition pairs each, and no process pair
+    /// starts once it is spent, so --processes is only an upper bound. Not used with --pairs.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = seconds)]
     pub time: f64,
     /// Take exactly this many pairs per figure in each process pair and look once, at the
@@ -102,10 +120,10 @@ pub struct AbArgs {
     /// by a few percent for their whole life (their physical pages, on a VM the host's
     /// backing), so each figure is paired in fresh processes, its budget split over them,
     /// and judged over their estimates: the process pair is the unit. Fewer run when --time
-    /// is spent first (the verdict is then over those, NOISY when too few). Looks at 8 and
-    /// every doubling. 1: one pair of workers and the repetition pair as the unit (quicker, but
-    /// blind to a difference between the two processes).
-    #[arg(long, value_name = "N", default_value_t = 16, value_parser = process_count)]
+    /// is spent first or the verdict is decided (a look after every process pair from the
+    /// 4th). 1: one pair of workers and the repetition pair as the unit (quicker, but blind
+    /// to a difference between the two processes).
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = process_count)]
     pub processes: usize,
     /// Length of one repetition, milliseconds (each side's count is sized to it once, and
     /// A's count is then used by both sides).
@@ -269,8 +287,9 @@ pub fn run(args: &AbArgs) -> Result<i32> {
         time_s: args.pairs.is_none().then_some(args.time),
         processes: args.processes,
         looks,
+        looked_at: Vec::new(),
         figures: 1,
-        confidence: looks.confidence(),
+        confidence: 1.0 - args.alpha,
         rep_us: (args.rep_ms * 1000.0).round().max(1.0) as u64,
         order: args.order,
         seed,
@@ -283,9 +302,16 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     let mut tools = (String::new(), String::new());
     let mut ends = (End::default(), End::default());
     let started = Instant::now();
+    // Alpha spent over the looks at process pairs (per figure once the figures are known).
+    let mut spending = Spending::new(args.alpha);
+    // What a process pair costs each figure beyond its pairs (start-up, sizing, warm-up), s.
+    let mut overhead: Option<f64> = None;
     // The process pairs; a stop signal ends them with the pairs taken kept (below).
     let outcome = (|| -> Result<()> {
         for round in 0..args.processes {
+            let round_started = Instant::now();
+            let paired_before: f64 = tallies.iter().map(|t| t.seconds).sum();
+            let undecided_before = tallies.iter().filter(|t| t.judgement.is_none()).count();
             // The budget holds for the whole comparison, worker start-up included: no process
             // pair starts once it is spent.
             if round > 0 && budgeted(args) && started.elapsed() >= total_budget(args, tallies.len())
@@ -293,7 +319,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
                 rule.budget_spent_after = Some(round);
                 break;
             }
-            let share = block_budget(args, started, round, &tallies);
+            let plan = Plan::new(args, started, round, &tallies, overhead);
             // Which side starts first (and sets its buffers up while the other is still
             // starting) is a coin per process pair, so that no order favours one build.
             let (mut a, mut b) = if rng.coin() {
@@ -341,7 +367,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
             let measured = pair_round(
                 args,
                 &rule,
-                (round, share),
+                &plan,
                 &mut rng,
                 (&mut a, &mut b),
                 &mut tallies,
@@ -351,7 +377,8 @@ pub fn run(args: &AbArgs) -> Result<i32> {
                 // The false-alarm rate holds for the whole comparison: split over every figure
                 // (a sweep's hundred points would otherwise give a few false verdicts by chance).
                 rule.figures = tallies.len().max(1);
-                rule.confidence = rule.looks.confidence_over(rule.figures);
+                rule.confidence = 1.0 - args.alpha / rule.figures as f64;
+                spending = Spending::new(args.alpha / rule.figures as f64);
             }
             let unexplained = measured
                 .as_ref()
@@ -389,14 +416,47 @@ pub fn run(args: &AbArgs) -> Result<i32> {
             }
             if rule.unit() == Unit::ProcessPairs {
                 let n = round + 1;
-                let last = n == args.processes;
-                for t in tallies.iter_mut().filter(|t| t.judgement.is_none()) {
-                    if last || rule.looks.is_look(n) {
-                        let j = t.judge_processes(&rule);
-                        if last || j.decision != Decision::Undecided {
-                            t.judgement = Some(j);
-                        }
-                    }
+                // The figures' share of this process pair beyond their pairs.
+                let paired: f64 = tallies.iter().map(|t| t.seconds).sum::<f64>() - paired_before;
+                let undecided = if round == 0 {
+                    tallies.len()
+                } else {
+                    undecided_before
+                };
+                let cost = (round_started.elapsed().as_secs_f64() - paired).max(0.0)
+                    / undecided.max(1) as f64;
+                // The first process pair's cost includes the sizing of every count.
+                overhead = Some(match (round, overhead) {
+                    (0 | 1, _) | (_, None) => cost,
+                    (_, Some(o)) => 0.5 * (o + cost),
+                });
+                // Spent when what is left would not pay for half a process pair like this one.
+                let total = total_budget(args, tallies.len());
+                let elapsed = started.elapsed();
+                let spent = budgeted(args) && elapsed + round_started.elapsed() / 2 >= total;
+                let last = n == args.processes || spent;
+                let t = if args.pairs.is_some() {
+                    n as f64 / args.processes as f64
+                } else {
+                    elapsed.as_secs_f64() / total.as_secs_f64()
+                };
+                if spent && !last_round(args, n) {
+                    rule.budget_spent_after = Some(n);
+                }
+                let due = n >= rule.looks.first && t - spending.last_time() >= MIN_LOOK_STEP;
+                if last || due {
+                    let t = if last { 1.0 } else { t };
+                    look(
+                        &mut rule,
+                        &mut spending,
+                        &mut tallies,
+                        t,
+                        last,
+                        args.processes,
+                    );
+                }
+                if spent {
+                    break;
                 }
             }
             if tallies.iter().all(|t| t.judgement.is_some()) {
@@ -418,18 +478,15 @@ pub fn run(args: &AbArgs) -> Result<i32> {
         }),
         (Err(e), None) => return Err(e),
     };
-    if let Some(n) = rule.budget_spent_after {
-        for t in tallies.iter_mut().filter(|t| t.judgement.is_none()) {
-            let mut j = t.judge_processes(&rule);
-            if j.decision == Decision::Undecided {
-                j.why = Some(format!(
-                    "{}; --time ran out after {n} of {} process pairs",
-                    j.why.as_deref().unwrap_or("undecided"),
-                    args.processes
-                ));
-            }
-            t.judgement = Some(j);
-        }
+    if rule.budget_spent_after.is_some() && tallies.iter().any(|t| t.judgement.is_none()) {
+        look(
+            &mut rule,
+            &mut spending,
+            &mut tallies,
+            1.0,
+            true,
+            args.processes,
+        );
     }
     let figures = tallies.into_iter().map(|t| t.figure(&rule)).collect();
     let report = AbReport {
@@ -491,25 +548,131 @@ fn total_budget(args: &AbArgs, figures: usize) -> Duration {
     Duration::from_secs_f64(args.time * figures.max(1) as f64)
 }
 
-/// Each figure's share of the budget in process pair `round` (0-based): in one process pair
-/// all of `--time`; over several, an even share of what is left of the whole budget among
-/// the process pairs still to come and the figures still undecided (the first pair, before
-/// the figures are known: `--time / --processes`). Worker start-up, calibration and sizing
-/// spent so far come out of what is left.
-fn block_budget(args: &AbArgs, started: Instant, round: usize, tallies: &[Tally]) -> Duration {
-    if args.processes == 1 {
-        return Duration::from_secs_f64(args.time);
+/// Whether process pair `n` (1-based) is the last `--processes` allows.
+fn last_round(args: &AbArgs, n: usize) -> bool {
+    n >= args.processes
+}
+
+/// One look at every undecided figure's process pairs at information fraction `t`: the
+/// spending function gives this look's confidence, and a figure is decided when its interval
+/// says so, or at the last look whatever it says (NOISY with the reason when undecided).
+fn look(
+    rule: &mut AbRule,
+    spending: &mut Spending,
+    tallies: &mut [Tally],
+    t: f64,
+    last: bool,
+    processes: usize,
+) {
+    rule.confidence = confidence_at(spending.look(t));
+    rule.looked_at = spending.times().to_vec();
+    for tally in tallies.iter_mut().filter(|t| t.judgement.is_none()) {
+        let mut j = tally.judge_processes(rule);
+        if last || j.decision != Decision::Undecided {
+            if let (Decision::Undecided, Some(n)) = (j.decision, rule.budget_spent_after) {
+                j.why = Some(format!(
+                    "{}; --time ran out after {n} of {processes} process pairs",
+                    j.why.as_deref().unwrap_or("undecided"),
+                ));
+            }
+            tally.judgement = Some(j);
+        }
     }
-    if round == 0 {
-        return Duration::from_secs_f64(args.time / args.processes as f64);
+}
+
+/// How the budget is spent in one process pair: each undecided figure's block of pairs.
+#[derive(Debug, Clone, Copy)]
+struct Plan {
+    /// Process pair (0-based).
+    round: usize,
+    /// The whole `--time`, in one process pair; `None` over several.
+    whole: Option<Duration>,
+    /// Seconds left of the budget per undecided figure.
+    left: f64,
+    /// Process pairs `--processes` still allows, this one included.
+    rounds_left: usize,
+    /// Seconds a process pair costs each figure beyond its pairs, once measured.
+    overhead: Option<f64>,
+    /// `--time`.
+    time: f64,
+}
+
+impl Plan {
+    fn new(
+        args: &AbArgs,
+        started: Instant,
+        round: usize,
+        tallies: &[Tally],
+        overhead: Option<f64>,
+    ) -> Plan {
+        let undecided = tallies.iter().filter(|t| t.judgement.is_none()).count();
+        let left = total_budget(args, tallies.len()).saturating_sub(started.elapsed());
+        Plan {
+            round,
+            whole: (args.processes == 1).then(|| Duration::from_secs_f64(args.time)),
+            left: left.as_secs_f64() / undecided.max(1) as f64,
+            rounds_left: args.processes - round,
+            overhead,
+            time: args.time,
+        }
     }
-    let left = total_budget(args, tallies.len()).saturating_sub(started.elapsed());
-    let undecided = tallies
-        .iter()
-        .filter(|t| t.judgement.is_none())
-        .count()
-        .max(1);
-    left / ((args.processes - round) * undecided) as u32
+
+    /// The time for figure `t`'s pairs in this process pair (at least `MIN_BLOCK_PAIRS`
+    /// pairs are taken whatever it says): its planned block of pairs once
+    /// [`Plan::block_pairs`] has made one, before that an even share of what is left over the
+    /// 16 process pairs first planned, less each one's cost beyond its pairs.
+    fn block(&self, t: &Tally) -> Duration {
+        if let Some(whole) = self.whole {
+            return whole;
+        }
+        if self.round == 0 {
+            return Duration::from_secs_f64(
+                self.time / PLANNED_PROCESSES.min(self.rounds_left) as f64,
+            );
+        }
+        if let (Some(m), Some(per_pair)) = (t.block_pairs, t.per_pair()) {
+            return Duration::from_secs_f64(m as f64 * per_pair);
+        }
+        let still = PLANNED_PROCESSES
+            .saturating_sub(self.round)
+            .clamp(1, self.rounds_left);
+        let share = self.left / still as f64 - self.overhead.unwrap_or(0.0);
+        Duration::from_secs_f64(share.max(0.0))
+    }
+
+    /// The block of pairs per process pair that spends figure `t`'s budget best, from its
+    /// variance components: with σ_b between and σ_w within process pairs, a cost C_p per
+    /// process pair beyond its pairs and C_r per repetition pair, the variance of the mean over
+    /// K process pairs of m pairs, (σ_b² + σ_w²/m)/K with K = T/(C_p + m·C_r), is least at
+    /// m* = (σ_w/σ_b)·√(C_p/C_r) (the optimal two-stage sample; Cochran, *Sampling
+    /// Techniques*, §10.6). At least `MIN_BLOCK_PAIRS`, and at most what leaves the budget 8
+    /// process pairs in all (the t interval's degrees of freedom); `None` until 3 process
+    /// pairs tell the parts apart.
+    fn block_pairs(&self, t: &Tally) -> Option<usize> {
+        let c = t.variance()?;
+        let overhead = self.overhead?;
+        let per_pair = t.per_pair()?;
+        if t.processes.len() < REPLAN_AFTER {
+            return None;
+        }
+        // A between part its F test does not show (p above 5 %) counts as none: a spread of a
+        // few process pairs' means that chance gives would cut the blocks short for nothing.
+        let m = if c.between_sd_pct > 0.0 && c.between_p <= BETWEEN_SHOWN {
+            c.within_sd_pct / c.between_sd_pct * (overhead / per_pair).sqrt()
+        } else {
+            f64::INFINITY
+        };
+        let still = MIN_PLANNED
+            .saturating_sub(self.round)
+            .clamp(1, self.rounds_left);
+        let most = (self.left / still as f64 - overhead) / per_pair;
+        let m = m.min(most).max(MIN_BLOCK_PAIRS as f64);
+        Some(if m.is_finite() {
+            m.round() as usize
+        } else {
+            MIN_BLOCK_PAIRS
+        })
+    }
 }
 
 /// Waits up to a second for either side to be seen ended, after an error that a side's end
@@ -531,18 +694,19 @@ fn settle(a: &mut Worker, b: &mut Worker) {
 fn pair_round(
     args: &AbArgs,
     rule: &AbRule,
-    (round, share): (usize, Duration),
+    plan: &Plan,
     rng: &mut XorShift,
     (a, b): (&mut Worker, &mut Worker),
     tallies: &mut Vec<Tally>,
     index: &mut usize,
 ) -> Result<()> {
     while let Some(ready) = next_measurement(a, b)? {
+        let round = plan.round;
         if round == 0 {
             // A sizes the count alone on the CPUs (B waits); both sides, in every process
             // pair, then run that count.
             let iterations = a.size()?.into_iter().max().unwrap_or(1).max(1);
-            tallies.push(Tally::new(ready, iterations));
+            tallies.push(Tally::new(ready, iterations, rule.alpha));
         } else if tallies.get(*index).map(|t| t.ready.figure()) != Some(ready.figure()) {
             anyhow::bail!(
                 "process pair {}: measurement {} is '{}', not what the first pair measured there: each run of the command must measure the same figures in the same order",
@@ -555,22 +719,29 @@ fn pair_round(
         if t.judgement.is_some() {
             skip(a, b, rule)?;
         } else {
-            pair_block(args, rule, share, rng, a, b, t)?;
+            // Planned after 3 process pairs, then after 6, 12, ...: a block length that
+            // changes every process pair would weigh the process pairs unevenly.
+            let n = t.processes.len();
+            if n.is_multiple_of(REPLAN_AFTER) && (n / REPLAN_AFTER).is_power_of_two() {
+                t.block_pairs = plan.block_pairs(t).or(t.block_pairs);
+            }
+            let budget = plan.block(t);
+            pair_block(args, rule, budget, rng, a, b, t)?;
         }
         *index += 1;
     }
     Ok(())
 }
 
-/// When the pairs are looked at. Over process pairs: at `FIRST_PROCESS_LOOK` of them, doubling,
-/// and at `--processes`; with `--pairs`, once, after the last process pair. In one process
-/// pair: at `FIRST_LOOK` repetition pairs, doubling, and when the budget is spent.
+/// When the pairs are looked at. Over process pairs: after each from `FIRST_PROCESS_LOOK` to
+/// `--processes` (at least `MIN_LOOK_STEP` of the budget apart, and when it is spent). In
+/// one process pair: at `FIRST_LOOK` repetition pairs, doubling, and when the budget is
+/// spent; with `--pairs`, once, at the end.
 fn looks(args: &AbArgs) -> Looks {
     let (first, max_pairs) = match (args.processes, args.pairs) {
         (1, Some(n)) => (n, n),
         (1, None) => (FIRST_LOOK, MAX_PAIRS),
-        (k, Some(_)) => (k, k),
-        (k, None) => (FIRST_PROCESS_LOOK.min(k), k),
+        (k, _) => (FIRST_PROCESS_LOOK.min(k), k),
     };
     Looks {
         first,

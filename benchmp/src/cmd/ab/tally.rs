@@ -19,10 +19,14 @@ pub(super) struct Tally {
     pub(super) processes: Vec<ProcessPair>,
     /// Set once decided, or at the last look.
     pub(super) judgement: Option<Judgement>,
+    /// Its block of pairs per process pair, once its variance components are known.
+    pub(super) block_pairs: Option<usize>,
+    /// Alpha spent over its looks at repetition pairs (`--processes 1`).
+    pub(super) spending: Spending,
 }
 
 impl Tally {
-    pub(super) fn new(ready: Ready, iterations: u64) -> Tally {
+    pub(super) fn new(ready: Ready, iterations: u64, alpha: f64) -> Tally {
         Tally {
             ready,
             iterations,
@@ -36,21 +40,46 @@ impl Tally {
             seconds: 0.0,
             processes: Vec::new(),
             judgement: None,
+            block_pairs: None,
+            spending: Spending::new(alpha),
         }
     }
 
-    /// The verdict over the process pairs' estimates so far.
+    /// Seconds per repetition pair so far (its warm-up steps included); `None` before any.
+    pub(super) fn per_pair(&self) -> Option<f64> {
+        (!self.d.is_empty() && self.seconds > 0.0).then(|| self.seconds / self.d.len() as f64)
+    }
+
+    /// Where the variance of its differences lives, within and between process pairs.
+    pub(super) fn variance(&self) -> Option<paired::variance::Components> {
+        let sizes: Vec<usize> = self.processes.iter().map(|p| p.pairs).collect();
+        paired::variance::of_process_pairs(&self.d, &sizes)
+    }
+
+    /// The verdict over the process pairs' estimates so far, at the last look's confidence;
+    /// undecided with fewer than `FIRST_PROCESS_LOOK` of them (or `--processes`), whose spread
+    /// says too little about the next one's (two that agree by chance would make a PASS).
     pub(super) fn judge_processes(&self, rule: &AbRule) -> Judgement {
         let units: Vec<f64> = self.processes.iter().map(|p| p.estimate).collect();
-        paired::judge(
+        let mut j = paired::judge_mean(
             &units,
             rule.min_effect_pct,
             rule.confidence,
             "process pairs",
-        )
+        );
+        let fewest = FIRST_PROCESS_LOOK.min(rule.processes);
+        if units.len() < fewest && j.decision != Decision::Undecided {
+            j.decision = Decision::Undecided;
+            j.why = Some(format!(
+                "too few process pairs ({}) for a verdict: {fewest} at least",
+                units.len()
+            ));
+        }
+        j
     }
 
     pub(super) fn figure(self, rule: &AbRule) -> AbFigure {
+        let variance = self.variance();
         let judgement = match self.judgement {
             Some(j) => j,
             // A side ended early: what there is.
@@ -63,7 +92,6 @@ impl Tally {
             Decision::Pass => Verdict::Pass,
             Decision::Undecided => Verdict::Noisy,
         };
-        let sizes: Vec<usize> = self.processes.iter().map(|p| p.pairs).collect();
         AbFigure {
             measurement: self.ready.figure(),
             unit: self.ready.metric.unit().to_string(),
@@ -77,7 +105,7 @@ impl Tally {
                 cpus: self.ready.cpus,
                 iterations: self.iterations,
                 seconds: self.seconds,
-                variance: benchmp::stats::paired::variance::of_process_pairs(&self.d, &sizes),
+                variance,
                 processes: self.processes,
                 preempted: self.pre,
                 migrated: self.mig,
@@ -91,9 +119,10 @@ impl Tally {
     }
 }
 
-/// Pairs one measurement in one process pair: for its share of the budget ([`block_budget`],
+/// Pairs one measurement in one process pair: for its share of the budget ([`Plan::block`],
 /// at least `MIN_BLOCK_PAIRS` pairs) or `--pairs` pairs; with one process pair, until the
-/// verdict over the repetition pairs is decided or the budget is spent.
+/// verdict over the repetition pairs is decided or the budget is spent, its looks' confidences
+/// from the alpha-spending function.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn pair_block(
     args: &AbArgs,
@@ -148,7 +177,14 @@ pub(super) fn pair_block(
         if alone {
             let last = spent || n >= rule.looks.max_pairs;
             if last || rule.looks.is_look(n) {
-                let j = paired::judge_pairs(&t.d, rule.min_effect_pct, rule.confidence);
+                // Information: the share of the budget spent, or of the pairs with --pairs.
+                let info = match args.pairs {
+                    _ if last => 1.0,
+                    Some(max) => n as f64 / max as f64,
+                    None => start.elapsed().as_secs_f64() / budget.as_secs_f64(),
+                };
+                let confidence = confidence_at(t.spending.look(info));
+                let j = paired::judge_pairs(&t.d, rule.min_effect_pct, confidence);
                 if last || j.decision != Decision::Undecided {
                     t.judgement = Some(j);
                     break;

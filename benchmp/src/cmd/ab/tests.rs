@@ -91,3 +91,61 @@ fn the_order_coin_is_fair_and_reproducible() {
     let (mut x, mut y) = (XorShift(7), XorShift(7));
     assert!((0..100).all(|_| x.coin() == y.coin()));
 }
+
+#[test]
+fn the_block_length_follows_where_the_variance_lives() {
+    let ready = Ready {
+        measurement: "op".into(),
+        metric: Metric::Latency {
+            per_iteration: 1.0,
+            unit: "ns".into(),
+        },
+        params: serde_json::Value::Null,
+        cpus: vec![Some(0)],
+    };
+    // Process pairs of the given differences, 0.1 s per repetition pair.
+    let tally = |groups: &[&[f64]]| {
+        let mut t = Tally::new(ready.clone(), 1, 0.05);
+        for g in groups {
+            t.d.extend_from_slice(g);
+            t.processes.push(ProcessPair {
+                pairs: g.len(),
+                estimate: 0.0,
+                estimate_pct: 0.0,
+            });
+        }
+        t.seconds = 0.1 * t.d.len() as f64;
+        t
+    };
+    // 200 s left, 10 s per process pair beyond its pairs: 8 process pairs in all leave at most
+    // (200/5 - 10)/0.1 = 300 pairs per block after the third.
+    let plan = Plan {
+        round: 3,
+        whole: None,
+        left: 200.0,
+        rounds_left: 61,
+        overhead: Some(10.0),
+        time: 200.0,
+    };
+    // All of the spread within process pairs: as long a block as the 8 allow.
+    let within: [&[f64]; 3] = [&[0.0, 0.04, -0.04]; 3];
+    assert_eq!(plan.block_pairs(&tally(&within)), Some(300));
+    // All of it between them: the shortest block, many process pairs.
+    let between: [&[f64]; 3] = [&[0.02; 3], &[-0.02; 3], &[0.0; 3]];
+    assert_eq!(plan.block_pairs(&tally(&between)), Some(3));
+    // Both, four pairs each: MSW = 0.0192/9 (σ_w 4.62 %), MSB = 0.08/2 with n0 = 4,
+    // σ_b² = (0.04 − 0.00213)/4 (σ_b 9.73 %), F = 18.75 on (2, 9), p < 0.001:
+    // m* = (4.62/9.73)·√(10/0.1) = 4.7.
+    let both: [&[f64]; 3] = [
+        &[0.14, 0.06, 0.14, 0.06],
+        &[-0.06, -0.14, -0.06, -0.14],
+        &[0.04, -0.04, 0.04, -0.04],
+    ];
+    assert_eq!(plan.block_pairs(&tally(&both)), Some(5));
+    // The same means from two pairs each: F = 0.02/0.0032 = 6.25 on (2, 3), p = 0.085, which
+    // chance gives: taken as no between part, the longest block.
+    let few: [&[f64]; 3] = [&[0.14, 0.06], &[-0.06, -0.14], &[0.04, -0.04]];
+    assert_eq!(plan.block_pairs(&tally(&few)), Some(300));
+    // Two process pairs do not tell the parts apart: no plan yet.
+    assert_eq!(plan.block_pairs(&tally(&both[..2])), None);
+}
