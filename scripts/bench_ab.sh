@@ -1,46 +1,44 @@
 #!/usr/bin/env bash
-# Power of `benchmp ab` on this machine: each session is one whole `benchmp ab` of one figure,
-# and the script counts its verdicts over four figures (bw_mem rd and lat_mem_rd -t at a DRAM
-# size, dhry, coremark), every side pinned to one CPU.
+# Power of `benchmp ab` on this machine: each session is one whole `benchmp ab` of one figure
+# with its defaults except --time, and the script counts its verdicts over four figures (bw_mem
+# rd and lat_mem_rd -t at a DRAM size, dhry, coremark), every side pinned to one CPU.
 #
-#   A/A    AB_SESSIONS sessions per figure with the same source on both sides: every other
-#          one the same binary, the rest against a second build of the same source from a
-#          copy of the tree at another path (a layout the code-placement flag may not fully
-#          pin). A FAIL is a false alarm. Goal: at most 1 in all A/A sessions.
-#   slow5  AB_SESSIONS sessions per figure with B's worker stopped (SIGSTOP, then SIGCONT)
-#          for 150 µs of every 5 ms of wall time (AB_STOP): stopped time while it waits
-#          costs nothing, so its timed repetitions lose a fixed share, about 5 % with the
-#          stops' overshoot. (A 95 % CPU quota here took 2-8 %, switching between sessions
-#          with the phase of the 4 ms scheduler tick; AB_SLOW5_BY=quota still uses one.)
-#          Goal: FAIL in at least 95 %.
-#   slow10 the same at 90 % (about 10 %). Goal: FAIL in all.
-#   slow2  AB_SLOW2 sessions per figure at 98 % (about 2 %): the detection rate, no goal.
-# What a quota takes varies with the workload and the phase of the periods, so each slowed
-# session's real slowdown is measured independently of the figures, from the kernel's CPU-time
-# accounting of the timed repetitions: B's wall time per CPU second over A's, minus 1 (a
-# throttled process waits without running).
-# Each line gives the session's verdict, estimate, interval, process pairs, repetition pairs and
-# wall time (the whole benchmp ab: process starts, buffers and sizing too); the summary
+#   aa     A/A: the same source on both sides, every other session the same binary, the rest
+#          against a second build of the same source from a copy of the tree at another
+#          path. A FAIL or IMPROVED is a false alarm. Goals: at most 1 false FAIL and 1 false
+#          IMPROVED in 40 sessions, PASS in at least 34 of 40.
+#   stopN  B's worker stopped (SIGSTOP, then SIGCONT) for a share of every 5 ms of wall time
+#          by a helper on CPU 0: stopped time while it waits costs nothing, so its timed
+#          repetitions lose a fixed share, as a uniformly slower build's would. stop2, stop3,
+#          stop5 and stop10 aim at 2, 3, 5 and 10 % of time lost (AB_STOPS: the stops' µs,
+#          less than the share, since each stop overshoots). Goals: at 2 % FAIL in at least
+#          36 of 40 dhry and coremark sessions with a median session of at most 90 s; at 3 %
+#          at least 32 of 40 bw_mem and lat_mem_rd sessions; at 5 % every session of every
+#          figure with a median of at most 30 s.
+# Each slowed session's real slowdown is measured independently of the figures, from the
+# kernel's CPU-time accounting of the timed repetitions: B's wall time per CPU second over
+# A's, minus 1 (a stopped process waits without running).
+# Each line gives the session's verdict, estimate, interval, process pairs, repetition pairs,
+# wall time (the whole benchmp ab: process starts, buffers and sizing too) and the variance
+# components (within and between process pairs, sd of a pair's log ratio in %); the summary
 # gives the counts per figure and kind and the median session time. Every session holds the
-# machine-wide CPU lock (scripts/lib/bench.sh).
+# machine-wide CPU lock (scripts/lib/bench.sh). 40 sessions of one kind and figure take
+# 10-60 minutes: run the kinds and figures a question needs.
 #
 # Usage: scripts/bench_ab.sh [FIGURE...]     FIGURE: bw_mem lat_mem_rd dhry coremark (default all)
 #
 # Environment:
 #   AB_SESSIONS   sessions per figure and kind (default 10)
-#   AB_SLOW2      sessions per figure at 2 % (default 5; 0 skips)
-#   AB_TIME       benchmp ab's --time per session, s (default 15)
-#   AB_REP_MS     benchmp ab's --rep-ms (default 50: a CPU quota slows a process only once it
-#                 runs past its 9.x ms of a 10 ms period, so repetitions must span periods)
+#   AB_TIME       benchmp ab's --time per session, s (default 60)
+#   AB_REP_MS     benchmp ab's --rep-ms (default 50)
 #   AB_SECOND     the second build's release folder (default: built from a copy of the tree
 #                 in $TMPDIR/socbench-ab-copy, which takes a few minutes once)
 #   AB_KEEP       keep every session's JSON in this folder (default: a temporary folder)
 #   AB_CPU        the CPU both sides run on (default: the last one)
-#   AB_KINDS      the kinds to run (default "aa slow10 slow5 slow2")
-#   AB_QUOTAS     the slowed kinds' quotas in µs of 10 000 (default "9000 9500 9800" for
-#                 slow10, slow5 and slow2: what each takes is measured, see above)
-#   AB_SLOW5_BY   how slow5 slows B: stop (default) or quota
-#   AB_STOP       slow5's stops: "STOPPED_US PERIOD_US" (default "150 5000")
+#   AB_KINDS      the kinds to run (default "aa stop2 stop3 stop5")
+#   AB_STOPS      the stops of stop2 stop3 stop5 stop10 in µs of every 5000 (default
+#                 "30 80 180 420": what each takes is measured, see above)
+#   AB_ARGS       more options for every benchmp ab (default none: its defaults)
 #
 # Exit status: 0 every goal met, 1 a goal missed or a session failed, 2 bad settings,
 # 3 missing tools or no cgroup v1 CPU controller.
@@ -56,12 +54,11 @@ for tool in cargo python3 flock; do
   command -v "$tool" >/dev/null || die "$tool is required" 3
 done
 sessions=${AB_SESSIONS:-10}
-slow2=${AB_SLOW2:-5}
-budget=${AB_TIME:-15}
+budget=${AB_TIME:-60}
 rep=${AB_REP_MS:-50}
 cpu=${AB_CPU:-$(( $(nproc) - 1 ))}
-for v in "$sessions" "$slow2" "$cpu"; do
-  [[ $v =~ ^[0-9]+$ ]] || die "AB_SESSIONS, AB_SLOW2 and AB_CPU take whole numbers" 2
+for v in "$sessions" "$cpu"; do
+  [[ $v =~ ^[0-9]+$ ]] || die "AB_SESSIONS and AB_CPU take whole numbers" 2
 done
 [[ $budget =~ ^[0-9]+([.][0-9]+)?$ ]] || die "AB_TIME takes seconds" 2
 [[ $rep =~ ^[0-9]+([.][0-9]+)?$ ]] || die "AB_REP_MS takes milliseconds" 2
@@ -95,42 +92,29 @@ fi
 mkdir -p "$keep"
 [ -n "${AB_KEEP:-}" ] && trap 'end_stopper' EXIT
 
-# The cgroups of the slowed sides: quota of 10 ms periods.
-slowed() {
-  local name="$cg/socbench-ab-$1"
-  mkdir -p "$name"
-  echo 10000 > "$name/cpu.cfs_period_us"
-  echo "$2" > "$name/cpu.cfs_quota_us"
-  printf '%s\n' "$name"
-}
-read -r q10 q5 q2 <<< "${AB_QUOTAS:-9000 9500 9800}"
-for q in "$q10" "$q5" "$q2"; do
-  if ! [[ $q =~ ^[0-9]+$ ]] || [ "$q" -lt 1000 ] || [ "$q" -gt 10000 ]; then
-    die "AB_QUOTAS takes three quotas from 1000 to 10000 µs" 2
+# The cgroup of the stopped sides: no quota, only to find B's processes.
+cgs="$cg/socbench-ab-stop"
+mkdir -p "$cgs"
+echo -1 > "$cgs/cpu.cfs_quota_us"
+kinds=${AB_KINDS:-aa stop2 stop3 stop5}
+for k in $kinds; do
+  case $k in aa|stop2|stop3|stop5|stop10) ;; *) die "unknown kind '$k' in AB_KINDS (aa stop2 stop3 stop5 stop10)" 2 ;; esac
+done
+read -r -a stops <<< "${AB_STOPS:-30 80 180 420}"
+[ ${#stops[@]} -eq 4 ] || die "AB_STOPS takes four stops in µs of 5000" 2
+for v in "${stops[@]}"; do
+  if ! [[ $v =~ ^[0-9]+$ ]] || [ "$v" -lt 1 ] || [ "$v" -ge 5000 ]; then
+    die "AB_STOPS takes four whole numbers of µs from 1 to 4999" 2
   fi
 done
-kinds=${AB_KINDS:-aa slow10 slow5 slow2}
-for k in $kinds; do
-  case $k in aa|slow10|slow5|slow2) ;; *) die "unknown kind '$k' in AB_KINDS (aa slow10 slow5 slow2)" 2 ;; esac
-done
-slow5_by=${AB_SLOW5_BY:-stop}
-case $slow5_by in stop|quota) ;; *) die "AB_SLOW5_BY takes stop or quota" 2 ;; esac
-read -r stop_us stop_period_us <<< "${AB_STOP:-150 5000}"
-if ! [[ $stop_us =~ ^[0-9]+$ && $stop_period_us =~ ^[0-9]+$ ]] || [ "$stop_us" -lt 1 ] ||
-   [ "$stop_us" -ge "$stop_period_us" ]; then
-  die "AB_STOP takes two whole numbers of µs, the first below the second" 2
-fi
-cg2=$(slowed 2 "$q2")
-cg5=$(slowed 5 "$q5")
-cg10=$(slowed 10 "$q10")
-# slow5 by stops: a cgroup without a quota, only to find B's processes.
-cgs=$(slowed stop -1)
+stop_period_us=5000
+read -r -a extra <<< "${AB_ARGS:-}"
 
-# stopper PROCS_FILE: until SIGTERM, stops every process listed in PROCS_FILE for
-# $stop_us µs of every $stop_period_us µs, on CPU 0 (away from the measured CPU); it lets
+# stopper PROCS_FILE STOP_US: until SIGTERM, stops every process listed in PROCS_FILE for
+# STOP_US µs of every $stop_period_us µs, on CPU 0 (away from the measured CPU); it lets
 # every process run again before it exits.
 stopper() {
-  taskset -c 0 python3 - "$1" "$stop_us" "$stop_period_us" > /dev/null <<'PY' &
+  taskset -c 0 python3 - "$1" "$2" "$stop_period_us" > /dev/null <<'PY' &
 import os, signal, sys, time
 procs, stop, period = sys.argv[1], int(sys.argv[2]) / 1e6, int(sys.argv[3]) / 1e6
 done = False
@@ -186,20 +170,21 @@ command_of() {
 
 # session FIGURE KIND N: one benchmp ab, its JSON kept; prints the line of it.
 session() {
-  local fig=$1 kind=$2 n=$3 a b out rc=0 group=""
+  local fig=$1 kind=$2 n=$3 a b out rc=0 stop=""
   a=$(command_of "$fig" "$bin")
   case $kind in
     aa) if [ $((n % 2)) -eq 0 ]; then b=$(command_of "$fig" "$bin"); else b=$(command_of "$fig" "$second"); fi ;;
-    slow2) group=$cg2 ;;
-    slow5) if [ "$slow5_by" = stop ]; then group=$cgs; else group=$cg5; fi ;;
-    slow10) group=$cg10 ;;
+    stop2) stop=${stops[0]} ;;
+    stop3) stop=${stops[1]} ;;
+    stop5) stop=${stops[2]} ;;
+    stop10) stop=${stops[3]} ;;
   esac
-  [ -z "$group" ] || b="sh -c 'echo \$\$ > $group/cgroup.procs && exec $(command_of "$fig" "$bin")'"
+  [ -z "$stop" ] || b="sh -c 'echo \$\$ > $cgs/cgroup.procs && exec $(command_of "$fig" "$bin")'"
   out="$keep/$fig-$kind-$n.json"
   local t0 t1
   t0=$(date +%s.%N)
-  [ "$group" != "$cgs" ] || stopper "$cgs/cgroup.procs"
-  locked "$bin/benchmp" ab --time "$budget" --rep-ms "$rep" --json="$out" "$a" "$b" > /dev/null 2> "$keep/$fig-$kind-$n.err" || rc=$?
+  [ -z "$stop" ] || stopper "$cgs/cgroup.procs" "$stop"
+  locked "$bin/benchmp" ab --time "$budget" --rep-ms "$rep" "${extra[@]}" --json="$out" "$a" "$b" > /dev/null 2> "$keep/$fig-$kind-$n.err" || rc=$?
   end_stopper
   t1=$(date +%s.%N)
   if [ "$rc" -gt 1 ] || [ ! -s "$out" ]; then
@@ -222,56 +207,70 @@ if kind != "aa" and min(wa, wb, ca, cb) > 0:
     r["measured_slowdown_pct"] = ((wb / cb) / (wa / ca) - 1) * 100
     json.dump(r, open(path, "w"))
     note = f"measured slowdown {r['measured_slowdown_pct']:+.2f} %"
+v = f.get("variance") or {}
+parts = f"w {v['within_sd_pct']:.2f} b {v['between_sd_pct']:.2f}" if v else "w - b -"
 print(f"{fig:<10} {kind:<6} {n:>2} {row['verdict']:<8} {j['estimate_pct']:+6.2f} % "
       f"[{j['low_pct']:+6.2f}, {j['high_pct']:+6.2f}] {len(f.get('processes', [])):>2} procs "
-      f"{len(f['differences']):>4} pairs {r['session_s']:6.1f} s {note}")
+      f"{len(f['differences']):>4} pairs {r['session_s']:6.1f} s {parts} {note}")
 PY
 }
 
-echo "== benchmp ab power: ${figures[*]}; $sessions sessions per kind, $slow2 at 2 %, --time $budget, CPU $cpu, DRAM size ${dram} MiB"
+echo "== benchmp ab power: ${figures[*]}; $sessions sessions of each of $kinds, --time $budget, CPU $cpu, DRAM size ${dram} MiB"
 failed=0
 for fig in "${figures[@]}"; do
   for kind in $kinds; do
-    count=$sessions
-    [ "$kind" = slow2 ] && count=$slow2
-    for n in $(seq 1 "$count"); do
+    for n in $(seq 1 "$sessions"); do
       session "$fig" "$kind" "$n" || failed=1
     done
   done
 done
 
 rc=0
-python3 - "$keep" "$sessions" "${figures[@]}" <<'PY' || rc=$?
+python3 - "$keep" "$kinds" "${figures[@]}" <<'PY' || rc=$?
 import json, statistics, sys
 from pathlib import Path
-keep, sessions, figures = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+keep, kinds, figures = Path(sys.argv[1]), sys.argv[2].split(), sys.argv[3:]
+print("\n== summary: FAIL/IMPROVED/PASS/NOISY of the sessions, their median time, the median")
+print("   time lost measured from the CPU accounting, the median variance components (sd, %)")
 goal = True
-print("\n== summary (FAIL count of sessions; median seconds per session)")
-print("(slowed arms: FAIL count, then the median slowdown measured from the CPU accounting)")
-print(f"{'figure':<10} {'A/A FAIL':>9} {'~10% FAIL':>16} {'~5% FAIL':>16} {'~2% FAIL':>16} {'median s':>9}")
-totals = {"aa": [0, 0], "slow10": [0, 0], "slow5": [0, 0], "slow2": [0, 0]}
-for fig in figures:
-    cells, secs = [], []
-    for kind in ["aa", "slow10", "slow5", "slow2"]:
-        runs = [json.load(open(p)) for p in sorted(keep.glob(f"{fig}-{kind}-*.json"))]
-        fails = sum(r["rows"][0]["verdict"] == "FAIL" for r in runs)
-        totals[kind][0] += fails
-        totals[kind][1] += len(runs)
-        secs += [r.get("session_s", r["rows"][0]["paired"]["seconds"]) for r in runs]
-        sizes = [r["measured_slowdown_pct"] for r in runs if r.get("measured_slowdown_pct") is not None]
-        size = f" ({statistics.median(sizes):.1f} %)" if sizes else ""
-        cells.append(f"{fails}/{len(runs)}{size}")
-    med = statistics.median(secs) if secs else float("nan")
-    print(f"{fig:<10} {cells[0]:>9} {cells[1]:>16} {cells[2]:>16} {cells[3]:>16} {med:>9.1f}")
-    if fig != "coremark" and med > 30:
-        goal = False
-aa, s10, s5 = totals["aa"], totals["slow10"], totals["slow5"]
-print(f"all        {aa[0]}/{aa[1]:<7} {s10[0]}/{s10[1]:<7} {s5[0]}/{s5[1]:<7} {totals['slow2'][0]}/{totals['slow2'][1]}")
-goal = goal and aa[0] <= max(1, aa[1] // 40) and s10[0] == s10[1] and s5[0] >= 0.95 * s5[1]
-# The goals are for the sizes named: say when an arm's measured slowdown was another one.
+def runs_of(fig, kind):
+    return [json.load(open(p)) for p in sorted(keep.glob(f"{fig}-{kind}-*.json"))]
+for kind in kinds:
+    every = []
+    for fig in figures:
+        runs = runs_of(fig, kind)
+        if not runs:
+            continue
+        every += runs
+        v = [r["rows"][0]["verdict"] for r in runs]
+        c = {x: v.count(x) for x in ["FAIL", "IMPROVED", "PASS", "NOISY"]}
+        secs = statistics.median(r["session_s"] for r in runs)
+        lost = [r["measured_slowdown_pct"] for r in runs if r.get("measured_slowdown_pct") is not None]
+        comp = [r["rows"][0]["paired"].get("variance") for r in runs]
+        comp = [x for x in comp if x]
+        w = statistics.median(x["within_sd_pct"] for x in comp) if comp else float("nan")
+        b = statistics.median(x["between_sd_pct"] for x in comp) if comp else float("nan")
+        est = statistics.median(r["rows"][0]["paired"]["judgement"]["estimate_pct"] for r in runs)
+        lost_s = f"lost {statistics.median(lost):4.1f} %" if lost else "             "
+        print(f"{kind:<6} {fig:<10} {c['FAIL']:>2}/{c['IMPROVED']}/{c['PASS']:>2}/{c['NOISY']:>2} of {len(runs):>2}"
+              f"  {secs:5.1f} s  {lost_s}  estimate {est:+5.2f} %  within {w:4.2f} between {b:4.2f}")
+        n = len(runs)
+        if kind == "stop5" and (c["FAIL"] < n or secs > 30):
+            goal = False
+        if kind == "stop2" and fig in ("dhry", "coremark") and (c["FAIL"] < 0.9 * n or secs > 90):
+            goal = False
+        if kind == "stop3" and fig in ("bw_mem", "lat_mem_rd") and c["FAIL"] < 0.8 * n:
+            goal = False
+        if kind == "stop10" and c["FAIL"] < n:
+            goal = False
+    if kind == "aa" and every:
+        v = [r["rows"][0]["verdict"] for r in every]
+        n = len(v)
+        if v.count("FAIL") > max(1, n // 40) or v.count("IMPROVED") > max(1, n // 40) or v.count("PASS") < 0.85 * n:
+            goal = False
 print("goal met" if goal else "goal missed")
 sys.exit(0 if goal else 1)
 PY
-for c in "$cg2" "$cg5" "$cg10" "$cgs"; do rmdir "$c" 2>/dev/null || true; done
+rmdir "$cgs" 2>/dev/null || true
 [ "$failed" = 0 ] && exit "$rc"
 exit 1
