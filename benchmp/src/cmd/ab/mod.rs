@@ -112,8 +112,9 @@ pub struct AbArgs {
     /// starts once it is spent, so --processes is only an upper bound. Not used with --pairs.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = seconds)]
     pub time: f64,
-    /// Take exactly this many pairs per figure in each process pair and look once, at the
-    /// end, instead of the time budget.
+    /// Take exactly this many pairs per figure in each process pair instead of the time
+    /// budget: over process pairs the looks' information is then the share of --processes
+    /// run; with --processes 1 the pairs are looked at once, at the end.
     #[arg(long, value_name = "N", value_parser = pair_count)]
     pub pairs: Option<usize>,
     /// Pairs of worker processes per figure, at most. Two processes of one build can differ
