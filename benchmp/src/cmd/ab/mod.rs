@@ -441,7 +441,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
                 } else {
                     elapsed.as_secs_f64() / total.as_secs_f64()
                 };
-                if spent && !last_round(args, n) {
+                if spent && n < args.processes {
                     rule.budget_spent_after = Some(n);
                 }
                 let due = n >= rule.looks.first && t - spending.last_time() >= MIN_LOOK_STEP;
@@ -547,11 +547,6 @@ fn budgeted(args: &AbArgs) -> bool {
 /// The whole comparison's budget: `--time` for each of its figures (one before any is known).
 fn total_budget(args: &AbArgs, figures: usize) -> Duration {
     Duration::from_secs_f64(args.time * figures.max(1) as f64)
-}
-
-/// Whether process pair `n` (1-based) is the last `--processes` allows.
-fn last_round(args: &AbArgs, n: usize) -> bool {
-    n >= args.processes
 }
 
 /// One look at every undecided figure's process pairs at information fraction `t`: the
