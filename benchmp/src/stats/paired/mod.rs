@@ -204,13 +204,13 @@ fn judge_interval(
 /// mean, and the signed-rank and sign tests' p-values are reported beside it.
 pub fn judge_mean(d: &[f64], min_effect_pct: f64, confidence: f64, units: &str) -> Judgement {
     let n = d.len();
-    let mean = crate::stats::descriptive::mean(d);
+    let (mean, sd) =
+        crate::stats::descriptive::spread(d).map_or((f64::NAN, 0.0), |s| (s.mean, s.stddev));
     let rho = lag1_autocorrelation(d);
     let (mut low, mut high) = (f64::NEG_INFINITY, f64::INFINITY);
     if n >= 2 && confidence < 1.0 {
-        let var = d.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64;
         let half =
-            student_t_quantile(0.5 + confidence / 2.0, (n - 1) as f64) * (var / n as f64).sqrt();
+            student_t_quantile(0.5 + confidence / 2.0, (n - 1) as f64) * sd / (n as f64).sqrt();
         let widen = if rho > 0.0 {
             ((1.0 + rho) / (1.0 - rho)).sqrt()
         } else {
