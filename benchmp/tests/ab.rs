@@ -912,3 +912,74 @@ fn a_side_that_dies_between_steps_keeps_the_pairs_taken() {
     assert_no_leftovers_reaping("ab-dies");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A workspace binary built next to this test's (`cargo test --workspace` builds them all;
+/// run alone, this test needs `cargo build --workspace --bins` first).
+fn workspace_bin(name: &str) -> String {
+    let me = std::env::current_exe().unwrap();
+    let path = me.parent().unwrap().parent().unwrap().join(name);
+    assert!(
+        path.is_file(),
+        "{} is not built: run cargo build --workspace --bins",
+        path.display()
+    );
+    path.display().to_string()
+}
+
+#[test]
+fn a_memory_tools_buffers_are_backed_alike_and_renewed_between_blocks() {
+    let _serial = serial();
+    let tools = [
+        ("bw_mem", "--cpus 0 1m rd"),
+        ("lat_mem_rd", "--cpus 0 --seed 1 -t --min 1m 1m 64"),
+    ];
+    for (tool, args) in tools {
+        let cmd = format!("{} {args}", workspace_bin(tool));
+        let run = |extra: &[&str], a: &str| {
+            let mut argv = vec!["--processes", "2", "--pairs", "12", "--rep-ms", "5"];
+            argv.extend_from_slice(extra);
+            argv.extend_from_slice(&["--json", a, &cmd]);
+            let o = bounded(ab("ab-renew", &argv), Duration::from_secs(240));
+            // Two process pairs of one build: the verdict is not the question here.
+            assert!(
+                matches!(o.status.code(), Some(0 | 1)),
+                "{tool}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            json(&o)
+        };
+        let pages = |v: &serde_json::Value| {
+            let p = &v["rows"][0]["paired"]["params"];
+            (p[0]["pages"].clone(), p[1]["pages"].clone())
+        };
+        let renewals = |v: &serde_json::Value| -> Vec<u64> {
+            v["rows"][0]["paired"]["processes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["renewals"].as_u64().unwrap())
+                .collect()
+        };
+        // By default both sides are asked for transparent huge pages, and their buffers are
+        // renewed after the first 4 pairs of a process pair (no cost is known yet then).
+        let v = run(&[], &cmd);
+        assert_eq!(v["ab"]["rule"]["pages"], "thp", "{tool}");
+        assert_eq!(v["ab"]["rule"]["renew"], true, "{tool}");
+        assert_eq!(pages(&v), ("thp".into(), "thp".into()), "{tool}");
+        let r = renewals(&v);
+        assert!(r.len() == 2 && r[0] >= 1, "{tool}: renewals {r:?}");
+        // Asked otherwise: base pages, and the buffers kept for the process's life.
+        let v = run(&["--pages", "4k", "--no-renew"], &cmd);
+        assert_eq!(v["ab"]["rule"]["renew"], false, "{tool}");
+        assert_eq!(pages(&v), ("4k".into(), "4k".into()), "{tool}");
+        assert_eq!(renewals(&v), vec![0, 0], "{tool}");
+        // A command's own --pages wins over ab's; --pages command leaves each its default.
+        let own = format!("{cmd} --pages 4k");
+        let v = run(&[], &own);
+        assert_eq!(pages(&v), ("4k".into(), "thp".into()), "{tool}");
+        let v = run(&["--pages", "command"], &cmd);
+        assert!(v["ab"]["rule"].get("pages").is_none(), "{tool}");
+        assert_eq!(pages(&v), ("system".into(), "system".into()), "{tool}");
+    }
+    assert_no_leftovers("ab-renew");
+}

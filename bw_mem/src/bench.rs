@@ -23,6 +23,8 @@ pub struct BwBench {
     peer: Option<Kernel>,
     /// The count of the last timed interval.
     last: u64,
+    /// What the buffers were made with, to renew them alike.
+    made: (usize, bool, Pages),
 }
 
 impl BwBench {
@@ -41,6 +43,7 @@ impl BwBench {
             bufs,
             peer,
             last: 0,
+            made: (nbytes, conflict, pages),
         })
     }
 
@@ -91,6 +94,26 @@ impl Benchmark for BwBench {
 
     fn keep_busy(&mut self, iterations: u64) -> u64 {
         self.kernel.passes(self.bufs.io(), iterations)
+    }
+
+    const RENEWS: bool = true;
+
+    /// New buffers mapped and first-touched before the old are let go, so they take other
+    /// physical pages.
+    fn renew(&mut self) -> bool {
+        let (nbytes, conflict, pages) = self.made;
+        let second = self.kernel.op().uses_second_buffer();
+        let bytes = nbytes as u64 * if second { 2 } else { 1 };
+        if !benchmp::sys::mem::room_beside(bytes, pages) {
+            return false;
+        }
+        match Buffers::new(nbytes, second, conflict, pages) {
+            Ok(b) => {
+                self.bufs = b;
+                true
+            }
+            Err(_) => false,
+        }
     }
 
     /// The pages the kernel gave this child's buffers (read from its /proc/self/smaps), so

@@ -38,9 +38,10 @@ struct Cli {
 
     /// Page size of the buffers: system (no advice, the kernel's THP policy decides, as for
     /// lmbench's valloc), 4k (transparent huge pages refused), thp (asked with madvise) or huge
-    /// (reserved 2 MiB hugetlb pages; needs /proc/sys/vm/nr_hugepages).
-    #[arg(long, value_enum, default_value = "system")]
-    pages: Pages,
+    /// (reserved 2 MiB hugetlb pages; needs /proc/sys/vm/nr_hugepages). Default: system, or
+    /// under benchmp ab what its --pages asks of both sides.
+    #[arg(long, value_enum)]
+    pages: Option<Pages>,
 
     /// Implementation of rdvec, wrnt, cpnt and the mixes. Default: the widest this CPU has.
     #[arg(long, value_enum)]
@@ -102,21 +103,25 @@ fn run(mut cli: Cli) -> Result<i32> {
     cli.output.check()?;
     let plan = plan(&cli.args, cli.sweep.as_deref(), cli.step.unwrap_or(2.0))?;
     let kernel = Kernel::select(plan.op, cli.isa)?.with_build(cli.lmbench_build);
+    let pages = cli
+        .pages
+        .or_else(benchmp::run::worker::pages)
+        .unwrap_or(Pages::System);
     let mut s = Session::start("bw_mem", &cli.placement, &cli.timing)?;
     let parallel = s.parallel();
     let largest = plan.sizes.iter().copied().max().unwrap_or(0);
     // Reserved huge pages are not part of MemAvailable: for `huge` the reservation is the limit.
-    limits::need(plan.op, largest, parallel, cli.pages).check()?;
+    limits::need(plan.op, largest, parallel, pages).check()?;
     let notes = cli.output.note_stream();
     let text_mode = cli.output.text_mode();
     if cli.verbose && text_mode && plan.sweep {
         let cpu = s.placement.cpus.first().copied().flatten();
         let _ = notes.write(&text::cache_header(&s.topology, cpu));
     }
-    bw_mem::run::measure(&mut s, &plan, kernel, cli.pages)?;
+    bw_mem::run::measure(&mut s, &plan, kernel, pages)?;
 
     let mode = cli.output.aggregate;
-    let extra = Extra::new(&plan, kernel, cli.pages, s.measurements(), mode);
+    let extra = Extra::new(&plan, kernel, pages, s.measurements(), mode);
     let report = s.finish(&cli.output, Some(extra));
     // Decided before the report is written, which it is either way.
     let unmeasured = report.measurements.iter().find(|m| m.figure(mode) <= 0.0);

@@ -55,9 +55,10 @@ pub struct Cli {
     /// Page size of the buffers: system (no advice, the kernel's THP policy decides, as for
     /// lmbench's malloc), 4k (transparent huge pages refused with MADV_NOHUGEPAGE), thp (asked
     /// with MADV_HUGEPAGE) or huge (reserved 2 MiB hugetlb pages, see
-    /// /proc/sys/vm/nr_hugepages). The pages obtained are in the JSON.
-    #[arg(long, value_enum, value_name = "PAGES", default_value = "system")]
-    pub pages: Pages,
+    /// /proc/sys/vm/nr_hugepages). The pages obtained are in the JSON. Default: system, or
+    /// under benchmp ab what its --pages asks of both sides.
+    #[arg(long, value_enum, value_name = "PAGES")]
+    pub pages: Option<Pages>,
 
     /// Print the curve summary on the stream the results do not use (stdout by default)
     /// even when it is not a terminal.
@@ -114,6 +115,13 @@ pub struct Cli {
 }
 
 impl Cli {
+    /// The pages asked: --pages, else what a benchmp ab driver asks of both sides, else system.
+    pub fn pages(&self) -> Pages {
+        self.pages
+            .or_else(benchmp::run::worker::pages)
+            .unwrap_or(Pages::System)
+    }
+
     /// What the sweep options ask for (checked by [`config::check`]).
     pub fn request(&self) -> Request {
         Request {
@@ -123,7 +131,7 @@ impl Cli {
             max: self.max,
             random: self.random,
             exact_rings: self.exact_rings,
-            pages: Some(self.pages),
+            pages: Some(self.pages()),
             recalibrate_each_size: self.recalibrate_each_size,
             seed: self.seed,
             enough_floor_us: self.enough_floor,

@@ -36,11 +36,12 @@ fn run(mut cli: Cli) -> Result<i32> {
             ))
             .into());
         }
+        let pages = cli.pages();
         let output = cli.output.results_on(Stream::Stdout);
         let len = cli.len.unwrap_or(0);
         let stride = loaded::stride(len, &cli.strides)?;
         let floor = cli.enough_floor.unwrap_or(config::ENOUGH_FLOOR_US);
-        let req = cli.load.request(len, stride, cli.pages, floor, cli.seed);
+        let req = cli.load.request(len, stride, pages, floor, cli.seed);
         return loaded::run(&req, &cli.placement, &cli.timing, &output);
     }
     let sweep = config::check(&cli.request(), config::system_page_size())?;

@@ -104,6 +104,8 @@ pub fn prediction_source(this: &[Point], earlier: &[Curve], size: u64) -> Option
 pub(crate) struct Chase {
     ring: Ring,
     note: ChildNote,
+    /// What the ring was built from, to renew it alike.
+    made: (Geometry, Pages),
 }
 
 impl Benchmark for Chase {
@@ -116,6 +118,28 @@ impl Benchmark for Chase {
 
     fn child_detail(&mut self) -> Option<ChildNote> {
         Some(self.note.clone())
+    }
+
+    const RENEWS: bool = true;
+
+    /// The same chain (same seed, same order of lines) written into a new buffer, mapped and
+    /// built before the old one is let go so it takes other physical pages.
+    fn renew(&mut self) -> bool {
+        let (g, pages) = self.made;
+        if !benchmp::sys::mem::room_beside(g.alloc_bytes() as u64, pages) {
+            return false;
+        }
+        let Ok(buf) = Buffer::new(g.alloc_bytes(), pages) else {
+            return false;
+        };
+        match Ring::build(buf, &Plan::new(&g, Some(self.note.seed))) {
+            Ok(ring) => {
+                self.ring = ring;
+                self.note.pages = self.ring.pages_obtained();
+                true
+            }
+            Err(_) => false,
+        }
     }
 }
 
@@ -148,7 +172,11 @@ pub(crate) fn build_child(
         setup_ns: now_ns() - t,
         pages: ring.pages_obtained(),
     };
-    Ok(Chase { ring, note })
+    Ok(Chase {
+        ring,
+        note,
+        made: (*g, pages),
+    })
 }
 
 fn layout_name(mode: Mode, rings: Rings) -> &'static str {

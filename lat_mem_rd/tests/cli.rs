@@ -67,7 +67,7 @@ fn help_describes_every_option() {
     ] {
         assert!(text.contains(flag), "{flag} missing from:\n{text}");
     }
-    assert!(text.contains("[default: system]"));
+    assert!(text.contains("Default: system"), "{text}");
 }
 
 #[test]

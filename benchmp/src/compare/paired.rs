@@ -70,6 +70,14 @@ pub struct AbRule {
     /// Process pairs run when the `--time` budget was spent before `--processes` of them.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub budget_spent_after: Option<usize>,
+    /// The pages both sides' buffers were asked to take where a command names none
+    /// (`thp`, `huge`, `4k`, `system`); `None`: each command's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<String>,
+    /// Whether the workers' buffers were renewed between blocks of repetitions (in each
+    /// process pair, where the tool can).
+    #[serde(default)]
+    pub renew: bool,
 }
 
 impl AbRule {
@@ -110,6 +118,9 @@ pub struct ProcessPair {
     pub estimate: f64,
     /// The same, percent.
     pub estimate_pct: f64,
+    /// Times both sides' buffers were renewed during its pairs.
+    #[serde(default)]
+    pub renewals: usize,
 }
 
 /// One figure's pairs: what `benchmp ab` measured of it beyond its row's two sides.
@@ -143,6 +154,10 @@ pub struct PairedFigure {
     /// CPU time A's and B's children got during their timed repetitions, ns: a side whose
     /// share (CPU over wall time) is lower lost time to other tasks or a CPU quota.
     pub cpu_ns: (u64, u64),
+    /// A's and B's parameters of the measurement as their workers gave them (sizes, and
+    /// settings such as the pages their buffers were asked to take).
+    #[serde(default)]
+    pub params: (serde_json::Value, serde_json::Value),
     /// Each pair's log ratio (positive: B worse), in time order.
     pub differences: Vec<f64>,
     /// A's figure per repetition, in time order.

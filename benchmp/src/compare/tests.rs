@@ -377,6 +377,7 @@ fn a_paired_row_with_an_unbounded_interval_reads_back() {
         migrated: (0, 0),
         timed_ns: (1, 1),
         cpu_ns: (1, 1),
+        params: Default::default(),
         differences: vec![0.01, -0.01],
         base_values: vec![1.0, 1.0],
         current_values: vec![1.0, 1.0],

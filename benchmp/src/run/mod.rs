@@ -93,6 +93,18 @@ pub trait Benchmark {
     fn keep_busy(&mut self, iterations: u64) -> u64 {
         self.run(iterations)
     }
+
+    /// True when [`Benchmark::renew`] gives fresh buffers (a `benchmp ab` worker says so, and
+    /// the driver asks for them between blocks of repetitions).
+    const RENEWS: bool = false;
+
+    /// Replaces the benchmark's buffers with fresh ones of the same size and pages, first
+    /// touched on this CPU, so that where their pages landed varies between blocks of a
+    /// process's repetitions instead of holding for its life. False: nothing was renewed
+    /// (none to renew, or no memory for the new ones beside the old).
+    fn renew(&mut self) -> bool {
+        false
+    }
 }
 
 /// What a child knows about itself when it builds its benchmark state.

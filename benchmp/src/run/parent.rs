@@ -11,7 +11,7 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 
-use super::protocol::{self, EXIT, GO, LOAD, PAUSE, RESULT, SIZE, STEP, STOP, Up, WINDOW};
+use super::protocol::{self, EXIT, GO, LOAD, PAUSE, RENEW, RESULT, SIZE, STEP, STOP, Up, WINDOW};
 use super::worker::{self, StepSample, ToDriver, ToWorker};
 use super::{Benchmark, ChildInfo, ChildRun, Data, LoadRun, Ran, Role, RunConfig, Who, child};
 use super::{Error, Stage};
@@ -60,6 +60,8 @@ struct Kid<S, C> {
     count: Option<u64>,
     /// Worker mode: the sample of the step under way, once it arrives.
     stepped: Option<StepSample>,
+    /// Worker mode: its answer to the renewal under way, once it arrives.
+    renewed: Option<bool>,
     /// A load child between Loading and Paused.
     loading: bool,
 }
@@ -147,7 +149,7 @@ where
             }
         }
     }
-    let outcome = drive(cfg, &mut kids, beside);
+    let outcome = drive(cfg, &mut kids, beside, B::RENEWS);
     drop(guard);
     match outcome {
         Ok(()) => {
@@ -214,6 +216,7 @@ fn spawn<S, C>(
                 reaped: None,
                 count: None,
                 stepped: None,
+                renewed: None,
                 loading: false,
             })
         }
@@ -251,6 +254,7 @@ fn drive<S: Data, C: Data>(
     cfg: &RunConfig,
     kids: &mut [Kid<S, C>],
     beside: &mut dyn Beside,
+    renews: bool,
 ) -> Result<(), Error> {
     let load = |k: &Kid<S, C>| k.role == Role::Load;
     pump(cfg, kids, beside, |k| k.state >= State::Ready, None)?;
@@ -289,7 +293,7 @@ fn drive<S: Data, C: Data>(
             send_byte(k, GO)?;
         }
         if let Some(paced) = &cfg.paced {
-            steps(cfg, paced, kids, beside)?;
+            steps(cfg, paced, renews, kids, beside)?;
         }
         pump(
             cfg,
@@ -345,6 +349,7 @@ fn drive<S: Data, C: Data>(
 fn steps<S: Data, C: Data>(
     cfg: &RunConfig,
     paced: &super::Paced,
+    renews: bool,
     kids: &mut [Kid<S, C>],
     beside: &mut dyn Beside,
 ) -> Result<(), Error> {
@@ -359,6 +364,7 @@ fn steps<S: Data, C: Data>(
             .filter(|k| !load(k))
             .map(|k| k.who.cpu)
             .collect(),
+        renews,
     })
     .map_err(link)?;
     loop {
@@ -395,6 +401,19 @@ fn steps<S: Data, C: Data>(
                 loads_on(cfg, kids, beside, false)?;
                 let samples = kids.iter_mut().filter_map(|k| k.stepped.take()).collect();
                 worker::send(&ToDriver::Rep { samples }).map_err(link)?;
+            }
+            ToWorker::Renew => {
+                for k in kids.iter_mut().filter(|k| !load(k)) {
+                    k.renewed = None;
+                    k.last_heard = Instant::now();
+                    send_byte(k, RENEW)?;
+                }
+                pump(cfg, kids, beside, |k| load(k) || k.renewed.is_some(), None)?;
+                let renewed = kids
+                    .iter()
+                    .filter(|k| !load(k))
+                    .all(|k| k.renewed == Some(true));
+                worker::send(&ToDriver::Renewed { renewed }).map_err(link)?;
             }
             ToWorker::Stop => break,
         }
@@ -590,6 +609,7 @@ fn listen<S: Data, C: Data>(k: &mut Kid<S, C>) -> Result<(), Error> {
                 k.loading = true;
             }
             Up::Paused => k.loading = false,
+            Up::Renewed { renewed } => k.renewed = Some(renewed),
             Up::Alive => {}
             Up::Load(r) => {
                 k.state = State::Reported;

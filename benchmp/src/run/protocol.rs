@@ -40,6 +40,8 @@ pub(super) enum Up<S, C> {
     Stepped(super::worker::StepSample),
     /// Worker mode: a load child stopped loading after PAUSE.
     Paused,
+    /// Worker mode: the child's answer to RENEW (true: its buffers are fresh).
+    Renewed { renewed: bool },
 }
 
 /// Parent to child: start the timed intervals.
@@ -65,6 +67,9 @@ pub(super) const PAUSE: u8 = b'P';
 /// Worker mode, parent to child: size the count to the repetition length now (only one
 /// side of a pair sizes, alone on its CPUs; the other uses its count).
 pub(super) const SIZE: u8 = b'Z';
+/// Worker mode, parent to child: renew the benchmark's buffers ([`super::Benchmark::renew`]),
+/// run one untimed repetition over them, and say so with [`Up::Renewed`].
+pub(super) const RENEW: u8 = b'N';
 
 /// Reads the 16 bytes of a window after [`WINDOW`] (written with it in one write, so they
 /// are there or about to be); `None` when the pipe closes first.

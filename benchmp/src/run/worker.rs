@@ -24,6 +24,9 @@ pub const FDS_ENV: &str = "BENCHMP_AB_FDS";
 pub const REP_ENV: &str = "BENCHMP_AB_REP_US";
 /// The repetition length without [`REP_ENV`], µs.
 pub const DEFAULT_REP_US: u64 = 20_000;
+/// The pages a worker's buffers take when its command names none (`thp`, `4k`, `huge`,
+/// `system`): set by the driver, so that both sides' buffers are backed alike.
+pub const PAGES_ENV: &str = "BENCHMP_AB_PAGES";
 
 /// Worker to driver.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -49,6 +52,15 @@ pub enum ToDriver {
         params: serde_json::Value,
         /// CPU of each measuring child.
         cpus: Vec<Option<usize>>,
+        /// The children can renew their buffers ([`ToWorker::Renew`]); absent from older
+        /// builds, which are never asked.
+        #[serde(default)]
+        renews: bool,
+    },
+    /// The answer to [`ToWorker::Renew`]: true when every child's buffers are fresh.
+    Renewed {
+        /// Every child renewed.
+        renewed: bool,
     },
     /// The count each child sized for one repetition, after [`ToWorker::Size`].
     Sized {
@@ -117,6 +129,9 @@ pub enum ToWorker {
         /// Iterations per child.
         iterations: u64,
     },
+    /// Give every child fresh buffers and run one untimed repetition over them (sent only to
+    /// a worker whose [`ToDriver::Ready`] said it renews).
+    Renew,
     /// The measurement is over.
     Stop,
 }
@@ -183,6 +198,15 @@ impl Mode {
             rep_ns: rep_us * 1000,
         })
     }
+}
+
+/// The pages the driver asked a worker's buffers to take when its command names none
+/// ([`PAGES_ENV`]); `None` outside worker mode, or when unset or unknown.
+pub fn pages() -> Option<crate::Pages> {
+    use clap::ValueEnum;
+    std::env::var_os(FDS_ENV)?;
+    let v = std::env::var(PAGES_ENV).ok()?;
+    crate::Pages::from_str(v.trim(), false).ok()
 }
 
 /// Sends one message to the driver.
@@ -257,6 +281,7 @@ mod tests {
             },
             params: serde_json::json!({"size_bytes": 1}),
             cpus: vec![Some(1)],
+            renews: true,
         };
         let text = serde_json::to_string(&m).unwrap();
         assert!(!text.contains('\n'));

@@ -229,6 +229,19 @@ pub fn check_huge_pages(bytes: u64) -> Result<(), MemError> {
     Ok(())
 }
 
+/// Memory kept free beside a renewal's new buffers (MemAvailable less this must hold them).
+const RENEW_HEADROOM: u64 = 256 << 20;
+
+/// True when `bytes` more with `pages` can be mapped beside what is mapped now, with room to
+/// spare: a benchmark renewing its buffers ([`crate::Benchmark::renew`]) maps the new ones
+/// before it lets the old go, and skips the renewal rather than push the machine to swap.
+pub fn room_beside(bytes: u64, pages: Pages) -> bool {
+    match pages {
+        Pages::Huge => check_huge_pages(bytes).is_ok(),
+        _ => available().is_some_and(|have| have >= bytes.saturating_add(RENEW_HEADROOM)),
+    }
+}
+
 impl Buffer {
     /// Maps `len` bytes with the page policy; the length is rounded up to whole pages.
     pub fn new(len: usize, pages: Pages) -> Result<Buffer, MemError> {

@@ -115,7 +115,17 @@ fn side(cpus: &[Option<usize>], values: &[f64], median: f64) -> Side {
 /// The table: one row per figure, then the counts.
 pub fn render_text(r: &AbReport) -> String {
     use std::fmt::Write as _;
-    let conf = format!("{:.4}", r.rule.confidence * 100.0);
+    // With one process pair each figure spends its own alpha over its looks: the last looks'
+    // widest interval is the one to name.
+    let confidence = match r.rule.unit() {
+        Unit::RepetitionPairs if !r.figures.is_empty() => r
+            .figures
+            .iter()
+            .map(|f| f.paired.judgement.confidence)
+            .fold(f64::INFINITY, f64::min),
+        _ => r.rule.confidence,
+    };
+    let conf = format!("{:.4}", confidence * 100.0);
     let conf = conf.trim_end_matches('0').trim_end_matches('.');
     let units = if r.rule.unit() == Unit::ProcessPairs {
         format!("up to {} process pairs", r.rule.processes)
@@ -128,8 +138,15 @@ pub fn render_text(r: &AbReport) -> String {
         1 => " in 1 look".to_string(),
         n => format!(" spent over {n} looks"),
     };
+    // How both sides' buffers were backed and kept.
+    let buffers = match (&r.rule.pages, r.rule.renew) {
+        (Some(p), true) => format!(", buffers {p} and renewed where the tool can"),
+        (Some(p), false) => format!(", buffers {p}"),
+        (None, true) => ", buffers renewed where the tool can".to_string(),
+        (None, false) => String::new(),
+    };
     let mut out = format!(
-        "benchmp ab: A '{}' vs B '{}' (minimum effect {:.1} %, alpha {} over {} figure(s){looks}: {conf} % intervals at the last, {units}, {} order)\n",
+        "benchmp ab: A '{}' vs B '{}' (minimum effect {:.1} %, alpha {} over {} figure(s){looks}: {conf} % intervals at the last, {units}{buffers}, {} order)\n",
         ftrace::error::printable(&r.base.command),
         ftrace::error::printable(&r.current.command),
         r.rule.min_effect_pct,

@@ -84,6 +84,10 @@ const REPLAN_AFTER: usize = 3;
 const BETWEEN_SHOWN: f64 = 0.05;
 /// The fewest process pairs a plan keeps, so the t interval has degrees of freedom.
 const MIN_PLANNED: usize = 8;
+/// Repetition pairs at least between two renewals of a figure's buffers.
+const RENEW_PAIRS: usize = 4;
+/// The most of a process pair's time its buffer renewals may take.
+const RENEW_SHARE: f64 = 0.1;
 
 /// `benchmp ab`'s options.
 #[derive(Debug, clap::Args)]
@@ -133,6 +137,19 @@ pub struct AbArgs {
     /// Order within each pair: random (a coin per pair) or abba (A B, B A, ...).
     #[arg(long, value_enum, default_value_t = Order::Random)]
     pub order: Order,
+    /// Pages of the workers' buffers where a command names none (a memory tool's --pages):
+    /// by default transparent huge pages asked of both sides, so that where each process's
+    /// pages land matters less and both are backed alike (the kernel may decline: the tools'
+    /// JSON says what they got); huge, 4k or system ask that of both; command leaves each
+    /// command's own default.
+    #[arg(long, value_enum, value_name = "PAGES", default_value_t = AbPages::Thp)]
+    pub pages: AbPages,
+    /// Keep each worker's buffers for its whole life. By default a tool that can (bw_mem,
+    /// lat_mem_rd) maps fresh ones, warmed by an untimed repetition, between blocks of a
+    /// process pair's repetitions when that costs at most a tenth of the time, so that
+    /// page placement varies within the process pair and pairing averages it.
+    #[arg(long)]
+    pub no_renew: bool,
     /// Keep the workers' address-space randomisation. By default both start with it off, so
     /// two processes of one binary place code, stacks and buffers at the same addresses:
     /// otherwise 4 KiB aliasing between a copy's source and destination can differ between
@@ -151,6 +168,36 @@ pub struct AbArgs {
     /// stdout instead of the table (--csv), or to a file besides it (--csv=FILE).
     #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
     pub csv: Option<String>,
+}
+
+/// What `--pages` asks of both sides' buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AbPages {
+    /// Transparent huge pages asked (MADV_HUGEPAGE).
+    Thp,
+    /// Reserved 2 MiB hugetlb pages (both sides' buffers must fit in them).
+    Huge,
+    /// Base pages only.
+    #[value(name = "4k")]
+    Small,
+    /// No advice: the kernel's policy.
+    System,
+    /// Each command's own default.
+    Command,
+}
+
+impl AbPages {
+    /// The value the workers are given ([`benchmp::run::worker::PAGES_ENV`]); `None` for
+    /// `command`.
+    fn asked(self) -> Option<&'static str> {
+        match self {
+            AbPages::Thp => Some("thp"),
+            AbPages::Huge => Some("huge"),
+            AbPages::Small => Some("4k"),
+            AbPages::System => Some("system"),
+            AbPages::Command => None,
+        }
+    }
 }
 
 fn positive_pct(s: &str) -> Result<f64, String> {
@@ -295,7 +342,10 @@ pub fn run(args: &AbArgs) -> Result<i32> {
         order: args.order,
         seed,
         budget_spent_after: None,
+        pages: args.pages.asked().map(str::to_string),
+        renew: !args.no_renew,
     };
+    let pages = args.pages.asked();
     let guard = benchmp::sys::process::InterruptGuard::install();
     let (a_cmd, b_cmd) = (&cmds[0], &cmds[1]);
     let mut rng = XorShift(seed);
@@ -324,11 +374,11 @@ pub fn run(args: &AbArgs) -> Result<i32> {
             // Which side starts first (and sets its buffers up while the other is still
             // starting) is a coin per process pair, so that no order favours one build.
             let (mut a, mut b) = if rng.coin() {
-                let a = Worker::spawn(a_cmd, rule.rep_us, args.aslr)?;
-                (a, Worker::spawn(b_cmd, rule.rep_us, args.aslr)?)
+                let a = Worker::spawn(a_cmd, rule.rep_us, args.aslr, pages)?;
+                (a, Worker::spawn(b_cmd, rule.rep_us, args.aslr, pages)?)
             } else {
-                let b = Worker::spawn(b_cmd, rule.rep_us, args.aslr)?;
-                (Worker::spawn(a_cmd, rule.rep_us, args.aslr)?, b)
+                let b = Worker::spawn(b_cmd, rule.rep_us, args.aslr, pages)?;
+                (Worker::spawn(a_cmd, rule.rep_us, args.aslr, pages)?, b)
             };
             let hellos = a.hello().and_then(|ta| Ok((ta, b.hello()?)));
             let (tool_a, tool_b) = match hellos {
@@ -773,7 +823,12 @@ fn next_measurement(a: &mut Worker, b: &mut Worker) -> Result<Option<Ready>> {
     };
     same_plan(a, b)?;
     same_figure(&ra, &rb)?;
-    Ok(Some(ra))
+    // Renewed only when both sides can (an older build says nothing of it).
+    Ok(Some(Ready {
+        renews: ra.renews && rb.renews,
+        params_b: rb.params,
+        ..ra
+    }))
 }
 
 /// Refuses two workers that announced different figures ([`ToDriver::Plan`]), before any

@@ -91,7 +91,12 @@ pub(super) enum Heard {
 impl Worker {
     /// Starts a command as a worker in its own process group, its standard output and
     /// errors kept in an unnamed file (its tail read for the error line when it fails).
-    pub(super) fn spawn(p: &Prepared, rep_us: u64, aslr: bool) -> Result<Worker> {
+    pub(super) fn spawn(
+        p: &Prepared,
+        rep_us: u64,
+        aslr: bool,
+        pages: Option<&str>,
+    ) -> Result<Worker> {
         use nix::fcntl::OFlag;
         let (to_r, to_w) = nix::unistd::pipe2(OFlag::O_CLOEXEC).context("pipe")?;
         let (from_r, from_w) = nix::unistd::pipe2(OFlag::O_CLOEXEC).context("pipe")?;
@@ -105,6 +110,10 @@ impl Worker {
             .stdin(Stdio::null())
             .stdout(output.try_clone().context("dup")?)
             .stderr(output.try_clone().context("dup")?);
+        match pages {
+            Some(p) => cmd.env(worker::PAGES_ENV, p),
+            None => cmd.env_remove(worker::PAGES_ENV),
+        };
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         // A driver killed outright (SIGKILL, or a suite's entry killed with it) takes its
         // workers along: SIGTERM, so each still kills and reaps its own children.
@@ -220,12 +229,15 @@ impl Worker {
                     metric,
                     params,
                     cpus,
+                    renews,
                 }) => {
                     return Ok(Some(Ready {
                         measurement: bounded(&measurement),
                         metric: self.checked_metric(metric)?,
+                        params_b: params.clone(),
                         params,
                         cpus,
+                        renews,
                     }));
                 }
                 Some(ToDriver::Refused { message }) => {
@@ -311,6 +323,26 @@ impl Worker {
             ),
             None => anyhow::bail!(
                 "{} ({}) failed during a repetition: {}",
+                self.name,
+                self.status_text(),
+                self.error_line().unwrap_or_else(|| "(no message)".into())
+            ),
+        }
+    }
+
+    /// Gives every child of the side fresh buffers, warmed by one untimed repetition; true
+    /// when every child renewed.
+    pub(super) fn renew(&mut self, timeout: Duration) -> Result<bool> {
+        self.send(ToWorker::Renew)?;
+        match self.recv(timeout)? {
+            Some(ToDriver::Renewed { renewed }) => Ok(renewed),
+            Some(other) => anyhow::bail!(
+                "{}: answered a renewal with a {} message",
+                self.name,
+                kind(&other)
+            ),
+            None => anyhow::bail!(
+                "{} ({}) failed while renewing its buffers: {}",
                 self.name,
                 self.status_text(),
                 self.error_line().unwrap_or_else(|| "(no message)".into())
@@ -538,6 +570,7 @@ pub(super) fn kind(m: &ToDriver) -> &'static str {
         ToDriver::Rep { .. } => "repetition",
         ToDriver::Refused { .. } => "refused",
         ToDriver::Plan { .. } => "plan",
+        ToDriver::Renewed { .. } => "renewed",
     }
 }
 

@@ -23,11 +23,16 @@ pub(super) struct Tally {
     pub(super) block_pairs: Option<usize>,
     /// Alpha spent over its looks at repetition pairs (`--processes 1`).
     pub(super) spending: Spending,
+    /// Its buffers are renewed between blocks (both sides can, and a renewal has not failed).
+    pub(super) renews: bool,
+    /// What the last renewal of both sides took, s.
+    pub(super) renew_cost: Option<f64>,
 }
 
 impl Tally {
     pub(super) fn new(ready: Ready, iterations: u64, alpha: f64) -> Tally {
         Tally {
+            renews: ready.renews,
             ready,
             iterations,
             d: Vec::new(),
@@ -42,6 +47,7 @@ impl Tally {
             judgement: None,
             block_pairs: None,
             spending: Spending::new(alpha),
+            renew_cost: None,
         }
     }
 
@@ -111,6 +117,7 @@ impl Tally {
                 migrated: self.mig,
                 timed_ns: self.timed,
                 cpu_ns: self.cpu,
+                params: (self.ready.params, self.ready.params_b),
                 differences: self.d,
                 base_values: self.va,
                 current_values: self.vb,
@@ -143,6 +150,8 @@ pub(super) fn pair_block(
     let alone = rule.unit() == Unit::RepetitionPairs;
     let start = Instant::now();
     let first = t.d.len();
+    let renewing = rule.renew && !alone && t.renews;
+    let (mut renewed_at, mut renewed_pairs, mut renewals) = (Instant::now(), 0usize, 0usize);
     loop {
         let a_first = match rule.order {
             Order::Random => rng.coin(),
@@ -193,6 +202,31 @@ pub(super) fn pair_block(
         } else if args.pairs.map_or(spent && n >= MIN_BLOCK_PAIRS, |p| n >= p) {
             break;
         }
+        // Fresh buffers on both sides (in a random order) after a block of pairs that took ten
+        // times what the last renewal did, unless the process pair's end is nearer than that.
+        let cost = t.renew_cost.unwrap_or(0.0);
+        let block_done = n - renewed_pairs >= RENEW_PAIRS
+            && renewed_at.elapsed().as_secs_f64() * RENEW_SHARE >= cost;
+        let room = match args.pairs {
+            Some(p) => p - n >= RENEW_PAIRS,
+            None => (start.elapsed().as_secs_f64() + cost / RENEW_SHARE) < budget.as_secs_f64(),
+        };
+        if renewing && t.renews && block_done && room {
+            let began = Instant::now();
+            let timeout = step_timeout(rule) + READY_TIMEOUT;
+            let (first, second) = if rng.coin() {
+                (&mut *a, &mut *b)
+            } else {
+                (&mut *b, &mut *a)
+            };
+            let renewed = first.renew(timeout)?;
+            let both = second.renew(timeout)? && renewed;
+            t.renew_cost = Some(began.elapsed().as_secs_f64());
+            // A side short of memory for a second set beside the first: no more tries.
+            t.renews = both;
+            renewals += usize::from(both);
+            (renewed_at, renewed_pairs) = (Instant::now(), n);
+        }
     }
     a.send(ToWorker::Stop)?;
     b.send(ToWorker::Stop)?;
@@ -203,6 +237,7 @@ pub(super) fn pair_block(
         pairs: block.len(),
         estimate,
         estimate_pct: estimate.exp_m1() * 100.0,
+        renewals,
     });
     Ok(())
 }
@@ -229,7 +264,11 @@ pub(super) struct Ready {
     pub(super) measurement: String,
     pub(super) metric: Metric,
     pub(super) params: serde_json::Value,
+    /// B's parameters (the figure is A's account; B's settings may differ).
+    pub(super) params_b: serde_json::Value,
     pub(super) cpus: Vec<Option<usize>>,
+    /// The side's children can renew their buffers.
+    pub(super) renews: bool,
 }
 
 impl Ready {

@@ -65,8 +65,10 @@ fn a_figure_is_its_name_size_stride_and_layout_not_its_settings() {
             per_iteration: 1.0,
             unit: "ns".into(),
         },
+        params_b: params.clone(),
         params,
         cpus: vec![Some(cpu)],
+        renews: false,
     };
     let p = |size: u64, pages: &str| serde_json::json!({"size_bytes": size, "stride_bytes": 64, "layout": "random", "pages": pages});
     let a = ready("loads", p(256 << 20, "thp"), 1);
@@ -101,7 +103,9 @@ fn the_block_length_follows_where_the_variance_lives() {
             unit: "ns".into(),
         },
         params: serde_json::Value::Null,
+        params_b: serde_json::Value::Null,
         cpus: vec![Some(0)],
+        renews: false,
     };
     // Process pairs of the given differences, 0.1 s per repetition pair.
     let tally = |groups: &[&[f64]]| {
@@ -112,6 +116,7 @@ fn the_block_length_follows_where_the_variance_lives() {
                 pairs: g.len(),
                 estimate: 0.0,
                 estimate_pct: 0.0,
+                renewals: 0,
             });
         }
         t.seconds = 0.1 * t.d.len() as f64;

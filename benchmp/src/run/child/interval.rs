@@ -6,7 +6,7 @@
 use std::fs::File;
 use std::hint::black_box;
 
-use super::super::protocol::{self, SIZE, STEP, Up};
+use super::super::protocol::{self, RENEW, SIZE, STEP, Up};
 use super::super::{Benchmark, Iterations, RunConfig, Sample};
 use super::{Failure, Phases, Sized, size};
 use crate::sys::affinity::current_cpu;
@@ -177,6 +177,8 @@ pub(super) fn paced_intervals<B: Benchmark>(
     let u0 = Usage::now();
     let (mut wall, mut cpu) = (0u64, 0u64);
     let mut samples: Vec<Sample<B::Sample>> = Vec::new();
+    // The count of the last step, which a renewal's untimed repetition runs too.
+    let mut last = sized.count;
     loop {
         match protocol::wait_byte(down) {
             STEP => {}
@@ -186,11 +188,23 @@ pub(super) fn paced_intervals<B: Benchmark>(
                 protocol::send(up, &msg).map_err(Failure::talking)?;
                 continue;
             }
+            RENEW => {
+                let renewed = bench.renew();
+                if renewed {
+                    // Untimed, as a process's first repetition: the new lines and TLB
+                    // entries come warm to the next timed one.
+                    *sink = sink.wrapping_add(bench.run(last.max(1)));
+                }
+                let msg = Up::<B::Sample, B::Child>::Renewed { renewed };
+                protocol::send(up, &msg).map_err(Failure::talking)?;
+                continue;
+            }
             _ => break,
         }
         let n = protocol::read_count(down)
             .filter(|&n| n > 0)
             .unwrap_or(sized.count);
+        last = n;
         let rep = samples.len();
         let before = Usage::now();
         let cpu0 = crate::sys::clock::thread_cpu_ns();
