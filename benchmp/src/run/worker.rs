@@ -5,7 +5,8 @@
 //! [`ToDriver::Ready`]; one side is then asked to size its count to the driver's repetition
 //! length ([`REP_ENV`], [`ToWorker::Size`]) alone on its CPUs, and every
 //! [`ToWorker::Step`] runs one timed repetition in every child and is answered with its
-//! samples, until [`ToWorker::Stop`] ends the measurement and the tool goes on as usual. The
+//! samples (between steps, [`ToWorker::Renew`] gives a child that can fresh buffers), until
+//! [`ToWorker::Stop`] ends the measurement and the tool goes on as usual. The
 //! driver interleaves the two workers' steps, so both builds see the machine in the same state.
 //! Messages are JSON, one per line.
 

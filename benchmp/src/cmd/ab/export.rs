@@ -140,9 +140,9 @@ pub fn render_text(r: &AbReport) -> String {
     };
     // How both sides' buffers were backed and kept.
     let buffers = match (&r.rule.pages, r.rule.renew) {
-        (Some(p), true) => format!(", buffers {p} and renewed where the tool can"),
-        (Some(p), false) => format!(", buffers {p}"),
-        (None, true) => ", buffers renewed where the tool can".to_string(),
+        (Some(p), true) => format!(", buffers (where the tool has them) {p} and renewed"),
+        (Some(p), false) => format!(", buffers (where the tool has them) {p}"),
+        (None, true) => ", buffers (where the tool has them) renewed".to_string(),
         (None, false) => String::new(),
     };
     let mut out = format!(
