@@ -293,12 +293,7 @@ impl Worker {
                 self.name,
                 kind(&other)
             ),
-            None => anyhow::bail!(
-                "{} ({}) failed while sizing its count: {}",
-                self.name,
-                self.status_text(),
-                self.error_line().unwrap_or_else(|| "(no message)".into())
-            ),
+            None => Err(self.failed_while("while sizing its count")),
         }
     }
 
@@ -321,13 +316,19 @@ impl Worker {
                 self.name,
                 kind(&other)
             ),
-            None => anyhow::bail!(
-                "{} ({}) failed during a repetition: {}",
-                self.name,
-                self.status_text(),
-                self.error_line().unwrap_or_else(|| "(no message)".into())
-            ),
+            None => Err(self.failed_while("during a repetition")),
         }
+    }
+
+    /// The error of a side that ended while it was `doing` something asked of it: its exit
+    /// status and its own error line.
+    fn failed_while(&self, doing: &str) -> anyhow::Error {
+        anyhow::anyhow!(
+            "{} ({}) failed {doing}: {}",
+            self.name,
+            self.status_text(),
+            self.error_line().unwrap_or_else(|| "(no message)".into())
+        )
     }
 
     /// Gives every child of the side fresh buffers, warmed by one untimed repetition; true
@@ -341,12 +342,7 @@ impl Worker {
                 self.name,
                 kind(&other)
             ),
-            None => anyhow::bail!(
-                "{} ({}) failed while renewing its buffers: {}",
-                self.name,
-                self.status_text(),
-                self.error_line().unwrap_or_else(|| "(no message)".into())
-            ),
+            None => Err(self.failed_while("while renewing its buffers")),
         }
     }
 
