@@ -25,6 +25,8 @@ pub struct BwBench {
     last: u64,
     /// What the buffers were made with, to renew them alike.
     made: (usize, bool, Pages),
+    /// Children of the run, each renewing its buffers at the same time as this one.
+    children: usize,
 }
 
 impl BwBench {
@@ -44,7 +46,15 @@ impl BwBench {
             peer,
             last: 0,
             made: (nbytes, conflict, pages),
+            children: 1,
         })
+    }
+
+    /// The same benchmark in a run of `children` children, which renew their buffers together
+    /// (a renewal makes room for all of theirs).
+    pub fn among(mut self, children: usize) -> BwBench {
+        self.children = children.max(1);
+        self
     }
 
     /// Times [`PEER_INTERVALS`] intervals of the subset operation at the last interval's count,
@@ -103,7 +113,7 @@ impl Benchmark for BwBench {
     fn renew(&mut self) -> bool {
         let (nbytes, conflict, pages) = self.made;
         let second = self.kernel.op().uses_second_buffer();
-        let bytes = nbytes as u64 * if second { 2 } else { 1 };
+        let bytes = nbytes as u64 * if second { 2 } else { 1 } * self.children as u64;
         if !benchmp::sys::mem::room_beside(bytes, pages) {
             return false;
         }

@@ -71,8 +71,8 @@ pub fn measure(
         }
         let nbytes = usize::try_from(size).context("size does not fit in this address space")?;
         let spec = spec(plan, kernel, size, pages, hint);
-        let m = s.measure(spec, |_: &ChildInfo| {
-            Ok(BwBench::new(kernel, nbytes, plan.conflict, pages)?)
+        let m = s.measure(spec, |c: &ChildInfo| {
+            Ok(BwBench::new(kernel, nbytes, plan.conflict, pages)?.among(c.parallel))
         })?;
         hint = m.children.first().map(|c| (size, c.iterations));
     }

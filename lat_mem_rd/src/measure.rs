@@ -104,8 +104,9 @@ pub fn prediction_source(this: &[Point], earlier: &[Curve], size: u64) -> Option
 pub(crate) struct Chase {
     ring: Ring,
     note: ChildNote,
-    /// What the ring was built from, to renew it alike.
-    made: (Geometry, Pages),
+    /// What the ring was built from, to renew it alike, and the children of the run (which
+    /// renew at the same time: a renewal makes room for all of theirs).
+    made: (Geometry, Pages, usize),
 }
 
 impl Benchmark for Chase {
@@ -125,8 +126,9 @@ impl Benchmark for Chase {
     /// The same chain (same seed, same order of lines) written into a new buffer, mapped and
     /// built before the old one is let go so it takes other physical pages.
     fn renew(&mut self) -> bool {
-        let (g, pages) = self.made;
-        if !benchmp::sys::mem::room_beside(g.alloc_bytes() as u64, pages) {
+        let (g, pages, children) = self.made;
+        let bytes = g.alloc_bytes() as u64 * children.max(1) as u64;
+        if !benchmp::sys::mem::room_beside(bytes, pages) {
             return false;
         }
         let Ok(buf) = Buffer::new(g.alloc_bytes(), pages) else {
@@ -175,7 +177,7 @@ pub(crate) fn build_child(
     Ok(Chase {
         ring,
         note,
-        made: (*g, pages),
+        made: (*g, pages, child.parallel),
     })
 }
 

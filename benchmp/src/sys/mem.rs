@@ -234,7 +234,8 @@ const RENEW_HEADROOM: u64 = 256 << 20;
 
 /// True when `bytes` more with `pages` can be mapped beside what is mapped now, with room to
 /// spare: a benchmark renewing its buffers ([`crate::Benchmark::renew`]) maps the new ones
-/// before it lets the old go, and skips the renewal rather than push the machine to swap.
+/// before it lets the old go, and skips the renewal rather than push the machine to swap
+/// (`bytes`: what every child renewing at the same time maps).
 pub fn room_beside(bytes: u64, pages: Pages) -> bool {
     match pages {
         Pages::Huge => check_huge_pages(bytes).is_ok(),
@@ -572,6 +573,14 @@ Private_Hugetlb:    4096 kB
         // Each mapping holds exactly its own resident megabyte, whatever their addresses.
         assert_eq!(a.pages_obtained().rss_bytes, 1 << 20);
         assert_eq!(b.pages_obtained().rss_bytes, 1 << 20);
+    }
+
+    #[test]
+    fn a_renewal_that_cannot_fit_beside_is_skipped() {
+        // More than any machine has, in base pages or in reserved huge pages.
+        for pages in [Pages::System, Pages::Small, Pages::Thp, Pages::Huge] {
+            assert!(!room_beside(1 << 60, pages), "{pages:?}");
+        }
     }
 
     #[test]
