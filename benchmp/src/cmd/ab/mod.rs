@@ -147,7 +147,8 @@ pub struct AbArgs {
     /// Keep each worker's buffers for its whole life. By default a tool that can (bw_mem,
     /// lat_mem_rd) maps fresh ones, warmed by an untimed repetition, between blocks of a
     /// process pair's repetitions when that costs at most a tenth of the time, so that
-    /// page placement varies within the process pair and pairing averages it.
+    /// page placement varies within the process pair and pairing averages it (over several
+    /// process pairs; with --processes 1 the buffers are kept).
     #[arg(long)]
     pub no_renew: bool,
     /// Keep the workers' address-space randomisation. By default both start with it off, so
@@ -343,7 +344,8 @@ pub fn run(args: &AbArgs) -> Result<i32> {
         seed,
         budget_spent_after: None,
         pages: args.pages.asked().map(str::to_string),
-        renew: !args.no_renew,
+        // Renewed between blocks of a process pair: not with one process pair for all.
+        renew: !args.no_renew && args.processes > 1,
     };
     let pages = args.pages.asked();
     let guard = benchmp::sys::process::InterruptGuard::install();

@@ -150,7 +150,7 @@ pub(super) fn pair_block(
     let alone = rule.unit() == Unit::RepetitionPairs;
     let start = Instant::now();
     let first = t.d.len();
-    let renewing = rule.renew && !alone && t.renews;
+    let renewing = rule.renew && t.renews;
     let (mut renewed_at, mut renewed_pairs, mut renewals) = (Instant::now(), 0usize, 0usize);
     loop {
         let a_first = match rule.order {
