@@ -103,10 +103,7 @@ fn run(mut cli: Cli) -> Result<i32> {
     cli.output.check()?;
     let plan = plan(&cli.args, cli.sweep.as_deref(), cli.step.unwrap_or(2.0))?;
     let kernel = Kernel::select(plan.op, cli.isa)?.with_build(cli.lmbench_build);
-    let pages = cli
-        .pages
-        .or_else(benchmp::run::worker::pages)
-        .unwrap_or(Pages::System);
+    let pages = benchmp::run::worker::pages(cli.pages);
     let mut s = Session::start("bw_mem", &cli.placement, &cli.timing)?;
     let parallel = s.parallel();
     let largest = plan.sizes.iter().copied().max().unwrap_or(0);

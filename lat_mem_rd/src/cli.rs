@@ -117,9 +117,7 @@ pub struct Cli {
 impl Cli {
     /// The pages asked: --pages, else what a benchmp ab driver asks of both sides, else system.
     pub fn pages(&self) -> Pages {
-        self.pages
-            .or_else(benchmp::run::worker::pages)
-            .unwrap_or(Pages::System)
+        benchmp::run::worker::pages(self.pages)
     }
 
     /// What the sweep options ask for (checked by [`config::check`]).

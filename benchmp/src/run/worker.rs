@@ -201,13 +201,16 @@ impl Mode {
     }
 }
 
-/// The pages the driver asked a worker's buffers to take when its command names none
-/// ([`PAGES_ENV`]); `None` outside worker mode, or when unset or unknown.
-pub fn pages() -> Option<crate::Pages> {
+/// The pages a tool's buffers take: its command's `--pages` (`given`), else in worker mode
+/// what the driver asked of both sides ([`PAGES_ENV`]), else system.
+pub fn pages(given: Option<crate::Pages>) -> crate::Pages {
     use clap::ValueEnum;
-    std::env::var_os(FDS_ENV)?;
-    let v = std::env::var(PAGES_ENV).ok()?;
-    crate::Pages::from_str(v.trim(), false).ok()
+    let asked = || {
+        std::env::var_os(FDS_ENV)?;
+        let v = std::env::var(PAGES_ENV).ok()?;
+        crate::Pages::from_str(v.trim(), false).ok()
+    };
+    given.or_else(asked).unwrap_or(crate::Pages::System)
 }
 
 /// Sends one message to the driver.

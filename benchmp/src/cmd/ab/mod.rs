@@ -29,7 +29,7 @@ use benchmp::schema::Metric;
 use benchmp::stats::paired::sequential::{Spending, confidence_at};
 use benchmp::stats::paired::{self, Decision, Judgement, Looks};
 use benchmp::stats::verdict::Verdict;
-use benchmp::{EXIT_FAILED, EXIT_OK, Usage};
+use benchmp::{EXIT_FAILED, EXIT_OK, Pages, Usage};
 
 mod export;
 mod side;
@@ -171,7 +171,7 @@ pub struct AbArgs {
     pub csv: Option<String>,
 }
 
-/// What `--pages` asks of both sides' buffers.
+/// What `--pages` asks of both sides' buffers: the tools' own page choices, or none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum AbPages {
     /// Transparent huge pages asked (MADV_HUGEPAGE).
@@ -188,16 +188,18 @@ pub enum AbPages {
 }
 
 impl AbPages {
-    /// The value the workers are given ([`benchmp::run::worker::PAGES_ENV`]); `None` for
-    /// `command`.
-    fn asked(self) -> Option<&'static str> {
-        match self {
-            AbPages::Thp => Some("thp"),
-            AbPages::Huge => Some("huge"),
-            AbPages::Small => Some("4k"),
-            AbPages::System => Some("system"),
-            AbPages::Command => None,
-        }
+    /// The pages the workers are given ([`benchmp::run::worker::PAGES_ENV`], by the name
+    /// their --pages takes); `None` for `command`.
+    fn asked(self) -> Option<String> {
+        use clap::ValueEnum;
+        let pages = match self {
+            AbPages::Thp => Pages::Thp,
+            AbPages::Huge => Pages::Huge,
+            AbPages::Small => Pages::Small,
+            AbPages::System => Pages::System,
+            AbPages::Command => return None,
+        };
+        pages.to_possible_value().map(|v| v.get_name().to_string())
     }
 }
 
@@ -343,11 +345,11 @@ pub fn run(args: &AbArgs) -> Result<i32> {
         order: args.order,
         seed,
         budget_spent_after: None,
-        pages: args.pages.asked().map(str::to_string),
+        pages: args.pages.asked(),
         // Renewed between blocks of a process pair: not with one process pair for all.
         renew: !args.no_renew && args.processes > 1,
     };
-    let pages = args.pages.asked();
+    let pages = rule.pages.clone();
     let guard = benchmp::sys::process::InterruptGuard::install();
     let (a_cmd, b_cmd) = (&cmds[0], &cmds[1]);
     let mut rng = XorShift(seed);
@@ -376,11 +378,17 @@ pub fn run(args: &AbArgs) -> Result<i32> {
             // Which side starts first (and sets its buffers up while the other is still
             // starting) is a coin per process pair, so that no order favours one build.
             let (mut a, mut b) = if rng.coin() {
-                let a = Worker::spawn(a_cmd, rule.rep_us, args.aslr, pages)?;
-                (a, Worker::spawn(b_cmd, rule.rep_us, args.aslr, pages)?)
+                let a = Worker::spawn(a_cmd, rule.rep_us, args.aslr, pages.as_deref())?;
+                (
+                    a,
+                    Worker::spawn(b_cmd, rule.rep_us, args.aslr, pages.as_deref())?,
+                )
             } else {
-                let b = Worker::spawn(b_cmd, rule.rep_us, args.aslr, pages)?;
-                (Worker::spawn(a_cmd, rule.rep_us, args.aslr, pages)?, b)
+                let b = Worker::spawn(b_cmd, rule.rep_us, args.aslr, pages.as_deref())?;
+                (
+                    Worker::spawn(a_cmd, rule.rep_us, args.aslr, pages.as_deref())?,
+                    b,
+                )
             };
             let hellos = a.hello().and_then(|ta| Ok((ta, b.hello()?)));
             let (tool_a, tool_b) = match hellos {

@@ -150,7 +150,6 @@ pub(super) fn pair_block(
     let alone = rule.unit() == Unit::RepetitionPairs;
     let start = Instant::now();
     let first = t.d.len();
-    let renewing = rule.renew && t.renews;
     let (mut renewed_at, mut renewed_pairs, mut renewals) = (Instant::now(), 0usize, 0usize);
     loop {
         let a_first = match rule.order {
@@ -211,7 +210,7 @@ pub(super) fn pair_block(
             Some(p) => p - n >= RENEW_PAIRS,
             None => (start.elapsed().as_secs_f64() + cost / RENEW_SHARE) < budget.as_secs_f64(),
         };
-        if renewing && t.renews && block_done && room {
+        if rule.renew && t.renews && block_done && room {
             let began = Instant::now();
             let timeout = step_timeout(rule) + READY_TIMEOUT;
             let (first, second) = if rng.coin() {
