@@ -72,11 +72,6 @@ impl Spending {
         self.times.last().copied().unwrap_or(0.0)
     }
 
-    /// The boundaries of the looks so far, on the z scale.
-    pub fn bounds(&self) -> &[f64] {
-        &self.bounds
-    }
-
     /// Looks at information fraction `t` (at most 1) and returns this look's two-sided z
     /// boundary: the probability, with no change, of crossing here and at no earlier look is
     /// what the spending function adds between the last look and this one. A `t` less than
