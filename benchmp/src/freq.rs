@@ -1,10 +1,12 @@
 //! The core clock that per-MHz and per-cycle figures divide by (dhry's DMIPS/MHz,
 //! lat_mem_rd's cycles), with where it came from.
 //!
-//! Without counters the best figure is cpufreq's `cpuinfo_max_freq` of the CPU (what vendors
-//! quote); the user can give one instead (`--mhz`). Without cpufreq (many VMs), x86
-//! `/proc/cpuinfo` still shows a "cpu MHz" line, often the host's nominal clock or a momentary
-//! sample, so it is only an estimate and is labelled as one. Without any, there is no clock.
+//! Only a clock that can be trusted is used: one given (`--mhz`), one counted over the timed
+//! intervals (the cycles counter, cpufreq's time_in_state), the clock probe's when its chains
+//! agree and it is plausible ([`probe`]), or cpufreq's `cpuinfo_max_freq` (what vendors quote).
+//! x86's `/proc/cpuinfo` "cpu MHz" is no such clock: in a VM it is the host's nominal clock or
+//! the TSC's rate (seen 40 % below what the core ran at), so it only serves as the reference a
+//! probe is held against. Without any, the clock is unknown and says why.
 
 use serde::{Deserialize, Serialize};
 
@@ -29,10 +31,11 @@ pub enum ClockSource {
     Option,
     /// cpufreq's `cpuinfo_max_freq`.
     CpufreqMax,
-    /// `/proc/cpuinfo` "cpu MHz": an estimate.
+    /// `/proc/cpuinfo` "cpu MHz": an estimate that older reports divided by; no longer used
+    /// for a figure (see the module's documentation).
     CpuinfoEstimate,
-    /// Measured by the child itself before and after its timed intervals ([`probe`]): an
-    /// estimate of the clock it ran at.
+    /// Measured by the child itself before and after its timed intervals ([`probe`]: three
+    /// instruction chains that agree): an estimate of the clock it ran at.
     Probe,
     /// The child's hardware cycles counter over its timed intervals, divided by the time it
     /// ran (perf_event_open): the clock it ran at.
@@ -101,9 +104,9 @@ impl CoreClock {
             ClockSource::Option => "given with --mhz".to_string(),
             ClockSource::CpufreqMax => format!("cpufreq cpuinfo_max_freq{of}"),
             ClockSource::CpuinfoEstimate => format!("/proc/cpuinfo \"cpu MHz\"{of}; no cpufreq"),
-            ClockSource::Probe => {
-                format!("a chain of 1-cycle adds timed before and after the timed intervals{of}")
-            }
+            ClockSource::Probe => format!(
+                "three instruction chains that agree, timed before and after the timed intervals{of}"
+            ),
             ClockSource::Cycles => format!("the cycles counter over the timed intervals{of}"),
             ClockSource::TimeInState => {
                 format!("cpufreq time_in_state over the timed intervals{of}")
@@ -146,35 +149,24 @@ pub fn cpuinfo_mhz(cpuinfo: &str, cpu: usize) -> Option<f64> {
     None
 }
 
-/// The clock for `cpu`: `given_mhz` (`--mhz`), else cpufreq's maximum in kHz, else the
-/// estimate in `cpuinfo` (the text of `/proc/cpuinfo`), else none.
+/// The clock for `cpu`: `given_mhz` (`--mhz`), else cpufreq's maximum in kHz, else none.
 pub fn clock_for(
     cpu: usize,
     given_mhz: Option<f64>,
     cpufreq_max_khz: Option<u64>,
-    cpuinfo: Option<&str>,
 ) -> Option<CoreClock> {
     if let Some(mhz) = given_mhz {
         return Some(CoreClock::given(mhz));
     }
-    if let Some(khz) = cpufreq_max_khz.filter(|k| *k > 0) {
-        return Some(CoreClock {
-            mhz: khz as f64 / 1000.0,
-            source: ClockSource::CpufreqMax,
-            cpu: Some(cpu),
-        });
-    }
-    cpuinfo
-        .and_then(|text| cpuinfo_mhz(text, cpu))
-        .map(|mhz| CoreClock {
-            mhz,
-            source: ClockSource::CpuinfoEstimate,
-            cpu: Some(cpu),
-        })
+    cpufreq_max_khz.filter(|k| *k > 0).map(|khz| CoreClock {
+        mhz: khz as f64 / 1000.0,
+        source: ClockSource::CpufreqMax,
+        cpu: Some(cpu),
+    })
 }
 
-/// [`clock_for`] on this machine: cpufreq from the topology, the estimate read from
-/// [`PROC_CPUINFO`] only when needed. `None` for an unknown CPU without `given_mhz`.
+/// [`clock_for`] on this machine, cpufreq from the topology. `None` for an unknown CPU
+/// without `given_mhz`.
 pub fn detect(
     topology: &Topology,
     cpu: Option<usize>,
@@ -184,12 +176,7 @@ pub fn detect(
         return Some(CoreClock::given(mhz));
     }
     let cpu = cpu?;
-    let max_khz = topology.cpu(cpu).and_then(|c| c.max_freq_khz);
-    let cpuinfo = match max_khz {
-        Some(_) => None,
-        None => std::fs::read_to_string(PROC_CPUINFO).ok(),
-    };
-    clock_for(cpu, None, max_khz, cpuinfo.as_deref())
+    clock_for(cpu, None, topology.cpu(cpu).and_then(|c| c.max_freq_khz))
 }
 
 /// The clock a per-MHz or per-cycle figure divides by: `given_mhz` (`--mhz`), else the clock
@@ -244,19 +231,17 @@ mod tests {
 
     #[test]
     fn order_of_evidence() {
-        let c = clock_for(1, Some(3000.0), Some(2_000_000), Some(CPUINFO)).unwrap();
+        let c = clock_for(1, Some(3000.0), Some(2_000_000)).unwrap();
         assert_eq!(c, CoreClock::given(3000.0));
-        let c = clock_for(1, None, Some(3_302_400), Some(CPUINFO)).unwrap();
+        let c = clock_for(1, None, Some(3_302_400)).unwrap();
         assert_eq!(
             (c.mhz, c.source, c.cpu),
             (3302.4, ClockSource::CpufreqMax, Some(1))
         );
         assert!(!c.is_estimate());
-        let c = clock_for(1, None, Some(0), Some(CPUINFO)).unwrap();
-        assert_eq!((c.mhz, c.source), (2400.0, ClockSource::CpuinfoEstimate));
-        assert!(c.is_estimate());
-        assert_eq!(clock_for(5, None, None, Some(CPUINFO)), None);
-        assert_eq!(clock_for(0, None, None, None), None);
+        // No cpufreq: no clock ("cpu MHz" is only a probe's reference).
+        assert_eq!(clock_for(1, None, Some(0)), None);
+        assert_eq!(clock_for(0, None, None), None);
     }
 
     #[test]

@@ -298,15 +298,18 @@ pub fn judge<S, C>(
                 c.cpus_seen
             ));
         }
-        if let Some(k) = c
+        // Only a clock both probes know: an unknown one (chains that disagree) is no reason.
+        if let Some((k, change)) = c
             .clock
-            .filter(|k| k.change().abs() * 100.0 > policy.max_clock_change_pct)
+            .as_ref()
+            .and_then(|k| Some((k, k.change()?)))
+            .filter(|(_, change)| change.abs() * 100.0 > policy.max_clock_change_pct)
         {
             reasons.push(format!(
                 "{who}: clock {:.0} -> {:.0} MHz over its timed intervals ({:+.0} %, probed before and after)",
-                k.before.mhz,
-                k.after.mhz,
-                k.change() * 100.0
+                k.before.mhz.unwrap_or(0.0),
+                k.after.mhz.unwrap_or(0.0),
+                change * 100.0
             ));
         }
         if let Some(k) = c
@@ -412,7 +415,20 @@ mod tests {
 
     #[test]
     fn a_clock_that_moved_across_the_intervals_is_noise() {
-        use crate::freq::probe::{Probe, ProbedClock};
+        use crate::freq::probe::{ProbedClock, Timings, judge as probe};
+        // A probe whose chains agree on `mhz` (add, add-xor and a 3-cycle multiply), or, at
+        // 0, one whose add chain ran five times too fast (unknown).
+        let at = |mhz: f64| {
+            let ns = 1e3 / mhz;
+            let add = if mhz == 0.0 { 0.05 } else { ns };
+            let ns = if mhz == 0.0 { 0.25 } else { ns };
+            let t = Timings {
+                add: (1000, add * 1000.0),
+                add_xor: (1000, 2.0 * ns * 1000.0),
+                mul: (1000, 3.0 * ns * 1000.0),
+            };
+            probe(&t, None, 1)
+        };
         let run = |before: f64, after: f64| crate::run::ChildRun::<(), ()> {
             index: 0,
             pid: 1,
@@ -432,14 +448,8 @@ mod tests {
             timed_ns: 0,
             detail: None,
             clock: Some(ProbedClock {
-                before: Probe {
-                    mhz: before,
-                    cost_ns: 1,
-                },
-                after: Probe {
-                    mhz: after,
-                    cost_ns: 1,
-                },
+                before: at(before),
+                after: at(after),
             }),
             run_clock: None,
             counters: None,
@@ -466,6 +476,9 @@ mod tests {
         );
         // Within 10 %: not noise.
         assert!(!judge(&[run(3100.0, 2900.0)], &state, &state, &policy).noisy);
+        // An unknown clock on either side is no reason, however far its chains read.
+        assert!(!judge(&[run(0.0, 2400.0)], &state, &state, &policy).noisy);
+        assert!(!judge(&[run(3100.0, 0.0)], &state, &state, &policy).noisy);
     }
 
     /// A captured tree of one CPU, one thermal zone and one cooling device.

@@ -52,8 +52,9 @@ struct Cli {
     duration: Option<f64>,
 
     /// Core clock in MHz for DMIPS/MHz, the same for every child. Default: the clock each
-    /// child measured right before and after its loop (a chain of 1-cycle adds, labelled an
-    /// estimate); where it cannot, cpufreq's cpuinfo_max_freq, then /proc/cpuinfo's "cpu MHz".
+    /// child measured right before and after its loop (three instruction chains that must
+    /// agree, labelled an estimate); where it cannot, cpufreq's cpuinfo_max_freq; with
+    /// neither, DMIPS/MHz is unavailable and the report says why.
     #[arg(long, value_name = "MHZ", value_parser = benchmp::freq::parse_mhz, allow_negative_numbers = true)]
     mhz: Option<f64>,
 

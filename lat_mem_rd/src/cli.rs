@@ -66,8 +66,9 @@ pub struct Cli {
     pub summary: bool,
 
     /// Core clock in MHz for cycles in the summary. Default: the median clock the children
-    /// measured before and after their timed intervals (a chain of 1-cycle adds, labelled an
-    /// estimate); where they cannot, cpufreq's cpuinfo_max_freq, then /proc/cpuinfo's "cpu MHz".
+    /// measured before and after their timed intervals (three instruction chains that must
+    /// agree, labelled an estimate); where they cannot, cpufreq's cpuinfo_max_freq; with
+    /// neither, cycles are unavailable.
     #[arg(long, value_name = "MHZ", value_parser = benchmp::freq::parse_mhz)]
     pub mhz: Option<f64>,
 

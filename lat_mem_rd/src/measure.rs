@@ -509,7 +509,7 @@ fn per_child_curves(c: &Curve) -> Vec<ChildCurve> {
 }
 
 /// One summary per stride and cluster, from the cluster means; cycles from `mhz` (`--mhz`),
-/// else the median clock the cluster's first CPU measured (`probed`), else cpufreq or cpuinfo.
+/// else the median clock the cluster's first CPU measured (`probed`), else cpufreq's maximum.
 fn summarize_all(
     curves: &[Curve],
     topo: &benchmp::topology::Topology,

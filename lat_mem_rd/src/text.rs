@@ -84,7 +84,7 @@ pub fn summary_text(summaries: &[CurveSummary]) -> String {
         let cpus = benchmp::cpulist::format_cpu_list(&s.cpus);
         let clock = match &s.clock {
             Some(c) => format!("clock {}", c.describe()),
-            None => "cycles unavailable (no cpufreq, no --mhz, no \"cpu MHz\" in /proc/cpuinfo)"
+            None => "cycles unavailable (no --mhz, no cycles counter or cpufreq, and the clock probe gave no clock it could trust: see the children's clock in --json)"
                 .to_string(),
         };
         let _ = writeln!(

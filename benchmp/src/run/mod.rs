@@ -347,10 +347,19 @@ impl<S, C> ChildRun<S, C> {
     /// The clock it ran at from the best source it had: cycles counter, time_in_state,
     /// then the mean of its two probes.
     pub fn measured_clock(&self) -> Option<(f64, crate::freq::ClockSource)> {
-        match (&self.run_clock, self.clock) {
+        match (&self.run_clock, self.clock.as_ref().and_then(|p| p.mhz())) {
             (Some(k), _) => Some((k.mhz, k.source)),
-            (None, Some(p)) => Some((p.mhz(), crate::freq::ClockSource::Probe)),
+            (None, Some(mhz)) => Some((mhz, crate::freq::ClockSource::Probe)),
             (None, None) => None,
+        }
+    }
+
+    /// Why it has no measured clock: no counter or cpufreq record, and its probes' chains
+    /// gave none (their reason). `None` when it has one, or had no probe.
+    pub fn clock_unknown(&self) -> Option<&str> {
+        match &self.run_clock {
+            Some(_) => None,
+            None => self.clock.as_ref().and_then(|p| p.unknown()),
         }
     }
 

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use crate::counters::Counted;
 use crate::error::Unsupported;
-use crate::freq::probe::{Probe, ProbedClock};
+use crate::freq::probe::{Probe, ProbedClock, Reference};
 use crate::freq::residency::{self, Table};
 use crate::freq::{ClockSource, RunClock};
 use crate::sys::perf::{Counter, Event, Group, GroupReading, SoftwareEvent};
@@ -21,6 +21,8 @@ pub(super) struct Observers {
     cycles: Option<Group>,
     sysfs: PathBuf,
     cpu: Option<usize>,
+    /// What the machine says the CPU's clock is, for the probes to be held against.
+    reference: Option<Reference>,
     /// False under benchmp ab, whose driver sizes and spaces the repetitions.
     own_intervals: bool,
 }
@@ -63,19 +65,23 @@ impl Observers {
             .then(|| Event::parse("cycles").ok())
             .flatten()
             .and_then(|e| Group::open(&[e]).ok());
+        let reference = cpu
+            .filter(|_| own_intervals)
+            .and_then(|c| Reference::read(&cfg.sysfs, c));
         Ok(Observers {
             migrations: Counter::open(SoftwareEvent::CpuMigrations),
             counters,
             cycles,
             sysfs: cfg.sysfs.clone(),
             cpu,
+            reference,
             own_intervals,
         })
     }
 
     /// Right before the first timed interval.
     pub(super) fn before(&mut self) -> Before {
-        let probe = self.own_intervals.then(crate::freq::probe::probe).flatten();
+        let probe = self.probe();
         let residency = self.residency();
         Before {
             probe,
@@ -92,7 +98,7 @@ impl Observers {
         let cycles = self.cycles.as_mut().and_then(|g| g.read().ok());
         let migrations = self.migrations.as_mut().and_then(Counter::read);
         let residency = self.residency();
-        let probe = self.own_intervals.then(crate::freq::probe::probe).flatten();
+        let probe = self.probe();
         let counted = match (&self.counters, before.counters, counters) {
             (Some(g), Some(a), Some(b)) => Some(Counted::of(g.events(), &b.since(&a))),
             _ => None,
@@ -131,6 +137,13 @@ impl Observers {
             run_clock: cycles_clock.or(residency_clock),
             counters: counted,
         }
+    }
+
+    /// A clock probe, unless the driver of benchmp ab paces the intervals.
+    fn probe(&self) -> Option<Probe> {
+        self.own_intervals
+            .then(|| crate::freq::probe::probe(self.reference.as_ref()))
+            .flatten()
     }
 
     fn residency(&self) -> Option<Table> {

@@ -48,7 +48,7 @@ pub(super) fn child(index: usize, cpu: usize, clock: Option<CoreClock>) -> Child
         detail: None,
     };
     let dmips = crate::dmips(crate::dhrystones_per_second(200_000_000, 3_510_000_000));
-    ChildResult::new(index, Some(cpu), 0, &timed, &detail, dmips, clock)
+    ChildResult::new(index, Some(cpu), 0, &timed, &detail, dmips, clock, None)
 }
 
 pub(super) fn summary(children: Vec<ChildResult>) -> Summary {

@@ -62,6 +62,10 @@ pub struct ChildResult {
     pub dmips_per_mhz: Option<f64>,
     /// True when `dmips_per_mhz` rests on an estimated clock.
     pub dmips_per_mhz_is_estimate: bool,
+    /// Why there is no clock, when the child's clock probe could not say one (its chains
+    /// disagreed, or the clock was implausible).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_unknown: Option<String>,
     /// The loop lasted at least the 2 s the reference requires.
     pub reference_min_time_met: bool,
     /// The section-5 check of this child's final values.
@@ -73,7 +77,8 @@ pub struct ChildResult {
 
 impl ChildResult {
     /// A child's result from its timed loop (benchmp's sample and the benchmark's detail),
-    /// benchmp's DMIPS figure for it, and the core clock.
+    /// benchmp's DMIPS figure for it, and the core clock or why it is unknown.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         child: usize,
         cpu: Option<usize>,
@@ -82,6 +87,7 @@ impl ChildResult {
         detail: &LoopDetail,
         dmips: f64,
         clock: Option<CoreClock>,
+        clock_unknown: Option<&str>,
     ) -> ChildResult {
         let cpu_share_percent = detail
             .thread_cpu_ns
@@ -103,6 +109,7 @@ impl ChildResult {
             dmips,
             dmips_per_mhz: clock.as_ref().map(|c| dmips_per_mhz(dmips, c.mhz)),
             dmips_per_mhz_is_estimate: clock.as_ref().is_some_and(CoreClock::is_estimate),
+            clock_unknown: clock_unknown.filter(|_| clock.is_none()).map(String::from),
             clock,
             reference_min_time_met: timed.elapsed_ns as f64 >= REFERENCE_MIN_SECONDS * 1e9,
             verification: Verification {
@@ -222,7 +229,16 @@ impl Summary {
                 let dmips = figure.map_or(0.0, |f| f.value);
                 let cluster = figure.map_or(0, |f| f.cluster);
                 let clock = clock_of(timed.cpu_end.or(c.cpu), c.measured_clock());
-                ChildResult::new(c.index, c.cpu, cluster, timed, detail, dmips, clock)
+                ChildResult::new(
+                    c.index,
+                    c.cpu,
+                    cluster,
+                    timed,
+                    detail,
+                    dmips,
+                    clock,
+                    c.clock_unknown(),
+                )
             })
             .collect();
         let clusters = m

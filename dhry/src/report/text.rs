@@ -221,11 +221,14 @@ fn dmips_per_mhz_text(r: &ChildResult) -> String {
             c.source_text()
         ),
         (Some(c), Some(x)) => format!("{x:.3} ({:.1} MHz, {})", c.mhz, c.source_text()),
-        _ => match r.cpu_end {
-            Some(cpu) => format!(
-                "unavailable (no clock known for cpu {cpu}: no cpufreq, no \"cpu MHz\"; give --mhz)"
+        _ => match (r.cpu_end, &r.clock_unknown) {
+            (_, Some(why)) => format!("unavailable (the clock is unknown: {why}; give --mhz)"),
+            (Some(cpu), None) => format!(
+                "unavailable (no clock known for cpu {cpu}: no cpufreq, no clock probe; give --mhz)"
             ),
-            None => "unavailable (the CPU the loop ran on is unknown; give --mhz)".to_string(),
+            (None, None) => {
+                "unavailable (the CPU the loop ran on is unknown; give --mhz)".to_string()
+            }
         },
     }
 }
@@ -564,11 +567,16 @@ Verification:                               passed (every checked variable has i
         ]);
         let t = render_text(&s);
         assert!(
-            t.contains("child 0 ~3561.7, child 1 ~3519.4 MHz (estimate: a chain of 1-cycle adds"),
+            t.contains(
+                "child 0 ~3561.7, child 1 ~3519.4 MHz (estimate: three instruction chains that agree"
+            ),
             "{t}"
         );
         let s = summary(vec![child(0, 1, probed(1, 3600.0))]);
-        assert!(render_text(&s).contains("(estimate: 3600.0 MHz from a chain of 1-cycle adds"));
+        assert!(
+            render_text(&s)
+                .contains("(estimate: 3600.0 MHz from three instruction chains that agree")
+        );
     }
 
     #[test]
