@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::sysfs::entries;
 
-pub use crate::run::overlap::{MAX_APART_NS, MIN_OVERLAP, Overlap, Window};
+pub use crate::run::overlap::{ATTEMPTS, MIN_OVERLAP, Overlap, Window};
 
 /// Frequency state of one CPU (cpufreq), kHz.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -13,7 +13,24 @@ fn coremark() -> Tool {
 /// Runs a measurement too short to be a valid result: the report is complete but the exit
 /// status is 1, with the reason on stderr.
 fn short_run(args: &[&str]) -> Output {
-    let o = coremark().run(args);
+    short_run_together(args).expect("one child never runs apart")
+}
+
+/// [`short_run`] of several contexts, tried again while they ran apart (a busy machine);
+/// `None` when every try was refused that way (the documented outcome, checked instead).
+fn short_run_together(args: &[&str]) -> Option<Output> {
+    let mut o = coremark().run(args);
+    for _ in 1..benchmp::testing::TOGETHER_TRIES {
+        if !benchmp::testing::ran_apart(&o) {
+            break;
+        }
+        o = coremark().run(args);
+    }
+    if benchmp::testing::ran_apart(&o) {
+        let err = stderr(&o);
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        return None;
+    }
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
     assert!(!err.contains("panicked"), "{args:?}: {err}");
@@ -21,15 +38,15 @@ fn short_run(args: &[&str]) -> Output {
         err.contains("coremark: result not valid: "),
         "{args:?}: {err}"
     );
-    o
+    Some(o)
 }
 
-/// [`short_run`] with `--json` first, and the report it printed.
-fn short_json(args: &[&str]) -> (serde_json::Value, String) {
+/// [`short_run_together`] with `--json` first, and the report it printed.
+fn short_json(args: &[&str]) -> Option<(serde_json::Value, String)> {
     let mut all = vec!["--json"];
     all.extend_from_slice(args);
-    let o = short_run(&all);
-    (parse_json(&o), stderr(&o))
+    let o = short_run_together(&all)?;
+    Some((parse_json(&o), stderr(&o)))
 }
 
 #[test]
@@ -157,7 +174,7 @@ fn outputs_placement_and_environment_are_refused_before_the_run() {
 #[test]
 fn short_json_run_shows_correct_crcs_and_fails() {
     // A 10-iteration run cannot last 10 s: the result is reported but not valid.
-    let (doc, err) = short_json(&["--iterations", "10"]);
+    let (doc, err) = short_json(&["--iterations", "10"]).expect("one child");
     assert!(err.contains("at least 10 s"), "{err:?}");
     assert_eq!(doc["tool"], "coremark");
     let v = &doc["extra"];
@@ -194,7 +211,9 @@ fn short_json_run_shows_correct_crcs_and_fails() {
 #[test]
 fn two_contexts_each_validated_from_their_own_child() {
     // 100 iterations take milliseconds: valid CRCs, but too short, so exit status 1.
-    let (doc, err) = short_json(&["-P", "2", "--iterations", "100"]);
+    let Some((doc, err)) = short_json(&["-P", "2", "--iterations", "100"]) else {
+        return;
+    };
     assert!(err.contains("timed runs under 10 s"), "{err}");
     let m = &doc["measurements"][0];
     assert_eq!(m["name"], "coremark");
@@ -233,14 +252,10 @@ fn two_contexts_each_validated_from_their_own_child() {
 
 #[test]
 fn two_contexts_text_keeps_the_reference_lines() {
-    let text = stdout(&short_run(&[
-        "-P",
-        "2",
-        "--seeds",
-        "1,0,0",
-        "--iterations",
-        "3",
-    ]));
+    let Some(o) = short_run_together(&["-P", "2", "--seeds", "1,0,0", "--iterations", "3"]) else {
+        return;
+    };
+    let text = stdout(&o);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "2K validation run parameters for coremark.");
     assert!(lines.contains(&"Iterations       : 6"));
@@ -365,12 +380,13 @@ fn six_k_validation_run_matches_known_crcs() {
 fn negative_seeds_and_reference_numbers_are_read() {
     // Seeds as the reference takes them, negative and hexadecimal; an iteration count in
     // its number syntax.
-    let (doc, _) = short_json(&["--seeds", "-1,-1,-1", "--iterations", "0x3"]);
+    let (doc, _) = short_json(&["--seeds", "-1,-1,-1", "--iterations", "0x3"]).expect("one child");
     let v = &doc["extra"];
     assert_eq!(v["seeds"]["seed1"], -1);
     assert_eq!(v["seeds"]["seed3"], -1);
     assert_eq!(v["iterations_per_context"], 3);
     assert!(v["run_type"].is_null());
-    let (doc, _) = short_json(&["--seeds", "65535,0xffff,102", "--iterations", "1"]);
+    let (doc, _) =
+        short_json(&["--seeds", "65535,0xffff,102", "--iterations", "1"]).expect("one child");
     assert_eq!(doc["extra"]["seeds"]["seed2"], -1, "65535 is the 16-bit -1");
 }

@@ -492,28 +492,47 @@ fn bw_mem_trace_matches_its_own_json() {
     let before = settings(&fs);
     let trace_path = temp("bw_mem.txt");
     let json_path = temp("bw_mem.json");
-    let out = Command::new(bin())
-        .args([
-            "record",
-            "-o",
-            trace_path.to_str().unwrap(),
-            "--event",
-            EVENT,
-            "--clock",
-            "mono",
-            "--",
-        ])
-        .arg(&bw_mem)
-        .args(["--trace", "-P", "2", "-N", "5", "8m", "rd"])
-        .arg(format!("--json={}", json_path.display()))
-        .env("ENOUGH", "5000")
-        .env("TIMING_O", "0.02")
-        .env("LOOP_O", "0")
-        .env("BENCHMP_CALIBRATION", "off")
-        .env_remove("LMBENCH_SCHED")
-        .stdout(Stdio::null())
-        .output()
-        .unwrap();
+    // The children of -P 2 may run apart on a busy machine (a documented refusal, exit 1):
+    // the capture is tried again, and a refusal every time is what gets checked.
+    let record = || {
+        Command::new(bin())
+            .args([
+                "record",
+                "-o",
+                trace_path.to_str().unwrap(),
+                "--event",
+                EVENT,
+                "--clock",
+                "mono",
+                "--",
+            ])
+            .arg(&bw_mem)
+            .args(["--trace", "-P", "2", "-N", "5", "8m", "rd"])
+            .arg(format!("--json={}", json_path.display()))
+            .env("ENOUGH", "5000")
+            .env("TIMING_O", "0.02")
+            .env("LOOP_O", "0")
+            .env("BENCHMP_CALIBRATION", "off")
+            .env_remove("LMBENCH_SCHED")
+            .stdout(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    // (benchmp::testing's ran_apart, which this crate below benchmp cannot use.)
+    let ran_apart = |o: &std::process::Output| {
+        o.status.code() == Some(1) && stderr(o).contains("the children did not run together")
+    };
+    let mut out = record();
+    for _ in 1..3 {
+        if !ran_apart(&out) {
+            break;
+        }
+        out = record();
+    }
+    if ran_apart(&out) {
+        assert_restored(&fs, &before);
+        return;
+    }
     assert!(out.status.success(), "{}", stderr(&out));
     assert_restored(&fs, &before);
 

@@ -376,9 +376,11 @@ fn two_children_give_two_curves() {
         eprintln!("skipped: one CPU");
         return;
     }
-    let o = lat_mem_rd(&[
+    let Some(o) = tool().ok_together(&[
         "-P", "2", "-N", "1", "--min", "1k", "--max", "2k", "--json", "1",
-    ]);
+    ]) else {
+        return;
+    };
     let j = json(&o);
     let curves = j["extra"]["curves"][0]["per_child"].as_array().unwrap();
     assert_eq!(curves.len(), 2);

@@ -101,9 +101,12 @@ pub enum Error {
     },
     /// The children of a parallel run did not time their intervals together.
     #[error(
-        "{measurement}: the children did not run together: their timed windows overlapped for {:.0} % of the longest ({}); a parallel figure needs them to overlap (use --sequential to time the children one by one)",
+        "{measurement}: the children did not run together in {} attempt{}: their timed windows overlapped for {:.0} % of the longest in the last ({}); a parallel figure needs them to overlap by {:.0} % (another task held a child's CPU? use --sequential to time the children one by one)",
+        .overlap.attempts,
+        if .overlap.attempts == 1 { "" } else { "s" },
         .overlap.fraction * 100.0,
-        .overlap.apart()
+        .overlap.apart(),
+        crate::run::overlap::MIN_OVERLAP * 100.0
     )]
     NotTogether {
         /// Which measurement.

@@ -182,6 +182,15 @@ pub struct RunConfig {
     pub sysfs: std::path::PathBuf,
 }
 
+impl RunConfig {
+    /// Whether the measuring children start their timed intervals on one signal after all
+    /// took their readings (several children timed at once, pacing their own intervals): a
+    /// parallel figure needs their windows to overlap.
+    pub fn starts_together(&self) -> bool {
+        self.placement.len() > 1 && !self.sequential && self.paced.is_none()
+    }
+}
+
 /// What a worker tells the driver about a measurement besides its name.
 #[derive(Debug, Clone)]
 pub struct Paced {

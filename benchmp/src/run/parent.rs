@@ -11,7 +11,9 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 
-use super::protocol::{self, EXIT, GO, LOAD, PAUSE, RENEW, RESULT, SIZE, STEP, STOP, Up, WINDOW};
+use super::protocol::{
+    self, EXIT, GO, LOAD, PAUSE, RENEW, RESULT, SIZE, START, STEP, STOP, Up, WINDOW,
+};
 use super::worker::{self, StepSample, ToDriver, ToWorker};
 use super::{Benchmark, ChildInfo, ChildRun, Data, LoadRun, Ran, Role, RunConfig, Who, child};
 use super::{Error, Stage};
@@ -25,6 +27,7 @@ enum State {
     Starting,
     Ready,
     Loading,
+    Armed,
     Done,
     Reported,
 }
@@ -34,7 +37,7 @@ impl State {
     fn stage(self) -> Stage {
         match self {
             State::Starting => Stage::Setup,
-            State::Ready | State::Loading | State::Done => Stage::Measuring,
+            State::Ready | State::Loading | State::Armed | State::Done => Stage::Measuring,
             State::Reported => Stage::AfterReporting,
         }
     }
@@ -291,6 +294,18 @@ fn drive<S: Data, C: Data>(
     } else {
         for k in kids.iter_mut().filter(|k| !load(k)) {
             send_byte(k, GO)?;
+        }
+        if cfg.starts_together() {
+            pump(
+                cfg,
+                kids,
+                beside,
+                |k| load(k) || k.state >= State::Armed,
+                None,
+            )?;
+            for k in kids.iter_mut().filter(|k| !load(k)) {
+                send_byte(k, START)?;
+            }
         }
         if let Some(paced) = &cfg.paced {
             steps(cfg, paced, renews, kids, beside)?;
@@ -593,6 +608,7 @@ fn listen<S: Data, C: Data>(k: &mut Kid<S, C>) -> Result<(), Error> {
     for msg in msgs {
         match msg {
             Up::Ready => k.state = k.state.max(State::Ready),
+            Up::Armed => k.state = k.state.max(State::Armed),
             Up::Progress { elapsed_ns } => k.longest_ns = k.longest_ns.max(elapsed_ns),
             Up::Sized { count } => k.count = Some(count),
             Up::Stepped(step) => {

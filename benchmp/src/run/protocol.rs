@@ -20,6 +20,10 @@ use super::{ChildRun, Data, LoadRun};
 pub(super) enum Up<S, C> {
     /// Built, pinned and sized; waiting for GO.
     Ready,
+    /// Took its readings before the timed intervals (clock probe, counters) after GO; waiting
+    /// for START without running anything, so that every child of a parallel run starts
+    /// within microseconds of the others.
+    Armed,
     /// One timed interval ended after this many ns (the parent's hang deadline grows with it).
     Progress { elapsed_ns: u64 },
     /// Every timed interval is done; keeping busy until RESULT.
@@ -46,6 +50,8 @@ pub(super) enum Up<S, C> {
 
 /// Parent to child: start the timed intervals.
 pub(super) const GO: u8 = b'G';
+/// Parent to child of a parallel run: the first timed interval now (after [`Up::Armed`]).
+pub(super) const START: u8 = b'B';
 /// Parent to child: send the result now.
 pub(super) const RESULT: u8 = b'R';
 /// Parent to child: leave.
@@ -150,6 +156,17 @@ pub(super) fn poll_byte(down: &mut File) -> Option<u8> {
         Ok(1) => Some(b[0]),
         Ok(_) => Some(EXIT),
         Err(_) => None,
+    }
+}
+
+/// Reads the control pipe without pause until a byte arrives (EOF counts as EXIT): the
+/// fastest a child can see it, for the moments a few microseconds matter.
+pub(super) fn spin_byte(down: &mut File) -> u8 {
+    loop {
+        if let Some(b) = poll_byte(down) {
+            return b;
+        }
+        std::hint::spin_loop();
     }
 }
 

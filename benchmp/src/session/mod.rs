@@ -408,17 +408,29 @@ impl<T: ToolData> Session<T> {
         };
         let measured: Vec<Option<usize>> =
             cfg.placement.iter().chain(&cfg.loads).copied().collect();
-        let mut window = self.power.as_mut().map(|p| p.window(measured));
-        let ran = match window.as_mut() {
-            Some(w) => run_beside(&cfg, make, make_load, w),
-            None => run_beside(&cfg, make, make_load, &mut Nothing),
+        // A run whose children ran apart (another task held one child's CPU for part of it)
+        // is run again, up to ATTEMPTS times; `record` refuses it when the last ran apart too.
+        let mut attempts = 0;
+        let (ran, power) = loop {
+            attempts += 1;
+            let mut window = self.power.as_mut().map(|p| p.window(measured.clone()));
+            let ran = match window.as_mut() {
+                Some(w) => run_beside(&cfg, &mut *make, &mut *make_load, w),
+                None => run_beside(&cfg, &mut *make, &mut *make_load, &mut Nothing),
+            };
+            let power = window.map(crate::power::sampler::Window::finish);
+            let ran = match ran {
+                Err(Error::Interrupted(sig)) => {
+                    return Err(self.interrupted_at(sig, Some(&spec.name)));
+                }
+                other => other?,
+            };
+            let power = power.transpose()?.flatten();
+            let apart = !Overlap::of(&ran.children, self.sequential).together;
+            if !apart || attempts >= crate::run::overlap::ATTEMPTS {
+                break (ran, power);
+            }
         };
-        let power = window.map(crate::power::sampler::Window::finish);
-        let ran = match ran {
-            Err(Error::Interrupted(sig)) => return Err(self.interrupted_at(sig, Some(&spec.name))),
-            other => other?,
-        };
-        let power = power.transpose()?.flatten();
         // Under benchmp ab a load runs only during its side's repetitions, by design.
         let required = loads.required && cfg.paced.is_none();
         if let Some(l) = ran.loads.iter().find(|l| required && !l.ran_through) {
@@ -434,7 +446,7 @@ impl<T: ToolData> Session<T> {
             end_ns: ran.end_ns,
         });
         let operation = spec.operation;
-        let mut m = self.record(spec, enough_us, ran)?;
+        let mut m = self.record(spec, enough_us, ran, attempts)?;
         m.cool_down = cool_down;
         if let Some(mut p) = power {
             let (system, clusters) = works(&m, operation);
@@ -475,16 +487,20 @@ impl<T: ToolData> Session<T> {
         Ok((enough, cal.timing_overhead_ns, lo))
     }
 
-    /// The measurement of a finished run: per-child and system figures, after checking that
-    /// the children ran together.
+    /// The measurement of a finished run, the last of `attempts`: per-child and system
+    /// figures, after checking that the children ran together.
     fn record(
         &self,
         spec: Spec<T::Params>,
         enough_us: u64,
         ran: crate::run::Ran<T::Sample, T::Child>,
+        attempts: u32,
     ) -> Result<Measurement<T>, Error> {
         let children = ran.children;
-        let overlap = Overlap::of(&children, self.sequential);
+        let overlap = Overlap {
+            attempts,
+            ..Overlap::of(&children, self.sequential)
+        };
         if !overlap.together {
             return Err(Error::NotTogether {
                 measurement: spec.name,

@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::hint::black_box;
 
-use super::protocol::{self, GO, LOAD, PAUSE, RESULT, Up, WINDOW};
+use super::protocol::{self, GO, LOAD, PAUSE, RESULT, START, Up, WINDOW};
 use super::{
     Benchmark, ChildInfo, ChildRun, Data, Iterations, LoadRun, Make, Phase, RunConfig, Sample,
 };
@@ -208,6 +208,14 @@ fn life<B: Benchmark>(
         return Ok(());
     }
     let before = observers.before();
+    if cfg.starts_together() {
+        // GO reaches the children up to a keep-busy batch apart, and their readings take
+        // different times: each says it is armed, and all start on one START.
+        protocol::send(up, &Up::<B::Sample, B::Child>::Armed).map_err(Failure::talking)?;
+        if protocol::spin_byte(down) != START {
+            return Ok(());
+        }
+    }
     let timed = if cfg.paced.is_some() {
         paced_intervals(
             cfg,
