@@ -983,3 +983,124 @@ fn a_memory_tools_buffers_are_backed_alike_and_renewed_between_blocks() {
     }
     assert_no_leftovers("ab-renew");
 }
+
+/// The initial stack pointer the kernel gave a process (`/proc/PID/stat`'s startstack), and its
+/// exec path as the kernel keeps it (`/proc/PID/cmdline`'s first word).
+fn start_stack(pid: i32) -> Option<(u64, String)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(") ")?;
+    // Field 28 of stat; `rest` starts at field 3.
+    let stack = rest.split_whitespace().nth(25)?.parse().ok()?;
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let arg0 = cmdline.split(|&b| b == 0).next()?;
+    Some((stack, String::from_utf8_lossy(arg0).into_owned()))
+}
+
+/// One binary at two paths of different lengths, B with a longer environment and another
+/// argument: within a process pair both workers start with the same stack pointer (the
+/// kernel's own record), from one process pair to the next it moves, and the report says how
+/// the layout was handled.
+#[test]
+fn both_sides_of_a_process_pair_start_with_one_stack_that_moves_between_pairs() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "layout");
+    let short = dir.join("b");
+    let long = dir.join("a-much-longer-folder-for-the-second-copy-of-the-program");
+    std::fs::create_dir_all(&short).unwrap();
+    std::fs::create_dir_all(&long).unwrap();
+    for d in [&short, &long] {
+        std::fs::copy(BIN, d.join("benchmp")).unwrap();
+    }
+    let side = |bin: &std::path::Path, extra: &str| {
+        format!(
+            "ENOUGH=2000 TIMING_O=0.02 LOOP_O=0 BENCHMP_CALIBRATION=off {extra} {} probe --cpus 0 -N 11",
+            bin.join("benchmp").display()
+        )
+    };
+    let a = side(&short, "");
+    let b = side(&long, "SOCBENCH_SOME_LONGER_VARIABLE=with-a-longer-value");
+    let mut child = ab(
+        "ab-layout",
+        &[
+            "--processes",
+            "3",
+            "--pairs",
+            "40",
+            "--rep-ms",
+            "5",
+            "--json",
+            &a,
+            &b,
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    // Every pair of workers seen alive at once: their stacks.
+    let driver = child.id();
+    let mut pairs: Vec<Vec<(i32, u64, String)>> = Vec::new();
+    let mut seen: Vec<i32> = Vec::new();
+    let deadline = Instant::now() + LIMIT;
+    while Instant::now() < deadline {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        let kids: Vec<i32> = benchmp::testing::children_of(driver)
+            .into_iter()
+            .filter(|k| !seen.contains(k))
+            .collect();
+        if kids.len() == 2 {
+            let stacks: Vec<(i32, u64, String)> = kids
+                .iter()
+                .filter_map(|&k| start_stack(k).map(|(s, e)| (k, s, e)))
+                .collect();
+            // Both exec'd (not still the driver's fork) and readable.
+            if stacks.len() == 2 && stacks.iter().all(|s| s.2 != BIN) {
+                seen.extend(&kids);
+                pairs.push(stacks);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let v = json(&o);
+    let layout = &v["ab"]["rule"]["layout"];
+    assert_eq!(layout["equal_paths"], true, "{layout}");
+    assert_eq!(layout["aslr"], false, "{layout}");
+    assert_eq!(layout["max_offset_bytes"], 4096, "{layout}");
+    let offsets: Vec<u64> = v["rows"][0]["paired"]["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["stack_offset_bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(offsets.len(), 3, "{v}");
+    assert!(
+        pairs.len() >= 2,
+        "caught {} pairs of workers: {pairs:?}",
+        pairs.len()
+    );
+    for p in &pairs {
+        assert_eq!(
+            p[0].1, p[1].1,
+            "one stack pointer within a process pair: {p:?}"
+        );
+        assert_eq!(p[0].2, p[1].2, "one argv[0]: {p:?}");
+    }
+    // Offsets drawn from 4096 values, the stack aligned to 16 bytes: three process pairs all
+    // at one stack pointer would be a chance of one in 65,536.
+    let stacks: std::collections::BTreeSet<u64> = pairs.iter().map(|p| p[0].1).collect();
+    let distinct_offsets: std::collections::BTreeSet<u64> =
+        offsets.iter().map(|o| o / 16).collect();
+    if distinct_offsets.len() > 1 && pairs.len() == offsets.len() {
+        assert!(
+            stacks.len() > 1,
+            "the stack moved between process pairs: {pairs:?}"
+        );
+    }
+    assert_no_leftovers("ab-layout");
+    let _ = std::fs::remove_dir_all(&dir);
+}

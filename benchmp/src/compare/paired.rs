@@ -78,6 +78,29 @@ pub struct AbRule {
     /// process pair, where the tool can).
     #[serde(default)]
     pub renew: bool,
+    /// How the two sides' processes were laid out (absent in reports from before it was
+    /// handled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<AbLayout>,
+}
+
+/// How `benchmp ab` laid out both sides' processes: alike within a process pair, moved from
+/// one process pair to the next (JSON: `equal_paths`, `evened_bytes`, `max_offset_bytes`,
+/// `aslr`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AbLayout {
+    /// Both programs ran through one exec path (`/proc/self/fd/5`) with one `argv[0]`, so
+    /// where they sit took the same room on both stacks (false where there is no
+    /// `/proc/self/fd`).
+    pub equal_paths: bool,
+    /// The room each side's exec path, arguments and environment took on its stack before the
+    /// process pair's offset, bytes (a pad variable evens the two).
+    pub evened_bytes: usize,
+    /// Each process pair's stack offset, the same on both sides, was below this, bytes (each
+    /// pair's own is in its `processes[]` entry).
+    pub max_offset_bytes: usize,
+    /// Whether address-space randomisation was left on (`--aslr`).
+    pub aslr: bool,
 }
 
 impl AbRule {
@@ -121,6 +144,9 @@ pub struct ProcessPair {
     /// Times both sides' buffers were renewed during its pairs.
     #[serde(default)]
     pub renewals: usize,
+    /// Bytes both sides' stacks were moved by in this process pair ([`AbLayout`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_offset_bytes: Option<usize>,
 }
 
 /// One figure's pairs: what `benchmp ab` measured of it beyond its row's two sides.

@@ -285,9 +285,27 @@ pub fn pass_fds(
     write: std::os::fd::RawFd,
     fixed_layout: bool,
 ) {
+    pass_fds_and_program(cmd, read, write, None, fixed_layout);
+}
+
+/// The descriptor [`pass_fds_and_program`] puts the program on: the command runs
+/// `/proc/self/fd/5`.
+pub const PROGRAM_FD: std::os::fd::RawFd = 5;
+
+/// [`pass_fds`], and also `program` (a descriptor of ours open on the file to run, and whether
+/// the command's process may close it at exec: not for a script, whose interpreter opens it
+/// again) as descriptor [`PROGRAM_FD`], so that the command can be `/proc/self/fd/5`: every
+/// program then runs through the same path, whose room on the new stack is the same.
+pub fn pass_fds_and_program(
+    cmd: &mut std::process::Command,
+    read: std::os::fd::RawFd,
+    write: std::os::fd::RawFd,
+    program: Option<(std::os::fd::RawFd, bool)>,
+    fixed_layout: bool,
+) {
     use std::os::unix::process::CommandExt;
     // SAFETY: the closure runs in the forked child before exec and only makes the
-    // async-signal-safe calls personality, fcntl and dup2 on descriptors open in it.
+    // async-signal-safe calls personality, fcntl, dup2 and dup3 on descriptors open in it.
     unsafe {
         cmd.pre_exec(move || {
             if fixed_layout {
@@ -297,11 +315,21 @@ pub fn pass_fds(
                     libc::personality((current | libc::ADDR_NO_RANDOMIZE) as libc::c_ulong);
                 }
             }
-            // First move both above the targets, so neither is overwritten by the other.
+            // First move all above the targets, so none is overwritten by another.
             let r = libc::fcntl(read, libc::F_DUPFD_CLOEXEC, 10);
             let w = libc::fcntl(write, libc::F_DUPFD_CLOEXEC, 10);
-            if r < 0 || w < 0 || libc::dup2(r, 3) < 0 || libc::dup2(w, 4) < 0 {
+            let p = match program {
+                Some((fd, _)) => libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10),
+                None => 0,
+            };
+            if r < 0 || w < 0 || p < 0 || libc::dup2(r, 3) < 0 || libc::dup2(w, 4) < 0 {
                 return Err(std::io::Error::last_os_error());
+            }
+            if let Some((_, close_at_exec)) = program {
+                let flags = if close_at_exec { libc::O_CLOEXEC } else { 0 };
+                if libc::dup3(p, PROGRAM_FD, flags) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
             }
             Ok(())
         });

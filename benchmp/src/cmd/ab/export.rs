@@ -145,8 +145,17 @@ pub fn render_text(r: &AbReport) -> String {
         (None, true) => ", buffers (where the tool has them) renewed".to_string(),
         (None, false) => String::new(),
     };
+    // How both sides' processes were laid out (layout.rs).
+    let layout = match &r.rule.layout {
+        Some(l) => format!(
+            ", equal paths and environments, stacks moved by the same 0-{} bytes per process pair{}",
+            l.max_offset_bytes.saturating_sub(1),
+            if l.aslr { ", ASLR on" } else { "" }
+        ),
+        None => String::new(),
+    };
     let mut out = format!(
-        "benchmp ab: A '{}' vs B '{}' (minimum effect {:.1} %, alpha {} over {} figure(s){looks}: {conf} % intervals at the last, {units}{buffers}, {} order)\n",
+        "benchmp ab: A '{}' vs B '{}' (minimum effect {:.1} %, alpha {} over {} figure(s){looks}: {conf} % intervals at the last, {units}{buffers}{layout}, {} order)\n",
         ftrace::error::printable(&r.base.command),
         ftrace::error::printable(&r.current.command),
         r.rule.min_effect_pct,

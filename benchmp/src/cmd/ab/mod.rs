@@ -22,7 +22,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use benchmp::compare::paired::{AbRule, Order, PairedFigure, ProcessPair, SideInfo, Unit};
+use benchmp::compare::paired::{
+    AbLayout, AbRule, Order, PairedFigure, ProcessPair, SideInfo, Unit,
+};
 use benchmp::run::worker::{self, StepSample, ToDriver, ToWorker};
 use benchmp::schema::Better;
 use benchmp::schema::Metric;
@@ -32,6 +34,7 @@ use benchmp::stats::verdict::Verdict;
 use benchmp::{EXIT_FAILED, EXIT_OK, Pages, Usage};
 
 mod export;
+mod layout;
 mod side;
 mod tally;
 #[cfg(test)]
@@ -348,8 +351,45 @@ pub fn run(args: &AbArgs) -> Result<i32> {
         pages: args.pages.asked(),
         // Renewed between blocks of a process pair: not with one process pair for all.
         renew: !args.no_renew && args.processes > 1,
+        layout: None,
     };
-    let pages = rule.pages.clone();
+    // Both programs through one exec path and argv[0], both environments evened (layout.rs).
+    let opened = (
+        layout::Program::open(&cmds[0].program)?,
+        layout::Program::open(&cmds[1].program)?,
+    );
+    let arg0 = cmds[0]
+        .program
+        .file_name()
+        .unwrap_or_default()
+        .to_os_string();
+    let exec = |p: &Option<layout::Program>, c: &Prepared| match p {
+        Some(_) => PathBuf::from(layout::EXEC_PATH),
+        None => c.program.clone(),
+    };
+    let extra = [
+        (worker::FDS_ENV, Some("3,4".to_string())),
+        (worker::REP_ENV, Some(rule.rep_us.to_string())),
+        (worker::PAGES_ENV, rule.pages.clone()),
+    ];
+    let envs = (
+        layout::environment(&cmds[0].env, &extra),
+        layout::environment(&cmds[1].env, &extra),
+    );
+    let room = (
+        layout::Room::of(&exec(&opened.0, &cmds[0]), &arg0, &cmds[0].args, &envs.0),
+        layout::Room::of(&exec(&opened.1, &cmds[1]), &arg0, &cmds[1].args, &envs.1),
+    );
+    rule.layout = Some(AbLayout {
+        equal_paths: opened.0.is_some() && opened.1.is_some(),
+        evened_bytes: layout::evening(room.0, room.1, 0)[0]
+            .iter()
+            .map(|(k, v)| k.len() + v.len() + 2 + 8)
+            .sum::<usize>()
+            + room.0.bytes(),
+        max_offset_bytes: layout::MAX_OFFSET,
+        aslr: args.aslr,
+    });
     let guard = benchmp::sys::process::InterruptGuard::install();
     let (a_cmd, b_cmd) = (&cmds[0], &cmds[1]);
     let mut rng = XorShift(seed);
@@ -375,21 +415,25 @@ pub fn run(args: &AbArgs) -> Result<i32> {
                 break;
             }
             let plan = Plan::new(args, started, round, &tallies, overhead);
+            // Both stacks evened and moved by one random offset for this process pair.
+            let offset = rng.below(layout::MAX_OFFSET);
+            let [even_a, even_b] = layout::evening(room.0, room.1, offset);
+            let (mut env_a, mut env_b) = envs.clone();
+            env_a.extend(even_a);
+            env_b.extend(even_b);
+            let spawn_a = || Worker::spawn(a_cmd, opened.0.as_ref(), &arg0, &env_a, args.aslr);
+            let spawn_b = || Worker::spawn(b_cmd, opened.1.as_ref(), &arg0, &env_b, args.aslr);
             // Which side starts first (and sets its buffers up while the other is still
             // starting) is a coin per process pair, so that no order favours one build.
             let (mut a, mut b) = if rng.coin() {
-                let a = Worker::spawn(a_cmd, rule.rep_us, args.aslr, pages.as_deref())?;
-                (
-                    a,
-                    Worker::spawn(b_cmd, rule.rep_us, args.aslr, pages.as_deref())?,
-                )
+                let a = spawn_a()?;
+                (a, spawn_b()?)
             } else {
-                let b = Worker::spawn(b_cmd, rule.rep_us, args.aslr, pages.as_deref())?;
-                (
-                    Worker::spawn(a_cmd, rule.rep_us, args.aslr, pages.as_deref())?,
-                    b,
-                )
+                let b = spawn_b()?;
+                (spawn_a()?, b)
             };
+            a.stack_offset = offset;
+            b.stack_offset = offset;
             let hellos = a.hello().and_then(|ta| Ok((ta, b.hello()?)));
             let (tool_a, tool_b) = match hellos {
                 Ok(tools) => tools,

@@ -75,6 +75,8 @@ pub(super) struct Worker {
     /// The figures it announced it will measure, in order, if it did.
     pub(super) plan: Option<Vec<String>>,
     pub(super) exit: Option<std::process::ExitStatus>,
+    /// Bytes its stack was moved by ([`super::layout`]), the same for both sides of a pair.
+    pub(super) stack_offset: usize,
 }
 
 /// What listening to a worker gave.
@@ -89,36 +91,44 @@ pub(super) enum Heard {
 }
 
 impl Worker {
-    /// Starts a command as a worker in its own process group, its standard output and
-    /// errors kept in an unnamed file (its tail read for the error line when it fails).
+    /// Starts a command as a worker in its own process group, its program run through
+    /// `opened` where it is ([`super::layout::Program`]: every side's exec path and `argv[0]`
+    /// alike), with exactly the environment `env`; its standard output and errors kept in an
+    /// unnamed file (its tail read for the error line when it fails).
     pub(super) fn spawn(
         p: &Prepared,
-        rep_us: u64,
+        opened: Option<&super::layout::Program>,
+        arg0: &std::ffi::OsStr,
+        env: &std::collections::BTreeMap<std::ffi::OsString, std::ffi::OsString>,
         aslr: bool,
-        pages: Option<&str>,
     ) -> Result<Worker> {
         use nix::fcntl::OFlag;
         let (to_r, to_w) = nix::unistd::pipe2(OFlag::O_CLOEXEC).context("pipe")?;
         let (from_r, from_w) = nix::unistd::pipe2(OFlag::O_CLOEXEC).context("pipe")?;
         let output = benchmp::sys::unnamed::unnamed_file(&format!("benchmp-ab-{}", p.name))
             .context("cannot make an unnamed file for a worker's output")?;
-        let mut cmd = Command::new(&p.program);
+        let mut cmd = match opened {
+            Some(_) => Command::new(super::layout::EXEC_PATH),
+            None => Command::new(&p.program),
+        };
+        std::os::unix::process::CommandExt::arg0(&mut cmd, arg0);
         cmd.args(&p.args)
-            .envs(p.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .env(worker::FDS_ENV, "3,4")
-            .env(worker::REP_ENV, rep_us.to_string())
+            .env_clear()
+            .envs(env)
             .stdin(Stdio::null())
             .stdout(output.try_clone().context("dup")?)
             .stderr(output.try_clone().context("dup")?);
-        match pages {
-            Some(p) => cmd.env(worker::PAGES_ENV, p),
-            None => cmd.env_remove(worker::PAGES_ENV),
-        };
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         // A driver killed outright (SIGKILL, or a suite's entry killed with it) takes its
         // workers along: SIGTERM, so each still kills and reaps its own children.
         ftrace::die_with_parent(&mut cmd, nix::sys::signal::Signal::SIGTERM);
-        benchmp::sys::process::pass_fds(&mut cmd, to_r.as_raw_fd(), from_w.as_raw_fd(), !aslr);
+        benchmp::sys::process::pass_fds_and_program(
+            &mut cmd,
+            to_r.as_raw_fd(),
+            from_w.as_raw_fd(),
+            opened.map(super::layout::Program::fd),
+            !aslr,
+        );
         let child = cmd
             .spawn()
             .map_err(|e| Usage(format!("{} '{}': cannot start: {e}", p.name, p.text)))?;
@@ -143,6 +153,7 @@ impl Worker {
             tool: None,
             plan: None,
             exit: None,
+            stack_offset: 0,
         })
     }
 
@@ -597,12 +608,21 @@ pub(super) fn set_nonblocking(f: &File) {
 pub(super) struct XorShift(pub(super) u64);
 
 impl XorShift {
-    pub(super) fn coin(&mut self) -> bool {
+    fn next(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
         x ^= x >> 27;
         self.0 = x;
-        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 63) == 1
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    pub(super) fn coin(&mut self) -> bool {
+        (self.next() >> 63) == 1
+    }
+
+    /// A number below `n` (> 0).
+    pub(super) fn below(&mut self, n: usize) -> usize {
+        ((self.next() >> 32) as usize) % n.max(1)
     }
 }

@@ -237,6 +237,7 @@ pub(super) fn pair_block(
         estimate,
         estimate_pct: estimate.exp_m1() * 100.0,
         renewals,
+        stack_offset_bytes: Some(a.stack_offset),
     });
     Ok(())
 }

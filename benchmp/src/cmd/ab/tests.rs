@@ -117,6 +117,7 @@ fn the_block_length_follows_where_the_variance_lives() {
                 estimate: 0.0,
                 estimate_pct: 0.0,
                 renewals: 0,
+                stack_offset_bytes: None,
             });
         }
         t.seconds = 0.1 * t.d.len() as f64;
