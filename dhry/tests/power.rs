@@ -740,6 +740,13 @@ fn traced_run(ftrace: &Path, root: &Path) -> bool {
     }
     assert_eq!(o.status.code(), Some(0), "{err}");
     let text = std::fs::read_to_string(&trace).unwrap();
+    // The capture sized its ring buffer for itself, whatever this machine's default is, and
+    // says so: nothing lost.
+    assert!(
+        text.contains("\n# lost events: 0 ("),
+        "{}",
+        &text[..text.len().min(400)]
+    );
     let j = report(&json);
     let pid = j["pid"].as_u64().unwrap() as u32;
     let chrome = ftrace::convert::convert(&text).trace;

@@ -30,12 +30,25 @@ pub fn record(args: RecordArgs) -> Result<i32> {
         command: args.command,
     };
     let rec = ftrace::record::record(&opts)?;
+    let lost = match &rec.lost {
+        Some(l) => format!("{} events lost", l.total()),
+        None => "events lost unknown: no per-CPU stats".to_string(),
+    };
+    let buffer = rec.buffer_kb.map_or(String::new(), |kb| {
+        format!(", ring buffer {kb} KiB per CPU")
+    });
     ftrace::errln!(
-        "ftrace: wrote {} ({} bytes); tracefs settings restored",
+        "ftrace: wrote {} ({} bytes, {lost}{buffer}); tracefs settings restored",
         shown(&rec.output),
         rec.bytes
     );
-    if let Some((kept, written)) = rec.entries.filter(|_| rec.overflowed()) {
+    if let Some(l) = rec.lost.as_ref().filter(|l| l.total() > 0) {
+        ftrace::errln!(
+            "ftrace: the ring buffer lost {} events ({}); the trace says so in its header: pass a larger --buffer-kb",
+            l.total(),
+            l.detail()
+        );
+    } else if let Some((kept, written)) = rec.entries.filter(|_| rec.overflowed()) {
         ftrace::errln!(
             "ftrace: the ring buffer wrapped: {kept} of {written} events kept; pass a larger --buffer-kb"
         );
@@ -96,8 +109,12 @@ pub fn convert(args: ConvertArgs) -> Result<i32> {
     file.commit().map_err(output_error)?;
 
     let check = ftrace::convert::validate(&conv.trace);
+    let lost = match conv.lost_events {
+        Some(n) => format!(", {n} events lost in the capture"),
+        None => String::new(),
+    };
     ftrace::errln!(
-        "ftrace: wrote {}: {} events, {} slices and {} counter events on {} tracks ({} lines, {} markers, {} unreadable lines)",
+        "ftrace: wrote {}: {} events, {} slices and {} counter events on {} tracks ({} lines, {} markers, {} unreadable lines{lost})",
         shown(&args.output),
         conv.trace.trace_events.len(),
         check.slices.len(),
@@ -107,6 +124,11 @@ pub fn convert(args: ConvertArgs) -> Result<i32> {
         conv.markers,
         conv.unreadable.len()
     );
+    if let Some(n) = conv.lost_events.filter(|&n| n > 0) {
+        ftrace::errln!(
+            "ftrace: warning: the capture lost {n} events (its ring buffer overran): slices may be cut and counters have gaps"
+        );
+    }
     if check.is_ok() {
         return Ok(exit_code::OK);
     }

@@ -1,5 +1,10 @@
 //! `ftrace record`: capture a text trace around one command, leaving tracefs as it was.
 //!
+//! The ring buffer is sized for the capture (see [`capture_buffer_kb`]), not left at the
+//! kernel's default (1408 KiB per CPU, which a traced run with power sampling overran), and
+//! what it lost anyway is counted from each CPU's `stats` (events overwritten, and dropped)
+//! and said in the capture's header, on stderr and, through `ftrace convert`, in the JSON.
+//!
 //! Every setting changed goes through [`Restore`], which remembers the old value and puts it
 //! back when the capture ends, fails or is interrupted: SIGINT, SIGTERM and SIGHUP are caught
 //! for the whole capture and passed on to the command, so the process lives long enough to
@@ -53,6 +58,95 @@ pub struct Recorded {
     /// Event lines kept in the trace and events written during the capture, from the trace
     /// header; fewer kept than written means the ring buffer wrapped.
     pub entries: Option<(u64, u64)>,
+    /// Events the ring buffer lost during the capture (`None` where the kernel keeps no
+    /// per-CPU `stats`).
+    pub lost: Option<Lost>,
+    /// The ring buffer's size per CPU during the capture, KiB.
+    pub buffer_kb: Option<u64>,
+}
+
+/// Events a capture lost, from each CPU's `per_cpu/cpuN/stats`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Lost {
+    /// Overwritten by newer ones (`overrun`).
+    pub overrun: u64,
+    /// Not written because the buffer was full (`dropped events`, when overwriting is off).
+    pub dropped: u64,
+    /// CPUs that lost any, with their count.
+    pub cpus: Vec<(usize, u64)>,
+}
+
+impl Lost {
+    /// All events lost.
+    pub fn total(&self) -> u64 {
+        self.overrun.saturating_add(self.dropped)
+    }
+
+    /// Adds one CPU's `stats` text.
+    fn add(&mut self, cpu: usize, stats: &str) {
+        let field = |name: &str| {
+            stats.lines().find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                (k.trim() == name)
+                    .then(|| v.trim().parse::<u64>().ok())
+                    .flatten()
+            })
+        };
+        let overrun = field("overrun").unwrap_or(0);
+        let dropped = field("dropped events").unwrap_or(0);
+        self.overrun = self.overrun.saturating_add(overrun);
+        self.dropped = self.dropped.saturating_add(dropped);
+        if overrun + dropped > 0 {
+            self.cpus.push((cpu, overrun + dropped));
+        }
+    }
+
+    /// The header line the capture carries: `# lost events: 12 (overrun 12, dropped 0;
+    /// CPU 1: 12)`, which `ftrace convert` reads back.
+    pub fn header_line(&self) -> String {
+        format!("{LOST_HEADER} {} ({})", self.total(), self.detail())
+    }
+
+    /// `overrun 12, dropped 0; CPU 1: 12`.
+    pub fn detail(&self) -> String {
+        let cpus = self
+            .cpus
+            .iter()
+            .map(|(c, n)| format!("CPU {c}: {n}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!(
+            "overrun {}, dropped {}{}{cpus}",
+            self.overrun,
+            self.dropped,
+            if cpus.is_empty() { "" } else { "; " }
+        )
+    }
+}
+
+/// How the capture's header line on lost events starts.
+pub const LOST_HEADER: &str = "# lost events:";
+
+/// The ring buffer a capture asks for in all, KiB (split over the CPUs): Perfetto's default
+/// on Android is 32 MiB; socbench's traced runs write counters as well as slices.
+pub const CAPTURE_TOTAL_KB: u64 = 64 << 10;
+/// ...but at least this much per CPU, KiB (a 2-CPU run with power sampling wrote about
+/// 2 MiB on one CPU)...
+pub const CAPTURE_MIN_CPU_KB: u64 = 8 << 10;
+/// ...and never more than this share of the memory available.
+pub const CAPTURE_MEMORY_SHARE: u64 = 16;
+
+/// The per-CPU ring buffer size a capture sets when not given one, KiB: [`CAPTURE_TOTAL_KB`]
+/// over `cpus`, at least [`CAPTURE_MIN_CPU_KB`], all of it within 1/[`CAPTURE_MEMORY_SHARE`]
+/// of `available_kb`; `None` when the `current` size (per CPU, the smallest) is already as
+/// large (a capture never shrinks the buffer).
+pub fn capture_buffer_kb(current: u64, cpus: u64, available_kb: Option<u64>) -> Option<u64> {
+    let cpus = cpus.max(1);
+    let mut want = (CAPTURE_TOTAL_KB / cpus).max(CAPTURE_MIN_CPU_KB);
+    if let Some(avail) = available_kb {
+        want = want.min(avail / CAPTURE_MEMORY_SHARE / cpus);
+    }
+    (want > current).then_some(want)
 }
 
 impl Recorded {
@@ -273,7 +367,7 @@ fn record_with_handlers(
         check_clock(&fs, clock)?;
     }
     let mut restore = Restore::new(fs.clone());
-    set_up(&mut restore, opts, &events)?;
+    let buffer_kb = set_up(&mut restore, opts, &events)?;
     fs.clear()?;
 
     let mut status = None;
@@ -284,6 +378,7 @@ fn record_with_handlers(
         status = Some(waited?);
     }
 
+    let lost = lost_events(&fs);
     let trace_path = fs.path("trace");
     let mut trace = Vec::new();
     File::open(&trace_path)
@@ -293,6 +388,7 @@ fn record_with_handlers(
             action: "read".into(),
             source,
         })?;
+    let trace = with_lost_header(trace, lost.as_ref());
     out.write_all(&trace)
         .and_then(|()| out.commit())
         .map_err(|source| Error::Output {
@@ -306,7 +402,43 @@ fn record_with_handlers(
         output: opts.output.clone(),
         bytes: trace.len(),
         entries: entries_from_header(&trace),
+        lost,
+        buffer_kb,
     })
+}
+
+/// What each CPU's ring buffer lost since it was cleared; `None` without `per_cpu` stats.
+fn lost_events(fs: &Tracefs) -> Option<Lost> {
+    let mut lost = Lost::default();
+    let mut any = false;
+    for cpu in fs.cpus() {
+        if let Ok(stats) = fs.read(&format!("per_cpu/cpu{cpu}/stats")) {
+            lost.add(cpu, &stats);
+            any = true;
+        }
+    }
+    any.then_some(lost)
+}
+
+/// The trace with the line on lost events after its first (`# tracer: nop`), or first.
+fn with_lost_header(trace: Vec<u8>, lost: Option<&Lost>) -> Vec<u8> {
+    let Some(lost) = lost else {
+        return trace;
+    };
+    let line = format!("{}\n", lost.header_line());
+    let at = if trace.starts_with(b"# tracer:") {
+        trace
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(trace.len(), |i| i + 1)
+    } else {
+        0
+    };
+    let mut out = Vec::with_capacity(trace.len() + line.len());
+    out.extend_from_slice(&trace[..at]);
+    out.extend_from_slice(line.as_bytes());
+    out.extend_from_slice(&trace[at..]);
+    out
 }
 
 /// Checks that this kernel offers trace clock `clock`.
@@ -325,9 +457,10 @@ fn check_clock(fs: &Tracefs, clock: &str) -> Result<()> {
     }
 }
 
-/// Tracing off, the nop tracer, markers with their tgid, and the asked buffer, clock and
-/// events, each remembered by `restore`.
-fn set_up(restore: &mut Restore, opts: &RecordOptions, events: &[Setting]) -> Result<()> {
+/// Tracing off, the nop tracer, markers with their tgid, the asked buffer (else one sized for
+/// a capture, [`capture_buffer_kb`]), clock and events, each remembered by `restore`; returns
+/// the buffer's size per CPU during the capture, KiB, where it is known.
+fn set_up(restore: &mut Restore, opts: &RecordOptions, events: &[Setting]) -> Result<Option<u64>> {
     restore.change(&Setting::TracingOn, "0")?;
     if restore.tracefs().get(&Setting::CurrentTracer)? != "nop" {
         restore.change(&Setting::CurrentTracer, "nop")?;
@@ -338,7 +471,15 @@ fn set_up(restore: &mut Restore, opts: &RecordOptions, events: &[Setting]) -> Re
             restore.change(&setting, "1")?;
         }
     }
-    if let Some(kb) = opts.buffer_kb {
+    let current = restore.tracefs().smallest_cpu_buffer_kb();
+    let asked = match opts.buffer_kb {
+        Some(kb) => Some(kb),
+        None => current.and_then(|c| {
+            let cpus = restore.tracefs().cpus().len() as u64;
+            capture_buffer_kb(c, cpus, crate::sys::mem_available_kb())
+        }),
+    };
+    if let Some(kb) = asked {
         restore
             .change(&Setting::BufferSizeKb, &kb.to_string())
             .map_err(|err| match err {
@@ -352,7 +493,7 @@ fn set_up(restore: &mut Restore, opts: &RecordOptions, events: &[Setting]) -> Re
     for event in events {
         restore.change(event, "1")?;
     }
-    Ok(())
+    Ok(asked.or(current))
 }
 
 /// Runs the command with the terminal's stdio and waits for it, passing on the signals
@@ -412,6 +553,8 @@ mod tests {
             output: PathBuf::new(),
             bytes: 0,
             entries: Some((3, 4)),
+            lost: None,
+            buffer_kb: None,
         };
         assert_eq!(rec(Some(0), None).exit_code(), 0);
         assert_eq!(rec(Some(3 << 8), None).exit_code(), 3);
@@ -512,6 +655,53 @@ mod tests {
             "X is not a size to write"
         );
         let _ = std::fs::remove_dir_all(root);
+    }
+
+    #[test]
+    fn a_capture_sizes_the_buffer_but_never_shrinks_it() {
+        // Two CPUs at the kernel's default: 32 MiB each.
+        assert_eq!(capture_buffer_kb(1408, 2, Some(24 << 20)), Some(32 << 10));
+        // Many CPUs: at least the minimum each.
+        assert_eq!(
+            capture_buffer_kb(1408, 64, Some(256 << 20)),
+            Some(CAPTURE_MIN_CPU_KB)
+        );
+        // Already larger: kept.
+        assert_eq!(capture_buffer_kb(65536, 2, Some(24 << 20)), None);
+        // A 2 GiB phone with 8 CPUs: 8 MiB each; with 512 MiB available, within a sixteenth.
+        assert_eq!(capture_buffer_kb(1408, 8, Some(2 << 20)), Some(8 << 10));
+        assert_eq!(capture_buffer_kb(1408, 8, Some(512 << 10)), Some(4 << 10));
+        assert_eq!(
+            capture_buffer_kb(1408, 8, Some(64 << 10)),
+            None,
+            "no room to grow"
+        );
+    }
+
+    #[test]
+    fn lost_events_are_counted_per_cpu_and_put_in_the_header() {
+        let mut lost = Lost::default();
+        lost.add(
+            0,
+            "entries: 5\noverrun: 0\ncommit overrun: 0\ndropped events: 0\n",
+        );
+        lost.add(
+            1,
+            "entries: 9\noverrun: 12\ncommit overrun: 0\ndropped events: 3\n",
+        );
+        assert_eq!((lost.overrun, lost.dropped, lost.total()), (12, 3, 15));
+        assert_eq!(lost.cpus, vec![(1, 15)]);
+        assert_eq!(
+            lost.header_line(),
+            "# lost events: 15 (overrun 12, dropped 3; CPU 1: 15)"
+        );
+        let trace = b"# tracer: nop\n#\n x-1 [000] 1.0: y\n".to_vec();
+        let with = with_lost_header(trace, Some(&Lost::default()));
+        assert_eq!(
+            String::from_utf8(with).unwrap(),
+            "# tracer: nop\n# lost events: 0 (overrun 0, dropped 0)\n#\n x-1 [000] 1.0: y\n"
+        );
+        assert_eq!(with_lost_header(b"abc".to_vec(), None), b"abc");
     }
 
     #[test]

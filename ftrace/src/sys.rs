@@ -160,3 +160,12 @@ pub fn die_with_parent(cmd: &mut std::process::Command, sig: Signal) {
         })
     };
 }
+
+/// `MemAvailable` of /proc/meminfo, KiB (the memory a ring buffer may take without swapping).
+pub(crate) fn mem_available_kb() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    text.lines().find_map(|l| {
+        let rest = l.strip_prefix("MemAvailable:")?;
+        rest.trim().trim_end_matches("kB").trim().parse().ok()
+    })
+}

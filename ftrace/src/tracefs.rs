@@ -292,6 +292,37 @@ impl Tracefs {
             .collect()
     }
 
+    /// The CPUs with a ring buffer (`per_cpu/cpuN`), in order; none when it cannot be listed.
+    pub fn cpus(&self) -> Vec<usize> {
+        let mut cpus: Vec<usize> = std::fs::read_dir(self.path("per_cpu"))
+            .into_iter()
+            .flatten()
+            .filter_map(|e| {
+                e.ok()?
+                    .file_name()
+                    .to_str()?
+                    .strip_prefix("cpu")?
+                    .parse()
+                    .ok()
+            })
+            .collect();
+        cpus.sort_unstable();
+        cpus
+    }
+
+    /// The smallest CPU's ring buffer size in effect, KiB.
+    pub fn smallest_cpu_buffer_kb(&self) -> Option<u64> {
+        match self.get(&Setting::BufferSizeKb).ok()?.parse::<u64>() {
+            Ok(kb) => Some(kb),
+            Err(_) => self
+                .cpu_buffer_sizes()
+                .ok()?
+                .iter()
+                .filter_map(|(_, v)| v.parse::<u64>().ok())
+                .min(),
+        }
+    }
+
     /// Empties the ring buffer.
     pub fn clear(&self) -> Result<()> {
         self.write("trace", "")

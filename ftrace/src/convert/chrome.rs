@@ -50,6 +50,10 @@ pub struct ChromeTrace {
     /// How the viewer shows times.
     #[serde(rename = "displayTimeUnit", default)]
     pub display_time_unit: String,
+    /// About the capture (the trace-event format's free `metadata` object): `lost_events`,
+    /// the events its ring buffer lost, where the text trace said.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub metadata: Map<String, Value>,
 }
 
 /// The result of [`convert`].
@@ -63,6 +67,10 @@ pub struct Conversion {
     pub markers: usize,
     /// Non-header lines that could not be read, as (1-based line number, text).
     pub unreadable: Vec<(usize, String)>,
+    /// Events the capture lost: its header's count (`# lost events: N`, written by `ftrace
+    /// record`), else the kernel's `[LOST N EVENTS]` lines added up; `None` when the text
+    /// says neither.
+    pub lost_events: Option<u64>,
 }
 
 fn us(ns: u64) -> f64 {
@@ -125,13 +133,33 @@ struct Builder {
     /// Task names by (pid, tid), for the metadata events.
     names: BTreeMap<(u32, u32), String>,
     last_ts: u64,
+    /// The capture header's count of lost events.
+    lost_header: Option<u64>,
+    /// The kernel's `[LOST N EVENTS]` lines, added up.
+    lost_lines: Option<u64>,
+}
+
+/// `# lost events: 12 (...)` as 12.
+fn lost_from_header(raw: &str) -> Option<u64> {
+    let rest = raw.trim_start().strip_prefix(crate::record::LOST_HEADER)?;
+    rest.split_ascii_whitespace().next()?.parse().ok()
+}
+
+/// `CPU:1 [LOST 12 EVENTS]` as 12.
+fn lost_from_line(raw: &str) -> Option<u64> {
+    let (_, rest) = raw.split_once("[LOST ")?;
+    rest.strip_suffix(" EVENTS]")?.trim().parse().ok()
 }
 
 impl Builder {
     /// Reads line `number` (1-based) of the text.
     fn line(&mut self, number: usize, raw: &str) {
         let Some(line) = parse_line(raw) else {
-            if !raw.trim().is_empty() && !raw.trim_start().starts_with('#') {
+            if let Some(n) = lost_from_header(raw) {
+                self.lost_header = Some(n);
+            } else if let Some(n) = lost_from_line(raw.trim()) {
+                self.lost_lines = Some(self.lost_lines.unwrap_or(0).saturating_add(n));
+            } else if !raw.trim().is_empty() && !raw.trim_start().starts_with('#') {
                 self.unreadable.push((number, raw.to_string()));
             }
             return;
@@ -249,14 +277,21 @@ impl Builder {
         }
         let mut trace_events = metadata(&self.names, self.cpus_seen.keys().copied());
         trace_events.extend(self.events);
+        let lost_events = self.lost_header.or(self.lost_lines);
+        let mut about = Map::new();
+        if let Some(n) = lost_events {
+            about.insert("lost_events".into(), Value::from(n));
+        }
         Conversion {
             trace: ChromeTrace {
                 trace_events,
                 display_time_unit: "ns".into(),
+                metadata: about,
             },
             lines: self.lines,
             markers: self.markers,
             unreadable: self.unreadable,
+            lost_events,
         }
     }
 }
@@ -345,4 +380,29 @@ fn metadata(
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lost_events_come_from_the_header_or_the_kernels_lines() {
+        let head = "# tracer: nop\n# lost events: 7 (overrun 7, dropped 0; CPU 1: 7)\n#\n";
+        let c = convert(head);
+        assert_eq!(c.lost_events, Some(7));
+        assert_eq!(c.trace.metadata["lost_events"], 7);
+        assert!(c.unreadable.is_empty());
+        let c = convert("CPU:1 [LOST 12 EVENTS]\nCPU:0 [LOST 3 EVENTS]\n");
+        assert_eq!(c.lost_events, Some(15));
+        assert!(c.unreadable.is_empty(), "{:?}", c.unreadable);
+        let c = convert("# tracer: nop\n");
+        assert_eq!(c.lost_events, None);
+        assert!(
+            serde_json::to_value(&c.trace)
+                .unwrap()
+                .get("metadata")
+                .is_none()
+        );
+    }
 }

@@ -223,6 +223,7 @@ mod tests {
         let trace = |events: Vec<ChromeEvent>| ChromeTrace {
             trace_events: events,
             display_time_unit: "ns".into(),
+            metadata: Default::default(),
         };
         let ev = |name: &str, ph: &str, ts: f64, tid: u32| ChromeEvent {
             ts,
