@@ -37,39 +37,55 @@ if [ "$ok" = 0 ]; then
   exit 1
 fi
 
-cargo fmt --all -- --check
-cargo clippy --workspace --all-targets -- -D warnings
+# Every stage runs, whatever failed before it; at the end each failed stage is named with
+# the command that reruns it, and the test command fails.
+failed=()
+# stage NAME RERUN CMD...: runs CMD; a failure is remembered under NAME with RERUN.
+stage() {
+  local name=$1 rerun=$2
+  shift 2
+  echo "== $name" >&2
+  if ! "$@"; then
+    echo "test.sh: stage '$name' failed" >&2
+    failed+=("$name: $rerun")
+  fi
+}
+
+stage fmt "cargo fmt --all -- --check" cargo fmt --all -- --check
+stage clippy "cargo clippy --workspace --all-targets -- -D warnings" \
+  cargo clippy --workspace --all-targets -- -D warnings
 # Every test must run here: a test that cannot (a missing tool, no tracefs) fails instead
 # of skipping (benchmp::testing::skip).
 export SOCBENCH_REQUIRE_ALL=1
-cargo test --workspace --no-run
+stage build "cargo test --workspace --no-run" cargo test --workspace --no-run
 
 # Jobs that run beside the rest, each in its own process group (job control) so that an early
 # end stops it with everything it started, its output kept until it is awaited. Every test
 # holds on a busy machine (scripts/tests/*, the crates' tests), so they may share the CPUs.
-declare -A job_pid job_log
-# beside NAME CMD...: starts CMD in the background.
+declare -A job_pid job_log job_rerun
+# beside NAME RERUN CMD...: starts CMD in the background.
 beside() {
   local name=$1
-  shift
+  job_rerun[$name]=$2
+  shift 2
   job_log[$name]=$(mktemp "${TMPDIR:-/tmp}/socbench-test-$name.XXXXXX")
   set -m
   ( set -e; "$@" ) > "${job_log[$name]}" 2>&1 &
   job_pid[$name]=$!
   set +m
 }
-# await NAME: waits for it and prints its output; a failure ends the test command.
+# await NAME: waits for it and prints its output; a failure is remembered as a stage's.
 await() {
   local rc=0
-  echo "== $1 (run beside the tests above)"
+  echo "== $1 (run beside the tests above)" >&2
   wait "${job_pid[$1]}" || rc=$?
   cat "${job_log[$1]}"
   rm -f "${job_log[$1]}"
-  unset "job_pid[$1]" "job_log[$1]"
   if [ "$rc" -ne 0 ]; then
-    echo "test.sh: $1 failed (exit $rc; output above)" >&2
-    exit 1
+    echo "test.sh: stage '$1' failed (exit $rc; output above)" >&2
+    failed+=("$1: ${job_rerun[$1]}")
   fi
+  unset "job_pid[$1]" "job_log[$1]" "job_rerun[$1]"
 }
 stop_jobs() {
   local p
@@ -100,17 +116,19 @@ builds() {
   aarch64 test -p dto --lib kernels
   aarch64 build -p benchmp -p bw_mem -p dhry -p dto --bins
 }
-beside builds builds
+beside builds "CARGO_TARGET_DIR=$beside_dir: cargo test --release -p bw_mem --test not_optimised_away; the aarch64 tests and build in scripts/test.sh's builds()" builds
 
 # The exit-contract test (benchmp/tests/contract.rs: every binary, command and option, about
 # 2,000 short runs that mostly wait on process start-up) runs beside everything after it;
 # every other test runs here first.
-cargo test --workspace -- --skip every_command_keeps_the_exit_contract
-beside contract cargo test --workspace --test contract
+stage tests "cargo test --workspace -- --skip every_command_keeps_the_exit_contract" \
+  cargo test --workspace --no-fail-fast -- --skip every_command_keeps_the_exit_contract
+beside contract "cargo test --workspace --test contract" cargo test --workspace --test contract
 # The trace tests need root and a mounted tracefs (set up above); plain `cargo test` lists
 # them as ignored. With --workspace, as above, so nothing is built again for another feature
 # set.
-cargo test --workspace --test record --test power -- --ignored
+stage traces "cargo test --workspace --test record --test power -- --ignored" \
+  cargo test --workspace --no-fail-fast --test record --test power -- --ignored
 
 # The script tests check structure, not figures: this machine's side runs the debug binaries
 # cargo test built above. (They run one after another: beside each other they took longer,
@@ -118,12 +136,22 @@ cargo test --workspace --test record --test power -- --ignored
 export SOCBENCH_BIN="${CARGO_TARGET_DIR:-target}/debug"
 export SOCBENCH_DEVICE_BIN="$beside_dir/aarch64-unknown-linux-musl/scripts"
 
-shellcheck -x scripts/*.sh scripts/lib/*.sh scripts/lava/*.sh scripts/tests/*.sh scripts/tests/fake-adb .ci/run
-python3 -m py_compile scripts/*.py
-scripts/tests/test_lmbench_harness.sh "$SOCBENCH_BIN"
-scripts/tests/test_suite.sh
-scripts/tests/test_lava.sh
+stage shellcheck "shellcheck -x scripts/*.sh scripts/lib/*.sh scripts/lava/*.sh scripts/tests/*.sh scripts/tests/fake-adb .ci/run" \
+  shellcheck -x scripts/*.sh scripts/lib/*.sh scripts/lava/*.sh scripts/tests/*.sh scripts/tests/fake-adb .ci/run
+stage py_compile "python3 -m py_compile scripts/*.py" python3 -m py_compile scripts/*.py
+stage lmbench_harness "SOCBENCH_BIN=$SOCBENCH_BIN scripts/tests/test_lmbench_harness.sh $SOCBENCH_BIN" \
+  scripts/tests/test_lmbench_harness.sh "$SOCBENCH_BIN"
+stage suite "SOCBENCH_BIN=$SOCBENCH_BIN scripts/tests/test_suite.sh" scripts/tests/test_suite.sh
+stage lava "SOCBENCH_BIN=$SOCBENCH_BIN scripts/tests/test_lava.sh" scripts/tests/test_lava.sh
 await contract
 await builds
 # The stand-in phone runs the aarch64 binaries built above.
-scripts/tests/test_android.sh
+stage android "SOCBENCH_BIN=$SOCBENCH_BIN SOCBENCH_DEVICE_BIN=$SOCBENCH_DEVICE_BIN scripts/tests/test_android.sh" \
+  scripts/tests/test_android.sh
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "test.sh: ${#failed[@]} stage(s) failed; rerun each with:" >&2
+  for f in "${failed[@]}"; do echo "  $f" >&2; done
+  exit 1
+fi
+echo "test.sh: every stage passed" >&2

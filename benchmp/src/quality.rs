@@ -273,6 +273,35 @@ pub struct Verdict {
     pub reasons: Vec<String>,
 }
 
+/// Where a child's lost time went, as its context switches say: another task took the CPU
+/// (involuntary switches), the child waited (voluntary ones), or, switched out never, the CPU
+/// was busy with interrupts or taken by the hypervisor (steal).
+fn lost_to(u: &crate::sys::usage::Usage) -> String {
+    match (u.involuntary_switches, u.voluntary_switches) {
+        (0, 0) => "without being switched out: interrupts or the hypervisor took it".into(),
+        (0, v) => format!(
+            "waiting ({v} voluntary context switch{}, {} major page faults)",
+            if v == 1 { "" } else { "es" },
+            u.major_faults
+        ),
+        (i, _) => format!(
+            "to other tasks ({i} involuntary context switch{})",
+            if i == 1 { "" } else { "es" }
+        ),
+    }
+}
+
+/// `350 µs`, `12.5 ms`, `3.20 s`.
+fn duration(ns: f64) -> String {
+    if ns < 1e6 {
+        format!("{:.0} µs", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.1} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
 /// Judges children (preempted too often, migrated while pinned, gave up, clock moved) and the
 /// machine (frequency policy changed, a cooling device engaged, thermal throttling counted).
 pub fn judge<S, C>(
@@ -287,9 +316,10 @@ pub fn judge<S, C>(
         let lost = (1.0 - c.cpu_share) * 100.0;
         if c.timed_ns > 0 && lost > policy.max_lost_pct {
             reasons.push(format!(
-                "{who}: lost {lost:.1} % of its timed run to other tasks ({} involuntary context switches in {:.2} s)",
-                c.usage.involuntary_switches,
-                c.timed_ns as f64 / 1e9
+                "{who}: lost {lost:.1} % of its timed run ({} of {}) {}",
+                duration(lost / 100.0 * c.timed_ns as f64),
+                duration(c.timed_ns as f64),
+                lost_to(&c.usage)
             ));
         }
         if c.cpu.is_some() && c.migrated {
@@ -412,6 +442,32 @@ fn hottest_rise(before: &MachineState, after: &MachineState) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lost_time_is_put_where_the_context_switches_say() {
+        use crate::sys::usage::Usage;
+        let u = |involuntary, voluntary| Usage {
+            involuntary_switches: involuntary,
+            voluntary_switches: voluntary,
+            ..Default::default()
+        };
+        assert_eq!(
+            lost_to(&u(3, 9)),
+            "to other tasks (3 involuntary context switches)"
+        );
+        assert_eq!(
+            lost_to(&u(0, 1)),
+            "waiting (1 voluntary context switch, 0 major page faults)"
+        );
+        // dto once said "lost 2.3 % to other tasks (0 involuntary context switches)".
+        assert_eq!(
+            lost_to(&u(0, 0)),
+            "without being switched out: interrupts or the hypervisor took it"
+        );
+        assert_eq!(duration(92_000.0), "92 µs");
+        assert_eq!(duration(4_000_000.0), "4.0 ms");
+        assert_eq!(duration(1.1e9), "1.10 s");
+    }
 
     #[test]
     fn a_clock_that_moved_across_the_intervals_is_noise() {
