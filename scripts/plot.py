@@ -249,6 +249,21 @@ def loaded_plot(path, data, out):
     return png
 
 
+def failed_entries(out):
+    """The labels status.tsv calls failed: an entry that could not measure (a parallel run
+    whose children ran apart, say) has no figure to plot, whatever its JSON holds."""
+    try:
+        lines = (out / "status.tsv").read_text().splitlines()
+    except OSError:
+        return set()
+    failed = set()
+    for line in lines[1:]:
+        cols = line.split("\t")
+        if len(cols) >= 5 and cols[4] == "failed":
+            failed.add(cols[0])
+    return failed
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
@@ -256,7 +271,11 @@ def main():
     out = pathlib.Path(sys.argv[1])
     made = []
     bw = []
+    failed = failed_entries(out)
     for path in sorted(out.glob("*.json")):
+        if path.stem in failed:
+            print(f"plot.py: {path.stem} failed: left out of the plots")
+            continue
         data = load(path)
         if not data or "measurements" not in data:
             continue

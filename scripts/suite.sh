@@ -17,7 +17,7 @@ set -uo pipefail
 
 usage() {
   cat <<'USAGE'
-Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR [--force] | --resume DIR] [--baseline DIR | --ab BIN_DIR [--ab-time S] [--ab-processes N]] [--power SRC[,SRC...]] [--power-cmd CMD] [--power-hz HZ] [--power-baseline S] [--no-build] [--bin-dir DIR] [--no-plots]
+Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR [--force] | --resume DIR] [--baseline DIR | --ab BIN_DIR [--ab-time S] [--ab-processes N]] [--power SRC[,SRC...]] [--power-cmd CMD] [--power-hz HZ] [--power-baseline S] [--quiet-wait S] [--no-build] [--bin-dir DIR] [--no-plots]
 
   --quick        fewer operations and repetitions (about a minute)
   --full         every operation, lmbench's 11 repetitions, more strides (tens of minutes)
@@ -51,6 +51,10 @@ Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR [--force]
                  (or none), an external meter printing '<unix seconds> <watts>' lines,
                  the sampling rate, the idle baseline's seconds; where a report has a
                  power record the summary gains an energy column
+  --quiet-wait S  before each entry, wait up to S seconds (default 10; 0: not at all) for
+                 the CPUs it runs on to be quiet (none more than 10 % busy), saying so; after
+                 a wait that ran out the next ones wait 2 s at most. A noisy entry is run
+                 once more at the end, and the suite says which stayed noisy and why
   --no-build     use the binaries already built
   --bin-dir DIR  where the binaries are (default target/release)
   --no-plots     skip the PNG plots
@@ -96,7 +100,7 @@ while [ $# -gt 0 ]; do
     --ab) [ $# -ge 2 ] || die "--ab needs the baseline build's binary folder"
           [ -d "$2" ] || die "--ab $2 is not a folder"
           pass+=(--ab "$(cd "$2" && pwd)"); shift ;;
-    --ab-time|--ab-processes) [ $# -ge 2 ] || die "$1 needs a value"; pass+=("$1" "$2"); shift ;;
+    --ab-time|--ab-processes|--quiet-wait) [ $# -ge 2 ] || die "$1 needs a value"; pass+=("$1" "$2"); shift ;;
     # As one word, so a value starting with '-' (a meter's own options) stays a value.
     --power|--power-cmd|--power-hz|--power-baseline)
       [ $# -ge 2 ] || die "$1 needs a value"; pass+=("$1=$2"); shift ;;

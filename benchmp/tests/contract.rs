@@ -533,7 +533,14 @@ fn scene(binaries: &[String]) -> (Scene, Unmount) {
     };
     // A results folder, made by the suite itself with the stand-ins.
     let o = Command::new(bin.join("benchmp"))
-        .args(["suite", "--quick", "--no-summary", "--out"])
+        .args([
+            "suite",
+            "--quick",
+            "--quiet-wait",
+            "0",
+            "--no-summary",
+            "--out",
+        ])
         .arg(&places.suite)
         .arg("--bin-dir")
         .arg(&places.stubs)

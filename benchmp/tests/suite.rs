@@ -31,6 +31,9 @@ case $how in
   ok) report false; echo "$tool result" ;;
   power) report false ',"power":{"per_energy":{"value":40.0,"unit":"DMIPS/W"}}'; echo "$tool result" ;;
   noisy) report true; echo "$tool result" ;;
+  noisy-once) if [ -e "$json.first" ]; then report false; else : > "$json.first"; report true; fi
+              echo "$tool result" ;;
+  hi) echo hi ;;
   noisy-fail) report true; echo "$tool: the run was noisy" >&2; exit 1 ;;
   fail) echo "$tool: it broke" >&2; exit 1 ;;
   hang) exec sleep 1000 ;;
@@ -64,7 +67,7 @@ fn strs(v: &[String]) -> Vec<&str> {
 
 /// `benchmp suite --quick --bin-dir BIN ARGS...`, bounded.
 fn suite(tool: &Tool, bin: &Path, args: &[&str]) -> Output {
-    let mut all = vec!["suite", "--quick", "--bin-dir", s(bin)];
+    let mut all = vec!["suite", "--quick", "--quiet-wait", "0", "--bin-dir", s(bin)];
     all.extend_from_slice(args);
     tool.run_bounded(&all, HANG)
 }
@@ -139,6 +142,8 @@ fn force_refuses_a_folder_no_suite_recorded_and_changes_nothing() {
         &[
             "suite",
             "--quick",
+            "--quiet-wait",
+            "0",
             "--only",
             "dhry",
             "--bin-dir",
@@ -213,6 +218,8 @@ fn force_removes_only_what_an_earlier_suite_recorded() {
         &[
             "suite",
             "--quick",
+            "--quiet-wait",
+            "0",
             "--only",
             "dhry",
             "--bin-dir",
@@ -253,6 +260,8 @@ fn force_never_removes_an_input() {
     let common = [
         "suite",
         "--quick",
+        "--quiet-wait",
+        "0",
         "--only",
         "dto",
         "--out",
@@ -299,6 +308,8 @@ fn what_every_entry_would_refuse_is_refused_before_anything_runs() {
         [
             "suite",
             "--quick",
+            "--quiet-wait",
+            "0",
             "--only",
             "dhry",
             "--bin-dir",
@@ -385,7 +396,7 @@ impl Background {
 
     /// A suite started with `env` besides the stand-ins' log.
     fn start(&mut self, bin: &Path, args: &[&str], env: &[(&str, &str)]) -> Child {
-        let mut all = vec!["suite", "--quick", "--bin-dir", s(bin)];
+        let mut all = vec!["suite", "--quick", "--quiet-wait", "0", "--bin-dir", s(bin)];
         all.extend_from_slice(args);
         let mut c = benchmp().command(&all);
         c.env("STANDIN_LOG", &self.log);
@@ -510,13 +521,29 @@ fn an_interrupted_entry_is_recorded_and_resume_runs_only_what_is_left() {
 
     // Another plan, or a folder no suite made, is refused.
     let t = benchmp();
-    let mut other = vec!["suite", "--quick", "--bin-dir", s(&bin), "--only", "dhry"];
+    let mut other = vec![
+        "suite",
+        "--quick",
+        "--quiet-wait",
+        "0",
+        "--bin-dir",
+        s(&bin),
+        "--only",
+        "dhry",
+    ];
     other.extend_from_slice(&["--resume", s(&u)]);
     let line = t.fails(&other, 2);
     assert!(line.contains("another plan"), "{line}");
     let plain = temp_dir("benchmp-suite", "resume-plain");
     std::fs::write(plain.join("status.tsv"), "label\ttool\texit\tseconds\n").unwrap();
-    let mut not_suite = vec!["suite", "--quick", "--bin-dir", s(&bin)];
+    let mut not_suite = vec![
+        "suite",
+        "--quick",
+        "--quiet-wait",
+        "0",
+        "--bin-dir",
+        s(&bin),
+    ];
     not_suite.extend_from_slice(&plan);
     not_suite.extend_from_slice(&["--resume", s(&plain)]);
     let line = t.fails(&not_suite, 2);
@@ -566,6 +593,8 @@ fn a_killed_suite_takes_its_entry_along_and_the_folder_stays_locked_while_any_of
             &[
                 "suite",
                 "--quick",
+                "--quiet-wait",
+                "0",
                 "--only",
                 "dhry",
                 "--bin-dir",
@@ -604,7 +633,14 @@ fn noisy_entries_measured_and_failed_ones_did_not() {
         ("fail", 1, "failed"),
     ] {
         let u = temp_dir("benchmp-suite", &format!("noisy-{how}"));
-        let mut args = vec!["suite", "--quick", "--bin-dir", s(&bin)];
+        let mut args = vec![
+            "suite",
+            "--quick",
+            "--quiet-wait",
+            "0",
+            "--bin-dir",
+            s(&bin),
+        ];
         args.extend_from_slice(&both);
         args.extend_from_slice(&["--out", s(&u)]);
         let o = t
@@ -636,6 +672,119 @@ fn noisy_entries_measured_and_failed_ones_did_not() {
         assert_eq!(left["entries"][0]["status"], status, "{how}");
         let _ = std::fs::remove_dir_all(&u);
     }
+    let _ = std::fs::remove_dir_all(&bin);
+}
+
+/// A noisy entry is run once more at the end: one that is clean the second time is ok, one
+/// that stays noisy is named with its reason. An entry that exits 0 with no report measured
+/// nothing: failed. Before each entry the suite waits, bounded, for a quiet machine, and says
+/// so when a CPU it runs on is busy (a busy loop pinned to it here).
+#[test]
+fn noisy_entries_run_again_and_busy_cpus_are_waited_for() {
+    let bin = standins("again");
+    let t = benchmp();
+    let u = temp_dir("benchmp-suite", "again");
+    let o = t
+        .clone()
+        .with_env("STANDIN_dhry", Some("noisy-once"))
+        .with_env("STANDIN_coremark", Some("noisy"))
+        .run_bounded(
+            &[
+                "suite",
+                "--quick",
+                "--quiet-wait",
+                "0",
+                "--bin-dir",
+                s(&bin),
+                "--only",
+                "dhry",
+                "--only",
+                "coremark",
+                "--out",
+                s(&u),
+            ],
+            HANG,
+        );
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    assert!(out.contains("== 2 noisy entries run again"), "{out}");
+    assert!(out.contains("(again: it was noisy)"), "{out}");
+    assert!(
+        out.contains(
+            "stayed noisy: coremark-P1 (child 0 on CPU 0 lost 9% of its run to other tasks)"
+        ),
+        "{out}"
+    );
+    let r = rows(&u);
+    let status = |label: &str| r.iter().find(|row| row[0] == label).unwrap()[4].clone();
+    assert_eq!(status("dhry-P1"), "ok", "{r:?}");
+    assert_eq!(status("coremark-P1"), "noisy", "{r:?}");
+    let _ = std::fs::remove_dir_all(&u);
+
+    // Status 0 and no report: failed (exit 1), and said.
+    let u = temp_dir("benchmp-suite", "again-hi");
+    let o = t.clone().with_env("STANDIN_dhry", Some("hi")).run_bounded(
+        &[
+            "suite",
+            "--quick",
+            "--quiet-wait",
+            "0",
+            "--bin-dir",
+            s(&bin),
+            "--only",
+            "dhry",
+            "--out",
+            s(&u),
+        ],
+        HANG,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("FAILED (exit 0, ") && stdout(&o).contains("it wrote no report"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(rows(&u)[0][4], "failed");
+    let _ = std::fs::remove_dir_all(&u);
+
+    // A CPU kept busy by a loop pinned to it: the wait is said, bounded, and the suite goes on.
+    let cpu = benchmp::sys::affinity::allowed_cpus().unwrap()[0];
+    let mut hog = Command::new("taskset")
+        .args(["-c", &cpu.to_string(), "sh", "-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    let u = temp_dir("benchmp-suite", "again-busy");
+    let o = t.clone().run_bounded(
+        &[
+            "suite",
+            "--quick",
+            "--quiet-wait",
+            "1",
+            "--cpus",
+            &cpu.to_string(),
+            "--bin-dir",
+            s(&bin),
+            "--only",
+            "dhry",
+            "--out",
+            s(&u),
+        ],
+        HANG,
+    );
+    let _ = hog.kill();
+    let _ = hog.wait();
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    assert!(
+        out.contains(&format!("waiting for a quiet machine (CPU {cpu} "))
+            && out.contains("up to 1 s)"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("went on after 1 s: CPU {cpu} ")),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&u);
     let _ = std::fs::remove_dir_all(&bin);
 }
 
@@ -682,6 +831,8 @@ fn a_full_disk_is_named_and_leaves_no_partial_file() {
             &[
                 "suite",
                 "--quick",
+                "--quiet-wait",
+                "0",
                 "--only",
                 "dhry",
                 "--bin-dir",
@@ -928,6 +1079,8 @@ fn the_power_options_reach_every_entry_and_the_summary_gains_energy() {
     let mut other = vec![
         "suite",
         "--quick",
+        "--quiet-wait",
+        "0",
         "--bin-dir",
         s(&bin),
         "--only",
@@ -946,6 +1099,8 @@ fn the_power_options_reach_every_entry_and_the_summary_gains_energy() {
         &[
             "suite",
             "--quick",
+            "--quiet-wait",
+            "0",
             "--bin-dir",
             s(&bin),
             "--out",

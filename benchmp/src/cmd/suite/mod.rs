@@ -6,19 +6,22 @@
 //! phone after `adb push` (scripts/android.sh).
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use benchmp::{EXIT_FAILED, EXIT_OK};
 
 mod ab;
+mod entry;
 pub mod exec;
 pub mod plan;
+pub mod quiet;
 
 use crate::cmd::outdir::{self, Input, OutDir, Take, write_whole};
 use crate::cmd::summary::{self, Outcome, StatusRow};
 use ab::AbRun;
-use exec::{Ended, Files, Job, JobError, StatusFile};
+use entry::{Run, Runner};
+use exec::{Ended, Files, Job, StatusFile};
 use plan::{Entry, Machine, Mode, TOOLS};
 
 /// `benchmp suite`'s options.
@@ -75,6 +78,12 @@ pub struct SuiteArgs {
     /// Stop an entry that runs longer than this many seconds (status 124) and go on.
     #[arg(long, value_name = "S", value_parser = seconds)]
     pub entry_timeout: Option<f64>,
+    /// Before each entry, wait up to this many seconds for the CPUs it runs on to be quiet
+    /// (none more than 10 % busy over half a second); after a wait that ran out, the next
+    /// ones wait 2 s at most. 0 does not wait. A noisy entry is run once more at the end
+    /// either way.
+    #[arg(long, value_name = "S", default_value_t = 10.0, value_parser = wait_seconds)]
+    pub quiet_wait: f64,
     /// Pass --trace to every entry: each tool's phases become trace_marker slices (for a
     /// capture around the suite, as scripts/android.sh --trace makes).
     #[arg(long)]
@@ -127,6 +136,13 @@ fn seconds(s: &str) -> Result<f64, String> {
     }
 }
 
+fn wait_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && (0.0..=3600.0).contains(&x) => Ok(x),
+        _ => Err(format!("'{s}' is not a number of seconds from 0 to 3600")),
+    }
+}
+
 impl SuiteArgs {
     fn mode(&self) -> Mode {
         match (self.quick, self.full) {
@@ -162,7 +178,10 @@ pub(crate) fn check_environment() -> Result<()> {
 
 /// What the plan is sized by here: the CPUs given (each online and allowed for this process,
 /// as the tools require) or allowed, and the first one's largest cache.
-fn machine(topology: &benchmp::topology::Topology, cpus: Option<&[usize]>) -> Result<Machine> {
+fn machine(
+    topology: &benchmp::topology::Topology,
+    cpus: Option<&[usize]>,
+) -> Result<(Machine, Vec<usize>)> {
     let online = topology.online();
     let allowed = benchmp::sys::affinity::allowed_cpus().unwrap_or_else(|_| online.clone());
     if let Some(c) = cpus {
@@ -187,10 +206,13 @@ fn machine(topology: &benchmp::topology::Topology, cpus: Option<&[usize]>) -> Re
         .map(|c| c.size_bytes)
         .max()
         .unwrap_or(0);
-    Ok(Machine {
-        cpus: list.len().max(1),
-        llc_bytes,
-    })
+    Ok((
+        Machine {
+            cpus: list.len().max(1),
+            llc_bytes,
+        },
+        list,
+    ))
 }
 
 /// Every tool of `tools` is an executable file in `dir` (`what` names the folder).
@@ -288,7 +310,7 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
     let mode = args.mode();
     let cpus = args.cpus.as_ref().map(|c| c.0.clone());
     let topology = benchmp::topology::Topology::detect().map_err(benchmp::Error::from)?;
-    let machine = machine(&topology, cpus.as_deref())?;
+    let (machine, used_cpus) = machine(&topology, cpus.as_deref())?;
     let plan: Vec<Entry> = plan::plan(mode, machine)
         .into_iter()
         .filter(|e| args.only.is_empty() || args.only.iter().any(|t| t == e.tool))
@@ -416,7 +438,7 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
     );
     let order: Vec<String> = plan.iter().map(|e| e.label.clone()).collect();
     let mut status = StatusFile::create(&dest.join("status.tsv"), order, kept)?;
-    let (mut extra, extra_dto) = match &cpus {
+    let (mut extra, dto_env) = match &cpus {
         Some(list) => (
             vec![
                 "--cpus".to_string(),
@@ -435,72 +457,32 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
     extra.extend(power.iter().cloned());
     dto_extra.extend(power);
     let alpha = 0.05 / plan.len().max(1) as f64;
-    let timeout = args.entry_timeout.map(Duration::from_secs_f64);
+    let mut runner = Runner {
+        bin: &bin,
+        dest: &dest,
+        extra,
+        dto_extra,
+        dto_env,
+        timeout: args.entry_timeout.map(Duration::from_secs_f64),
+        hold: out.lock_fd(),
+        cpus: used_cpus,
+        quiet_limit: Duration::from_secs_f64(args.quiet_wait),
+        busy_before: false,
+    };
     let (mut failures, mut regressed) = (0usize, false);
+    let mut noisy: Vec<&Entry> = Vec::new();
     for e in todo {
         if let Some(sig) = benchmp::sys::process::interrupted() {
             return stopped(sig, &dest, false);
         }
         out.record(&Files::names(e, with_ab))?;
-        let (x, xe): (&[String], &[(String, String)]) = if e.tool == "dto" {
-            (&dto_extra, &extra_dto)
-        } else {
-            (&extra, &[])
-        };
-        let mut job = Job::of_entry(&bin, &dest, e, x, xe);
-        job.timeout = timeout;
-        job.hold = Some(out.lock_fd());
-        if e.needs_dir() {
-            let d = dest.join(&e.label);
-            std::fs::create_dir_all(&d).with_context(|| format!("cannot create {}", shown(&d)))?;
-        }
-        outln!("{:<22} {} {}", e.label, e.tool, job.args.join(" "));
-        let start = Instant::now();
-        let row = |exit: i32, outcome: Outcome| StatusRow {
-            label: e.label.clone(),
-            tool: e.tool.to_string(),
-            exit,
-            seconds: format!("{:.1}", start.elapsed().as_secs_f64()),
-            outcome: Some(outcome),
-        };
-        let code = match job.run() {
-            Ok(Ended::Status(c)) => c,
-            Ok(Ended::Interrupted(sig)) => {
-                status.set(row(128 + sig as i32, Outcome::Interrupted))?;
-                return stopped(sig, &dest, true);
-            }
-            Err(err @ JobError::Start { .. }) => {
-                write_whole(
-                    &dest.join(format!("{}.err", e.label)),
-                    format!("{err}\n").as_bytes(),
-                )?;
-                127
-            }
-            Err(err) => return Err(err.into()),
-        };
-        let report = summary::read_report(&dest.join(format!("{}.json", e.label)))
-            .ok()
-            .flatten();
-        let outcome = summary::outcome(code, report.as_ref());
-        let done = row(code, outcome);
-        let secs = done.seconds.clone();
-        status.set(done)?;
-        match outcome {
-            Outcome::Failed => {
-                failures += 1;
-                outln!(
-                    "   FAILED (exit {code}, {secs} s): {}",
-                    head(&dest.join(format!("{}.err", e.label)))
-                );
-            }
-            Outcome::Noisy => {
-                let why = report
-                    .as_ref()
-                    .and_then(|r| r.reasons.first())
-                    .map_or(String::new(), |r| one_line(r, 300));
-                outln!("   NOISY (exit {code}, measured on a busy machine): {why}");
-            }
-            Outcome::Ok | Outcome::Interrupted => {}
+        match runner.run(e, &mut status, false)? {
+            Run::Interrupted(sig) => return stopped(sig, &dest, true),
+            Run::Ended { outcome, .. } => match outcome {
+                Outcome::Failed => failures += 1,
+                Outcome::Noisy => noisy.push(e),
+                Outcome::Ok | Outcome::Interrupted => {}
+            },
         }
         if let Some(a) = &ab_bin {
             let ab = AbRun {
@@ -514,7 +496,14 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
             };
             match ab.run(e)? {
                 Ended::Interrupted(sig) => {
-                    status.set(row(128 + sig as i32, Outcome::Interrupted))?;
+                    let row = StatusRow {
+                        label: e.label.clone(),
+                        tool: e.tool.to_string(),
+                        exit: 128 + sig as i32,
+                        seconds: "-".into(),
+                        outcome: Some(Outcome::Interrupted),
+                    };
+                    status.set(row)?;
                     return stopped(sig, &dest, true);
                 }
                 Ended::Status(0) => {}
@@ -534,6 +523,10 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
                 }
             }
         }
+    }
+    match again(&mut runner, &noisy, &mut status)? {
+        Ok(failed) => failures += failed,
+        Err(sig) => return stopped(sig, &dest, true),
     }
     if with_ab {
         // Every entry's paired comparison gathered into the folder's own, as a --baseline's is.
@@ -609,6 +602,49 @@ fn write_summary(dest: &Path) -> Result<summary::Summary> {
 }
 
 /// The status after a stop signal, said in one line, with the folder's summary written.
+/// Runs each of the `noisy` entries once more, at the end and after a wait for a quiet
+/// machine (their second run replaces the first), and says which stayed noisy and why. The
+/// entries that failed the second time, or the stop signal that ended it.
+fn again(
+    runner: &mut Runner<'_>,
+    noisy: &[&Entry],
+    status: &mut StatusFile,
+) -> Result<Result<usize, nix::sys::signal::Signal>> {
+    if noisy.is_empty() {
+        return Ok(Ok(0));
+    }
+    outln!(
+        "== {} noisy entr{} run again",
+        noisy.len(),
+        if noisy.len() == 1 { "y" } else { "ies" }
+    );
+    let (mut failed, mut stayed) = (0, Vec::new());
+    for e in noisy {
+        if let Some(sig) = benchmp::sys::process::interrupted() {
+            return Ok(Err(sig));
+        }
+        match runner.run(e, status, true)? {
+            Run::Interrupted(sig) => return Ok(Err(sig)),
+            Run::Ended {
+                outcome: Outcome::Noisy,
+                report,
+                ..
+            } => stayed.push(format!("{} ({})", e.label, entry::reason(report.as_ref()))),
+            Run::Ended {
+                outcome: Outcome::Failed,
+                ..
+            } => failed += 1,
+            Run::Ended { .. } => {}
+        }
+    }
+    if stayed.is_empty() {
+        outln!("   none stayed noisy");
+    } else {
+        outln!("   stayed noisy: {}", stayed.join("; "));
+    }
+    Ok(Ok(failed))
+}
+
 fn stopped(sig: nix::sys::signal::Signal, dest: &Path, running: bool) -> Result<i32> {
     let code = 128 + sig as i32;
     if let Err(e) = write_summary(dest) {

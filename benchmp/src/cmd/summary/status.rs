@@ -46,10 +46,12 @@ impl Outcome {
     }
 }
 
-/// The outcome of an entry that ended by itself with `exit`, given its report.
+/// The outcome of an entry that ended by itself with `exit`, given its report: an entry that
+/// wrote none measured nothing, whatever its status says.
 pub fn outcome(exit: i32, report: Option<&EntryReport>) -> Outcome {
     let noisy = report.is_some_and(|r| r.noisy && r.figures.is_ok());
     match exit {
+        0 if report.is_none() => Outcome::Failed,
         0 if noisy => Outcome::Noisy,
         0 => Outcome::Ok,
         benchmp::EXIT_FAILED if noisy => Outcome::Noisy,

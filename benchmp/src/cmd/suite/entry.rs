@@ -1,0 +1,169 @@
+//! Running one entry of the plan: wait for a quiet machine ([`super::quiet`]), start the
+//! tool with the entry's arguments and the suite's, record how it ended in status.tsv, and say
+//! so. The same for the first run of each entry and for the second run of a noisy one.
+
+use std::os::fd::RawFd;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result};
+
+use super::exec::{Ended, Job, JobError, StatusFile};
+use super::plan::Entry;
+use super::quiet;
+use super::{head, one_line, shown};
+use crate::cmd::outdir::write_whole;
+use crate::cmd::summary::{self, EntryReport, Outcome, StatusRow};
+
+/// What running an entry needs from the suite.
+#[derive(Debug)]
+pub(super) struct Runner<'a> {
+    /// The tools' folder.
+    pub(super) bin: &'a Path,
+    /// The results folder.
+    pub(super) dest: &'a Path,
+    /// Arguments every tool but dto gets (`--cpus`, `--trace`, the power options).
+    pub(super) extra: Vec<String>,
+    /// Arguments dto gets.
+    pub(super) dto_extra: Vec<String>,
+    /// Environment dto gets (`PERF_CPU`).
+    pub(super) dto_env: Vec<(String, String)>,
+    /// `--entry-timeout`.
+    pub(super) timeout: Option<Duration>,
+    /// The results folder's lock, held by every entry's process.
+    pub(super) hold: RawFd,
+    /// The CPUs the entries run on (waited on to be quiet).
+    pub(super) cpus: Vec<usize>,
+    /// The longest wait for a quiet machine before an entry (`--quiet-wait`); shorter after a
+    /// wait that ran out.
+    pub(super) quiet_limit: Duration,
+    /// Whether the last wait ran out.
+    pub(super) busy_before: bool,
+}
+
+/// How an entry's run ended.
+#[derive(Debug)]
+pub(super) enum Run {
+    /// It ended by itself: its outcome and report.
+    Ended {
+        /// How status.tsv calls it.
+        outcome: Outcome,
+        /// Its report, where it wrote one that reads.
+        report: Option<EntryReport>,
+    },
+    /// A stop signal ended it (recorded as interrupted).
+    Interrupted(nix::sys::signal::Signal),
+}
+
+impl Runner<'_> {
+    /// Waits for a quiet machine, runs `e`, records its row in `status` and prints its lines;
+    /// `again` marks the second run of a noisy entry.
+    pub(super) fn run(&mut self, e: &Entry, status: &mut StatusFile, again: bool) -> Result<Run> {
+        self.wait_quiet()?;
+        let (extra, env): (&[String], &[(String, String)]) = if e.tool == "dto" {
+            (&self.dto_extra, &self.dto_env)
+        } else {
+            (&self.extra, &[])
+        };
+        let mut job = Job::of_entry(self.bin, self.dest, e, extra, env);
+        job.timeout = self.timeout;
+        job.hold = Some(self.hold);
+        if e.needs_dir() {
+            let d = self.dest.join(&e.label);
+            std::fs::create_dir_all(&d).with_context(|| format!("cannot create {}", shown(&d)))?;
+        }
+        let again_word = if again { " (again: it was noisy)" } else { "" };
+        outln!(
+            "{:<22} {} {}{again_word}",
+            e.label,
+            e.tool,
+            job.args.join(" ")
+        );
+        let start = Instant::now();
+        let row = |exit: i32, outcome: Outcome| StatusRow {
+            label: e.label.clone(),
+            tool: e.tool.to_string(),
+            exit,
+            seconds: format!("{:.1}", start.elapsed().as_secs_f64()),
+            outcome: Some(outcome),
+        };
+        let code = match job.run() {
+            Ok(Ended::Status(c)) => c,
+            Ok(Ended::Interrupted(sig)) => {
+                status.set(row(128 + sig as i32, Outcome::Interrupted))?;
+                return Ok(Run::Interrupted(sig));
+            }
+            Err(err @ JobError::Start { .. }) => {
+                write_whole(
+                    &self.dest.join(format!("{}.err", e.label)),
+                    format!("{err}\n").as_bytes(),
+                )?;
+                127
+            }
+            Err(err) => return Err(err.into()),
+        };
+        let report = summary::read_report(&self.dest.join(format!("{}.json", e.label)))
+            .ok()
+            .flatten();
+        let outcome = summary::outcome(code, report.as_ref());
+        let done = row(code, outcome);
+        let secs = done.seconds.clone();
+        status.set(done)?;
+        match outcome {
+            Outcome::Failed if code == 0 => {
+                outln!(
+                    "   FAILED (exit 0, {secs} s): it wrote no report ({}.json)",
+                    e.label
+                );
+            }
+            Outcome::Failed => {
+                outln!(
+                    "   FAILED (exit {code}, {secs} s): {}",
+                    head(&self.dest.join(format!("{}.err", e.label)))
+                );
+            }
+            Outcome::Noisy => outln!(
+                "   NOISY (exit {code}, measured on a busy machine): {}",
+                reason(report.as_ref())
+            ),
+            Outcome::Ok | Outcome::Interrupted => {}
+        }
+        Ok(Run::Ended { outcome, report })
+    }
+
+    /// Waits (bounded) until none of the CPUs is busy; after a wait that ran out, the next
+    /// ones are short.
+    fn wait_quiet(&mut self) -> Result<()> {
+        if self.quiet_limit.is_zero() {
+            return Ok(());
+        }
+        let limit = if self.busy_before {
+            self.quiet_limit.min(quiet::AFTER_TIMEOUT)
+        } else {
+            self.quiet_limit
+        };
+        // A stdout that fails shows at the next line written with `outln!`.
+        let mut say = |line: String| {
+            let _ = benchmp::cli::write_stdout(&format!("{line}\n"));
+        };
+        let Some(w) = quiet::wait(&self.cpus, limit, &mut say) else {
+            return Ok(());
+        };
+        self.busy_before = !w.quiet();
+        if !w.quiet() {
+            outln!(
+                "   went on after {:.0} s: {} (the entry may be noisy)",
+                w.waited.as_secs_f64(),
+                quiet::describe(&w.busy)
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The first noise reason of a report, on one line.
+pub(super) fn reason(report: Option<&EntryReport>) -> String {
+    report
+        .and_then(|r| r.reasons.first())
+        .map_or(String::new(), |r| one_line(r, 300))
+}
