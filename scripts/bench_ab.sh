@@ -7,6 +7,10 @@
 #          against a second build of the same source from a copy of the tree at another
 #          path. A FAIL or IMPROVED is a false alarm. Goals: at most 1 false FAIL and 1 false
 #          IMPROVED in 40 sessions, PASS in at least 34 of 40.
+#   paths  A/A of one binary copied to two paths of different lengths (3 to 60 characters,
+#          relative to the session's folder; the shorter on A's side in every other
+#          session): where a program sits must not be a change. Goals: PASS in at least 9 of
+#          10 sessions, none FAIL or IMPROVED.
 #   stopN  B's worker stopped (SIGSTOP, then SIGCONT) for a share of every 5 ms of wall time
 #          by a helper on CPU 0: stopped time while it waits costs nothing, so its timed
 #          repetitions lose a fixed share, as a uniformly slower build's would. stop2, stop3,
@@ -35,7 +39,7 @@
 #                 in $TMPDIR/socbench-ab-copy, which takes a few minutes once)
 #   AB_KEEP       keep every session's JSON in this folder (default: a temporary folder)
 #   AB_CPU        the CPU both sides run on (default: the last one)
-#   AB_KINDS      the kinds to run (default "aa stop2 stop3 stop5")
+#   AB_KINDS      the kinds to run (default "aa stop2 stop3 stop5"; "paths" too)
 #   AB_STOPS      the stops of stop2 stop3 stop5 stop10 in µs of every 5000 (default
 #                 "30 80 180 420": what each takes is measured, see above)
 #   AB_ARGS       more options for every benchmp ab (default none: its defaults)
@@ -98,7 +102,7 @@ mkdir -p "$cgs"
 echo -1 > "$cgs/cpu.cfs_quota_us"
 kinds=${AB_KINDS:-aa stop2 stop3 stop5}
 for k in $kinds; do
-  case $k in aa|stop2|stop3|stop5|stop10) ;; *) die "unknown kind '$k' in AB_KINDS (aa stop2 stop3 stop5 stop10)" 2 ;; esac
+  case $k in aa|paths|stop2|stop3|stop5|stop10) ;; *) die "unknown kind '$k' in AB_KINDS (aa paths stop2 stop3 stop5 stop10)" 2 ;; esac
 done
 read -r -a stops <<< "${AB_STOPS:-30 80 180 420}"
 [ ${#stops[@]} -eq 4 ] || die "AB_STOPS takes four stops in µs of 5000" 2
@@ -158,22 +162,48 @@ stopper_pid=""
 llc=$("$bin/benchmp" topology --json | python3 -c 'import json, sys; t = json.load(sys.stdin); first = t["cpus"][0]["id"]; print(max([c["size_bytes"] for c in t["caches"] if first in c["shared_cpus"]] or [0]))')
 dram=$(( (llc * 4 + 1048575) / 1048576 )); [ "$dram" -lt 64 ] && dram=64
 
+# The command of one figure run by the program at $2.
+command_at() {
+  case $1 in
+    bw_mem) echo "$2 --cpus $cpu ${dram}m rd" ;;
+    lat_mem_rd) echo "$2 --cpus $cpu --seed 1 -t --min ${dram}m ${dram}m 64" ;;
+    dhry) echo "$2 --cpus $cpu" ;;
+    coremark) echo "$2 --cpus $cpu" ;;
+  esac
+}
+
 # The command of one figure with binary folder $2.
 command_of() {
-  case $1 in
-    bw_mem) echo "$2/bw_mem --cpus $cpu ${dram}m rd" ;;
-    lat_mem_rd) echo "$2/lat_mem_rd --cpus $cpu --seed 1 -t --min ${dram}m ${dram}m 64" ;;
-    dhry) echo "$2/dhry --cpus $cpu" ;;
-    coremark) echo "$2/coremark --cpus $cpu" ;;
-  esac
+  command_at "$1" "$2/$1"
+}
+
+# path_of FIGURE LEN: a copy of FIGURE's binary at a path of LEN characters (at least 3)
+# relative to $keep/paths; prints the path.
+path_of() {
+  local dir p
+  dir=$(printf 'p%.0s' $(seq 1 $(( $2 - 2 ))))
+  p="$dir/d"
+  mkdir -p "$keep/paths/$dir"
+  cp "$bin/$1" "$keep/paths/$p"
+  printf '%s' "$p"
 }
 
 # session FIGURE KIND N: one benchmp ab, its JSON kept; prints the line of it.
 session() {
   local fig=$1 kind=$2 n=$3 a b out rc=0 stop=""
   a=$(command_of "$fig" "$bin")
+  local where=$PWD
   case $kind in
     aa) if [ $((n % 2)) -eq 0 ]; then b=$(command_of "$fig" "$bin"); else b=$(command_of "$fig" "$second"); fi ;;
+    paths)
+      # Lengths 3 and 60 at the ends, the others spread between, the short one on A's
+      # side in odd sessions.
+      local short=3 long=$(( 3 + (57 * n + sessions - 1) / sessions ))
+      [ $((n % 2)) -eq 1 ] || { short=$long; long=3; }
+      rm -rf "$keep/paths"
+      a=$(command_at "$fig" "$(path_of "$fig" "$short")")
+      b=$(command_at "$fig" "$(path_of "$fig" "$long")")
+      where="$keep/paths" ;;
     stop2) stop=${stops[0]} ;;
     stop3) stop=${stops[1]} ;;
     stop5) stop=${stops[2]} ;;
@@ -184,7 +214,7 @@ session() {
   local t0 t1
   t0=$(date +%s.%N)
   [ -z "$stop" ] || stopper "$cgs/cgroup.procs" "$stop"
-  locked "$bin/benchmp" ab --time "$budget" --rep-ms "$rep" "${extra[@]}" --json="$out" "$a" "$b" > /dev/null 2> "$keep/$fig-$kind-$n.err" || rc=$?
+  (cd "$where" && locked "$bin/benchmp" ab --time "$budget" --rep-ms "$rep" "${extra[@]}" --json="$out" "$a" "$b") > /dev/null 2> "$keep/$fig-$kind-$n.err" || rc=$?
   end_stopper
   t1=$(date +%s.%N)
   if [ "$rc" -gt 1 ] || [ ! -s "$out" ]; then
@@ -202,6 +232,9 @@ row = r["rows"][0]
 f = row["paired"]
 j = f["judgement"]
 note = "A/A'" if kind == "aa" and n % 2 else ""
+if kind == "paths":
+    sides = (r["ab"]["base"]["command"].split()[0], r["ab"]["current"]["command"].split()[0])
+    note = f"paths of {len(sides[0])} and {len(sides[1])} characters"
 (wa, wb), (ca, cb) = f["timed_ns"], f["cpu_ns"]
 if kind != "aa" and min(wa, wb, ca, cb) > 0:
     r["measured_slowdown_pct"] = ((wb / cb) / (wa / ca) - 1) * 100
@@ -262,6 +295,10 @@ for kind in kinds:
         if kind == "stop3" and fig in ("bw_mem", "lat_mem_rd") and c["FAIL"] < 0.8 * n:
             goal = False
         if kind == "stop10" and c["FAIL"] < n:
+            goal = False
+    if kind == "paths" and every:
+        v = [r["rows"][0]["verdict"] for r in every]
+        if v.count("FAIL") or v.count("IMPROVED") or v.count("PASS") < 0.9 * len(v):
             goal = False
     if kind == "aa" and every:
         v = [r["rows"][0]["verdict"] for r in every]

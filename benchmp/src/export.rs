@@ -205,21 +205,39 @@ impl<T: ToolData> Export for ToolReport<'_, T> {
 /// and arguments, which the newer run's measurements supersede), else `path.partial` beside
 /// it, so an earlier complete result of another command is never replaced by a torso.
 pub fn partial_path<T: ToolData>(path: &str, report: &Report<T>) -> String {
+    partial_json_path(path, |v| {
+        v["tool"] == report.tool.as_str() && v["args"] == serde_json::json!(report.args)
+    })
+}
+
+/// [`partial_path`] for any JSON report: `path` when nothing complete would be lost (no file,
+/// an empty one, one marked `incomplete`, or one `same` calls the same command's), else
+/// `path.partial`.
+pub fn partial_json_path(path: &str, same: impl Fn(&serde_json::Value) -> bool) -> String {
     let replaceable =
         match crate::input::read_text(std::path::Path::new(path), crate::input::MAX_INPUT_BYTES) {
             Err(crate::input::InputError::Missing(_)) => true,
             Err(_) => false,
             Ok(text) if text.trim().is_empty() => true,
             Ok(text) => match serde_json::from_str::<serde_json::Value>(&text) {
-                Ok(v) => {
-                    !v["incomplete"].is_null()
-                        || (v["tool"] == report.tool.as_str()
-                            && v["args"] == serde_json::json!(report.args))
-                }
+                Ok(v) => !v["incomplete"].is_null() || same(&v),
                 Err(_) => false,
             },
         };
     if replaceable {
+        path.to_string()
+    } else {
+        format!("{path}.partial")
+    }
+}
+
+/// Where a partial CSV goes instead of `path`: `path` when there is nothing there (or only an
+/// empty file), else `path.partial` (a CSV does not say whether it was complete).
+pub fn partial_csv_path(path: &str) -> String {
+    let empty = std::fs::metadata(path)
+        .map(|m| m.len() == 0)
+        .unwrap_or(true);
+    if empty {
         path.to_string()
     } else {
         format!("{path}.partial")
@@ -245,14 +263,7 @@ pub fn write_partial<T: ToolData>(report: &Report<T>, output: &OutputArgs) {
         let target = if json {
             partial_path(path, report)
         } else {
-            let empty = std::fs::metadata(path)
-                .map(|m| m.len() == 0)
-                .unwrap_or(true);
-            if empty {
-                path.to_string()
-            } else {
-                format!("{path}.partial")
-            }
+            partial_csv_path(path)
         };
         let written = write_file(&target, |w| {
             if json {

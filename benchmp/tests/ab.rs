@@ -1104,3 +1104,188 @@ fn both_sides_of_a_process_pair_start_with_one_stack_that_moves_between_pairs() 
     assert_no_leftovers("ab-layout");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A stop signal in the middle: the table says INCOMPLETE and counts the process pair cut
+/// short (no "procs 0 ... PASS", no NaN), and files that held another comparison's complete
+/// result are kept, the partial one beside them as FILE.partial, each named on stderr.
+#[test]
+fn an_interrupted_comparison_says_so_and_never_replaces_a_complete_result() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "partial");
+    let w = fake_worker(&dir, "w");
+    let (json_path, csv_path) = (dir.join("r.json"), dir.join("r.csv"));
+    std::fs::write(
+        &json_path,
+        "{\"base\": \"other\", \"current\": \"other\"}\n",
+    )
+    .unwrap();
+    std::fs::write(&csv_path, "a,complete,csv\n").unwrap();
+    for processes in ["1", "4"] {
+        let child = ab(
+            "ab-partial",
+            &[
+                "--processes",
+                processes,
+                "--pairs",
+                "1000000",
+                &format!("--json={}", json_path.display()),
+                &format!("--csv={}", csv_path.display()),
+                &w,
+                &w,
+            ],
+        )
+        .current_dir(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+        std::thread::sleep(Duration::from_secs(2));
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+        let o = child.wait_with_output().unwrap();
+        let (out, err) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        assert_eq!(o.status.code(), Some(130), "{err}");
+        assert!(
+            out.contains("INCOMPLETE: interrupted by SIGINT"),
+            "{processes}: {out}"
+        );
+        assert!(!out.contains("NaN"), "{out}");
+        let row = out.lines().find(|l| l.starts_with("op ")).unwrap();
+        let procs: usize = row.split_whitespace().nth(5).unwrap().parse().unwrap();
+        assert!(procs >= 1, "the process pair cut short counts: {row}");
+        assert_eq!(
+            std::fs::read_to_string(&json_path).unwrap(),
+            "{\"base\": \"other\", \"current\": \"other\"}\n",
+            "the complete result is kept"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&csv_path).unwrap(),
+            "a,complete,csv\n"
+        );
+        let partial: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("r.json.partial")).unwrap())
+                .unwrap();
+        assert_eq!(partial["incomplete"]["signal"], "SIGINT", "{partial}");
+        assert!(dir.join("r.csv.partial").is_file());
+        assert!(err.contains("r.json.partial (marked incomplete)"), "{err}");
+        assert_no_leftovers_reaping("ab-partial");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What a side's command leaves in the background (holding the protocol's descriptors) ends
+/// with the side: the comparison does not wait for it, and nothing is left running after.
+#[test]
+fn a_sides_background_processes_end_with_it() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "background");
+    let w = fake_worker(&dir, "w");
+    let a = format!("FAKE_BACKGROUND=30 {w}");
+    let start = Instant::now();
+    let mut c = ab(
+        "ab-background",
+        &["--processes", "2", "--pairs", "3", &a, &a],
+    );
+    c.current_dir(&dir);
+    let o = bounded(c, LIMIT);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    // A guard, not a timing claim: waiting for the sleeps would take 30 s per process pair.
+    assert!(
+        start.elapsed() < Duration::from_secs(25),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_no_leftovers_reaping("ab-background");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A side killed by a signal is said to be, in the line and the JSON; a side that says
+/// nothing has no data line of its quoted as its error.
+#[test]
+fn a_side_killed_by_a_signal_is_named_so() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "segv");
+    let w = fake_worker(&dir, "w");
+    let b = format!("FAKE_SEGV_AFTER=3 {w}");
+    let mut c = ab(
+        "ab-segv",
+        &["--processes", "1", "--pairs", "10", "--json", &w, &b],
+    );
+    c.current_dir(&dir);
+    let o = bounded(c, LIMIT);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(
+            "benchmp: B was killed by SIGSEGV: killed by SIGSEGV with no message of its own"
+        ),
+        "{err}"
+    );
+    let v = json(&o);
+    assert_eq!(v["ab"]["current"]["signal"], "SIGSEGV", "{v}");
+    assert_no_leftovers_reaping("ab-segv");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Hostile sides and limits: an absurd CPU list is named in a short line, a renewal never
+/// answered ends the comparison (bounded), an absurd --min-effect is refused, and a limit on
+/// open files is a failure naming the limit (1), not bad input (2).
+#[test]
+fn hostile_sides_and_limits_get_short_lines_and_bounded_waits() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "hostile");
+    let w = fake_worker(&dir, "w");
+    let many: Vec<String> = (0..50_000).map(|c| c.to_string()).collect();
+    std::fs::write(dir.join("cpus"), format!("[{}]", many.join(","))).unwrap();
+    let a = format!("FAKE_CPUS_FILE={} {w}", dir.join("cpus").display());
+    let mut c = ab("ab-hostile", &["--processes", "1", "--pairs", "2", &a, &w]);
+    c.current_dir(&dir);
+    let err = one_line(&bounded(c, LIMIT), 2);
+    assert!(err.contains("and 49984 more"), "{err}");
+
+    let hang = format!("FAKE_RENEWS=hang {w}");
+    let mut c = ab(
+        "ab-hostile",
+        &[
+            "--processes",
+            "2",
+            "--time",
+            "3",
+            "--rep-ms",
+            "1",
+            &hang,
+            &hang,
+        ],
+    );
+    c.current_dir(&dir);
+    let o = bounded(c, LIMIT);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("said nothing for"), "{err}");
+
+    let mut c = ab(
+        "ab-hostile",
+        &["--min-effect", "1e-300", "--pairs", "2", &w, &w],
+    );
+    c.current_dir(&dir);
+    let err = one_line(&bounded(c, LIMIT), 2);
+    assert!(err.contains("not a percentage from 0.001 to 100"), "{err}");
+
+    let mut c = Command::new("sh");
+    c.args(["-c", "ulimit -n 12 && exec \"$@\"", "sh", BIN, "ab"])
+        .args(["--processes", "1", "--pairs", "2", &w, &w])
+        .env("BENCHMP_TEST_TAG", "ab-hostile")
+        .current_dir(&dir)
+        .stdin(Stdio::null());
+    let err = one_line(&bounded(c, LIMIT), 1);
+    assert!(
+        err.contains("the limit on open files (ulimit -n) is reached"),
+        "{err}"
+    );
+    assert_no_leftovers_reaping("ab-hostile");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -38,10 +38,12 @@ pub struct CompareArgs {
     pub csv: Option<String>,
 }
 
+/// 0, or a percentage from a thousandth (a smaller one only prints as a long string of zeros)
+/// to 1000.
 fn min_effect(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(p) if (0.0..=1000.0).contains(&p) => Ok(p),
-        _ => Err(format!("'{s}' is not a percentage from 0 to 1000")),
+        Ok(p) if p == 0.0 || (0.001..=1000.0).contains(&p) => Ok(p),
+        _ => Err(format!("'{s}' is not 0 or a percentage from 0.001 to 1000")),
     }
 }
 

@@ -26,6 +26,9 @@ pub struct SideInfo {
     pub tool: String,
     /// Its exit status at the end.
     pub exit: Option<i32>,
+    /// The signal that ended it, when one did (`SIGSEGV`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub signal: Option<String>,
     /// Its last error line, if it failed.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,

@@ -29,16 +29,41 @@ impl Export for AbResult<'_> {
     }
 }
 
-/// Writes the table (or JSON/CSV on stdout) and any files asked for.
+/// Writes the table (or JSON/CSV on stdout) and any files asked for. An interrupted
+/// comparison's files never replace a complete one's: they go beside it as `FILE.partial`
+/// (as a tool's do), unless what is there is empty, incomplete, or the same comparison's; each
+/// file is named on stderr.
 pub(super) fn write_outputs(r: &AbReport, args: &AbArgs) -> Result<()> {
     let result = AbResult {
         report: r,
         comparison: comparison(r),
     };
-    benchmp::output::emit(
-        &result,
-        Outputs::new(args.json.as_deref(), args.csv.as_deref()),
-    )
+    let (json, csv) = match &r.incomplete {
+        None => (args.json.clone(), args.csv.clone()),
+        Some(_) => {
+            let same = |v: &serde_json::Value| {
+                v["base"] == r.base.command.as_str() && v["current"] == r.current.command.as_str()
+            };
+            let file = |p: &Option<String>, json: bool| {
+                p.as_ref().map(|p| match p.as_str() {
+                    "-" => p.clone(),
+                    p if json => benchmp::export::partial_json_path(p, same),
+                    p => benchmp::export::partial_csv_path(p),
+                })
+            };
+            (file(&args.json, true), file(&args.csv, false))
+        }
+    };
+    benchmp::output::emit(&result, Outputs::new(json.as_deref(), csv.as_deref()))?;
+    if r.incomplete.is_some() {
+        for p in [&json, &csv].into_iter().flatten().filter(|p| *p != "-") {
+            benchmp::errln!(
+                "benchmp: interrupted: the pairs taken so far are in {} (marked incomplete)",
+                ftrace::error::printable(p)
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The A/B result as a comparison: one row per figure, entry and tool the current side's
@@ -184,18 +209,31 @@ pub fn render_text(r: &AbReport) -> String {
             Better::Higher => "↑",
             Better::Lower => "↓",
         };
+        // A process pair a stop signal cut short holds pairs too.
+        let finished: usize = f.paired.processes.iter().map(|p| p.pairs).sum();
+        let procs = f.paired.processes.len() + usize::from(f.paired.differences.len() > finished);
+        let change = if j.estimate_pct.is_finite() {
+            format!("{:>+6.2}%", j.estimate_pct)
+        } else {
+            "-".into()
+        };
+        let interval = if j.low_pct.is_finite() && j.high_pct.is_finite() {
+            format!("[{:+.2}, {:+.2}]%", j.low_pct, j.high_pct)
+        } else {
+            "-".into()
+        };
         let _ = writeln!(
             out,
-            "{:<w$}  {:>12}  {:>12}  {:<14}  {:>5}  {:>6}  {:>6.1}  {:>+6.2}%  {:<18}  {}{}",
+            "{:<w$}  {:>12}  {:>12}  {:<14}  {:>5}  {:>6}  {:>6.1}  {:>7}  {:<18}  {}{}",
             f.measurement,
             benchmp::number::table_number(f.base_median, 2),
             benchmp::number::table_number(f.current_median, 2),
             format!("{} {arrow}", f.unit),
-            f.paired.processes.len(),
+            procs,
             f.paired.differences.len(),
             f.paired.seconds,
-            j.estimate_pct,
-            format!("[{:+.2}, {:+.2}]%", j.low_pct, j.high_pct),
+            change,
+            interval,
             f.verdict.label(),
             j.why
                 .as_deref()
@@ -211,5 +249,12 @@ pub fn render_text(r: &AbReport) -> String {
         r.count(Verdict::Improved),
         r.count(Verdict::Noisy)
     );
+    if let Some(i) = &r.incomplete {
+        let _ = writeln!(
+            out,
+            "INCOMPLETE: interrupted by {}; the verdicts judge the pairs taken until then",
+            i.signal
+        );
+    }
     out
 }

@@ -206,10 +206,16 @@ impl AbPages {
     }
 }
 
+/// The smallest `--min-effect`: a thousandth of a percent is below any repetition's
+/// resolution, and a smaller one only prints as a long string of zeros.
+const MIN_EFFECT_PCT: f64 = 0.001;
+
 fn positive_pct(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
-        _ => Err(format!("'{s}' is not a percentage above 0 and at most 100")),
+        Ok(p) if (MIN_EFFECT_PCT..=100.0).contains(&p) => Ok(p),
+        _ => Err(format!(
+            "'{s}' is not a percentage from {MIN_EFFECT_PCT} to 100"
+        )),
     }
 }
 
@@ -249,6 +255,7 @@ fn rep_ms(s: &str) -> Result<f64, String> {
 #[derive(Debug, Clone, PartialEq)]
 struct End {
     exit: Option<i32>,
+    signal: Option<String>,
     error: Option<String>,
     stopped: bool,
 }
@@ -258,6 +265,7 @@ impl End {
     fn stopped() -> End {
         End {
             exit: None,
+            signal: None,
             error: Some("stopped by benchmp ab when the other side failed".into()),
             stopped: true,
         }
@@ -269,6 +277,7 @@ impl Default for End {
     fn default() -> Self {
         End {
             exit: Some(0),
+            signal: None,
             error: None,
             stopped: false,
         }
@@ -442,6 +451,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
                 Err(e) if tallies.iter().any(|t| !t.d.is_empty()) => {
                     let end = |w: &Worker| End {
                         exit: w.exit.and_then(|s| s.code()),
+                        signal: w.signal_name(),
                         error: Some(match w.exit {
                             Some(_) => format!(
                                 "before its hello in process pair {}: {}",
@@ -496,12 +506,19 @@ pub fn run(args: &AbArgs) -> Result<i32> {
             if let Some(failed) = [&a, &b].into_iter().find(|w| w.failed()) {
                 if !tallies.iter().any(|t| !t.d.is_empty()) {
                     measured?;
-                    anyhow::bail!(
+                    let line = format!(
                         "{} ({}) failed: {}",
                         failed.name,
                         failed.status_text(),
                         failed.error_line().unwrap_or_else(|| "(no message)".into())
                     );
+                    // Before any pair, a side that said "not supported here" (3) or "bad
+                    // input" (2) makes the comparison the same.
+                    return Err(match failed.exit.and_then(|e| e.code()) {
+                        Some(benchmp::EXIT_UNSUPPORTED) => benchmp::Unsupported(line).into(),
+                        Some(benchmp::EXIT_USAGE) => Usage(line).into(),
+                        _ => anyhow::anyhow!(line),
+                    });
                 }
                 // The pairs taken are kept: the report is written, with the side that failed.
                 ends = (a.end_now(), b.end_now());
@@ -599,6 +616,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
             command: args.base.clone(),
             tool: tools.0,
             exit: ends.0.exit,
+            signal: ends.0.signal,
             error: ends.0.error,
             stopped: ends.0.stopped,
         },
@@ -606,6 +624,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
             command: args.current.clone(),
             tool: tools.1,
             exit: ends.1.exit,
+            signal: ends.1.signal,
             error: ends.1.error,
             stopped: ends.1.stopped,
         },
@@ -626,11 +645,13 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     }
     for (name, side) in [("A", &report.base), ("B", &report.current)] {
         if side.exit != Some(0) && !side.stopped {
+            let how = match (side.exit, &side.signal) {
+                (Some(c), _) => format!("ended with exit status {c}"),
+                (None, Some(sig)) => format!("was killed by {sig}"),
+                (None, None) => "failed".to_string(),
+            };
             benchmp::errln!(
-                "benchmp: {name} {}: {}",
-                side.exit.map_or("failed".to_string(), |c| format!(
-                    "ended with exit status {c}"
-                )),
+                "benchmp: {name} {how}: {}",
                 side.error.as_deref().unwrap_or("(no message)")
             );
         }
@@ -934,11 +955,20 @@ fn same_figure(ra: &Ready, rb: &Ready) -> Result<()> {
     Ok(())
 }
 
+/// A side's CPUs as a line shows them: the first 16, then how many more (a worker may claim
+/// any number).
 fn cpus_text(cpus: &[Option<usize>]) -> String {
-    cpus.iter()
+    const SHOWN_CPUS: usize = 16;
+    let mut t = cpus
+        .iter()
+        .take(SHOWN_CPUS)
         .map(|c| c.map_or("-".to_string(), |c| c.to_string()))
         .collect::<Vec<_>>()
-        .join(",")
+        .join(",");
+    if cpus.len() > SHOWN_CPUS {
+        t += &format!(" and {} more", cpus.len() - SHOWN_CPUS);
+    }
+    t
 }
 
 /// How long one step may take: 100 repetitions' worth and some slack.

@@ -56,6 +56,27 @@ impl Prepared {
     }
 }
 
+/// Why a side's command could not start: exit 1 with the limit named when this machine ran
+/// out of something (processes, descriptors, memory), else bad input (exit 2).
+fn start_error(p: &Prepared, e: &std::io::Error) -> anyhow::Error {
+    use nix::errno::Errno;
+    let limit = match e.raw_os_error().map(Errno::from_raw) {
+        Some(Errno::EAGAIN) => Some("the limit on processes (ulimit -u)"),
+        Some(Errno::EMFILE) => Some("the limit on open files (ulimit -n)"),
+        Some(Errno::ENFILE) => Some("the system's limit on open files"),
+        Some(Errno::ENOMEM) => Some("memory (ulimit -v or the machine's)"),
+        _ => None,
+    };
+    match limit {
+        Some(limit) => anyhow::anyhow!(
+            "{} '{}': cannot start: {limit} is reached ({e})",
+            p.name,
+            p.text
+        ),
+        None => Usage(format!("{} '{}': cannot start: {e}", p.name, p.text)).into(),
+    }
+}
+
 /// One running side.
 #[derive(Debug)]
 pub(super) struct Worker {
@@ -77,6 +98,11 @@ pub(super) struct Worker {
     pub(super) exit: Option<std::process::ExitStatus>,
     /// Bytes its stack was moved by ([`super::layout`]), the same for both sides of a pair.
     pub(super) stack_offset: usize,
+    /// When it was started.
+    pub(super) started: Instant,
+    /// How long it took from its start to its first measurement's Ready (its buffers mapped
+    /// and touched: what a renewal does again).
+    pub(super) ready_after: Option<Duration>,
 }
 
 /// What listening to a worker gave.
@@ -103,10 +129,16 @@ impl Worker {
         aslr: bool,
     ) -> Result<Worker> {
         use nix::fcntl::OFlag;
-        let (to_r, to_w) = nix::unistd::pipe2(OFlag::O_CLOEXEC).context("pipe")?;
-        let (from_r, from_w) = nix::unistd::pipe2(OFlag::O_CLOEXEC).context("pipe")?;
+        // What the driver cannot make for a worker is a failure here (exit 1), never bad input.
+        let failed = |e: std::io::Error| match start_error(p, &e).downcast::<Usage>() {
+            Ok(_) => anyhow::anyhow!("{} '{}': cannot start: {e}", p.name, p.text),
+            Err(limit) => limit,
+        };
+        let pipe = || nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| failed(e.into()));
+        let (to_r, to_w) = pipe()?;
+        let (from_r, from_w) = pipe()?;
         let output = benchmp::sys::unnamed::unnamed_file(&format!("benchmp-ab-{}", p.name))
-            .context("cannot make an unnamed file for a worker's output")?;
+            .map_err(failed)?;
         let mut cmd = match opened {
             Some(_) => Command::new(super::layout::EXEC_PATH),
             None => Command::new(&p.program),
@@ -116,8 +148,8 @@ impl Worker {
             .env_clear()
             .envs(env)
             .stdin(Stdio::null())
-            .stdout(output.try_clone().context("dup")?)
-            .stderr(output.try_clone().context("dup")?);
+            .stdout(output.try_clone().map_err(failed)?)
+            .stderr(output.try_clone().map_err(failed)?);
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         // A driver killed outright (SIGKILL, or a suite's entry killed with it) takes its
         // workers along: SIGTERM, so each still kills and reaps its own children.
@@ -129,9 +161,7 @@ impl Worker {
             opened.map(super::layout::Program::fd),
             !aslr,
         );
-        let child = cmd
-            .spawn()
-            .map_err(|e| Usage(format!("{} '{}': cannot start: {e}", p.name, p.text)))?;
+        let child = cmd.spawn().map_err(|e| start_error(p, &e))?;
         drop(to_r);
         drop(from_w);
         let from = File::from(from_r);
@@ -154,6 +184,8 @@ impl Worker {
             plan: None,
             exit: None,
             stack_offset: 0,
+            started: Instant::now(),
+            ready_after: None,
         })
     }
 
@@ -242,6 +274,7 @@ impl Worker {
                     cpus,
                     renews,
                 }) => {
+                    self.ready_after.get_or_insert(self.started.elapsed());
                     return Ok(Some(Ready {
                         measurement: bounded(&measurement),
                         metric: self.checked_metric(metric)?,
@@ -344,6 +377,15 @@ impl Worker {
 
     /// Gives every child of the side fresh buffers, warmed by one untimed repetition; true
     /// when every child renewed.
+    /// How long a renewal may take: four times what getting its first measurement ready did
+    /// (mapping and touching its buffers, which a renewal does again) or the last renewal
+    /// did, and 5 s; at most [`READY_TIMEOUT`].
+    pub(super) fn renew_timeout(&self, last_cost: Option<f64>) -> Duration {
+        let ready = self.ready_after.unwrap_or(READY_TIMEOUT);
+        let last = Duration::from_secs_f64(last_cost.unwrap_or(0.0).clamp(0.0, 1e6));
+        (4 * ready.max(last) + Duration::from_secs(5)).min(READY_TIMEOUT)
+    }
+
     pub(super) fn renew(&mut self, timeout: Duration) -> Result<bool> {
         self.send(ToWorker::Renew)?;
         match self.recv(timeout)? {
@@ -389,11 +431,29 @@ impl Worker {
         match self.exit {
             Some(status) => End {
                 exit: status.code(),
-                error: (!status.success()).then(|| self.error_line()).flatten(),
+                signal: self.signal_name(),
+                error: (!status.success())
+                    .then(|| {
+                        self.error_line().or_else(|| {
+                            self.signal_name()
+                                .map(|s| format!("killed by {s} with no message of its own"))
+                        })
+                    })
+                    .flatten(),
                 stopped: false,
             },
             None => End::stopped(),
         }
+    }
+
+    /// The signal that ended it (`SIGSEGV`), when one did.
+    pub(super) fn signal_name(&self) -> Option<String> {
+        use std::os::unix::process::ExitStatusExt;
+        let raw = self.exit?.signal()?;
+        Some(
+            nix::sys::signal::Signal::try_from(raw)
+                .map_or_else(|_| format!("signal {raw}"), |s| s.as_str().to_string()),
+        )
     }
 
     /// The next message, or `None` once the worker closed its pipe and exited. Interrupts
@@ -432,13 +492,34 @@ impl Worker {
             }
             if self.eof {
                 self.exit = Some(self.child.wait().context("waitpid")?);
+                self.end_group();
                 return Ok(Heard::Ended);
+            }
+            // The worker itself ended, though its pipe is still open: a process it left
+            // behind holds the pipe's end (descriptor 4). What it wrote is read, then
+            // everything left of its group is killed, which closes the pipe.
+            if let Some(status) = self.child.try_wait().context("waitpid")? {
+                self.exit = Some(status);
+                self.fill()?;
+                if !self.buf.contains(&b'\n') {
+                    self.end_group();
+                    self.eof = true;
+                    return Ok(Heard::Ended);
+                }
+                continue;
             }
             if Instant::now() >= deadline {
                 return Ok(Heard::Silent);
             }
             self.fill()?;
         }
+    }
+
+    /// Kills what is left of the worker's process group once the worker has ended (a
+    /// command's background processes, which must not outlive it, nor hold its pipes).
+    fn end_group(&self) {
+        let pg = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::killpg(pg, nix::sys::signal::Signal::SIGKILL);
     }
 
     /// Exit 2 for what a worker sent that is not a message, with a short excerpt of it.
@@ -495,10 +576,9 @@ impl Worker {
     }
 
     pub(super) fn status_text(&self) -> String {
-        use std::os::unix::process::ExitStatusExt;
         match self.exit {
             Some(e) if e.code().is_some() => format!("exit status {}", e.code().unwrap_or(0)),
-            Some(e) => format!("signal {}", e.signal().unwrap_or(0)),
+            Some(_) => self.signal_name().unwrap_or_else(|| "a signal".into()),
             None => "still running".into(),
         }
     }
@@ -536,7 +616,10 @@ impl Worker {
         let line = match (error, noisy) {
             (Some(l), _) => l.to_string(),
             (None, Some(l)) => format!("its run was judged noisy and refused ({l})"),
-            (None, None) => lines.last()?.to_string(),
+            // A socbench tool's own lines are data or notes, never its error: only a command
+            // that never said hello gets its last line quoted.
+            (None, None) if self.tool.is_none() => lines.last()?.to_string(),
+            (None, None) => return None,
         };
         Some(bounded(&line))
     }

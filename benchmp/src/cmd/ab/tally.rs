@@ -212,14 +212,13 @@ pub(super) fn pair_block(
         };
         if rule.renew && t.renews && block_done && room {
             let began = Instant::now();
-            let timeout = step_timeout(rule) + READY_TIMEOUT;
             let (first, second) = if rng.coin() {
                 (&mut *a, &mut *b)
             } else {
                 (&mut *b, &mut *a)
             };
-            let renewed = first.renew(timeout)?;
-            let both = second.renew(timeout)? && renewed;
+            let renewed = first.renew(first.renew_timeout(t.renew_cost))?;
+            let both = second.renew(second.renew_timeout(t.renew_cost))? && renewed;
             t.renew_cost = Some(began.elapsed().as_secs_f64());
             // A side short of memory for a second set beside the first: no more tries.
             t.renews = both;
