@@ -497,8 +497,16 @@ fn set_up(restore: &mut Restore, opts: &RecordOptions, events: &[Setting]) -> Re
 }
 
 /// Runs the command with the terminal's stdio and waits for it, passing on the signals
-/// `record` catches meanwhile.
+/// `record` catches meanwhile; what the command left running (a background process, now
+/// this process's as a subreaper's) is killed and reaped after it: the capture has ended.
 fn run_command(program: &OsString, args: &[OsString]) -> Result<ExitStatus> {
+    let _ = sys::become_subreaper();
+    let status = run_and_wait(program, args);
+    sys::end_leftovers(20);
+    status
+}
+
+fn run_and_wait(program: &OsString, args: &[OsString]) -> Result<ExitStatus> {
     let mut cmd = Command::new(program);
     cmd.args(args);
     sys::die_with_parent(&mut cmd, nix::sys::signal::Signal::SIGTERM);

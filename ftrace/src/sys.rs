@@ -169,3 +169,49 @@ pub(crate) fn mem_available_kb() -> Option<u64> {
         rest.trim().trim_end_matches("kB").trim().parse().ok()
     })
 }
+
+/// Makes this process the reaper of its orphaned descendants (PR_SET_CHILD_SUBREAPER), so that
+/// what a traced command leaves behind comes back to it instead of to init.
+pub(crate) fn become_subreaper() -> nix::Result<()> {
+    nix::sys::prctl::set_child_subreaper(true)
+}
+
+/// Kills (SIGKILL) and reaps every child this process still has, over and over while killed
+/// ones leave orphans of their own to it (a subreaper's); at most `rounds` times.
+pub(crate) fn end_leftovers(rounds: usize) -> usize {
+    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+    let me = nix::unistd::getpid().as_raw().to_string();
+    let mut ended = 0;
+    for _ in 0..rounds {
+        let kids: Vec<i32> = std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| {
+                std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .ok()
+                    .and_then(|s| {
+                        let (_, rest) = s.rsplit_once(") ")?;
+                        rest.split_whitespace().nth(1).map(|p| p == me)
+                    })
+                    .unwrap_or(false)
+            })
+            .collect();
+        if kids.is_empty() {
+            break;
+        }
+        for pid in kids {
+            let _ = signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+            ended += 1;
+        }
+        loop {
+            match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
+                Ok(WaitStatus::StillAlive) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    ended
+}

@@ -728,3 +728,32 @@ fn a_capture_keeps_every_event_or_says_how_many_it_lost() {
     let _ = std::fs::remove_file(&trace_path);
     let _ = std::fs::remove_file(&json_path);
 }
+
+/// What the traced command leaves running (a background process) ends with the capture.
+#[test]
+#[ignore = "needs tracefs mounted and root; scripts/test.sh runs them with --ignored"]
+fn a_commands_background_processes_end_with_the_capture() {
+    let (_lock, fs) = tracefs();
+    let before = settings(&fs);
+    let trace_path = temp("background.txt");
+    let pid_path = temp("background.pid");
+    let script = format!("sleep 30 & echo $! > {}", pid_path.display());
+    let out = record(&[
+        "-o",
+        trace_path.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_restored(&fs, &before);
+    let pid = std::fs::read_to_string(&pid_path).unwrap();
+    let pid = pid.trim();
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "the background sleep {pid} outlived the capture"
+    );
+    let _ = std::fs::remove_file(&trace_path);
+    let _ = std::fs::remove_file(&pid_path);
+}
