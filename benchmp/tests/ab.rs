@@ -252,8 +252,9 @@ fn a_sides_load_sleeps_during_the_other_sides_repetitions() {
     // A has a load child on CPU 1, B none. A's own report (its last process pair's) holds
     // the load's batch log over A's measuring window, which spans B's repetitions too: a
     // load put to sleep for them shows them as stalled time, at least B's share of the
-    // window (about half; a busy machine only adds stalls). A load that ran all along
-    // would show almost none on an idle machine.
+    // window (about half). Repetitions of 40 ms keep it so on a busy machine, where a
+    // pause reaches the load some milliseconds late (with 10 ms ones it once showed 19 %).
+    // A load that ran all along would show almost none on an idle machine.
     let dir = benchmp::testing::temp_dir("benchmp-ab", "load");
     let report = dir.join("a.json");
     let a = probe(&format!("--load-cpus 1 --json={}", report.display()));
@@ -265,7 +266,7 @@ fn a_sides_load_sleeps_during_the_other_sides_repetitions() {
             "--pairs",
             "8",
             "--rep-ms",
-            "10",
+            "40",
             "--json",
             &a,
             &probe(""),
