@@ -21,6 +21,8 @@ reference itself:
   core-to-core-latency`), its compare-and-swap benchmark, on two CPUs.
 - lat_mem_rd --loaded against google/multichase's multiload (built from its sources), unloaded
   and with one streaming-read load thread, at --size MiB.
+- the clock benchmp's probe measures (its three chains, the mean of a child's two probes of a
+  `dhry --runs` run) against lmbench's own `mhz` (in --lmbench DIR), on the same CPU.
 
 Both tools get ENOUGH, TIMING_O and LOOP_O from benchmp's cached calibration (lmbench's own
 variables, which both honour), so they time intervals of one length and subtract the same
@@ -29,7 +31,7 @@ of one figure; a difference "agrees" when |ours/lmbench - 1| is within the large
 sides' spreads, or within 1 % (what a few runs resolve) when both spreads are smaller.
 
 Usage: scripts/validate.py [--rounds R] [--cpu N] [--bin DIR] [--lmbench DIR]
-                           [--only bw|lat|peers|c2c|loaded] [--size MIB] [--bw-max SIZE]
+                           [--only bw|lat|peers|c2c|loaded|clock] [--size MIB] [--bw-max SIZE]
                            [--c2c-tool PATH] [--multiload PATH]
                            [--bw-sizes LIST] [--ops LIST] [--lmbench-build O|O2] [--lat-len MIB]
                            [--strides LIST] [--modes seq,rand] [--lat-n N] [--save FILE]
@@ -483,13 +485,48 @@ def loaded_peer(args, ours):
     return lines
 
 
+def clock_lmbench(args):
+    """Our probed clock against lmbench's `mhz`, A B B A: each of ours is a short pinned dhry
+    run whose child probes its clock before and after its loop (the JSON keeps both probes and
+    every chain); lmbench's is its `mhz` line. A probe whose chains disagree counts as unknown."""
+    mhz = os.path.join(args.lmbench, "mhz")
+    if not os.access(mhz, os.X_OK):
+        return [f"clock: no lmbench mhz at {mhz} (build it from lmbench's src/mhz.c)"]
+    unknown = []
+
+    def ours():
+        out, _ = run([os.path.join(args.bin, "dhry"), "--cpus", str(args.cpu), "--runs",
+                      "20000000", "--json"])
+        clock = json.loads(out)["measurements"][0]["children"][0]["clock"]
+        probes = [clock["before"], clock["after"]]
+        if any("mhz" not in p for p in probes):
+            unknown.append([p.get("unknown") for p in probes])
+            return float("nan")
+        return (probes[0]["mhz"] + probes[1]["mhz"]) / 2
+
+    def theirs():
+        out, _ = run(["taskset", "-c", str(args.cpu), mhz])
+        return float(out.split()[0])
+
+    xs, ys = abba(ours, theirs, args.rounds)
+    known = [x for x in xs if x == x]
+    lines = ["| ours, MHz (each run) | lmbench `mhz`, MHz (each run) | ours / lmbench |",
+             "| --- | --- | ---: |"]
+    ratio = statistics.median(known) / statistics.median(ys) if known else float("nan")
+    lines.append(f"| {' '.join(f'{x:.0f}' for x in xs)} | {' '.join(f'{y:.0f}' for y in ys)} "
+                 f"| {ratio:.3f} |")
+    for u in unknown:
+        lines.append(f"unknown clock in one of ours: {u}")
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--cpu", type=int, default=1)
     ap.add_argument("--bin", default=os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"), "release"))
     ap.add_argument("--lmbench", help="folder with lmbench's bw_mem and lat_mem_rd binaries")
-    ap.add_argument("--only", choices=["bw", "lat", "peers", "c2c", "loaded"])
+    ap.add_argument("--only", choices=["bw", "lat", "peers", "c2c", "loaded", "clock"])
     ap.add_argument("--c2c-tool", default=shutil.which("core-to-core-latency"),
                     help="core-to-core-latency binary (cargo install core-to-core-latency)")
     ap.add_argument("--multiload", default=shutil.which("multiload"),
@@ -525,14 +562,16 @@ def main():
             out += loaded_peer(args, ours) + [""]
         else:
             print("skipped loaded: no multiload (--multiload)", file=sys.stderr)
+    if args.lmbench and args.only in (None, "clock"):
+        out += clock_lmbench(args) + [""]
     if args.lmbench and args.only in (None, "bw"):
         lines, raw["bw"] = bw_lmbench(args, ours, env)
         out += lines + [""]
     if args.lmbench and args.only in (None, "lat"):
         lines, raw["lat"] = lat_lmbench(args, ours, env)
         out += lines
-    if args.only in ("bw", "lat") and not args.lmbench:
-        print("validate: --only bw/lat compares with lmbench and needs --lmbench DIR", file=sys.stderr)
+    if args.only in ("bw", "lat", "clock") and not args.lmbench:
+        print("validate: --only bw/lat/clock compares with lmbench and needs --lmbench DIR", file=sys.stderr)
         return 2
     print("\n".join(out))
     if args.save:
