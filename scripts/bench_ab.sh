@@ -79,6 +79,8 @@ for p in bw_mem lat_mem_rd dhry coremark benchmp; do
 done
 bin="$top/${CARGO_TARGET_DIR:-target}/release"
 second=${AB_SECOND:-}
+# Only the A/A kind runs a second build.
+case " ${AB_KINDS:-aa} " in *" aa "*) ;; *) second=unused ;; esac
 if [ -z "$second" ]; then
   copy="${TMPDIR:-/tmp}/socbench-ab-copy"
   echo "== a second build of the same source, from a copy of the tree in $copy" >&2
