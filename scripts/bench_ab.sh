@@ -238,7 +238,7 @@ if kind == "paths":
     sides = (r["ab"]["base"]["command"].split()[0], r["ab"]["current"]["command"].split()[0])
     note = f"paths of {len(sides[0])} and {len(sides[1])} characters"
 (wa, wb), (ca, cb) = f["timed_ns"], f["cpu_ns"]
-if kind != "aa" and min(wa, wb, ca, cb) > 0:
+if kind.startswith("stop") and min(wa, wb, ca, cb) > 0:
     r["measured_slowdown_pct"] = ((wb / cb) / (wa / ca) - 1) * 100
     json.dump(r, open(path, "w"))
     note = f"measured slowdown {r['measured_slowdown_pct']:+.2f} %"
