@@ -474,19 +474,40 @@ pub fn children_of(parent: u32) -> Vec<i32> {
 /// stops the second one forked (SIGSTOP) for `stopped`, as a debugger or a phone's freezer
 /// would.
 pub fn freeze_second_child(parent: u32, after: Duration, stopped: Duration) {
+    assert!(
+        freeze_second_of_new_pair(parent, &mut Vec::new(), after, stopped),
+        "{parent} had no two children to freeze one of"
+    );
+}
+
+/// [`freeze_second_child`] for a pair of `parent`'s children none of which is in `seen` (which
+/// gets them); false when no such pair came within a minute, or the tool ended first.
+fn freeze_second_of_new_pair(
+    parent: u32,
+    seen: &mut Vec<i32>,
+    after: Duration,
+    stopped: Duration,
+) -> bool {
     use nix::sys::signal::{Signal, kill};
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut kids = Vec::new();
     while kids.len() < 2 && Instant::now() < deadline {
         kids = children_of(parent);
-        std::thread::sleep(Duration::from_millis(10));
+        kids.retain(|k| !seen.contains(k));
+        std::thread::sleep(Duration::from_millis(5));
     }
-    assert_eq!(kids.len(), 2, "children of {parent}: {kids:?}");
+    if kids.len() < 2 {
+        return false;
+    }
+    seen.extend(&kids);
     std::thread::sleep(after);
     let pid = nix::unistd::Pid::from_raw(kids[1]);
-    kill(pid, Signal::SIGSTOP).expect("SIGSTOP a child");
+    if kill(pid, Signal::SIGSTOP).is_err() {
+        return false;
+    }
     std::thread::sleep(stopped);
-    kill(pid, Signal::SIGCONT).expect("SIGCONT a child");
+    let _ = kill(pid, Signal::SIGCONT);
+    true
 }
 
 /// Runs `cmd` with its output captured and, for each of its first `runs` pairs of children
@@ -498,7 +519,6 @@ pub fn output_with_each_second_child_frozen(
     stopped: Duration,
     runs: usize,
 ) -> Output {
-    use nix::sys::signal::{Signal, kill};
     let child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -506,24 +526,9 @@ pub fn output_with_each_second_child_frozen(
         .expect("start the tool");
     let mut seen: Vec<i32> = Vec::new();
     for _ in 0..runs {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let mut kids = Vec::new();
-        while kids.len() < 2 && Instant::now() < deadline {
-            kids = children_of(child.id());
-            kids.retain(|k| !seen.contains(k));
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        if kids.len() < 2 {
+        if !freeze_second_of_new_pair(child.id(), &mut seen, after, stopped) {
             break;
         }
-        seen.extend(&kids);
-        std::thread::sleep(after);
-        let pid = nix::unistd::Pid::from_raw(kids[1]);
-        if kill(pid, Signal::SIGSTOP).is_err() {
-            break;
-        }
-        std::thread::sleep(stopped);
-        let _ = kill(pid, Signal::SIGCONT);
     }
     child.wait_with_output().expect("wait for the tool")
 }
@@ -535,13 +540,7 @@ pub fn output_with_second_child_frozen(
     after: Duration,
     stopped: Duration,
 ) -> Output {
-    let child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the tool");
-    freeze_second_child(child.id(), after, stopped);
-    child.wait_with_output().expect("wait for the tool")
+    output_with_each_second_child_frozen(cmd, after, stopped, 1)
 }
 
 /// A sysfs file whose content changes between reads, as a throttle in the middle of a run

@@ -269,23 +269,15 @@ impl Tracefs {
     /// `X`) when they differ.
     pub fn cpu_buffer_sizes(&self) -> Result<Vec<(Setting, String)>> {
         let dir = self.path("per_cpu");
-        let entries = std::fs::read_dir(&dir).map_err(|source| Error::Io {
-            path: dir.clone(),
-            action: "list".into(),
-            source,
-        })?;
-        let mut cpus: Vec<usize> = entries
-            .filter_map(|e| {
-                e.ok()?
-                    .file_name()
-                    .to_str()?
-                    .strip_prefix("cpu")?
-                    .parse()
-                    .ok()
-            })
-            .collect();
-        cpus.sort_unstable();
-        cpus.into_iter()
+        if let Err(source) = std::fs::read_dir(&dir) {
+            return Err(Error::Io {
+                path: dir,
+                action: "list".into(),
+                source,
+            });
+        }
+        self.cpus()
+            .into_iter()
             .map(Setting::CpuBufferSizeKb)
             .filter(|s| self.has(s))
             .map(|s| Ok((s.clone(), self.get(&s)?)))
