@@ -16,7 +16,10 @@
 //! `skip` when the tool exited 3 (not supported here), `unknown` when the only thing against
 //! it is a noisy run (the figure is reported, but not to be trusted), and `fail` otherwise
 //! (the tool failed, left no report or no figure, or the suite was stopped while it ran).
-//! Each reason is a case of its own, `LABEL-reason-KIND`, with the entry's result. After the
+//! Each reason is a case of its own, `LABEL-reason-KIND`, with the entry's result; the
+//! headline's figure per cluster (`LABEL-cluster0`, where the report has two clusters or
+//! more), lat_mem_rd's plateaus, the events `--counters` counted (`LABEL-counter-cycles`) and
+//! the energy follow as cases of their own with the entry's result. After the
 //! entries, a comparison in `DIR/compare/compare.json` (`benchmp compare --json`) gives the set
 //! `compare`: a case `compare` (fail when a figure regressed) and one per figure with its
 //! change in percent. scripts/lava/README.md lists every name and unit.
@@ -158,6 +161,64 @@ fn plateaus(label: &str, report: &serde_json::Value) -> Vec<(String, f64)> {
     out
 }
 
+/// (name, value, unit) of the headline's figure per cluster, where the report has one for
+/// two clusters or more: the figures named as the system figure whose value is the headline,
+/// counted per cluster (`LABEL-cluster0`, `LABEL-cluster1`).
+fn cluster_cases(
+    label: &str,
+    figures: &[benchmp::schema::Figure],
+    value: f64,
+) -> Vec<(String, f64, String)> {
+    let Some(system) = figures
+        .iter()
+        .find(|f| f.cpu.is_none() && f.cluster.is_none() && f.value == value)
+    else {
+        return Vec::new();
+    };
+    let per: Vec<_> = figures
+        .iter()
+        .filter(|f| f.name == system.name && f.cpu.is_none())
+        .filter_map(|f| Some((f.cluster?, f)))
+        .collect();
+    if per.len() < 2 {
+        return Vec::new();
+    }
+    per.into_iter()
+        .map(|(c, f)| {
+            (
+                case_name(&[label, &format!("cluster{c}")]),
+                f.value,
+                f.unit.clone(),
+            )
+        })
+        .collect()
+}
+
+/// (name, count) of each event `--counters` counted, summed over the children of the
+/// report's first measurement that has counts (`LABEL-counter-cycles`).
+fn counter_cases(label: &str, report: &serde_json::Value) -> Vec<(String, f64)> {
+    let mut sums: Vec<(String, f64)> = Vec::new();
+    for m in report["measurements"].as_array().into_iter().flatten() {
+        for child in m["children"].as_array().into_iter().flatten() {
+            for c in child["counters"]["counts"].as_array().into_iter().flatten() {
+                let (Some(event), Some(value)) = (c["event"].as_str(), c["value"].as_f64()) else {
+                    continue;
+                };
+                match sums.iter_mut().find(|(e, _)| e == event) {
+                    Some((_, sum)) => *sum += value,
+                    None => sums.push((event.to_string(), value)),
+                }
+            }
+        }
+        if !sums.is_empty() {
+            break;
+        }
+    }
+    sums.into_iter()
+        .map(|(e, v)| (case_name(&[label, "counter", &e]), v))
+        .collect()
+}
+
 /// One entry: its reasons, its result and its lines.
 fn entry(lines: &mut Lines, dir: &Path, row: &Row) -> Result<()> {
     let label = &row.entry;
@@ -205,15 +266,23 @@ fn entry(lines: &mut Lines, dir: &Path, row: &Row) -> Result<()> {
                     });
                 }
             }
-            Ok(_) => {
+            Ok(figures) => {
                 figure = row.headline.as_ref().map(|h| (h.value, h.unit.clone()));
                 let text =
                     benchmp::input::read_text_if_there(&path, benchmp::input::MAX_INPUT_BYTES)?
                         .unwrap_or_default();
                 let data: serde_json::Value =
                     serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
+                if let Some((value, _)) = &figure {
+                    for (n, v, u) in cluster_cases(label, figures, *value) {
+                        subs.push((n, Some(v), Some(u)));
+                    }
+                }
                 for (n, ns) in plateaus(label, &data) {
                     subs.push((n, Some(ns), Some("ns".to_string())));
+                }
+                for (n, count) in counter_cases(label, &data) {
+                    subs.push((n, Some(count), Some("events".to_string())));
                 }
                 if let Some(e) = &row.energy {
                     if let Some(j) = e.energy_j {
@@ -535,6 +604,47 @@ stop
 ";
         assert_eq!(text, want);
         let _ = std::fs::remove_dir_all(d);
+    }
+
+    #[test]
+    fn a_run_over_two_clusters_gives_each_clusters_figure_and_its_counts() {
+        let f = |cluster: Option<usize>, value: f64| Figure {
+            name: "rd 8M".into(),
+            cpu: None,
+            cluster,
+            unit: "MB/s".into(),
+            better: Better::Higher,
+            value,
+            samples: vec![value],
+        };
+        let figures = [f(Some(0), 300.0), f(Some(1), 200.0), f(None, 500.0)];
+        assert_eq!(
+            cluster_cases("xc", &figures, 500.0),
+            [
+                ("xc-cluster0".to_string(), 300.0, "MB/s".to_string()),
+                ("xc-cluster1".to_string(), 200.0, "MB/s".to_string())
+            ]
+        );
+        // One cluster: its figure is the system's, no case of its own.
+        assert!(cluster_cases("xc", &figures[..1], 300.0).is_empty());
+        let report = serde_json::json!({"measurements": [{"children": [
+            {"counters": {"counts": [{"event": "cycles", "value": 10.0}, {"event": "instructions", "value": 4.0}]}},
+            {"counters": {"counts": [{"event": "cycles", "value": 5.0}, {"event": "instructions", "value": 1.0}]}},
+        ]}]});
+        assert_eq!(
+            counter_cases("c", &report),
+            [
+                ("c-counter-cycles".to_string(), 15.0),
+                ("c-counter-instructions".to_string(), 5.0)
+            ]
+        );
+        assert!(
+            counter_cases(
+                "c",
+                &serde_json::json!({"measurements": [{"children": [{}]}]})
+            )
+            .is_empty()
+        );
     }
 
     #[test]
