@@ -10,18 +10,24 @@
 # of NAME RESULT [MEASUREMENT UNITS]. POSIX sh, no Python: it runs on the device.
 #
 # Usage: scripts/lava/report.sh RESULTS_DIR [--baseline DIR] [--benchmp PATH] [--upload-url URL]
+#                                [--archive-to-log]
+#
+# --archive-to-log also prints the archive into the log, base64 between the lines
+# `socbench-archive-begin NAME` and `socbench-archive-end NAME`, for a device whose files
+# cannot be fetched otherwise (scripts/device.sh takes its guests' results from there).
 #
 # Exit status: 0 everything was reported (a failed entry is a fail result, not an error), 1 a
 # LAVA helper failed or the folder could not be read, 2 bad arguments or no results folder.
 
 die() { echo "report.sh: $*" >&2; exit 2; }
-out="" baseline="" benchmp="" upload=""
+out="" baseline="" benchmp="" upload="" to_log=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --baseline) [ $# -ge 2 ] || die "--baseline needs a folder"; baseline=$2; shift ;;
     --benchmp) [ $# -ge 2 ] || die "--benchmp needs a program"; benchmp=$2; shift ;;
     --upload-url) [ $# -ge 2 ] || die "--upload-url needs a URL"; upload=$2; shift ;;
-    -h|--help) sed -n '2,15s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    --archive-to-log) to_log=1 ;;
+    -h|--help) sed -n '2,20s/^# \{0,1\}//p' "$0"; exit 0 ;;
     -*) die "unknown option '$1' (see --help)" ;;
     *) [ -z "$out" ] || die "one results folder only ('$out', then '$1')"; out=$1 ;;
   esac
@@ -130,6 +136,18 @@ fi
 archive="$(dirname "$out")/$(basename "$out").tar.gz"
 tar -czf "$archive" -C "$(dirname "$out")" "$(basename "$out")" || { echo "report.sh: cannot pack $archive" >&2; failed=$((failed + 1)); }
 echo "socbench: results archive $archive"
+in_log=0
+if [ "$to_log" = 1 ]; then
+  if command -v base64 >/dev/null 2>&1; then
+    echo "socbench-archive-begin $(basename "$archive")"
+    base64 < "$archive"
+    echo "socbench-archive-end $(basename "$archive")"
+    in_log=1
+  else
+    echo "report.sh: --archive-to-log needs base64, which is not on PATH" >&2
+    failed=$((failed + 1))
+  fi
+fi
 # The token: SOCBENCH_UPLOAD_TOKEN, or the key of that name in the `secrets` file LAVA writes
 # into the test overlay (a job's `secrets:`), found above the test's result folder.
 token=${SOCBENCH_UPLOAD_TOKEN:-}
@@ -145,7 +163,10 @@ if [ -z "$token" ] && [ -n "${LAVA_RESULT_DIR:-}" ]; then
 fi
 set_start results
 link=""
-if [ -z "$upload" ]; then
+if [ -z "$upload" ] && [ "$in_log" = 1 ]; then
+  echo "socbench: archive: in the log above (socbench-archive-begin $(basename "$archive")); it stays at $archive"
+  case_line archive pass
+elif [ -z "$upload" ]; then
   echo "socbench: archive: no upload URL given: the archive stays at $archive"
   case_line archive skip
   case_line archive-reason-no-url skip

@@ -40,6 +40,10 @@ Options (an empty value means the default):
   --upload-url URL     post the results archive there and record its address in LAVA (the
                        token, if the server needs one, from SOCBENCH_UPLOAD_TOKEN or the LAVA
                        job's secrets)
+  --archive-to-log WHEN
+                       yes: also print the results archive into the log (base64 between
+                       socbench-archive-begin and -end lines), for a device whose files cannot
+                       be fetched otherwise; no or empty: not (default)
   --android            run on an Android device over adb (scripts/android.sh)
   --serial SERIAL      that device (default $ANDROID_SERIAL, which LAVA's docker test sets)
   --device-dir DIR     folder on the device (default /data/local/tmp/socbench)
@@ -82,7 +86,7 @@ die() {
 # The value of an option that needs one.
 need_value() { [ "$1" -ge 2 ] || die "$2 needs a value (see --help)"; }
 
-plan="" tools="" cpus="" sched="" bin="" baseline="" benchmp="" out="" upload="" android=0 device_dir=""
+plan="" tools="" cpus="" sched="" bin="" baseline="" benchmp="" out="" upload="" android=0 device_dir="" to_log=""
 serial=${ANDROID_SERIAL:-}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -95,6 +99,7 @@ while [ $# -gt 0 ]; do
     --benchmp) need_value $# "$1"; benchmp=$2; shift ;;
     --out) need_value $# "$1"; out=$2; shift ;;
     --upload-url) need_value $# "$1"; upload=$2; shift ;;
+    --archive-to-log) need_value $# "$1"; to_log=$2; shift ;;
     --android) android=1 ;;
     --serial) need_value $# "$1"; [ -n "$2" ] && serial=$2; shift ;;
     --device-dir) need_value $# "$1"; device_dir=$2; shift ;;
@@ -130,6 +135,7 @@ case "$(echo "$sched_word" | tr '[:lower:]' '[:upper:]')" in
 esac
 [ "$sched_ok" = 1 ] || die "--sched '$sched' is not an LMBENCH_SCHED policy (DEFAULT, SINGLE, BALANCED, BALANCED_SPREAD, UNIQUE, UNIQUE_SPREAD, 'CUSTOM <cpus>' or 'CUSTOM_UNIQUE <cpus>')"
 case "$upload" in ""|http://*|https://*) ;; *) die "--upload-url '$upload' is not an http(s) URL" ;; esac
+case "$to_log" in ""|no|yes) ;; *) die "--archive-to-log '$to_log' is not yes or no" ;; esac
 if [ "$android" = 1 ]; then
   [ -n "$serial" ] || die "--android needs --serial or ANDROID_SERIAL"
   command -v "${ADB:-adb}" >/dev/null 2>&1 || die "${ADB:-adb} not found on PATH (--android runs the device over adb)"
@@ -286,6 +292,7 @@ set -- "$out"
 [ -n "$baseline" ] && set -- "$@" --baseline "$baseline"
 [ -n "$benchmp" ] && set -- "$@" --benchmp "$benchmp"
 [ -n "$upload" ] && set -- "$@" --upload-url "$upload"
+[ "$to_log" = yes ] && set -- "$@" --archive-to-log
 sh "$here/report.sh" "$@"
 rc=$?
 rm -rf "$scratch"
