@@ -58,7 +58,7 @@ shellcheck -s sh -x "$top"/scripts/lava/*.sh "$top"/scripts/lava/devices/*-init 
 
 echo "== the definitions and example jobs hold what LAVA requires"
 python3 - "$top" <<'PY'
-import pathlib, re, sys, yaml
+import os, pathlib, re, sys, yaml
 top = pathlib.Path(sys.argv[1])
 lava = top / "scripts/lava"
 name_class = re.compile(r"^[-_a-zA-Z0-9.]+$")  # LAVA's test definition name class
@@ -91,6 +91,7 @@ for path in sorted(lava.glob("*.yaml")):
         for script in re.findall(r"\./(\S+\.sh)", " ".join(steps)):
             first = (lava / script).read_text().splitlines()[0]
             need(first == "#!/bin/sh", f"{path.name}: {script} starts {first!r}, not #!/bin/sh")
+            need(os.access(lava / script, os.X_OK), f"{path.name}: {script} is not executable (LAVA runs ./{script})")
     need(set(d) <= {"metadata", "params", "run", "install", "parse"}, f"{path.name}: unknown top-level keys")
     defs[f"scripts/lava/{path.name}"] = d
 need(set(defs) == {"scripts/lava/socbench.yaml", "scripts/lava/socbench-android.yaml", "scripts/lava/socbench-soc.yaml"}, f"definitions: {sorted(defs)}")
