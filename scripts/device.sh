@@ -195,7 +195,9 @@ if [ -z "$bin_dir" ]; then
   (cd "$top" && CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=rust-lld \
     locked cargo build --quiet --profile "$profile" --target aarch64-unknown-linux-musl "${pkgs[@]}" --bins) \
     || { echo "device.sh: the aarch64 build failed (above)" >&2; exit 1; }
-  bin_dir="${CARGO_TARGET_DIR:-$top/target}/aarch64-unknown-linux-musl/$profile"
+  target_dir=${CARGO_TARGET_DIR:-target}
+  case "$target_dir" in /*) ;; *) target_dir="$top/$target_dir" ;; esac
+  bin_dir="$target_dir/aarch64-unknown-linux-musl/$profile"
 fi
 for t in $TOOLS; do
   [ -x "$bin_dir/$t" ] || die "$bin_dir/$t is missing (build it, or give --bin-dir a folder that has it)"
@@ -264,8 +266,13 @@ say "lava-run exited with status $rc; its log: $out/lava.log"
 host_bin="${SOCBENCH_BIN:-}"
 if [ -z "$host_bin" ]; then
   (cd "$top" && cargo build --quiet -p benchmp -p ftrace --bins) || { echo "device.sh: the host build of benchmp and ftrace failed" >&2; exit 1; }
-  host_bin="${CARGO_TARGET_DIR:-$top/target}/debug"
+  host_bin=${CARGO_TARGET_DIR:-target}
+  case "$host_bin" in /*) ;; *) host_bin="$top/$host_bin" ;; esac
+  host_bin="$host_bin/debug"
 fi
+for t in benchmp ftrace; do
+  [ -x "$host_bin/$t" ] || die "$host_bin/$t is missing (SOCBENCH_BIN names a folder of this host's binaries)"
+done
 check=0
 "$py" "$here/lib/device_results.py" "$out" "$host_bin" "${CLUSTERS[*]}" "${CAPACITY[*]}" || check=$?
 if [ "$rc" -ne 0 ] || [ "$check" -ne 0 ]; then

@@ -134,6 +134,7 @@ check() {
 }
 
 echo "== socbench SoC checks on $n CPUs (${allowed:-all}); binaries $bin; results $out"
+echo "== the PMU lists: ${events:-no cycles or instructions event (the default list is asked, and refused)}"
 # The run over every cluster, traced: ftrace record owns tracefs for it and restores it.
 check xc-bw_mem-rd bw_mem "$bin/ftrace" record -o "$out/xc-trace.txt" --buffer-kb 4096 -- \
   "$bin/bw_mem" -P "$n" -N 3 --trace --stdout 8m rd

@@ -339,6 +339,15 @@ grep -q 'TEST_CASE_ID=dhry-P1-reason-unsupported RESULT=skip' "$tmp/c.log" || fa
 plain=$(PATH="/usr/bin:/bin" sh "$top/scripts/lava/report.sh" "$tmp/clean" --benchmp "$release/benchmp") || fail "report.sh without LAVA's helpers failed"
 grep -qE '^bw_mem-rd-P1 pass [0-9.]+ MB/s$' <<< "$plain" || fail "without LAVA's helpers, no plain result lines: $plain"
 
+echo "== --archive-to-log: the results archive in the log, base64 between its markers"
+rm -f "$tmp/clean.tar.gz"
+sh "$top/scripts/lava/report.sh" "$tmp/clean" --benchmp "$release/benchmp" --archive-to-log > "$tmp/l.log" \
+  || fail "report.sh --archive-to-log failed"
+sed -n '/^socbench-archive-begin clean.tar.gz$/,/^socbench-archive-end clean.tar.gz$/p' "$tmp/l.log" \
+  | sed '1d;$d' | base64 -d > "$tmp/from-log.tar.gz" || fail "the archive in the log is not base64"
+tar -tzf "$tmp/from-log.tar.gz" | grep -qx 'clean/status.tsv' || fail "the archive in the log holds no clean/status.tsv"
+grep -q 'TEST_CASE_ID=archive RESULT=pass' "$tmp/l.log" || fail "an archive in the log is not a pass: $(grep archive "$tmp/l.log")"
+
 echo "== a report with a power record gives its energy and figure per energy, with units"
 cp -r "$tmp/clean" "$tmp/power"
 python3 - "$tmp/power" <<'PY'
