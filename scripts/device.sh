@@ -261,6 +261,10 @@ rc=0
 locked lava-run --job-id socbench-device --output-dir "$out/lava" --device "$out/device.yaml" "$out/job.yaml" \
   > "$out/lava.log" 2>&1 || rc=$?
 say "lava-run exited with status $rc; its log: $out/lava.log"
+# The one thing this host may lack that nothing above checks: libguestfs's appliance.
+if [ "$rc" -ne 0 ] && grep -q 'Unable to start libguestfs\|guestfs_launch failed\|supermin exited with error' "$out/lava.log"; then
+  cannot "lava-run's overlay step could not start libguestfs's appliance (supermin with $SUPERMIN_KERNEL, under TCG); it needs supermin, qemu-system-x86 and a writable ${TMPDIR:-/tmp} (see $out/lava.log)"
+fi
 
 # --- LAVA's results, the archives from the guest's log, and the checks on this host.
 host_bin="${SOCBENCH_BIN:-}"

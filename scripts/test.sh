@@ -7,7 +7,7 @@
 #
 #   scripts/test.sh           everything (what CI runs), installing what it needs first; last,
 #                             as a stage of its own, the device test (scripts/device.sh: the
-#                             emulated arm64 SoC under LAVA's dispatcher, about 15 minutes)
+#                             emulated arm64 SoC under LAVA's dispatcher, about 10 minutes)
 #   scripts/test.sh --no-device   everything but the device test
 #   scripts/test.sh --quick   the edit-compile-test loop: fmt, clippy, cargo test --workspace
 set -euo pipefail

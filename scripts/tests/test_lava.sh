@@ -345,7 +345,8 @@ sh "$top/scripts/lava/report.sh" "$tmp/clean" --benchmp "$release/benchmp" --arc
   || fail "report.sh --archive-to-log failed"
 sed -n '/^socbench-archive-begin clean.tar.gz$/,/^socbench-archive-end clean.tar.gz$/p' "$tmp/l.log" \
   | sed '1d;$d' | base64 -d > "$tmp/from-log.tar.gz" || fail "the archive in the log is not base64"
-tar -tzf "$tmp/from-log.tar.gz" | grep -qx 'clean/status.tsv' || fail "the archive in the log holds no clean/status.tsv"
+tar -tzf "$tmp/from-log.tar.gz" > "$tmp/from-log.list" || fail "the archive in the log does not unpack"
+grep -qx 'clean/status.tsv' "$tmp/from-log.list" || fail "the archive in the log holds no clean/status.tsv"
 grep -q 'TEST_CASE_ID=archive RESULT=pass' "$tmp/l.log" || fail "an archive in the log is not a pass: $(grep archive "$tmp/l.log")"
 
 echo "== a report with a power record gives its energy and figure per energy, with units"
