@@ -5,19 +5,24 @@
 # qemu, one quick suite run here, the LAVA definitions). Tests check correctness only; no
 # test asserts a time.
 #
-#   scripts/test.sh           everything (what CI runs), installing what it needs first
+#   scripts/test.sh           everything (what CI runs), installing what it needs first; last,
+#                             as a stage of its own, the device test (scripts/device.sh: the
+#                             emulated arm64 SoC under LAVA's dispatcher, about 10 minutes)
+#   scripts/test.sh --no-device   everything but the device test
 #   scripts/test.sh --quick   the edit-compile-test loop: fmt, clippy, cargo test --workspace
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+device=1
 case "${1:-}" in
+  --no-device) device=0 ;;
   --quick)
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets -- -D warnings
     cargo test --workspace
     exit 0 ;;
   "") ;;
-  *) echo "test.sh: unknown option '$1' (--quick, or nothing for every test)" >&2; exit 2 ;;
+  *) echo "test.sh: unknown option '$1' (--quick, --no-device, or nothing for every test)" >&2; exit 2 ;;
 esac
 
 # Set-up on a fresh machine: everything below needs these; each missing piece is installed,
@@ -148,6 +153,14 @@ await builds
 # The stand-in phone runs the aarch64 binaries built above.
 stage android "SOCBENCH_BIN=$SOCBENCH_BIN SOCBENCH_DEVICE_BIN=$SOCBENCH_DEVICE_BIN scripts/tests/test_android.sh" \
   scripts/tests/test_android.sh
+
+# The device test, a stage of its own after everything else (its guest keeps both CPUs busy):
+# the emulated SoC built from the aarch64 binaries above (the rest of its tools built into the
+# same target folder), booted and tested by lava-run; LAVA's results printed and checked.
+if [ "$device" = 1 ]; then
+  stage device "CARGO_TARGET_DIR=$beside_dir scripts/device.sh (scripts/test.sh --no-device leaves it out)" \
+    env CARGO_TARGET_DIR="$beside_dir" scripts/device.sh
+fi
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "test.sh: ${#failed[@]} stage(s) failed; rerun each with:" >&2

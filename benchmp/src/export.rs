@@ -293,6 +293,10 @@ pub fn note_lines<T: ToolData>(report: &Report<T>) -> String {
         .map(|w| format!("{tool}: warning: {w}\n"))
         .collect();
     out += &noise_lines(tool, &report.quality.verdict.reasons);
+    // Not a noise reason: the run may be clean, but its figures are not the hardware's.
+    if let Some(v) = &report.host.virtual_cpu {
+        out += &format!("{tool}: note: {}\n", v.note());
+    }
     out.extend(
         report
             .quality

@@ -15,6 +15,159 @@ pub struct Host {
     pub cpu_model: String,
     /// Device-tree or DMI product name, when available.
     pub machine_model: Option<String>,
+    /// What says the CPU is emulated or virtual, when anything does: its figures are then
+    /// not the hardware's (absent on bare metal, and in reports from before it was read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub virtual_cpu: Option<VirtualCpu>,
+}
+
+/// An emulated or virtual CPU, and the evidence that says so.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VirtualCpu {
+    /// `emulated` (an instruction-set emulator such as QEMU's TCG: no figure is the
+    /// hardware's) or `virtual` (a virtual machine on a hypervisor: the host's CPU runs the
+    /// code, but other guests and the hypervisor share it).
+    pub kind: String,
+    /// What told it, one phrase per source (`device tree compatible "linux,dummy-virt"`).
+    pub evidence: Vec<String>,
+}
+
+impl VirtualCpu {
+    /// The note every report's text carries: what the CPU is, why that is known, and that the
+    /// figures are not the hardware's. Not a noise reason: the run itself may be clean.
+    pub fn note(&self) -> String {
+        let what = if self.kind == "emulated" {
+            "an emulated CPU"
+        } else {
+            "a virtual CPU"
+        };
+        format!(
+            "{what} ({}): the figures are this {} CPU's, not the hardware's",
+            self.evidence.join("; "),
+            self.kind
+        )
+    }
+}
+
+/// What the system files say about the CPU being emulated or virtual, read by
+/// [`virtual_cpu`] from the running machine (each `None` when the file is not there).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VirtualEvidence {
+    /// /proc/cpuinfo.
+    pub cpuinfo: Option<String>,
+    /// /sys/firmware/devicetree/base/compatible (NUL-separated strings).
+    pub dt_compatible: Option<String>,
+    /// True when /sys/firmware/devicetree/base/hypervisor exists (KVM or Xen guests on Arm).
+    pub dt_hypervisor: bool,
+    /// /sys/hypervisor/type (Xen).
+    pub hypervisor_type: Option<String>,
+    /// /sys/class/dmi/id/sys_vendor and product_name, joined by a space.
+    pub dmi: Option<String>,
+}
+
+/// Boards and vendors of emulators and virtual machines, as the device tree or DMI name
+/// them: (substring, kind, what it is).
+const KNOWN_VIRTUAL: &[(&str, &str, &str)] = &[
+    ("linux,dummy-virt", "emulated", "QEMU's virt board"),
+    ("QEMU", "emulated", "QEMU"),
+    ("KVM", "virtual", "KVM"),
+    ("VMware", "virtual", "VMware"),
+    ("VirtualBox", "virtual", "VirtualBox"),
+    ("Xen", "virtual", "Xen"),
+    ("Virtual Machine", "virtual", "Hyper-V"),
+    ("Google Compute Engine", "virtual", "a cloud VM"),
+    ("Amazon EC2", "virtual", "a cloud VM"),
+    ("Firecracker", "virtual", "Firecracker"),
+];
+
+/// Whether the CPU is emulated or virtual, from what the system files say: Arm's device
+/// tree (QEMU's `linux,dummy-virt` board, a `hypervisor` node), x86's cpuid hypervisor bit
+/// (`hypervisor` among /proc/cpuinfo's flags), an Arm MIDR implementer of 0 (reserved for
+/// software: QEMU's `max` CPU), /sys/hypervisor and DMI's vendor and product. `None` when
+/// nothing says so (bare metal, or a virtual machine that hides itself). Either kind means
+/// the figures are not the hardware's; the kind is `emulated` for a CPU only software
+/// implements, or an emulator's board without a hypervisor's mark (QEMU's TCG), else
+/// `virtual`. (KVM on Arm with QEMU's board and a real core's MIDR shows no hypervisor mark
+/// in the guest, and is called emulated.)
+pub fn virtual_cpu_from(e: &VirtualEvidence) -> Option<VirtualCpu> {
+    let mut evidence = Vec::new();
+    // An emulator's board or CPU (QEMU), and a hypervisor's mark (KVM, Xen, ...).
+    let (mut emulator, mut hypervisor) = (false, e.dt_hypervisor);
+    let mut known = |text: &str, source: &str, evidence: &mut Vec<String>| {
+        if let Some((_, kind, what)) = KNOWN_VIRTUAL.iter().find(|(k, _, _)| text.contains(k)) {
+            evidence.push(format!("{source} \"{text}\": {what}"));
+            emulator |= *kind == "emulated";
+        }
+    };
+    if let Some(compat) = &e.dt_compatible {
+        for name in compat.split('\0').map(str::trim).filter(|n| !n.is_empty()) {
+            known(name, "device tree compatible", &mut evidence);
+        }
+    }
+    if let Some(dmi) = e.dmi.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
+        known(dmi, "DMI", &mut evidence);
+    }
+    if e.dt_hypervisor {
+        evidence.push("device tree hypervisor node".to_string());
+    }
+    let mut software_cpu = false;
+    if let Some(cpuinfo) = &e.cpuinfo {
+        let field = |name: &str| {
+            cpuinfo.lines().find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                (k.trim() == name).then(|| v.trim().to_string())
+            })
+        };
+        if field("flags").is_some_and(|f| f.split_whitespace().any(|w| w == "hypervisor")) {
+            evidence.push("cpuid hypervisor bit".to_string());
+            hypervisor = true;
+        }
+        let implementer = field("CPU implementer")
+            .and_then(|i| u32::from_str_radix(i.trim_start_matches("0x"), 16).ok());
+        if implementer == Some(0) {
+            evidence.push("CPU implementer 0x00, reserved for software".to_string());
+            software_cpu = true;
+        }
+    }
+    if let Some(t) = e
+        .hypervisor_type
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    {
+        evidence.push(format!("/sys/hypervisor/type {t}"));
+        hypervisor = true;
+    }
+    if evidence.is_empty() {
+        return None;
+    }
+    // QEMU's board on a hypervisor (KVM) runs the code on real cores: virtual. Its board
+    // without one, or a CPU only software implements, is emulated.
+    let emulated = software_cpu || (emulator && !hypervisor);
+    Some(VirtualCpu {
+        kind: if emulated { "emulated" } else { "virtual" }.to_string(),
+        evidence,
+    })
+}
+
+/// [`virtual_cpu_from`] for the running machine.
+pub fn virtual_cpu() -> Option<VirtualCpu> {
+    let read = |p: &str| std::fs::read_to_string(p).ok();
+    let dmi: Vec<String> = [
+        "/sys/class/dmi/id/sys_vendor",
+        "/sys/class/dmi/id/product_name",
+    ]
+    .iter()
+    .filter_map(|p| read(p).map(|t| t.trim().to_string()))
+    .filter(|t| !t.is_empty())
+    .collect();
+    virtual_cpu_from(&VirtualEvidence {
+        cpuinfo: read("/proc/cpuinfo"),
+        dt_compatible: read("/sys/firmware/devicetree/base/compatible"),
+        dt_hypervisor: std::path::Path::new("/sys/firmware/devicetree/base/hypervisor").exists(),
+        hypervisor_type: read("/sys/hypervisor/type"),
+        dmi: (!dmi.is_empty()).then(|| dmi.join(" ")),
+    })
 }
 
 /// How this binary was built (recorded by benchmp's build script, built with the same
@@ -156,6 +309,7 @@ impl Host {
             arch: s(|u| u.machine()),
             cpu_model: cpu_model(),
             machine_model,
+            virtual_cpu: virtual_cpu(),
         }
     }
 }
@@ -163,6 +317,56 @@ impl Host {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_emulated_or_virtual_cpu_is_told_by_its_evidence() {
+        // Bare metal: nothing says so.
+        let metal = VirtualEvidence {
+            cpuinfo: Some("processor : 0\nflags : fpu sse2 avx2\n".into()),
+            dmi: Some("Dell Inc. PowerEdge R750".into()),
+            ..Default::default()
+        };
+        assert_eq!(virtual_cpu_from(&metal), None);
+        let phone = VirtualEvidence {
+            cpuinfo: Some("processor : 0\nCPU implementer : 0x41\nCPU part : 0xd44\n".into()),
+            dt_compatible: Some("qcom,sm8650-mtp\0qcom,sm8650\0".into()),
+            ..Default::default()
+        };
+        assert_eq!(virtual_cpu_from(&phone), None);
+        // QEMU's virt board under TCG with its `max` CPU (the emulated SoC of scripts/device.sh).
+        let tcg = virtual_cpu_from(&VirtualEvidence {
+            cpuinfo: Some("processor : 0\nCPU implementer : 0x00\nCPU part : 0x051\n".into()),
+            dt_compatible: Some("linux,dummy-virt\0".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(tcg.kind, "emulated");
+        assert_eq!(tcg.evidence.len(), 2, "{tcg:?}");
+        assert!(tcg.evidence[0].contains("linux,dummy-virt"), "{tcg:?}");
+        assert!(tcg.note().contains("not the hardware's"), "{}", tcg.note());
+        // An x86 virtual machine: the cpuid hypervisor bit, with or without DMI's name.
+        let kvm = virtual_cpu_from(&VirtualEvidence {
+            cpuinfo: Some("flags : fpu hypervisor avx2\n".into()),
+            dmi: Some("QEMU Standard PC (Q35 + ICH9, 2009)".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(kvm.kind, "virtual");
+        assert_eq!(kvm.evidence.len(), 2, "{kvm:?}");
+        // Xen on Arm: the device tree's hypervisor node and /sys/hypervisor.
+        let xen = virtual_cpu_from(&VirtualEvidence {
+            dt_hypervisor: true,
+            hypervisor_type: Some("xen\n".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(xen.kind, "virtual");
+        // An older report without the field still reads.
+        let mut j = serde_json::to_value(Host::current()).unwrap();
+        j.as_object_mut().unwrap().remove("virtual_cpu");
+        let h: Host = serde_json::from_value(j).unwrap();
+        assert_eq!(h.virtual_cpu, None);
+    }
 
     #[test]
     fn cpu_model_x86_and_arm() {

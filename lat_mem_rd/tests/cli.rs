@@ -212,7 +212,7 @@ fn summary_goes_to_the_other_stream() {
     let out = stdout(&o);
     let lines: Vec<&str> = out
         .lines()
-        .filter(|l| !l.starts_with("lat_mem_rd: noisy"))
+        .filter(|l| !l.starts_with("lat_mem_rd: noisy") && !l.starts_with("lat_mem_rd: note"))
         .collect();
     assert!(
         lines[0].starts_with("summary: stride 64, sequential, cluster 0"),

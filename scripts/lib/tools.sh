@@ -1,4 +1,4 @@
-#!/usr/bin/env bash
+#!/bin/sh
 # The suite's tools, for the scripts that check names before any binary exists. The plan
 # itself (which tool runs with which arguments in each mode) is `benchmp suite`'s, in Rust
 # (benchmp/src/cmd/suite/plan.rs); a test there checks that this list is its list.

@@ -12,7 +12,9 @@
 #   - a clean report is all pass; a noisy report is unknown with its reasons, never a fail;
 #   - a bad parameter (a plan, a tool, a SCHED policy, a CPU this test may not use, a binary
 #     folder) is one line, status 2 and a LAVA test error, and leaves no folder behind;
-#   - a signal stops the running suite and its tool before socbench.sh exits 128+n.
+#   - a signal stops the running suite and its tool before socbench.sh exits 128+n;
+#   - the definition's steps run under busybox sh with nothing but busybox's applets on PATH:
+#     no bash and no python3 (stand-ins of both would say so), as on a minimal LAVA image.
 # Correctness only: no figure is judged. Uses the quick plan and the fast tools. KEEP=1 keeps
 # its folders (logs, results) for a look afterwards. SOCBENCH_BIN names a folder of release
 # binaries to use instead of building them.
@@ -33,9 +35,9 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-echo "== set-up: LAVA's helpers, PyYAML, shellcheck, release binaries"
+echo "== set-up: LAVA's helpers, PyYAML, shellcheck, busybox, release binaries"
 setup_lava_helpers "$tmp/lava-bin" || fail "no LAVA helpers (see the setup line above)"
-setup_apt shellcheck shellcheck || fail "no shellcheck (see the setup line above)"
+setup_apt shellcheck shellcheck busybox busybox-static || fail "no shellcheck or busybox (see the setup line above)"
 python3 -c 'import yaml' 2>/dev/null || setup_python_packages || fail "no PyYAML (see the setup line above)"
 if [ -n "${SOCBENCH_BIN:-}" ]; then
   release=$(cd "$SOCBENCH_BIN" && pwd)
@@ -50,13 +52,13 @@ mkdir -p "$tmp/lava-1/0/results"
 export LAVA_RESULT_DIR="$tmp/lava-1/0/results/0_socbench-1"
 printf 'SOCBENCH_UPLOAD_TOKEN=t0ken\n' > "$tmp/lava-1/secrets"
 
-echo "== lint: scripts/lava's shell and Python"
-shellcheck -x "$top"/scripts/lava/*.sh || fail "shellcheck found problems in scripts/lava"
-python3 -m py_compile "$top/scripts/lava/report.py"
+echo "== lint: scripts/lava is POSIX sh (shellcheck -s sh)"
+shellcheck -s sh -x "$top"/scripts/lava/*.sh "$top"/scripts/lava/devices/*-init \
+  || fail "shellcheck -s sh found problems in scripts/lava"
 
 echo "== the definitions and example jobs hold what LAVA requires"
 python3 - "$top" <<'PY'
-import pathlib, re, sys, yaml
+import os, pathlib, re, sys, yaml
 top = pathlib.Path(sys.argv[1])
 lava = top / "scripts/lava"
 name_class = re.compile(r"^[-_a-zA-Z0-9.]+$")  # LAVA's test definition name class
@@ -84,9 +86,15 @@ for path in sorted(lava.glob("*.yaml")):
     used = set(re.findall(r"\$\{(\w+)\}", " ".join(steps)))
     need(used == set(params), f"{path.name}: params {sorted(set(params))} and the ones the steps use {sorted(used)} differ")
     need(steps[0] == "cd ./scripts/lava", f"{path.name}: the first step goes to scripts/lava from the checkout")
+    if "android" not in path.name:  # a device's own steps: POSIX sh, no bash, no Python
+        need(not re.search(r"\b(bash|python3?)\b", " ".join(steps)), f"{path.name}: a step calls bash or python")
+        for script in re.findall(r"\./(\S+\.sh)", " ".join(steps)):
+            first = (lava / script).read_text().splitlines()[0]
+            need(first == "#!/bin/sh", f"{path.name}: {script} starts {first!r}, not #!/bin/sh")
+            need(os.access(lava / script, os.X_OK), f"{path.name}: {script} is not executable (LAVA runs ./{script})")
     need(set(d) <= {"metadata", "params", "run", "install", "parse"}, f"{path.name}: unknown top-level keys")
     defs[f"scripts/lava/{path.name}"] = d
-need(set(defs) == {"scripts/lava/socbench.yaml", "scripts/lava/socbench-android.yaml"}, f"definitions: {sorted(defs)}")
+need(set(defs) == {"scripts/lava/socbench.yaml", "scripts/lava/socbench-android.yaml", "scripts/lava/socbench-soc.yaml"}, f"definitions: {sorted(defs)}")
 for path in sorted((lava / "jobs").glob("*.yaml")):
     j = yaml.safe_load(path.read_text())
     for key in ("device_type", "job_name", "timeouts", "priority", "visibility", "actions"):
@@ -103,11 +111,11 @@ for path in sorted((lava / "jobs").glob("*.yaml")):
 print("definitions and jobs: ok")
 PY
 
-# lava_run DEFINITION LOG VAR=VALUE...: writes run.sh as LAVA does (the definition's params,
-# the job's parameters, set -e, the checkout, the steps) and runs it with sh -e.
-lava_run() {
-  local def=$1 log=$2; shift 2
-  python3 - "$top/scripts/lava/$def" "$top" "$tmp/run.sh" "$@" <<'PY'
+# lava_script DEFINITION FILE VAR=VALUE...: writes FILE as LAVA writes a definition's run
+# script (the definition's params, the job's parameters, set -e, the checkout, the steps).
+lava_script() {
+  local def=$1 file=$2; shift 2
+  python3 - "$top/scripts/lava/$def" "$top" "$file" "$@" <<'PY'
 import shlex, sys, yaml
 d = yaml.safe_load(open(sys.argv[1]))
 lines = [f"{k}='{'' if v is None else v}'" for k, v in d["params"].items()]
@@ -115,6 +123,11 @@ lines += [f"{k}='{v}'" for k, v in (a.split("=", 1) for a in sys.argv[4:])]
 lines += ["set -e", f"cd {shlex.quote(sys.argv[2])}"] + d["run"]["steps"]
 open(sys.argv[3], "w").write("\n".join(lines) + "\n")
 PY
+}
+# lava_run DEFINITION LOG VAR=VALUE...: the definition's run script, run with sh -e.
+lava_run() {
+  local def=$1 log=$2; shift 2
+  lava_script "$def" "$tmp/run.sh" "$@"
   sh -e "$tmp/run.sh" > "$log" 2>&1
 }
 
@@ -309,7 +322,7 @@ rows = (out / "status.tsv").read_text().splitlines()
 rows = [r.replace("dhry-P1\tdhry\t1", "dhry-P1\tdhry\t3") for r in rows]
 (out / "status.tsv").write_text("\n".join(rows) + "\n")
 PY
-python3 "$top/scripts/lava/report.py" "$tmp/clean" > "$tmp/c.log" || fail "report.py failed on a clean folder"
+sh "$top/scripts/lava/report.sh" "$tmp/clean" --benchmp "$release/benchmp" > "$tmp/c.log" || fail "report.sh failed on a clean folder"
 python3 - "$tmp/c.log" "$tmp/clean" <<'PY'
 import csv, re, sys
 text = open(sys.argv[1]).read()
@@ -323,9 +336,18 @@ if others:
     sys.exit(f"FAIL: a clean report has non-pass cases: {others}")
 PY
 grep -q 'TEST_CASE_ID=dhry-P1-reason-unsupported RESULT=skip' "$tmp/c.log" || fail "exit 3 without its skip reason"
-py=$(python3 -c 'import sys; print(sys.executable)')
-plain=$(PATH="/usr/bin:/bin" "$py" "$top/scripts/lava/report.py" "$tmp/clean") || fail "report.py without LAVA's helpers failed"
+plain=$(PATH="/usr/bin:/bin" sh "$top/scripts/lava/report.sh" "$tmp/clean" --benchmp "$release/benchmp") || fail "report.sh without LAVA's helpers failed"
 grep -qE '^bw_mem-rd-P1 pass [0-9.]+ MB/s$' <<< "$plain" || fail "without LAVA's helpers, no plain result lines: $plain"
+
+echo "== --archive-to-log: the results archive in the log, base64 between its markers"
+rm -f "$tmp/clean.tar.gz"
+sh "$top/scripts/lava/report.sh" "$tmp/clean" --benchmp "$release/benchmp" --archive-to-log > "$tmp/l.log" \
+  || fail "report.sh --archive-to-log failed"
+sed -n '/^socbench-archive-begin clean.tar.gz$/,/^socbench-archive-end clean.tar.gz$/p' "$tmp/l.log" \
+  | sed '1d;$d' | base64 -d > "$tmp/from-log.tar.gz" || fail "the archive in the log is not base64"
+tar -tzf "$tmp/from-log.tar.gz" > "$tmp/from-log.list" || fail "the archive in the log does not unpack"
+grep -qx 'clean/status.tsv' "$tmp/from-log.list" || fail "the archive in the log holds no clean/status.tsv"
+grep -q 'TEST_CASE_ID=archive RESULT=pass' "$tmp/l.log" || fail "an archive in the log is not a pass: $(grep archive "$tmp/l.log")"
 
 echo "== a report with a power record gives its energy and figure per energy, with units"
 cp -r "$tmp/clean" "$tmp/power"
@@ -347,7 +369,7 @@ PY
 "$release/benchmp" summary --json "$tmp/power" > "$tmp/power.summary" \
   || fail "benchmp summary --json of the folder with a power record failed"
 mv "$tmp/power.summary" "$tmp/power/summary.json"
-python3 "$top/scripts/lava/report.py" "$tmp/power" > "$tmp/p.log" || fail "report.py failed on a folder with a power record"
+sh "$top/scripts/lava/report.sh" "$tmp/power" --benchmp "$release/benchmp" > "$tmp/p.log" || fail "report.sh failed on a folder with a power record"
 for want in "bw_mem-rd-P1-energy RESULT=pass UNITS=J MEASUREMENT=2.5>" \
   "bw_mem-rd-P1-per-energy RESULT=pass UNITS=MB/J MEASUREMENT=1234.5>"; do
   grep -qF "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=$want" "$tmp/p.log" \
@@ -367,7 +389,7 @@ f.write_text(json.dumps(d))
 rows = (out / "status.tsv").read_text().replace("dhry-P1\tdhry\t3", "dhry-P1\tdhry\t1")
 (out / "status.tsv").write_text(rows)
 PY
-python3 "$top/scripts/lava/report.py" "$tmp/noisy" > "$tmp/n.log" || fail "report.py failed on a noisy folder"
+sh "$top/scripts/lava/report.sh" "$tmp/noisy" --benchmp "$release/benchmp" > "$tmp/n.log" || fail "report.sh failed on a noisy folder"
 for want in "bw_mem-rd-P1 RESULT=unknown" "bw_mem-rd-P1-reason-noisy RESULT=unknown UNITS=reasons MEASUREMENT=1>" \
   "bw_mem-wr-P1 RESULT=pass" "dhry-P1 RESULT=fail" "dhry-P1-reason-exit RESULT=fail"; do
   grep -qF "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=$want" "$tmp/n.log" \
@@ -423,5 +445,26 @@ if kill -0 "$(cat "$outs/stand-in.pid")" 2>/dev/null; then
   fail "SIGTERM: the suite's tool still runs"
 fi
 grep -qx 'socbench.sh: interrupted by SIGTERM' "$outs/s.log" || fail "SIGTERM: no line says so: $(cat "$outs/s.log")"
+
+echo "== under busybox sh: no bash, no python3, only busybox's applets on PATH"
+mkdir -p "$tmp/bb"
+busybox --install -s "$tmp/bb" 2>/dev/null || fail "busybox --install failed"
+rm -f "$tmp/bb/bash" "$tmp/bb/python3"
+# Stand-ins that would say so if anything reached for bash or python3 after all.
+mkdir -p "$tmp/bb-stand-ins"
+for p in bash python3 python; do
+  # shellcheck disable=SC2016  # the stand-in expands $0 itself
+  printf '#!/bin/sh\necho "$0 was called" >> "%s/called"\nexit 127\n' "$outs" > "$tmp/bb-stand-ins/$p"
+  chmod +x "$tmp/bb-stand-ins/$p"
+done
+lava_script socbench.yaml "$tmp/run-bb.sh" PLAN=quick "TOOLS=bw_mem dhry" BIN_DIR="$release" OUT="$outs/out-bb"
+# The steps' `./socbench.sh` would start /bin/sh (dash here): busybox's sh runs it instead.
+sed -i 's|^\./socbench\.sh |busybox sh ./socbench.sh |' "$tmp/run-bb.sh"
+grep -q '^busybox sh ./socbench.sh ' "$tmp/run-bb.sh" || fail "the definition's step is not ./socbench.sh: $(cat "$tmp/run-bb.sh")"
+bb=$(command -v busybox)
+env -i HOME="$HOME" PATH="$tmp/lava-bin:$tmp/bb:$tmp/bb-stand-ins" LAVA_RESULT_DIR="$LAVA_RESULT_DIR" \
+  "$bb" sh -e "$tmp/run-bb.sh" > "$tmp/bb.log" 2>&1 || fail "the definition under busybox sh failed: $(tail -n 20 "$tmp/bb.log")"
+[ ! -e "$outs/called" ] || fail "bash or python3 was called under busybox sh: $(cat "$outs/called")"
+check_signals "$tmp/bb.log" "$outs/out-bb"
 
 echo "PASS test_lava.sh"

@@ -143,6 +143,22 @@ fn complete<T: ToolData>(report: &mut Report<T>, given: Option<Vec<crate::schema
         verdict.reasons.extend(noise);
         verdict.noisy = true;
     }
+    // An emulated CPU's figures are the emulator's whatever the run did: what would make the
+    // run noisy is said among the notes, not judged (the report's note says why).
+    if report
+        .host
+        .virtual_cpu
+        .as_ref()
+        .is_some_and(|v| v.kind == "emulated")
+    {
+        let verdict = std::mem::take(&mut report.quality.verdict);
+        report.quality.notes.extend(
+            verdict
+                .reasons
+                .into_iter()
+                .map(|r| format!("not judged as noise on an emulated CPU: {r}")),
+        );
+    }
 }
 
 /// [`Session::finish_joined`]'s joining of `parts` into `report`.
@@ -220,6 +236,27 @@ mod tests {
 
     fn names(r: &Report<Judged>) -> Vec<&str> {
         r.figures.iter().map(|f| f.name.as_str()).collect()
+    }
+
+    #[test]
+    fn on_an_emulated_cpu_noise_is_said_not_judged() {
+        let mut r = session().finish(&OutputArgs::default(), Some("cells".into()));
+        r.host.virtual_cpu = Some(crate::host::VirtualCpu {
+            kind: "emulated".into(),
+            evidence: vec!["device tree compatible \"linux,dummy-virt\"".into()],
+        });
+        r.quality.verdict = crate::quality::Verdict::default();
+        complete(&mut r, None);
+        assert!(!r.quality.verdict.noisy);
+        assert!(r.quality.verdict.reasons.is_empty());
+        assert!(
+            r.quality
+                .notes
+                .iter()
+                .any(|n| n == "not judged as noise on an emulated CPU: the tool's own"),
+            "{:?}",
+            r.quality.notes
+        );
     }
 
     #[test]

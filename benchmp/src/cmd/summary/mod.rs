@@ -4,6 +4,7 @@
 //! for an entry: the suite, the LAVA report and the tests all read it from here.
 
 mod headline;
+pub mod lava;
 mod render;
 mod status;
 #[cfg(test)]
@@ -340,6 +341,13 @@ pub struct SummaryArgs {
     /// besides it (--csv=FILE).
     #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
     pub csv: Option<String>,
+    /// Print the results as LAVA test cases instead of the table, one line each for a shell
+    /// to hand to LAVA's helpers (`set TOOL`, `log TEXT`, `case NAME RESULT [MEASUREMENT
+    /// UNITS]`, `stop`): a test set per tool, a case per entry with its headline figure,
+    /// one per reason it is not a pass, then the set `compare` from compare/compare.json
+    /// when the folder has one (scripts/lava/report.sh).
+    #[arg(long, conflicts_with_all = ["json", "csv"])]
+    pub lava: bool,
 }
 
 impl benchmp::output::Export for Summary {
@@ -361,6 +369,11 @@ impl benchmp::output::Export for Summary {
 /// Writes the summary as asked. No file it writes is one it reads (the folder's status.tsv or
 /// compare.json, by inode).
 pub fn run(args: &SummaryArgs) -> Result<i32> {
+    if args.lava {
+        let text = lava::render(&args.dir)?;
+        benchmp::output::write_stdout(&text)?;
+        return Ok(benchmp::EXIT_OK);
+    }
     let (json, csv) = (args.json.as_deref(), args.csv.as_deref());
     let read = benchmp::cli::Protected::new()
         .file("the folder's status.tsv", args.dir.join("status.tsv"))

@@ -1,0 +1,697 @@
+//! `benchmp summary --lava DIR`: a results folder as LAVA test cases, one line each, for a
+//! POSIX shell to hand to LAVA's helpers (scripts/lava/report.sh) on a device that has
+//! neither bash nor Python. Every name is one word of `[A-Za-z0-9._-]`, every unit one word,
+//! every measurement a plain decimal, so a line splits on white space:
+//!
+//! ```text
+//! set topology                                the CPUs and clusters the reports ran on
+//! case topology-cluster0-capacity pass 512 capacity
+//! set bw_mem                                  lava-test-set start bw_mem
+//! log bw_mem-rd-P1: noisy run: ...            a line for the log, before the case it explains
+//! case bw_mem-rd-P1 pass 12345.6 MB/s         lava-test-case NAME --result R [--measurement M --units U]
+//! stop                                        lava-test-set stop
+//! ```
+//!
+//! An entry is `pass` when its tool exited 0 and its report does not call the run noisy,
+//! `skip` when the tool exited 3 (not supported here), `unknown` when the only thing against
+//! it is a noisy run (the figure is reported, but not to be trusted), and `fail` otherwise
+//! (the tool failed, left no report or no figure, or the suite was stopped while it ran).
+//! Each reason is a case of its own, `LABEL-reason-KIND`, with the entry's result; the
+//! headline's figure per cluster (`LABEL-cluster0`, where the report has two clusters or
+//! more), lat_mem_rd's plateaus, the events `--counters` counted (`LABEL-counter-cycles`) and
+//! the energy follow as cases of their own with the entry's result. After the
+//! entries, a comparison in `DIR/compare/compare.json` (`benchmp compare --json`) gives the set
+//! `compare`: a case `compare` (fail when a figure regressed) and one per figure with its
+//! change in percent. scripts/lava/README.md lists every name and unit.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::Result;
+
+use super::{Outcome, Row, bad, last_error_line, read_report, summarize};
+
+/// A LAVA test case name: letters, digits, `.`, `_` and `-` only (others become `-`), the
+/// parts joined by `-`.
+pub fn case_name(parts: &[&str]) -> String {
+    let joined = parts
+        .iter()
+        .filter(|p| !p.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join("-");
+    let mut out = String::new();
+    for ch in joined.chars() {
+        if ch.is_ascii_alphanumeric() || matches!(ch, '.' | '_' | '-') {
+            out.push(ch);
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_string()
+}
+
+/// A unit as one word LAVA's signal parser keeps intact (spaces, `=`, `<` and `>` become `_`).
+fn unit_word(unit: &str) -> Option<String> {
+    let mut out = String::new();
+    for ch in unit.trim().chars() {
+        if ch.is_whitespace() || matches!(ch, '=' | '<' | '>') {
+            if !out.ends_with('_') {
+                out.push('_');
+            }
+        } else if !ch.is_control() {
+            out.push(ch);
+        }
+    }
+    let out = out.trim_matches('_').to_string();
+    (!out.is_empty()).then_some(out)
+}
+
+/// A measurement as LAVA reads it: a decimal number without exponent where it can be one,
+/// no thousands separators.
+fn measurement(x: f64) -> String {
+    if x == 0.0 {
+        return "0".to_string();
+    }
+    if x.abs() >= 1e-3 {
+        let s = format!("{x:.6}");
+        return s.trim_end_matches('0').trim_end_matches('.').to_string();
+    }
+    format!("{x:.6e}")
+}
+
+/// Why an entry is not a pass: its kind (the case's suffix), a measurement with its units,
+/// and the text for the log.
+#[derive(Debug, Clone, PartialEq)]
+struct Reason {
+    kind: &'static str,
+    measured: Option<(f64, &'static str)>,
+    text: String,
+}
+
+/// The lines being written.
+#[derive(Debug, Default)]
+struct Lines(String);
+
+impl Lines {
+    fn set(&mut self, name: &str) {
+        let _ = writeln!(self.0, "set {}", case_name(&[name]));
+    }
+    fn stop(&mut self) {
+        self.0.push_str("stop\n");
+    }
+    fn log(&mut self, name: &str, text: &str) {
+        let text: String = text
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        let _ = writeln!(self.0, "log {name}: {text}");
+    }
+    fn case(&mut self, name: &str, result: &str, value: Option<f64>, unit: Option<&str>) {
+        let _ = write!(self.0, "case {name} {result}");
+        if let Some(v) = value.filter(|v| v.is_finite()) {
+            let _ = write!(self.0, " {}", measurement(v));
+            if let Some(u) = unit.and_then(unit_word) {
+                let _ = write!(self.0, " {u}");
+            }
+        }
+        self.0.push('\n');
+    }
+    fn reasons(&mut self, name: &str, result: &str, reasons: &[Reason]) {
+        for r in reasons {
+            let (value, unit) = r.measured.map_or((None, None), |(v, u)| (Some(v), Some(u)));
+            self.case(&case_name(&[name, "reason", r.kind]), result, value, unit);
+        }
+    }
+}
+
+/// lat_mem_rd: (name, ns) of every plateau its curve summary found (`-L1`, `-L2-2`, ...,
+/// with `-s64` and `-c1` when the report has several strides or clusters).
+fn plateaus(label: &str, report: &serde_json::Value) -> Vec<(String, f64)> {
+    let Some(summaries) = report["extra"]["summary"].as_array() else {
+        return Vec::new();
+    };
+    let distinct = |key: &str| {
+        let mut seen: Vec<&serde_json::Value> = Vec::new();
+        for s in summaries {
+            if !seen.contains(&&s[key]) {
+                seen.push(&s[key]);
+            }
+        }
+        seen.len()
+    };
+    let (strides, clusters) = (distinct("stride_bytes"), distinct("cluster"));
+    let mut out = Vec::new();
+    for s in summaries {
+        let mut parts = vec![label.to_string()];
+        if strides > 1 {
+            parts.push(format!("s{}", s["stride_bytes"]));
+        }
+        if clusters > 1 {
+            parts.push(format!("c{}", s["cluster"]));
+        }
+        for p in s["shape"]["plateaus"].as_array().into_iter().flatten() {
+            if let Some(ns) = p["ns"].as_f64().filter(|v| v.is_finite()) {
+                let mut name: Vec<&str> = parts.iter().map(String::as_str).collect();
+                name.push(p["label"].as_str().unwrap_or("plateau"));
+                out.push((case_name(&name), ns));
+            }
+        }
+    }
+    out
+}
+
+/// (name, value, unit) of the headline's figure per cluster, where the report has one for
+/// two clusters or more: the figures named as the system figure whose value is the headline,
+/// counted per cluster (`LABEL-cluster0`, `LABEL-cluster1`).
+fn cluster_cases(
+    label: &str,
+    figures: &[benchmp::schema::Figure],
+    value: f64,
+) -> Vec<(String, f64, String)> {
+    let Some(system) = figures
+        .iter()
+        .find(|f| f.cpu.is_none() && f.cluster.is_none() && f.value == value)
+    else {
+        return Vec::new();
+    };
+    let per: Vec<_> = figures
+        .iter()
+        .filter(|f| f.name == system.name && f.cpu.is_none())
+        .filter_map(|f| Some((f.cluster?, f)))
+        .collect();
+    if per.len() < 2 {
+        return Vec::new();
+    }
+    per.into_iter()
+        .map(|(c, f)| {
+            (
+                case_name(&[label, &format!("cluster{c}")]),
+                f.value,
+                f.unit.clone(),
+            )
+        })
+        .collect()
+}
+
+/// (name, count) of each event `--counters` counted, summed over the children of the
+/// report's first measurement that has counts (`LABEL-counter-cycles`).
+fn counter_cases(label: &str, report: &serde_json::Value) -> Vec<(String, f64)> {
+    let mut sums: Vec<(String, f64)> = Vec::new();
+    for m in report["measurements"].as_array().into_iter().flatten() {
+        for child in m["children"].as_array().into_iter().flatten() {
+            for c in child["counters"]["counts"].as_array().into_iter().flatten() {
+                let (Some(event), Some(value)) = (c["event"].as_str(), c["value"].as_f64()) else {
+                    continue;
+                };
+                match sums.iter_mut().find(|(e, _)| e == event) {
+                    Some((_, sum)) => *sum += value,
+                    None => sums.push((event.to_string(), value)),
+                }
+            }
+        }
+        if !sums.is_empty() {
+            break;
+        }
+    }
+    sums.into_iter()
+        .map(|(e, v)| (case_name(&[label, "counter", &e]), v))
+        .collect()
+}
+
+/// One entry: its reasons, its result and its lines.
+fn entry(lines: &mut Lines, dir: &Path, row: &Row) -> Result<()> {
+    let label = &row.entry;
+    let name = case_name(&[label]);
+    let code = row.exit;
+    let mut reasons = Vec::new();
+    let last = || -> Result<String> { Ok(last_error_line(&dir.join(format!("{label}.err")))?) };
+    if code == benchmp::EXIT_UNSUPPORTED {
+        reasons.push(Reason {
+            kind: "unsupported",
+            measured: Some((f64::from(code), "status")),
+            text: format!("not supported here (exit 3): {}", last()?),
+        });
+    } else if row.status == Outcome::Interrupted {
+        reasons.push(Reason {
+            kind: "interrupted",
+            measured: Some((f64::from(code), "status")),
+            text: format!("the suite was stopped while it ran (exit {code})"),
+        });
+    } else if code != 0 && row.status != Outcome::Noisy {
+        reasons.push(Reason {
+            kind: "exit",
+            measured: Some((f64::from(code), "status")),
+            text: format!("the tool failed (exit {code}): {}", last()?),
+        });
+    }
+    let path = dir.join(format!("{label}.json"));
+    let report = read_report(&path)?;
+    let mut subs: Vec<(String, Option<f64>, Option<String>)> = Vec::new();
+    let mut figure = None;
+    match &report {
+        None if code == 0 => reasons.push(Reason {
+            kind: "report",
+            measured: None,
+            text: format!("no JSON report ({label}.json)"),
+        }),
+        None => {}
+        Some(r) => match &r.figures {
+            Err(why) => {
+                if code == 0 {
+                    reasons.push(Reason {
+                        kind: "report",
+                        measured: None,
+                        text: why.clone(),
+                    });
+                }
+            }
+            Ok(figures) => {
+                figure = row.headline.as_ref().map(|h| (h.value, h.unit.clone()));
+                let text =
+                    benchmp::input::read_text_if_there(&path, benchmp::input::MAX_INPUT_BYTES)?
+                        .unwrap_or_default();
+                let data: serde_json::Value =
+                    serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
+                if let Some((value, _)) = &figure {
+                    for (n, v, u) in cluster_cases(label, figures, *value) {
+                        subs.push((n, Some(v), Some(u)));
+                    }
+                }
+                for (n, ns) in plateaus(label, &data) {
+                    subs.push((n, Some(ns), Some("ns".to_string())));
+                }
+                for (n, count) in counter_cases(label, &data) {
+                    subs.push((n, Some(count), Some("events".to_string())));
+                }
+                if let Some(e) = &row.energy {
+                    if let Some(j) = e.energy_j {
+                        subs.push((case_name(&[label, "energy"]), Some(j), Some("J".into())));
+                    }
+                    subs.push((
+                        case_name(&[label, "per-energy"]),
+                        Some(e.value),
+                        Some(e.unit.clone()),
+                    ));
+                }
+                if r.noisy {
+                    let shown: Vec<&str> = r.reasons.iter().take(3).map(String::as_str).collect();
+                    let more = r.reasons.len().saturating_sub(3);
+                    let more = if more > 0 {
+                        format!(" (and {more} more)")
+                    } else {
+                        String::new()
+                    };
+                    reasons.push(Reason {
+                        kind: "noisy",
+                        measured: Some((r.reasons.len() as f64, "reasons")),
+                        text: format!("noisy run: {}{more}", shown.join("; ")),
+                    });
+                }
+                if figure.is_none() {
+                    reasons.push(Reason {
+                        kind: "report",
+                        measured: None,
+                        text: format!("no headline figure for {label}: its report has no figures"),
+                    });
+                }
+            }
+        },
+    }
+    let result = if code == benchmp::EXIT_UNSUPPORTED {
+        "skip"
+    } else if reasons.is_empty() {
+        "pass"
+    } else if reasons.iter().all(|r| r.kind == "noisy") {
+        "unknown"
+    } else {
+        "fail"
+    };
+    for r in &reasons {
+        lines.log(&name, &r.text);
+    }
+    let (value, unit) = figure.map_or((None, None), |(v, u)| (Some(v), Some(u)));
+    lines.case(&name, result, value, unit.as_deref());
+    lines.reasons(&name, result, &reasons);
+    for (n, v, u) in subs {
+        lines.case(&n, result, v, u.as_deref());
+    }
+    Ok(())
+}
+
+/// `compare/compare.json`'s verdicts as LAVA results: PASS and IMPROVED (and the reference
+/// REF) pass, FAIL fails, NOISY is unknown, MISSING (in one run only) is a skip.
+fn compare_result(verdict: &str) -> &'static str {
+    match verdict {
+        "PASS" | "IMPROVED" | "REF" => "pass",
+        "FAIL" => "fail",
+        "MISSING" => "skip",
+        _ => "unknown",
+    }
+}
+
+/// The set `compare`, from `DIR/compare/compare.json` when it is there.
+fn compare(lines: &mut Lines, dir: &Path) -> Result<()> {
+    let path = dir.join("compare").join("compare.json");
+    let Some(text) = benchmp::input::read_text_if_there(&path, benchmp::input::MAX_INPUT_BYTES)?
+    else {
+        return Ok(());
+    };
+    let data: benchmp::compare::Comparison = serde_json::from_str(&text)
+        .map_err(|e| bad(&path, None, format!("is not a comparison's JSON: {e}")))?;
+    let regressed = data
+        .rows
+        .iter()
+        .filter(|r| r.verdict.label() == "FAIL")
+        .count();
+    lines.set("compare");
+    let result = if regressed > 0 { "fail" } else { "pass" };
+    let reasons = if regressed > 0 {
+        vec![Reason {
+            kind: "regression",
+            measured: Some((regressed as f64, "figures")),
+            text: format!("{regressed} figure(s) regressed against {}", data.base),
+        }]
+    } else {
+        Vec::new()
+    };
+    for r in &reasons {
+        lines.log("compare", &r.text);
+    }
+    lines.case("compare", result, None, None);
+    lines.reasons("compare", result, &reasons);
+    let mut seen = std::collections::HashSet::new();
+    for r in &data.rows {
+        let name = case_name(&["compare", &r.entry, &r.figure]);
+        if !seen.insert(name.clone()) {
+            continue;
+        }
+        lines.case(
+            &name,
+            compare_result(r.verdict.label()),
+            r.change_pct,
+            Some("%"),
+        );
+    }
+    lines.stop();
+    Ok(())
+}
+
+/// The set `topology`: the CPUs and clusters the folder's first report ran on (every report
+/// carries the topology it saw), each cluster's size and capacity as cases, and a line in the
+/// log for each cluster and for an emulated or virtual CPU. Nothing when no report has one.
+fn topology(lines: &mut Lines, dir: &Path, rows: &[Row]) -> Result<()> {
+    let mut found = None;
+    for r in rows {
+        let path = dir.join(format!("{}.json", r.entry));
+        let Ok(Some(text)) =
+            benchmp::input::read_text_if_there(&path, benchmp::input::MAX_INPUT_BYTES)
+        else {
+            continue;
+        };
+        let Ok(data) = serde_json::from_str::<serde_json::Value>(&text) else {
+            continue;
+        };
+        let Ok(t) = serde_json::from_value::<benchmp::topology::Topology>(data["topology"].clone())
+        else {
+            continue;
+        };
+        let host: Option<benchmp::host::Host> = serde_json::from_value(data["host"].clone()).ok();
+        found = Some((t, host));
+        break;
+    }
+    let Some((t, host)) = found else {
+        return Ok(());
+    };
+    lines.set("topology");
+    if let Some(v) = host.and_then(|h| h.virtual_cpu) {
+        lines.log("topology", &v.note());
+    }
+    lines.case(
+        "topology-cpus",
+        "pass",
+        Some(t.cpus.len() as f64),
+        Some("cpus"),
+    );
+    lines.case(
+        "topology-clusters",
+        "pass",
+        Some(t.clusters.len() as f64),
+        Some("clusters"),
+    );
+    for c in &t.clusters {
+        let name = format!("topology-cluster{}", c.index);
+        let capacity = c.capacity.map_or("-".into(), |v| v.to_string());
+        let mhz = c
+            .max_freq_khz
+            .map_or("-".into(), |v| format!("{}", v / 1000));
+        lines.log(
+            "topology",
+            &format!(
+                "cluster {}: CPUs {}, capacity {capacity}, max {mhz} MHz",
+                c.index,
+                benchmp::cpulist::format_cpu_list(&c.cpus)
+            ),
+        );
+        lines.case(
+            &format!("{name}-cpus"),
+            "pass",
+            Some(c.cpus.len() as f64),
+            Some("cpus"),
+        );
+        if let Some(v) = c.capacity {
+            lines.case(
+                &format!("{name}-capacity"),
+                "pass",
+                Some(f64::from(v)),
+                Some("capacity"),
+            );
+        }
+        if let Some(v) = c.max_freq_khz {
+            lines.case(
+                &format!("{name}-max-freq"),
+                "pass",
+                Some(v as f64 / 1000.0),
+                Some("MHz"),
+            );
+        }
+    }
+    lines.stop();
+    Ok(())
+}
+
+/// The folder's results as LAVA lines: the set `topology`, a set per tool (in the order status.tsv first names
+/// them) with a case per entry, then the comparison's set when there is one.
+pub fn render(dir: &Path) -> Result<String> {
+    let s = summarize(dir)?;
+    let mut lines = Lines::default();
+    topology(&mut lines, dir, &s.entries)?;
+    let mut tools: Vec<&str> = Vec::new();
+    for r in &s.entries {
+        if !tools.contains(&r.tool.as_str()) {
+            tools.push(&r.tool);
+        }
+    }
+    for tool in tools {
+        lines.set(tool);
+        for r in s.entries.iter().filter(|r| r.tool == tool) {
+            entry(&mut lines, dir, r)?;
+        }
+        lines.stop();
+    }
+    compare(&mut lines, dir)?;
+    Ok(lines.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use benchmp::schema::{Better, Figure};
+
+    fn figures(unit: &str, value: f64) -> String {
+        serde_json::to_string(&[Figure {
+            name: "score".into(),
+            cpu: Some(0),
+            cluster: Some(0),
+            unit: unit.into(),
+            better: Better::Higher,
+            value,
+            samples: vec![value],
+        }])
+        .unwrap()
+    }
+
+    #[test]
+    fn names_units_and_measurements_are_single_words() {
+        assert_eq!(case_name(&["bw_mem-rd P1", "", "x/y"]), "bw_mem-rd-P1-x-y");
+        assert_eq!(case_name(&["--a  b--"]), "a-b");
+        assert_eq!(unit_word(" MB / s ").as_deref(), Some("MB_/_s"));
+        assert_eq!(unit_word("=<>"), None);
+        assert_eq!(measurement(12_345.678_901_2), "12345.678901");
+        assert_eq!(measurement(2.5), "2.5");
+        assert_eq!(measurement(0.0), "0");
+        assert_eq!(measurement(1.5e-7), "1.500000e-7");
+    }
+
+    #[test]
+    fn every_entry_gets_its_result_and_reasons() {
+        let d = std::env::temp_dir().join(format!("benchmp-lava-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(
+            d.join("status.tsv"),
+            "label\ttool\texit\tseconds\tstatus\n\
+             ok\tdhry\t0\t1.0\tok\n\
+             shaky\tdhry\t0\t1.0\tnoisy\n\
+             broke\tcoremark\t1\t1.0\tfailed\n\
+             none\tcoremark\t3\t1.0\tfailed\n\
+             cut\tcoremark\t143\t1.0\tinterrupted\n\
+             lost\tcoremark\t0\t1.0\tok\n\
+             lat\tlat_mem_rd\t0\t1.0\tok\n",
+        )
+        .unwrap();
+        let clean = r#""quality":{"verdict":{"noisy":false,"reasons":[]}}"#;
+        std::fs::write(
+            d.join("ok.json"),
+            format!(r#"{{"figures":{},{clean}}}"#, figures("DMIPS", 1234.5)),
+        )
+        .unwrap();
+        std::fs::write(
+            d.join("shaky.json"),
+            format!(
+                r#"{{"figures":{},"quality":{{"verdict":{{"noisy":true,"reasons":["child 0 lost 9 %","two","three","four"]}}}}}}"#,
+                figures("DMIPS", 1.0)
+            ),
+        )
+        .unwrap();
+        std::fs::write(d.join("broke.err"), "first\nit broke\n").unwrap();
+        std::fs::write(d.join("none.err"), "no NEON here\n").unwrap();
+        std::fs::write(
+            d.join("lat.json"),
+            format!(
+                r#"{{"figures":{},{clean},"extra":{{"summary":[{{"stride_bytes":64,"cluster":0,"shape":{{"plateaus":[{{"label":"L1","ns":1.25}},{{"label":"DRAM","ns":95.5}}]}}}}]}}}}"#,
+                figures("ns", 95.5)
+            ),
+        )
+        .unwrap();
+        let text = render(&d).unwrap();
+        let want = "\
+set dhry
+case ok pass 1234.5 DMIPS
+log shaky: noisy run: child 0 lost 9 %; two; three (and 1 more)
+case shaky unknown 1 DMIPS
+case shaky-reason-noisy unknown 4 reasons
+stop
+set coremark
+log broke: the tool failed (exit 1): it broke
+case broke fail
+case broke-reason-exit fail 1 status
+log none: not supported here (exit 3): no NEON here
+case none skip
+case none-reason-unsupported skip 3 status
+log cut: the suite was stopped while it ran (exit 143)
+case cut fail
+case cut-reason-interrupted fail 143 status
+log lost: no JSON report (lost.json)
+case lost fail
+case lost-reason-report fail
+stop
+set lat_mem_rd
+case lat pass 95.5 ns
+case lat-L1 pass 1.25 ns
+case lat-DRAM pass 95.5 ns
+stop
+";
+        assert_eq!(text, want);
+        let _ = std::fs::remove_dir_all(d);
+    }
+
+    #[test]
+    fn a_run_over_two_clusters_gives_each_clusters_figure_and_its_counts() {
+        let f = |cluster: Option<usize>, value: f64| Figure {
+            name: "rd 8M".into(),
+            cpu: None,
+            cluster,
+            unit: "MB/s".into(),
+            better: Better::Higher,
+            value,
+            samples: vec![value],
+        };
+        let figures = [f(Some(0), 300.0), f(Some(1), 200.0), f(None, 500.0)];
+        assert_eq!(
+            cluster_cases("xc", &figures, 500.0),
+            [
+                ("xc-cluster0".to_string(), 300.0, "MB/s".to_string()),
+                ("xc-cluster1".to_string(), 200.0, "MB/s".to_string())
+            ]
+        );
+        // One cluster: its figure is the system's, no case of its own.
+        assert!(cluster_cases("xc", &figures[..1], 300.0).is_empty());
+        let report = serde_json::json!({"measurements": [{"children": [
+            {"counters": {"counts": [{"event": "cycles", "value": 10.0}, {"event": "instructions", "value": 4.0}]}},
+            {"counters": {"counts": [{"event": "cycles", "value": 5.0}, {"event": "instructions", "value": 1.0}]}},
+        ]}]});
+        assert_eq!(
+            counter_cases("c", &report),
+            [
+                ("c-counter-cycles".to_string(), 15.0),
+                ("c-counter-instructions".to_string(), 5.0)
+            ]
+        );
+        assert!(
+            counter_cases(
+                "c",
+                &serde_json::json!({"measurements": [{"children": [{}]}]})
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn the_topology_set_gives_each_clusters_size_and_capacity() {
+        let d = std::env::temp_dir().join(format!("benchmp-lava-topo-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/phone8/sys");
+        let t = benchmp::topology::Topology::from_root(&root).unwrap();
+        std::fs::write(
+            d.join("status.tsv"),
+            "label\ttool\texit\tseconds\tstatus\nok\tdhry\t0\t1.0\tok\n",
+        )
+        .unwrap();
+        let report = serde_json::json!({
+            "figures": serde_json::from_str::<serde_json::Value>(&figures("DMIPS", 2.0)).unwrap(),
+            "quality": {"verdict": {"noisy": false, "reasons": []}},
+            "topology": t,
+        });
+        std::fs::write(d.join("ok.json"), report.to_string()).unwrap();
+        let text = render(&d).unwrap();
+        let set: Vec<&str> = text.lines().take_while(|l| *l != "stop").collect();
+        assert_eq!(set[0], "set topology", "{text}");
+        assert!(set.contains(&"case topology-cpus pass 8 cpus"), "{text}");
+        let clusters = format!("case topology-clusters pass {} clusters", t.clusters.len());
+        assert!(
+            t.clusters.len() > 1 && set.contains(&clusters.as_str()),
+            "{text}"
+        );
+        for c in &t.clusters {
+            let size = format!(
+                "case topology-cluster{}-cpus pass {} cpus",
+                c.index,
+                c.cpus.len()
+            );
+            assert!(set.contains(&size.as_str()), "{size}: {text}");
+            let cap = format!(
+                "case topology-cluster{}-capacity pass {} capacity",
+                c.index,
+                c.capacity.unwrap()
+            );
+            assert!(set.contains(&cap.as_str()), "{cap}: {text}");
+        }
+        assert!(
+            text.contains("\nset dhry\ncase ok pass 2 DMIPS\nstop\n"),
+            "{text}"
+        );
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
