@@ -211,7 +211,8 @@ pub fn machine_key() -> String {
             .map(|u| f(u).to_string_lossy().into_owned())
             .unwrap_or_default()
     };
-    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    let online =
+        crate::sysfs::read_attr(Path::new("/sys/devices/system/cpu/online")).unwrap_or_default();
     format!(
         "{}|{}|{}|{}|{}",
         part(|u| u.nodename()),

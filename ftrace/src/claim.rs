@@ -87,7 +87,7 @@ impl Holder {
 
 /// A process's start time in clock ticks since boot (`/proc/PID/stat` field 22).
 fn start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let stat = crate::input::read_small(Path::new(&format!("/proc/{pid}/stat")), 4096).ok()?;
     // The command name (field 2) may hold spaces and parentheses: count from its end.
     let rest = &stat[stat.rfind(')')? + 2..];
     rest.split_whitespace().nth(19)?.parse().ok()
@@ -181,8 +181,11 @@ fn write_record(f: &mut File, r: &Record) -> io::Result<()> {
     f.sync_data()
 }
 
+/// The most a setting's file may hold (a sysfs or tracefs attribute).
+const MAX_SETTING_BYTES: u64 = 64 << 10;
+
 fn read_setting(path: &Path) -> Result<String, ClaimError> {
-    std::fs::read_to_string(path)
+    crate::input::read_small(path, MAX_SETTING_BYTES)
         .map(|s| s.trim().to_string())
         .map_err(io_err(path))
 }

@@ -25,6 +25,7 @@ pub mod console;
 pub mod contract;
 pub mod convert;
 pub mod error;
+pub mod input;
 pub mod layer;
 pub mod marker;
 pub mod output;

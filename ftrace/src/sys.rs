@@ -112,7 +112,8 @@ pub(crate) fn caught_signal() -> Option<i32> {
 
 /// Number of threads of this process, from /proc/self/status.
 pub(crate) fn thread_count() -> Option<usize> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let status =
+        crate::input::read_small(std::path::Path::new("/proc/self/status"), 1 << 20).ok()?;
     status
         .lines()
         .find_map(|line| line.strip_prefix("Threads:"))

@@ -112,7 +112,8 @@ pub fn exit_now(code: i32) -> ! {
 /// field): the time a busy machine kept it from running. `None` where the kernel does not
 /// keep it or the process is gone.
 pub fn run_queue_wait_ns(pid: u32) -> Option<u64> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/schedstat")).ok()?;
+    let text =
+        crate::sysfs::read_attr(std::path::Path::new(&format!("/proc/{pid}/schedstat"))).ok()?;
     parse_schedstat_wait(&text)
 }
 
