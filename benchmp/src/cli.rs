@@ -280,6 +280,7 @@ pub use ftrace::contract::Example;
 /// quickly and at length: with `SOCBENCH_CLI_SPEC` set the binary prints its commands,
 /// options and examples for the contract test and exits 0 ([`ftrace::contract`]).
 pub fn parse<T: Parser>(examples: &[Example]) -> T {
+    ftrace::startup::prepare(T::command().get_name());
     ftrace::contract::print_spec_if_asked(&T::command(), examples);
     parse_from(std::env::args_os())
 }
@@ -343,7 +344,11 @@ pub fn report_error(tool: &str, e: &anyhow::Error) -> i32 {
 pub fn report_error_by(tool: &str, e: &anyhow::Error, probes: &[crate::error::Probe]) -> i32 {
     // One line, whatever the chain holds: line breaks become spaces, and any other control
     // character (a worker's escape sequence, a value typed with a newline) is shown escaped.
-    let msg = format!("{e:#}").replace('\n', " ");
+    let mut msg = format!("{e:#}").replace('\n', " ");
+    // A resource limit is named with its value, so it can be raised.
+    if let Some(limit) = ftrace::error::Limit::in_chain(e.as_ref()) {
+        msg += &format!(" ({limit})");
+    }
     ftrace::errln!("{tool}: {}", ftrace::error::printable(&msg));
     exit_code_by(e, probes)
 }

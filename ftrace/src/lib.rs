@@ -31,6 +31,7 @@ pub mod marker;
 pub mod output;
 pub mod record;
 pub mod script;
+pub mod startup;
 mod sys;
 pub mod tracefs;
 

@@ -49,6 +49,7 @@ const EXAMPLES: &[ftrace::contract::Example] = &[
 ];
 
 fn main() -> ExitCode {
+    ftrace::startup::prepare("ftrace");
     let cli = match parse_args() {
         Ok(cli) => cli,
         Err(err)
@@ -68,8 +69,12 @@ fn main() -> ExitCode {
     let code = match run(cli) {
         Ok(code) => code,
         Err(err) => {
-            ftrace::errln!("ftrace: {}", printable(&message(&err)));
-            if let Some(e) = err.downcast_ref::<ftrace::Error>() {
+            let limit = ftrace::error::Limit::in_chain(err.as_ref());
+            let named = limit.map(|l| format!(" ({l})")).unwrap_or_default();
+            ftrace::errln!("ftrace: {}{named}", printable(&message(&err)));
+            if limit.is_some() {
+                exit_code::FAILED
+            } else if let Some(e) = err.downcast_ref::<ftrace::Error>() {
                 e.exit_code()
             } else if err.downcast_ref::<Usage>().is_some() {
                 exit_code::USAGE
