@@ -281,6 +281,16 @@ pub fn note_lines<T: ToolData>(report: &Report<T>) -> String {
         .iter()
         .map(|w| format!("{tool}: warning: {w}\n"))
         .collect();
+    if let (Some(file), Some(why)) = (
+        &report.calibration.cache_file,
+        &report.calibration.cache_problem,
+    ) {
+        out += &format!(
+            "{tool}: note: calibration cache {}: {}\n",
+            ftrace::error::shown(file),
+            ftrace::error::printable(why)
+        );
+    }
     out += &noise_lines(tool, &report.quality.verdict.reasons);
     out.extend(
         report
