@@ -282,7 +282,11 @@ pub use ftrace::contract::Example;
 pub fn parse<T: Parser>(examples: &[Example]) -> T {
     ftrace::startup::prepare(T::command().get_name());
     ftrace::contract::print_spec_if_asked(&T::command(), examples);
-    parse_from(std::env::args_os())
+    let parsed = parse_from(std::env::args_os());
+    // A setting a killed socbench run left changed is written back (and said) before this
+    // command reads or changes anything.
+    ftrace::restore::left_behind(T::command().get_name());
+    parsed
 }
 
 /// [`parse`] over given arguments.

@@ -30,6 +30,7 @@ pub mod layer;
 pub mod marker;
 pub mod output;
 pub mod record;
+pub mod restore;
 pub mod script;
 pub mod startup;
 mod sys;

@@ -66,6 +66,7 @@ fn main() -> ExitCode {
             return ExitCode::from(exit_code::USAGE as u8);
         }
     };
+    ftrace::restore::left_behind("ftrace");
     let code = match run(cli) {
         Ok(code) => code,
         Err(err) => {
