@@ -418,7 +418,7 @@ impl<T: ToolData> Session<T> {
             Err(Error::Interrupted(sig)) => return Err(self.interrupted_at(sig, Some(&spec.name))),
             other => other?,
         };
-        let power = power.transpose()?.flatten();
+        let power = power.flatten();
         // Under benchmp ab a load runs only during its side's repetitions, by design.
         let required = loads.required && cfg.paced.is_none();
         if let Some(l) = ran.loads.iter().find(|l| required && !l.ran_through) {

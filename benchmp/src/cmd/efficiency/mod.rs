@@ -250,6 +250,7 @@ pub fn run(args: &EfficiencyArgs) -> Result<i32> {
             }
         })?;
     plan::name_apart(&mut commands);
+    args.power.check().map_err(refuse)?;
     crate::cmd::suite::check_environment()?;
     let topology = benchmp::topology::Topology::detect().map_err(benchmp::Error::from)?;
     let cpus = chosen_cpus(&topology, args.cpus.as_ref().map(|c| c.0.as_slice()))?;
