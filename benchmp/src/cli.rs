@@ -348,11 +348,7 @@ pub fn report_error(tool: &str, e: &anyhow::Error) -> i32 {
 pub fn report_error_by(tool: &str, e: &anyhow::Error, probes: &[crate::error::Probe]) -> i32 {
     // One line, whatever the chain holds: line breaks become spaces, and any other control
     // character (a worker's escape sequence, a value typed with a newline) is shown escaped.
-    let mut msg = format!("{e:#}").replace('\n', " ");
-    // A resource limit is named with its value, so it can be raised.
-    if let Some(limit) = ftrace::error::Limit::in_chain(e.as_ref()) {
-        msg += &format!(" ({limit})");
-    }
+    let msg = crate::error::chain_line(e);
     ftrace::errln!("{tool}: {}", ftrace::error::printable(&msg));
     exit_code_by(e, probes)
 }

@@ -60,6 +60,16 @@ impl ExitStatus for Unsupported {
     }
 }
 
+/// An error chain as one line (`{:#}`: each cause after a colon), with the resource limit it
+/// ran into named with its value, so it can be raised.
+pub fn chain_line(e: &anyhow::Error) -> String {
+    let mut msg = format!("{e:#}").replace('\n', " ");
+    if let Some(limit) = ftrace::error::Limit::in_chain(e.as_ref()) {
+        msg += &format!(" ({limit})");
+    }
+    msg
+}
+
 /// Recognises one error type in a chain and gives its exit status ([`probe`]).
 pub type Probe = fn(&(dyn std::error::Error + 'static)) -> Option<i32>;
 

@@ -616,15 +616,20 @@ fn calibrated(iters: &mut u64, enough: u64, body: fn(u64) -> usize) -> (u64, f64
     (*iters, result)
 }
 
+/// The most iterations one timed interval or repetition runs (2^48): sizing never grows a
+/// count past it, and a `benchmp ab` driver that asks for more is refused, so no tool's
+/// running total of iterations can overflow.
+pub const MAX_ITERATIONS: u64 = 1 << 48;
+
 /// lmbench's re-sizing step for an interval that took `r_ns` against a target of `enough`
 /// ns: proportional to 1.1 × enough once an interval is over 150 µs, else ×8 (capped).
 pub(crate) fn resize_count(count: u64, r_ns: f64, enough: f64) -> u64 {
     if r_ns > 150_000.0 {
         ((count as f64 / r_ns * 1.1 * enough) as u64)
             .saturating_add(1)
-            .max(1)
+            .clamp(1, MAX_ITERATIONS)
     } else {
-        count.saturating_mul(8).min(1 << 48)
+        count.saturating_mul(8).min(MAX_ITERATIONS)
     }
 }
 

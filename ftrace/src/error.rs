@@ -213,9 +213,23 @@ impl std::fmt::Display for Limit {
                 None => f.write_str("the limit of open files (ulimit -n) is reached"),
             },
             Limit::SystemFiles => f.write_str("the system's limit of open files is reached"),
-            Limit::Processes => match soft(Resource::RLIMIT_NPROC, 1) {
-                Some(n) => write!(f, "the limit of processes and threads (ulimit -u) is {n}"),
-                None => f.write_str("no process or thread could be started (the system's limit of processes and threads)"),
+            // A thread's stack that does not fit the address space is refused as EAGAIN too.
+            Limit::Processes => match (
+                soft(Resource::RLIMIT_NPROC, 1),
+                soft(Resource::RLIMIT_AS, 1024),
+            ) {
+                (Some(n), Some(k)) => write!(
+                    f,
+                    "the limit of processes and threads (ulimit -u) is {n}, the address-space limit (ulimit -v) {k} KiB"
+                ),
+                (Some(n), None) => write!(f, "the limit of processes and threads (ulimit -u) is {n}"),
+                (None, Some(k)) => write!(
+                    f,
+                    "no process or thread could start; the address-space limit (ulimit -v) is {k} KiB"
+                ),
+                (None, None) => f.write_str(
+                    "no process or thread could start (the system's limit of processes and threads)",
+                ),
             },
             Limit::Memory => match soft(Resource::RLIMIT_AS, 1024) {
                 Some(k) => write!(f, "the address-space limit (ulimit -v) is {k} KiB"),

@@ -309,6 +309,44 @@ pub fn pass_fds(
     }
 }
 
+/// What a command's process is held to between fork and exec: resource limits (soft and
+/// hard alike), a user and group id to run as (root's limits are not all enforced on root:
+/// `RLIMIT_NPROC` is not), and standard descriptors to close. The tests' hostile
+/// environments are made of these.
+#[derive(Debug, Clone, Default)]
+pub struct Confinement {
+    /// Each resource and its limit.
+    pub limits: Vec<(nix::sys::resource::Resource, u64)>,
+    /// The user (and group) id to run as; needs root.
+    pub user: Option<u32>,
+    /// Descriptors to close (0, 1, 2).
+    pub close: Vec<std::os::fd::RawFd>,
+}
+
+/// Holds `cmd`'s process to `c` ([`Confinement`]).
+pub fn confine_command(cmd: &mut std::process::Command, c: Confinement) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the forked child before exec and only makes the
+    // async-signal-safe setrlimit, setgroups, setgid, setuid and close system calls on
+    // values copied in beforehand; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            for &(resource, limit) in &c.limits {
+                nix::sys::resource::setrlimit(resource, limit, limit)?;
+            }
+            if let Some(id) = c.user {
+                nix::unistd::setgroups(&[])?;
+                nix::unistd::setgid(nix::unistd::Gid::from_raw(id))?;
+                nix::unistd::setuid(nix::unistd::Uid::from_raw(id))?;
+            }
+            for &fd in &c.close {
+                libc::close(fd);
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Makes a command's process get SIGKILL when this process ends, however it ends (SIGKILL
 /// included, when it can stop nothing itself), and inherit `hold`, a descriptor of ours,
 /// across exec: a lock held through it stays held while anything the command started lives.
