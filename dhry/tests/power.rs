@@ -1085,3 +1085,37 @@ fn run_watched_grandchild(mut cmd: Command, live: &LiveFiles) -> Output {
     }
     child.wait_with_output().unwrap()
 }
+
+/// A `--power-cmd` that cannot start for a resource limit (too many open files, no process
+/// left) is a failure to measure here, exit 1 naming the limit, not bad input.
+#[test]
+fn a_meter_that_cannot_start_for_a_limit_names_it() {
+    use benchmp::sys::process::{Confinement, confine_command};
+    use nix::sys::resource::Resource;
+    let _one = one_at_a_time();
+    let root = fixture_copy("vm2", "meter-limits");
+    let meter = "sh -c 'while :; do echo \"$(date +%s.%N) 2.5\"; sleep 0.01; done'";
+    let root_user = nix::unistd::geteuid().is_root();
+    for (limit, value, named) in [
+        (Resource::RLIMIT_NOFILE, 6, "ulimit -n"),
+        (Resource::RLIMIT_NPROC, 1, "ulimit -u"),
+    ] {
+        let mut cmd = dhry()
+            .with_env("BENCHMP_SYSFS_ROOT", Some(root.to_str().unwrap()))
+            .command(&["--runs", "1000", "--cpus", "0", "--power-cmd", meter]);
+        confine_command(
+            &mut cmd,
+            Confinement {
+                limits: vec![(limit, value)],
+                // Root is exempt from the process limit: a user of its own.
+                user: (root_user && limit == Resource::RLIMIT_NPROC).then_some(61_235),
+                ..Confinement::default()
+            },
+        );
+        let o = cmd.output().unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{named}: {err}");
+        assert!(err.contains(named), "{named}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}

@@ -321,16 +321,28 @@ pub struct Confinement {
     pub user: Option<u32>,
     /// Descriptors to close (0, 1, 2).
     pub close: Vec<std::os::fd::RawFd>,
+    /// The CPUs it may run on (`taskset`).
+    pub cpus: Option<Vec<usize>>,
 }
 
 /// Holds `cmd`'s process to `c` ([`Confinement`]).
 pub fn confine_command(cmd: &mut std::process::Command, c: Confinement) {
     use std::os::unix::process::CommandExt;
+    let cpus = c.cpus.as_ref().map(|list| {
+        let mut set = nix::sched::CpuSet::new();
+        for &cpu in list {
+            let _ = set.set(cpu);
+        }
+        set
+    });
     // SAFETY: the closure runs in the forked child before exec and only makes the
-    // async-signal-safe setrlimit, setgroups, setgid, setuid and close system calls on
-    // values copied in beforehand; it allocates nothing.
+    // async-signal-safe sched_setaffinity, setrlimit, setgroups, setgid, setuid and close
+    // system calls on values made beforehand; it allocates nothing.
     unsafe {
         cmd.pre_exec(move || {
+            if let Some(set) = &cpus {
+                nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), set)?;
+            }
             for &(resource, limit) in &c.limits {
                 nix::sys::resource::setrlimit(resource, limit, limit)?;
             }
