@@ -213,7 +213,7 @@ fn read_setting(path: &Path) -> Result<String, ClaimError> {
 }
 
 fn write_setting(path: &Path, value: &str) -> Result<(), ClaimError> {
-    std::fs::write(path, format!("{value}\n")).map_err(io_err(path))
+    crate::output::write_attribute(path, &format!("{value}\n")).map_err(io_err(path))
 }
 
 /// A setting written back because every process that held it had died.

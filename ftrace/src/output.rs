@@ -108,6 +108,29 @@ impl OutputFile {
     }
 }
 
+/// Writes `text` into an existing regular file in place: a sysfs or tracefs attribute, a
+/// setting being written back. Opened without creating and without blocking, and refused
+/// unless it is a regular file, so a FIFO planted where a setting was never blocks the
+/// writer (the next socbench command writes back what a killed run left).
+pub fn write_attribute(path: &Path, text: &str) -> io::Result<()> {
+    let mut f = OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "is {}, not a regular file",
+                crate::input::special_kind(meta.file_type()).unwrap_or("a folder")
+            ),
+        ));
+    }
+    f.write_all(text.as_bytes())
+}
+
 fn rename_or_remove(hidden: &Path, dest: &Path) -> io::Result<()> {
     std::fs::rename(hidden, dest).inspect_err(|_| {
         let _ = std::fs::remove_file(hidden);
@@ -314,6 +337,20 @@ mod tests {
         out.commit().unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}");
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn an_attribute_is_written_in_place_and_a_fifo_refused() {
+        let dir = scratch("attribute");
+        let p = dir.join("scaling_max_freq");
+        std::fs::write(&p, "2265600\n").unwrap();
+        write_attribute(&p, "300000\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "300000\n");
+        let fifo = dir.join("scaling_min_freq");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        assert!(write_attribute(&fifo, "1\n").is_err());
+        assert!(write_attribute(&dir.join("none"), "1\n").is_err());
         let _ = std::fs::remove_dir_all(dir);
     }
 

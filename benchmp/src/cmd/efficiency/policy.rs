@@ -63,7 +63,8 @@ pub(super) fn write_back(files: &mut [NotBack]) {
             f.held_by = Some(pid);
             continue;
         }
-        f.written_back = Some(std::fs::write(path, format!("{}\n", f.was)).is_ok());
+        f.written_back =
+            Some(ftrace::output::write_attribute(path, &format!("{}\n", f.was)).is_ok());
     }
 }
 
