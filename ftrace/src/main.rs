@@ -2,7 +2,7 @@
 //! chrome://tracing, write markers from scripts, and time a marker write.
 //!
 //! Exit status: 0 ok; 1 failed (trace invalid or empty, a setting not restored, a result that
-//! cannot be written to stdout); 2 usage or setup error (bad arguments, not root, tracefs not
+//! cannot be written to stdout, a resource limit such as a full disk); 2 usage or setup error (bad arguments, not root, tracefs not
 //! mounted, unknown event, buffer refused, a command that cannot run, an output file that
 //! cannot be written, another capture running); 3 the kernel has no tracefs.
 //! `record` otherwise ends with its command's status (128 + N after signal N). Every error is
