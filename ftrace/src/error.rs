@@ -116,10 +116,16 @@ pub enum Error {
 }
 
 impl Error {
-    /// The exit status a binary should end with for this error: a resource limit (a full
-    /// disk under an output, too many open files) is a failure (1), whatever the variant.
+    /// The exit status a binary should end with for this error: a file that cannot be
+    /// written or read for a resource limit (a full disk under an output, too many open
+    /// files) is a failure (1); a ring buffer the kernel refuses stays a request to change
+    /// (2), whatever errno it came with.
     pub fn exit_code(&self) -> i32 {
-        if Limit::in_chain(self).is_some() {
+        if matches!(
+            self,
+            Error::Output { .. } | Error::Io { .. } | Error::Spawn { .. }
+        ) && Limit::in_chain(self).is_some()
+        {
             return exit_code::FAILED;
         }
         match self {
@@ -325,6 +331,12 @@ mod tests {
             source: io::Error::from_raw_os_error(libc::EISDIR),
         };
         assert_eq!(other.exit_code(), exit_code::USAGE);
+        let refused = Error::BufferRefused {
+            path: "/sys/kernel/tracing/buffer_size_kb".into(),
+            kb: 1 << 40,
+            source: io::Error::from_raw_os_error(libc::ENOMEM),
+        };
+        assert_eq!(refused.exit_code(), exit_code::USAGE);
         let e = anyhow::Error::new(nix::errno::Errno::EMFILE).context("cannot open x");
         assert_eq!(Limit::in_chain(e.as_ref()), Some(Limit::OpenFiles));
         assert!(Limit::OpenFiles.to_string().contains("ulimit -n"));

@@ -70,13 +70,15 @@ fn main() -> ExitCode {
     let code = match run(cli) {
         Ok(code) => code,
         Err(err) => {
-            let limit = ftrace::error::Limit::in_chain(err.as_ref());
+            let own = err.downcast_ref::<ftrace::Error>();
+            let limit = ftrace::error::Limit::in_chain(err.as_ref())
+                .filter(|_| own.is_none_or(|e| e.exit_code() == exit_code::FAILED));
             let named = limit.map(|l| format!(" ({l})")).unwrap_or_default();
             ftrace::errln!("ftrace: {}{named}", printable(&message(&err)));
-            if limit.is_some() {
-                exit_code::FAILED
-            } else if let Some(e) = err.downcast_ref::<ftrace::Error>() {
+            if let Some(e) = own {
                 e.exit_code()
+            } else if limit.is_some() {
+                exit_code::FAILED
             } else if err.downcast_ref::<Usage>().is_some() {
                 exit_code::USAGE
             } else {
