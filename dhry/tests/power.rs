@@ -378,9 +378,11 @@ fn a_charging_battery_is_refused_when_named_and_left_out_when_found() {
     let o = run_live(
         &root,
         &live,
+        // A fixed count (one session): --time sizes its count in a session of its own
+        // first, whose child would make the battery charge before the second one starts.
         &[
-            "--time",
-            "1",
+            "--runs",
+            "1000000",
             "--cpus",
             "0",
             &format!("--json={}", json.display()),
@@ -618,7 +620,7 @@ fn counters_that_break_mid_run_leave_their_power_missing_and_the_figure_standing
         // first, which would find the sources broken at its start.
         &[
             "--runs",
-            "300000",
+            "1000000",
             "--cpus",
             "0",
             &format!("--json={}", json.display()),
@@ -686,7 +688,7 @@ fn a_renamed_rail_is_missing_and_the_other_rails_stand() {
         &live,
         &[
             "--runs",
-            "300000",
+            "1000000",
             "--cpus",
             "0",
             "--power",
@@ -722,7 +724,7 @@ fn a_meter_that_breaks_or_lies_leaves_the_power_missing_and_the_figure_standing(
     let _one = one_at_a_time();
     let root = fixture_copy("vm2", "bad-meters");
     let good =
-        "i=0; while [ $i -lt 5 ]; do echo \"$(date +%s.%N) 2.5\"; sleep 0.01; i=$((i+1)); done";
+        "i=0; while [ $i -lt 3 ]; do echo \"$(date +%s.%N) 2.5\"; sleep 0.005; i=$((i+1)); done";
     let cases: [(&str, String, &str); 8] = [
         ("ends", format!("{good}; exit 0"), "the meter failed"),
         (
@@ -770,7 +772,7 @@ fn a_meter_that_breaks_or_lies_leaves_the_power_missing_and_the_figure_standing(
         let o = tool.run_bounded(
             &[
                 "--runs",
-                "300000",
+                "1000000",
                 "--cpus",
                 "0",
                 "--power-cmd",
