@@ -280,8 +280,13 @@ pub use ftrace::contract::Example;
 /// quickly and at length: with `SOCBENCH_CLI_SPEC` set the binary prints its commands,
 /// options and examples for the contract test and exits 0 ([`ftrace::contract`]).
 pub fn parse<T: Parser>(examples: &[Example]) -> T {
+    ftrace::startup::prepare(T::command().get_name());
     ftrace::contract::print_spec_if_asked(&T::command(), examples);
-    parse_from(std::env::args_os())
+    let parsed = parse_from(std::env::args_os());
+    // A setting a killed socbench run left changed is written back (and said) before this
+    // command reads or changes anything.
+    ftrace::restore::left_behind(T::command().get_name());
+    parsed
 }
 
 /// [`parse`] over given arguments.
@@ -343,7 +348,7 @@ pub fn report_error(tool: &str, e: &anyhow::Error) -> i32 {
 pub fn report_error_by(tool: &str, e: &anyhow::Error, probes: &[crate::error::Probe]) -> i32 {
     // One line, whatever the chain holds: line breaks become spaces, and any other control
     // character (a worker's escape sequence, a value typed with a newline) is shown escaped.
-    let msg = format!("{e:#}").replace('\n', " ");
+    let msg = crate::error::chain_line(e);
     ftrace::errln!("{tool}: {}", ftrace::error::printable(&msg));
     exit_code_by(e, probes)
 }

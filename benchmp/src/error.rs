@@ -60,6 +60,16 @@ impl ExitStatus for Unsupported {
     }
 }
 
+/// An error chain as one line (`{:#}`: each cause after a colon), with the resource limit it
+/// ran into named with its value, so it can be raised.
+pub fn chain_line(e: &anyhow::Error) -> String {
+    let mut msg = format!("{e:#}").replace('\n', " ");
+    if let Some(limit) = ftrace::error::Limit::in_chain(e.as_ref()) {
+        msg += &format!(" ({limit})");
+    }
+    msg
+}
+
 /// Recognises one error type in a chain and gives its exit status ([`probe`]).
 pub type Probe = fn(&(dyn std::error::Error + 'static)) -> Option<i32>;
 
@@ -68,9 +78,15 @@ pub fn probe<T: ExitStatus>(e: &(dyn std::error::Error + 'static)) -> Option<i32
     e.downcast_ref::<T>().map(ExitStatus::exit_status)
 }
 
-/// The exit status of an error chain: the first cause that is a [`Usage`] or [`Unsupported`]
-/// marker, or that one of `probes` recognises, decides; a chain of none is [`EXIT_FAILED`].
+/// The exit status of an error chain: a resource limit anywhere in it (too many open files,
+/// no process or thread could start, no memory, the file-size limit, a full disk) is
+/// [`EXIT_FAILED`], whatever was being done; otherwise the first cause that is a [`Usage`] or
+/// [`Unsupported`] marker, or that one of `probes` recognises, decides; a chain of none is
+/// [`EXIT_FAILED`].
 pub fn exit_code_by(e: &anyhow::Error, probes: &[Probe]) -> i32 {
+    if ftrace::error::Limit::in_chain(e.as_ref()).is_some() {
+        return EXIT_FAILED;
+    }
     for cause in e.chain() {
         let known = [probe::<Usage> as Probe, probe::<Unsupported>];
         if let Some(code) = known.iter().chain(probes).find_map(|p| p(cause)) {
@@ -95,5 +111,9 @@ mod tests {
             3
         );
         assert_eq!(exit_code_by(&anyhow::anyhow!("plain"), &[]), 1);
+        // Bad input that failed on a resource limit is a failure, not bad input.
+        let emfile = anyhow::Error::new(std::io::Error::from_raw_os_error(nix::libc::EMFILE))
+            .context(Usage("cannot open x".into()));
+        assert_eq!(exit_code_by(&emfile, &[]), 1);
     }
 }

@@ -44,7 +44,8 @@ fn params_text(params: &impl Serialize) -> String {
 
 /// Writes one CSV row per child per timed interval (accepted or not); with a power source,
 /// each row also carries its measurement's `energy_j`, `mean_w` and `per_energy` (of the
-/// first source).
+/// first source), empty with the reason in `power_missing` when that source's power is
+/// missing.
 pub fn write_csv<T: ToolData>(report: &Report<T>, w: impl Write) -> std::io::Result<()> {
     let mut out = csv::Writer::from_writer(w);
     let power = report.measurements.iter().any(|m| m.power.is_some());
@@ -66,7 +67,7 @@ pub fn write_csv<T: ToolData>(report: &Report<T>, w: impl Write) -> std::io::Res
         "counters",
     ];
     if power {
-        header.extend(["energy_j", "mean_w", "per_energy"]);
+        header.extend(["energy_j", "mean_w", "per_energy", "power_missing"]);
     }
     out.write_record(&header)?;
     for m in &report.measurements {
@@ -76,12 +77,18 @@ pub fn write_csv<T: ToolData>(report: &Report<T>, w: impl Write) -> std::io::Res
             let per = m.power.as_ref().and_then(|p| p.per_energy.as_ref());
             vec![
                 first
-                    .map(|s| format!("{:.6}", s.energy_j))
+                    .and_then(|s| s.energy_j)
+                    .map(|j| format!("{j:.6}"))
                     .unwrap_or_default(),
                 first
-                    .map(|s| format!("{:.6}", s.mean_w))
+                    .and_then(|s| s.mean_w)
+                    .map(|w| format!("{w:.6}"))
                     .unwrap_or_default(),
                 per.map(|e| format!("{:.6} {}", e.value, e.unit))
+                    .unwrap_or_default(),
+                first
+                    .and_then(|s| s.missing.as_deref())
+                    .map(|why| format!("missing, because {why}"))
                     .unwrap_or_default(),
             ]
         } else {
@@ -292,6 +299,16 @@ pub fn note_lines<T: ToolData>(report: &Report<T>) -> String {
         .iter()
         .map(|w| format!("{tool}: warning: {w}\n"))
         .collect();
+    if let (Some(file), Some(why)) = (
+        &report.calibration.cache_file,
+        &report.calibration.cache_problem,
+    ) {
+        out += &format!(
+            "{tool}: note: calibration cache {}: {}\n",
+            ftrace::error::shown(file),
+            ftrace::error::printable(why)
+        );
+    }
     out += &noise_lines(tool, &report.quality.verdict.reasons);
     // Not a noise reason: the run may be clean, but its figures are not the hardware's.
     if let Some(v) = &report.host.virtual_cpu {

@@ -1,5 +1,7 @@
 //! Facts about the host every report carries: name, kernel, CPU model, build of this binary.
 
+use std::path::Path;
+
 use serde::{Deserialize, Serialize};
 
 /// Host identity.
@@ -256,7 +258,7 @@ impl Build {
 
 /// The CPU model name: x86 `model name`, else ARM `Hardware`/`Processor`/`CPU part`.
 pub fn cpu_model() -> String {
-    let text = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let text = crate::sysfs::read_proc(Path::new("/proc/cpuinfo")).unwrap_or_default();
     cpu_model_from(&text)
 }
 
@@ -294,7 +296,7 @@ impl Host {
         ]
         .iter()
         .find_map(|p| {
-            let t = std::fs::read_to_string(p).ok()?;
+            let t = crate::sysfs::read_attr(Path::new(p)).ok()?;
             let t = t.trim_matches(char::from(0)).trim().to_string();
             (!t.is_empty()).then_some(t)
         });

@@ -3,10 +3,10 @@
 //! and a file of another kind or encoding give a message about something else; each is
 //! refused here in one line naming the path (exit status 2), before anything is parsed.
 
-use std::fs::{File, OpenOptions};
-use std::io::Read;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::fs::File;
 use std::path::{Path, PathBuf};
+
+use ftrace::input::OpenError;
 
 use crate::error::{EXIT_USAGE, ExitStatus};
 
@@ -74,21 +74,6 @@ fn shown(p: &Path) -> String {
     ftrace::error::shown(p)
 }
 
-/// What a file type is, in words, when it is not a regular file or folder.
-fn kind(t: std::fs::FileType) -> Option<&'static str> {
-    if t.is_fifo() {
-        Some("a FIFO")
-    } else if t.is_char_device() {
-        Some("a character device")
-    } else if t.is_block_device() {
-        Some("a block device")
-    } else if t.is_socket() {
-        Some("a socket")
-    } else {
-        None
-    }
-}
-
 fn io_error(path: &Path, e: std::io::Error) -> InputError {
     match e.kind() {
         std::io::ErrorKind::NotFound => InputError::Missing(path.to_path_buf()),
@@ -102,40 +87,28 @@ fn io_error(path: &Path, e: std::io::Error) -> InputError {
 }
 
 /// Opens a regular file for reading (through symlinks). It is opened without blocking and
-/// checked on the open descriptor, so a FIFO neither hangs the open nor slips in after a check.
+/// checked on the open descriptor ([`ftrace::input::open_regular`]), so a FIFO neither hangs
+/// the open nor slips in after a check.
 pub fn open_file(path: &Path) -> Result<File, InputError> {
-    let f = OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
-        .open(path)
-        .map_err(|e| io_error(path, e))?;
-    let meta = f.metadata().map_err(|e| io_error(path, e))?;
-    if meta.is_dir() {
-        return Err(InputError::Folder(path.to_path_buf()));
-    }
-    if let Some(kind) = kind(meta.file_type()) {
-        return Err(InputError::Special {
+    ftrace::input::open_regular(path).map_err(|e| match e {
+        OpenError::Io(e) => io_error(path, e),
+        OpenError::Folder => InputError::Folder(path.to_path_buf()),
+        OpenError::Special(kind) => InputError::Special {
             path: path.to_path_buf(),
             kind,
-        });
-    }
-    Ok(f)
+        },
+    })
 }
 
 /// The bytes of a regular file of at most `limit` bytes.
 pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
     let f = open_file(path)?;
-    let mut bytes = Vec::new();
-    f.take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|e| io_error(path, e))?;
-    if bytes.len() as u64 > limit {
-        return Err(InputError::TooLarge {
+    ftrace::input::read_bounded(f, limit)
+        .map_err(|e| io_error(path, e))?
+        .ok_or_else(|| InputError::TooLarge {
             path: path.to_path_buf(),
             limit,
-        });
-    }
-    Ok(bytes)
+        })
 }
 
 /// The text of a regular UTF-8 file of at most `limit` bytes.

@@ -87,9 +87,7 @@ pub struct MachineState {
 }
 
 fn read(path: &Path) -> Option<String> {
-    std::fs::read_to_string(path)
-        .ok()
-        .map(|s| s.trim().to_string())
+    crate::sysfs::read_attr(path).ok()
 }
 
 impl MachineState {

@@ -2,26 +2,28 @@
 //! attribute bounded in size, and a folder's entries in natural order (`hwmon10` after
 //! `hwmon9`), the two things every reader of power, thermal and frequency state needs.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// The most a sysfs attribute read here may hold: an ODPM `energy_value` of a few dozen rails
 /// is well under a kilobyte.
 pub const MAX_ATTR_BYTES: u64 = 64 << 10;
 
-/// Reads one sysfs attribute, whole, up to [`MAX_ATTR_BYTES`] (a larger one is an error, never
-/// a memory hog); trimmed.
+/// Reads one sysfs (or procfs) attribute, whole, up to [`MAX_ATTR_BYTES`], trimmed. It goes
+/// through [`ftrace::input`]: opened without blocking and read only when it is a regular file,
+/// so a FIFO or a device planted in a captured tree (`BENCHMP_SYSFS_ROOT`) is an error naming
+/// what it is, never a hang or a memory hog.
 pub fn read_attr(path: &Path) -> std::io::Result<String> {
-    let f = std::fs::File::open(path)?;
-    let mut bytes = Vec::new();
-    f.take(MAX_ATTR_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_ATTR_BYTES {
-        return Err(std::io::Error::other(format!(
-            "holds more than {} KiB",
-            MAX_ATTR_BYTES >> 10
-        )));
-    }
-    Ok(String::from_utf8_lossy(&bytes).trim().to_string())
+    ftrace::input::read_small(path, MAX_ATTR_BYTES).map(|s| s.trim().to_string())
+}
+
+/// The most a procfs table read here may hold (`/proc/cpuinfo` of a large server,
+/// `/proc/self/smaps` of a process with many mappings).
+pub const MAX_PROC_BYTES: u64 = 64 << 20;
+
+/// Reads one procfs table (`/proc/cpuinfo`, `/proc/meminfo`, `/proc/self/smaps`) whole, up
+/// to [`MAX_PROC_BYTES`], as [`read_attr`] reads an attribute (untrimmed).
+pub fn read_proc(path: &Path) -> std::io::Result<String> {
+    ftrace::input::read_small(path, MAX_PROC_BYTES)
 }
 
 /// The entries of `dir` whose names start with `prefix`, by name (none when it cannot be read).

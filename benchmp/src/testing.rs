@@ -544,90 +544,76 @@ pub fn output_with_second_child_frozen(
 }
 
 /// A sysfs file whose content changes between reads, as a throttle in the middle of a run
-/// changes one: a FIFO at `path` that gives successive openers `values`, one each, waiting
-/// for each reader to close before the next value.
+/// changes one: a regular file at `path` (a tool reads no FIFO) holding `values[0]`, replaced
+/// whole by the next value each time a reader closes it (inotify's close-after-read), until
+/// the last stays. The reads a test expects must be apart by more than the feed takes to put
+/// the next value in place (a run's before and after, not two reads in a row).
 #[derive(Debug)]
-pub struct FifoFeed {
-    path: PathBuf,
+pub struct ReadFeed {
     ending: std::sync::Arc<std::sync::atomic::AtomicBool>,
     thread: std::thread::JoinHandle<usize>,
 }
 
-/// True when some process has a descriptor open on the file at `path`.
-fn held_open(path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(want) = std::fs::metadata(path) else {
-        return false;
-    };
-    let pids = std::fs::read_dir("/proc").into_iter().flatten().flatten();
-    pids.filter(|p| {
-        p.file_name()
-            .to_string_lossy()
-            .bytes()
-            .all(|b| b.is_ascii_digit())
-    })
-    .flat_map(|p| {
-        std::fs::read_dir(p.path().join("fd"))
-            .into_iter()
-            .flatten()
-            .flatten()
-    })
-    .any(|fd| {
-        std::fs::metadata(fd.path()).is_ok_and(|m| m.dev() == want.dev() && m.ino() == want.ino())
-    })
-}
-
-impl FifoFeed {
-    /// Makes the FIFO (the file must not exist) and starts serving.
-    pub fn start(path: &Path, values: &[&str]) -> FifoFeed {
-        use std::io::Write;
+impl ReadFeed {
+    /// Writes the first value (the file must not exist) and starts watching its folder.
+    pub fn start(path: &Path, values: &[&str]) -> ReadFeed {
+        use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
         use std::sync::atomic::Ordering;
-        nix::unistd::mkfifo(path, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+        assert!(
+            !path.exists(),
+            "{}: the feed makes the file",
+            path.display()
+        );
+        let dir = path.parent().expect("a file in a folder").to_path_buf();
+        let name = path.file_name().expect("a file name").to_os_string();
+        let put = move |value: &str| {
+            let mut tmp = name.clone();
+            tmp.push(".feed");
+            let tmp = dir.join(tmp);
+            std::fs::write(&tmp, format!("{value}\n")).expect("write the feed's value");
+            std::fs::rename(&tmp, dir.join(&name)).expect("put the feed's value in place");
+        };
+        let values: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+        put(&values[0]);
+        let inotify =
+            Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC).expect("inotify");
+        inotify
+            .add_watch(
+                path.parent().expect("a folder"),
+                AddWatchFlags::IN_CLOSE_NOWRITE,
+            )
+            .expect("watch the feed's folder");
         let ending = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let (p, end) = (path.to_path_buf(), ending.clone());
-        let values: Vec<String> = values.iter().map(|v| format!("{v}\n")).collect();
+        let end = ending.clone();
+        let watched = path.file_name().expect("a file name").to_os_string();
         let thread = std::thread::spawn(move || {
-            let mut served = 0;
-            for v in values {
-                // Blocks until a reader opens the other end.
-                let Ok(mut f) = std::fs::OpenOptions::new().write(true).open(&p) else {
-                    break;
-                };
+            use std::os::fd::AsFd;
+            let mut reads = 0;
+            loop {
+                let mut fds = [nix::poll::PollFd::new(
+                    inotify.as_fd(),
+                    nix::poll::PollFlags::POLLIN,
+                )];
+                let _ = nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(5u8));
+                for e in inotify.read_events().unwrap_or_default() {
+                    if e.name.as_ref() == Some(&watched) {
+                        reads += 1;
+                        if let Some(next) = values.get(reads) {
+                            put(next);
+                        }
+                    }
+                }
                 if end.load(Ordering::SeqCst) {
-                    break;
-                }
-                if f.write_all(v.as_bytes()).is_ok() {
-                    served += 1;
-                }
-                drop(f);
-                // The next writer may open only once this reader has closed its end: if it
-                // came earlier, this reader could read its value too. A reader still blocked
-                // in open(2) holds no descriptor yet, so it is not waited for.
-                while held_open(&p) {
-                    std::thread::sleep(Duration::from_millis(1));
+                    return reads;
                 }
             }
-            served
         });
-        FifoFeed {
-            path: path.to_path_buf(),
-            ending,
-            thread,
-        }
+        ReadFeed { ending, thread }
     }
 
-    /// Stops serving (standing in for readers that never came) and returns how many values
-    /// were read.
+    /// Stops watching and returns how many times the file was read (closed after a read).
     pub fn finish(self) -> usize {
-        use std::os::unix::fs::OpenOptionsExt;
         self.ending.store(true, std::sync::atomic::Ordering::SeqCst);
-        while !self.thread.is_finished() {
-            let _ = std::fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_NONBLOCK)
-                .open(&self.path);
-            std::thread::sleep(Duration::from_millis(1));
-        }
         self.thread.join().expect("the feed's thread")
     }
 }

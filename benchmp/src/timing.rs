@@ -59,6 +59,13 @@ pub struct Calibration {
     pub measured_ns: u64,
     /// Cache file read or written, if any.
     pub cache_file: Option<PathBuf>,
+    /// Why the cache file was not read or not written (a FIFO or a link in its place, a full
+    /// disk); `None` when it was used as asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_problem: Option<String>,
+    /// True when this process wrote the cache (a measured interval, stored whole).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cache_written: bool,
 }
 
 /// A calibration value that cannot be used.
@@ -184,7 +191,8 @@ pub fn check_cache_file(path: &Path, from: &'static str) -> Result<PathBuf, Cali
             ));
         }
         Ok(m) => {
-            let text = std::fs::read(path).map_err(|e| bad(format!("cannot be read: {e}")))?;
+            let text = crate::input::read_bytes(path, MAX_CACHE_BYTES)
+                .map_err(|e| bad(format!("cannot be read: {e}")))?;
             if m.len() > 0 && serde_json::from_slice::<CacheEntry>(&text).is_err() {
                 return Err(bad(
                     "holds something other than a socbench calibration cache; refusing to overwrite it (remove it, or give another path, or off)".into(),
@@ -211,7 +219,8 @@ pub fn machine_key() -> String {
             .map(|u| f(u).to_string_lossy().into_owned())
             .unwrap_or_default()
     };
-    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    let online =
+        crate::sysfs::read_attr(Path::new("/sys/devices/system/cpu/online")).unwrap_or_default();
     format!(
         "{}|{}|{}|{}|{}",
         part(|u| u.nodename()),
@@ -222,8 +231,12 @@ pub fn machine_key() -> String {
     )
 }
 
+/// The most a calibration cache file may hold (it holds a few hundred bytes).
+pub const MAX_CACHE_BYTES: u64 = 64 << 10;
+
 /// Default cache file: `$BENCHMP_CACHE_DIR`, `$XDG_CACHE_HOME/socbench`, `$HOME/.cache/socbench`,
-/// else the temp folder (`/data/local/tmp` on Android).
+/// else a folder of this user's in the temp folder (`socbench-UID`, or `/data/local/tmp` on
+/// Android), which no other user can plant anything in.
 pub fn default_cache_file() -> PathBuf {
     let dir = if let Some(d) = std::env::var_os("BENCHMP_CACHE_DIR") {
         PathBuf::from(d)
@@ -234,7 +247,7 @@ pub fn default_cache_file() -> PathBuf {
     } else if Path::new("/data/local/tmp").is_dir() {
         PathBuf::from("/data/local/tmp/socbench")
     } else {
-        std::env::temp_dir().join("socbench")
+        std::env::temp_dir().join(format!("socbench-{}", nix::unistd::geteuid()))
     };
     dir.join("calibration.json")
 }
@@ -246,24 +259,71 @@ fn unix_now() -> u64 {
         .unwrap_or(0)
 }
 
-fn load_cache(path: &Path) -> Option<CacheEntry> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let e: CacheEntry = serde_json::from_str(&text).ok()?;
+/// The cache's entry when it holds one for this machine that is still fresh; `Err` says why
+/// the file there cannot be the cache (a FIFO, a device, more than [`MAX_CACHE_BYTES`]): it
+/// is read only as a regular file, without blocking.
+fn load_cache(path: &Path) -> Result<Option<CacheEntry>, String> {
+    let text = match crate::input::read_text_if_there(path, MAX_CACHE_BYTES) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Ok(None),
+        Err(e) => {
+            // The note names the file already.
+            let text = e.to_string();
+            let prefix = format!("{}: ", ftrace::error::shown(path));
+            return Err(format!(
+                "not read: {}",
+                text.strip_prefix(&prefix).unwrap_or(&text)
+            ));
+        }
+    };
+    let Ok(e) = serde_json::from_str::<CacheEntry>(&text) else {
+        return Ok(None);
+    };
     let fresh = unix_now().saturating_sub(e.created_unix) < CACHE_MAX_AGE_S;
-    (e.machine == machine_key() && fresh && e.enough_us > 0).then_some(e)
+    Ok((e.machine == machine_key() && fresh && e.enough_us > 0).then_some(e))
 }
 
-fn store_cache(path: &Path, e: &CacheEntry) {
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
+/// Makes the cache's folder when it is missing: private (0700) when made here. A folder in
+/// the temp folder must be this user's own and closed to others, or nothing is cached there
+/// (another user could have made it to plant links or rewrite the calibration).
+fn cache_folder(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    if !dir.exists() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
     }
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    if let Ok(text) = serde_json::to_string_pretty(e)
-        && std::fs::write(&tmp, text).is_ok()
-        && std::fs::rename(&tmp, path).is_err()
-    {
-        let _ = std::fs::remove_file(&tmp);
+    let shared = dir.starts_with(std::env::temp_dir()) && dir != std::env::temp_dir();
+    if shared {
+        let m = std::fs::symlink_metadata(dir)?;
+        let uid = nix::unistd::geteuid().as_raw();
+        if !m.is_dir() || m.uid() != uid || m.permissions().mode() & 0o022 != 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!(
+                    "{} is not a folder of this user's closed to others",
+                    dir.display()
+                ),
+            ));
+        }
     }
+    Ok(())
+}
+
+/// Writes the cache whole or not at all ([`ftrace::output::OutputFile::create_regular`]): an
+/// unnamed file in its folder renamed over it once complete, so there is no temporary name to
+/// plant a link at, nothing is written through a link or into a FIFO at the cache's own path,
+/// and a full disk leaves the earlier cache and no partial file.
+fn store_cache(path: &Path, e: &CacheEntry) -> std::io::Result<()> {
+    use std::io::Write;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        cache_folder(dir)?;
+    }
+    let text = serde_json::to_string_pretty(e).map_err(std::io::Error::other)?;
+    let mut f = ftrace::output::OutputFile::create_regular(path)?;
+    f.write_all(text.as_bytes())?;
+    f.commit()
 }
 
 /// Produces the calibration: options and environment first, then the cache, then measurement
@@ -287,8 +347,12 @@ fn calibrate_inner(req: &CalibrationRequest, t0: u64) -> Result<Calibration, Cal
     let env_enough = env_enough()?;
     let env_t = env_micros("TIMING_O")?;
     let env_l = env_micros("LOOP_O")?;
+    let mut cache_problem = None;
     let cached = match (&req.cache, req.recalibrate) {
-        (Some(p), false) => load_cache(p),
+        (Some(p), false) => load_cache(p).unwrap_or_else(|why| {
+            cache_problem = Some(why);
+            None
+        }),
         _ => None,
     };
 
@@ -327,6 +391,7 @@ fn calibrate_inner(req: &CalibrationRequest, t0: u64) -> Result<Calibration, Cal
     ]
     .iter()
     .any(|s| **s == Source::Measured);
+    let mut cache_written = false;
     if any_measured && let Some(path) = &req.cache {
         // Only a measured interval is worth caching; an overridden one keeps the old value.
         let cached_enough = cached.as_ref().map(|c| (c.enough_us, c.enough_method));
@@ -336,7 +401,7 @@ fn calibrate_inner(req: &CalibrationRequest, t0: u64) -> Result<Calibration, Cal
             cached_enough
         };
         if let Some((enough_to_store, enough_method)) = enough_to_store {
-            store_cache(
+            let stored = store_cache(
                 path,
                 &CacheEntry {
                     machine: machine_key(),
@@ -347,6 +412,15 @@ fn calibrate_inner(req: &CalibrationRequest, t0: u64) -> Result<Calibration, Cal
                     loop_overhead_ns,
                 },
             );
+            match stored {
+                Ok(()) => cache_written = true,
+                Err(e) => {
+                    let limit = ftrace::error::Limit::in_chain(&e)
+                        .map(|l| format!(" ({l})"))
+                        .unwrap_or_default();
+                    cache_problem.get_or_insert_with(|| format!("not written: {e}{limit}"));
+                }
+            }
         }
     }
     let measured_ns = if any_measured { now_ns() - t0 } else { 0 };
@@ -361,6 +435,8 @@ fn calibrate_inner(req: &CalibrationRequest, t0: u64) -> Result<Calibration, Cal
         loop_overhead_source,
         measured_ns,
         cache_file: req.cache.clone(),
+        cache_problem,
+        cache_written,
     })
 }
 
@@ -540,15 +616,20 @@ fn calibrated(iters: &mut u64, enough: u64, body: fn(u64) -> usize) -> (u64, f64
     (*iters, result)
 }
 
+/// The most iterations one timed interval or repetition runs (2^48): sizing never grows a
+/// count past it, and a `benchmp ab` driver that asks for more is refused, so no tool's
+/// running total of iterations can overflow.
+pub const MAX_ITERATIONS: u64 = 1 << 48;
+
 /// lmbench's re-sizing step for an interval that took `r_ns` against a target of `enough`
 /// ns: proportional to 1.1 × enough once an interval is over 150 µs, else ×8 (capped).
 pub(crate) fn resize_count(count: u64, r_ns: f64, enough: f64) -> u64 {
     if r_ns > 150_000.0 {
         ((count as f64 / r_ns * 1.1 * enough) as u64)
             .saturating_add(1)
-            .max(1)
+            .clamp(1, MAX_ITERATIONS)
     } else {
-        count.saturating_mul(8).min(1 << 48)
+        count.saturating_mul(8).min(MAX_ITERATIONS)
     }
 }
 
@@ -614,24 +695,71 @@ mod tests {
             timing_overhead_ns: 20.0,
             loop_overhead_ns: 0.5,
         };
-        store_cache(&path, &e);
-        assert_eq!(load_cache(&path), Some(e.clone()));
+        store_cache(&path, &e).unwrap();
+        assert_eq!(load_cache(&path), Ok(Some(e.clone())));
         let other = CacheEntry {
             machine: "another machine".into(),
             ..e.clone()
         };
-        store_cache(&path, &other);
+        store_cache(&path, &other).unwrap();
         assert_eq!(
             load_cache(&path),
-            None,
+            Ok(None),
             "another machine's calibration is ignored"
         );
         let stale = CacheEntry {
             created_unix: 1,
             ..e
         };
-        store_cache(&path, &stale);
-        assert_eq!(load_cache(&path), None, "a stale calibration is ignored");
+        store_cache(&path, &stale).unwrap();
+        assert_eq!(
+            load_cache(&path),
+            Ok(None),
+            "a stale calibration is ignored"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn the_cache_is_never_written_through_a_planted_link() {
+        let dir = std::env::temp_dir().join(format!("benchmp-cache-links-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("calibration.json");
+        let victim = dir.join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        // Every name a writer of this process could take beside the cache.
+        let pid = std::process::id();
+        for name in [
+            format!("calibration.tmp{pid}"),
+            format!(".calibration.json.{pid}.tmp"),
+        ] {
+            std::os::unix::fs::symlink(&victim, dir.join(name)).unwrap();
+        }
+        let e = CacheEntry {
+            machine: machine_key(),
+            created_unix: unix_now(),
+            enough_us: 5000,
+            enough_method: EnoughMethod::Linear,
+            timing_overhead_ns: 20.0,
+            loop_overhead_ns: 0.5,
+        };
+        store_cache(&path, &e).unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        assert_eq!(load_cache(&path), Ok(Some(e.clone())));
+        // A link at the cache's own path: neither followed nor replaced.
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink(&victim, &path).unwrap();
+        let err = store_cache(&path, &e).unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        // A FIFO or a device in its place is refused without waiting.
+        std::fs::remove_file(&path).unwrap();
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        assert!(load_cache(&path).unwrap_err().contains("a FIFO"));
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        assert!(load_cache(&path).unwrap_err().contains("character device"));
         let _ = std::fs::remove_dir_all(dir);
     }
 
@@ -649,7 +777,8 @@ mod tests {
                 timing_overhead_ns: 11.0,
                 loop_overhead_ns: 0.25,
             },
-        );
+        )
+        .unwrap();
         // Only meaningful when the test environment does not override the values.
         if std::env::var_os("ENOUGH").is_none()
             && std::env::var_os("TIMING_O").is_none()

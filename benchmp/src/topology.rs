@@ -136,7 +136,7 @@ pub enum TopologyError {
 }
 
 fn read_trim(path: &Path) -> Option<String> {
-    fs::read_to_string(path).ok().map(|s| s.trim().to_string())
+    crate::sysfs::read_attr(path).ok()
 }
 
 fn read_num<T: std::str::FromStr>(path: &Path) -> Option<T> {

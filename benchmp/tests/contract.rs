@@ -12,6 +12,12 @@
 //! the tool, leave the program and the inputs as they were, leave no process and no partial
 //! file behind, and never let an escape sequence through to the terminal.
 //!
+//! Then every command runs in each hostile environment of `contract/environments.rs`
+//! (resource limits, closed standard streams, FIFOs and links to `/dev/zero` in place of the
+//! files it reads by default, links planted at its temporary names, a power meter that
+//! breaks, one allowed CPU, SIGKILL followed by a run that must restore what it left): a table
+//! of environments applied to the enumerated commands.
+//!
 //! The binaries are the ones `cargo test --workspace` built next to this test; run on its own
 //! (`cargo test -p benchmp --test contract`) after `cargo build --workspace --bins`.
 
@@ -26,6 +32,9 @@ use std::time::{Duration, Instant};
 
 use benchmp::testing::{FIXED_CALIBRATION, skip, temp_dir};
 use serde::Deserialize;
+
+#[path = "contract/environments.rs"]
+mod environments;
 
 /// Longest any run may take before it counts as a hang (debug builds on a busy machine).
 const HANG: Duration = Duration::from_secs(90);
@@ -127,6 +136,25 @@ enum Streams {
     Captured,
     FullStdout,
     FullStderr,
+    /// Captured through pipes, which no file-size limit reaches.
+    Piped,
+}
+
+/// What a hostile environment changes about one run: variables, limits and descriptors, and
+/// what it does to the run once started and while it runs.
+#[derive(Default)]
+struct Setting {
+    /// Variables set last (over the test's and the example's own).
+    set: Vec<(String, String)>,
+    /// Variables removed.
+    unset: Vec<&'static str>,
+    /// Limits, a user, closed descriptors.
+    confine: Option<benchmp::sys::process::Confinement>,
+    /// Called with the program's pid as soon as it started (links planted at its names).
+    started: Option<Box<dyn Fn(u32) + Send + Sync>>,
+    /// Called every few milliseconds while it runs, with the time since it started: a
+    /// signal to send its process group, if any (once).
+    during: Option<Box<dyn Fn(Duration) -> Option<nix::sys::signal::Signal> + Send + Sync>>,
 }
 
 /// One finished run.
@@ -164,6 +192,10 @@ struct Scene {
     folder: PathBuf,
     read_only: Option<PathBuf>,
     full: Option<PathBuf>,
+    /// A captured sysfs tree whose every file is a FIFO, and one whose every file is a link
+    /// to `/dev/zero` (the environment axis's `BENCHMP_SYSFS_ROOT`).
+    fifo_tree: PathBuf,
+    zero_tree: PathBuf,
     problems: Mutex<Vec<String>>,
 }
 
@@ -192,6 +224,29 @@ impl Scene {
         streams: Streams,
         signal: Option<nix::sys::signal::Signal>,
         extra_env: &[(&str, &str)],
+    ) -> Ran {
+        self.run_in(
+            binary,
+            args,
+            tmp,
+            streams,
+            signal,
+            extra_env,
+            &Setting::default(),
+        )
+    }
+
+    /// [`Scene::run`] in a hostile environment ([`Setting`]).
+    #[allow(clippy::too_many_arguments)]
+    fn run_in(
+        &self,
+        binary: &str,
+        args: &[String],
+        tmp: &Path,
+        streams: Streams,
+        signal: Option<nix::sys::signal::Signal>,
+        extra_env: &[(&str, &str)],
+        setting: &Setting,
     ) -> Ran {
         let n = RUNS.fetch_add(1, Ordering::Relaxed);
         let tag = format!("contract-{}-{n}", std::process::id());
@@ -229,6 +284,16 @@ impl Scene {
             let (k, v) = w.split_once('=').unwrap_or_default();
             cmd.env(k, v);
         }
+        for k in &setting.unset {
+            cmd.env_remove(k);
+        }
+        for (k, v) in &setting.set {
+            cmd.env(k, v);
+        }
+        if let Some(c) = &setting.confine {
+            benchmp::sys::process::confine_command(&mut cmd, c.clone());
+        }
+
         let full = || {
             std::fs::OpenOptions::new()
                 .write(true)
@@ -241,6 +306,7 @@ impl Scene {
             Streams::Captured => cmd.stdout(file(&out_path)).stderr(file(&err_path)),
             Streams::FullStdout => cmd.stdout(full()).stderr(file(&err_path)),
             Streams::FullStderr => cmd.stdout(file(&out_path)).stderr(full()),
+            Streams::Piped => cmd.stdout(Stdio::piped()).stderr(Stdio::piped()),
         };
         let what = format!(
             "{binary} {}",
@@ -262,11 +328,52 @@ impl Scene {
         };
         let pgid = nix::unistd::Pid::from_raw(child.id() as i32);
         let start = Instant::now();
+        if let Some(f) = &setting.started {
+            f(child.id());
+        }
+        // Pipes are drained as the run writes (at most 2 MiB kept each).
+        let drain = |r: Option<Box<dyn std::io::Read + Send>>| {
+            r.map(|mut r| {
+                std::thread::spawn(move || {
+                    let mut kept = Vec::new();
+                    let mut buf = [0u8; 8192];
+                    while let Ok(n) = r.read(&mut buf) {
+                        if n == 0 {
+                            break;
+                        }
+                        if kept.len() < 2 << 20 {
+                            kept.extend_from_slice(&buf[..n]);
+                        }
+                    }
+                    kept
+                })
+            })
+        };
+        let out_pipe = drain(
+            child
+                .stdout
+                .take()
+                .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+        );
+        let err_pipe = drain(
+            child
+                .stderr
+                .take()
+                .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+        );
         let mut signalled = false;
         let mut hung = false;
+        let mut during_sent = false;
         let status = loop {
             if let Some(s) = child.try_wait().unwrap() {
                 break s;
+            }
+            if !during_sent
+                && let Some(f) = &setting.during
+                && let Some(sig) = f(start.elapsed())
+            {
+                let _ = nix::sys::signal::killpg(pgid, sig);
+                during_sent = true;
             }
             if let Some(sig) = signal
                 && !signalled
@@ -315,12 +422,14 @@ impl Scene {
             e.1 += start.elapsed();
         }
         let read = |p: &Path| std::fs::read(p).unwrap_or_default();
+        let joined = |t: Option<std::thread::JoinHandle<Vec<u8>>>| t.and_then(|t| t.join().ok());
+        let (piped_out, piped_err) = (joined(out_pipe), joined(err_pipe));
         let ran = Ran {
             what,
             code: status.code(),
             signal: status.signal(),
-            stdout: read(&out_path),
-            stderr: read(&err_path),
+            stdout: piped_out.unwrap_or_else(|| read(&out_path)),
+            stderr: piped_err.unwrap_or_else(|| read(&err_path)),
             hung,
         };
         let _ = std::fs::remove_file(&out_path);
@@ -330,25 +439,37 @@ impl Scene {
 
     /// The checks every run must pass; `codes` are the statuses its case allows.
     fn check(&self, binary: &str, ran: &Ran, codes: &[i32], streams: Streams) {
+        for p in self.found(binary, ran, codes, streams) {
+            self.problem(p);
+        }
+    }
+
+    /// [`Scene::check`]'s problems, returned.
+    fn found(&self, binary: &str, ran: &Ran, codes: &[i32], streams: Streams) -> Vec<String> {
+        let mut found = Vec::new();
         let what = &ran.what;
         if ran.hung {
-            return self.problem(format!("{what}: did not end within {HANG:?}"));
+            found.push(format!("{what}: did not end within {HANG:?}"));
+            return found;
         }
         let Some(code) = ran.code else {
-            return self.problem(format!("{what}: died of signal {:?}", ran.signal));
+            found.push(format!("{what}: died of signal {:?}", ran.signal));
+            return found;
         };
         let err = ran.err_text();
         if err.contains("panicked at") || code == 101 {
-            return self.problem(format!("{what}: panicked (exit {code}): {}", head(&err)));
+            found.push(format!("{what}: panicked (exit {code}): {}", head(&err)));
+            return found;
         }
         if !codes.contains(&code) {
-            return self.problem(format!(
+            found.push(format!(
                 "{what}: exit {code}, expected one of {codes:?}: {}",
                 head(&err)
             ));
+            return found;
         }
         if ran.stdout.contains(&0x1b) || ran.stderr.contains(&0x1b) {
-            self.problem(format!("{what}: an escape sequence reached the terminal"));
+            found.push(format!("{what}: an escape sequence reached the terminal"));
         }
         // `ftrace record` ends with its command's status (documented): not a refusal of its own.
         let passed_on = err
@@ -362,20 +483,28 @@ impl Scene {
             let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
             let prefix = format!("{}:", self.spec_name(binary));
             if lines.len() != 1 || !lines[0].starts_with(&prefix) || err.len() > 4096 {
-                self.problem(format!(
+                found.push(format!(
                     "{what}: a refusal (exit {code}) must be one line starting '{prefix}' of at most 4 KiB, got {} lines: {}",
                     lines.len(),
                     head(&err)
                 ));
             }
         }
+        // "cached" is said only of a file that is there (a full disk once said it of none).
+        for line in err.lines() {
+            if let Some((_, path)) = line.split_once("; cached in ")
+                && !Path::new(path.trim()).is_file()
+            {
+                found.push(format!("{what}: said it cached {path}, which is not there"));
+            }
+        }
         if ran.stdout.len() > (1 << 20) || ran.stderr.len() > (1 << 20) {
-            self.problem(format!("{what}: wrote over a MiB to a terminal stream"));
+            found.push(format!("{what}: wrote over a MiB to a terminal stream"));
         }
         let program = &self.programs[binary];
         let mut ids = self.ids.lock().unwrap();
         if identity(program) != ids[binary] {
-            self.problem(format!(
+            found.push(format!(
                 "{what}: the program {} was changed",
                 program.display()
             ));
@@ -389,9 +518,10 @@ impl Scene {
             if std::fs::read(input).ok()
                 != std::fs::read(self.root.join("inputs").join(input.file_name().unwrap())).ok()
             {
-                self.problem(format!("{what}: the input {} was changed", input.display()));
+                found.push(format!("{what}: the input {} was changed", input.display()));
             }
         }
+        found
     }
 
     fn spec_name(&self, binary: &str) -> String {
@@ -588,6 +718,12 @@ fn scene(binaries: &[String]) -> (Scene, Unmount) {
             None
         }
     };
+    let fifo_tree = environments::hostile_tree(&root.join("fifo-sys"), "phone8-power", |f| {
+        nix::unistd::mkfifo(f, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap()
+    });
+    let zero_tree = environments::hostile_tree(&root.join("zero-sys"), "phone8-power", |f| {
+        std::os::unix::fs::symlink("/dev/zero", f).unwrap()
+    });
     (
         Scene {
             root,
@@ -598,6 +734,8 @@ fn scene(binaries: &[String]) -> (Scene, Unmount) {
             folder,
             read_only,
             full,
+            fifo_tree,
+            zero_tree,
             problems: Mutex::new(Vec::new()),
         },
         Unmount(mounted),
@@ -727,6 +865,7 @@ fn every_command_keeps_the_exit_contract() {
     }
     let mut jobs: Vec<Job> = Vec::new();
     let mut long: Vec<(String, Example)> = Vec::new();
+    let mut cases: Vec<environments::Case> = Vec::new();
     for (binary, spec) in &specs {
         for (cmd, ex) in leaves(&scene, binary, spec) {
             let tmp = scratch(&scene);
@@ -742,6 +881,13 @@ fn every_command_keeps_the_exit_contract() {
                     head(&base.err_text())
                 ));
             }
+            cases.push(environments::Case {
+                binary: binary.clone(),
+                path: cmd.path.clone(),
+                example: ex.clone(),
+                options: cmd.args.iter().filter_map(|a| a.long.clone()).collect(),
+                base: base_code,
+            });
             let example = || Start::Example(ex.quick.clone());
             // ftrace's facilities (tracefs, the trace marker) are claimed one process at a
             // time: beside another ftrace run its example is refused as in use (exit 2), so
@@ -898,6 +1044,57 @@ fn every_command_keeps_the_exit_contract() {
         }
         let _ = std::fs::remove_dir_all(&tmp);
     });
+
+    // The environment axis: every command in every hostile environment.
+    let mut axis = Vec::new();
+    for case in &cases {
+        for env in environments::ENVIRONMENTS {
+            let pending = environments::PENDING
+                .iter()
+                .find(|(c, e, _)| *c == case.name() && *e == env.name);
+            match pending {
+                Some((_, _, why)) => {
+                    benchmp::errln!("contract: pending ({why}): {} in {}", case.name(), env.name)
+                }
+                None => axis.push((case, env, axis.len())),
+            }
+        }
+    }
+    // ftrace's facilities are one process's at a time: its runs come after, one by one.
+    let (alone, together): (Vec<_>, Vec<_>) = axis
+        .into_iter()
+        .partition(|(case, _, _)| case.binary == "ftrace");
+    let in_environment =
+        |(case, env, job): &(&environments::Case, &environments::Environment, usize)| {
+            let tmp = scratch(&scene);
+            let problems = match &env.how {
+                environments::How::Own(run) => run(&scene, case, &tmp, *job),
+                environments::How::Once(make) => {
+                    let Some((args, setting, streams)) = make(&scene, case, &tmp, *job) else {
+                        let _ = std::fs::remove_dir_all(&tmp);
+                        return;
+                    };
+                    let ran = scene.run_in(&case.binary, &args, &tmp, streams, None, &[], &setting);
+                    let mut problems =
+                        scene.found(&case.binary, &ran, &(env.codes)(case.base), streams);
+                    if let Some(p) = (env.check)(case, &ran, &tmp)
+                        && problems.is_empty()
+                    {
+                        problems.push(format!("{}: {p}", ran.what));
+                    }
+                    for p in partial_files(&tmp) {
+                        problems.push(format!("{}: left a partial file {}", ran.what, p.display()));
+                    }
+                    problems
+                }
+            };
+            for p in problems {
+                scene.problem(format!("[{}] {p}", env.name));
+            }
+            let _ = std::fs::remove_dir_all(&tmp);
+        };
+    parallel(&together, in_environment);
+    alone.iter().for_each(in_environment);
 
     let mut spent: Vec<(String, (usize, Duration))> =
         SPENT.lock().unwrap().clone().into_iter().collect();

@@ -607,3 +607,46 @@ fn what_cannot_be_swept_is_refused_in_one_line() {
         let _ = std::fs::remove_dir_all(r.parent().unwrap());
     }
 }
+
+/// Steps that cannot even start (the open-file limit, `ulimit -n 8`): the sweep ends with
+/// exit 1 and its line on stderr gives the first step's own reason, naming the limit, rather
+/// than only that no report had a power record.
+#[test]
+fn steps_that_cannot_start_are_said_with_their_reason() {
+    use benchmp::sys::process::{Confinement, confine_command};
+    let root = phone("nofile");
+    let bin = standins("nofile");
+    let out = temp_dir("benchmp-eff", "nofile").join("out");
+    let mut cmd = benchmp()
+        .with_env("BENCHMP_SYSFS_ROOT", Some(s(&root)))
+        .command(&[
+            "efficiency",
+            "--cpus",
+            "7",
+            "--freqs",
+            "480",
+            "--bin-dir",
+            s(&bin),
+            "--out",
+            s(&out),
+        ]);
+    confine_command(
+        &mut cmd,
+        Confinement {
+            limits: vec![(nix::sys::resource::Resource::RLIMIT_NOFILE, 8)],
+            ..Confinement::default()
+        },
+    );
+    let o = cmd.output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        !err.contains("no step's report has a power record"),
+        "{err}"
+    );
+    let last = err.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("steps failed; the first, c3-dhry-one-480000") && last.contains("ulimit -n"),
+        "{err}"
+    );
+}

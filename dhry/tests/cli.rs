@@ -466,3 +466,39 @@ fn a_short_target_time_is_reached() {
     assert!(e["children"][0]["elapsed_ns"].as_u64().unwrap() >= 50_000_000 || attempts == 4);
     assert_eq!(e["probes"].as_array().unwrap().len(), 1);
 }
+
+/// A `benchmp ab` worker asked by its driver for 2^64 - 1 iterations (a driver's mistake, or
+/// another build's): refused in one line, exit 1, never a panic in the measuring child.
+#[test]
+fn a_worker_asked_for_more_iterations_than_a_repetition_can_run_refuses() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::fd::AsRawFd;
+    let (to_r, to_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
+    let (from_r, from_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
+    let mut cmd = dhry().command(&["--runs", "1000", "--cpus", "0"]);
+    cmd.env("BENCHMP_AB_FDS", "3,4")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    benchmp::sys::process::pass_fds(&mut cmd, to_r.as_raw_fd(), from_w.as_raw_fd(), false);
+    let child = cmd.spawn().unwrap();
+    drop((to_r, from_w));
+    let mut to = std::fs::File::from(to_w);
+    let mut from = BufReader::new(std::fs::File::from(from_r));
+    let mut said = Vec::new();
+    // Hello, then the measurement's Ready.
+    while said.len() < 2 {
+        let mut line = String::new();
+        if from.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        said.push(line);
+    }
+    assert!(said.len() == 2 && said[1].contains("ready"), "{said:?}");
+    writeln!(to, "{{\"step\":{{\"iterations\":{}}}}}", u64::MAX).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.contains("iterations per child"), "{err}");
+}

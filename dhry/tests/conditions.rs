@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use benchmp::testing::{FifoFeed, Tool, stderr};
+use benchmp::testing::{ReadFeed, Tool, stderr};
 
 fn dhry() -> Tool {
     Tool::new("dhry", env!("CARGO_BIN_EXE_dhry"))
@@ -39,8 +39,12 @@ fn a_cooling_device_engaged_mid_run_makes_it_noisy_and_fail_on_noise_exits_1() {
     let device = root.join("class/thermal/cooling_device0");
     put(&device.join("type"), "Processor");
     put(&device.join("max_state"), "10");
-    let feed = FifoFeed::start(&device.join("cur_state"), &["0", "3"]);
-    let o = run_on(&root, &["--runs", "1000", "--cpus", "0", "--fail-on-noise"]);
+    let feed = ReadFeed::start(&device.join("cur_state"), &["0", "3"]);
+    // Long enough that the feed has its second value in place when the run ends.
+    let o = run_on(
+        &root,
+        &["--runs", "300000", "--cpus", "0", "--fail-on-noise"],
+    );
     assert_eq!(
         feed.finish(),
         2,
@@ -74,9 +78,9 @@ fn a_throttle_on_the_phone_fixture_names_the_cpu_and_both_clocks() {
     std::os::unix::fs::symlink("../cpufreq/policy1", cpus.join("cpu1/cpufreq")).unwrap();
     let policy = cpus.join("cpufreq/policy0");
     std::fs::remove_file(policy.join("scaling_max_freq")).unwrap();
-    let cap = FifoFeed::start(&policy.join("scaling_max_freq"), &["2265600", "1190400"]);
+    let cap = ReadFeed::start(&policy.join("scaling_max_freq"), &["2265600", "1190400"]);
     std::fs::create_dir_all(policy.join("stats")).unwrap();
-    let states = FifoFeed::start(
+    let states = ReadFeed::start(
         &policy.join("stats/time_in_state"),
         &[
             "2265600 1000\n1785600 50\n1190400 7",
@@ -85,11 +89,12 @@ fn a_throttle_on_the_phone_fixture_names_the_cpu_and_both_clocks() {
     );
     let report = root.join("../report.json");
     let json_arg = format!("--json={}", report.display());
+    // Long enough that each feed has its second value in place for the read after the loop.
     let o = run_on(
         &root,
         &[
             "--runs",
-            "1000",
+            "300000",
             "--cpus",
             "0",
             "--fail-on-noise",

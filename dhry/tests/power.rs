@@ -266,11 +266,17 @@ fn a_discharging_phone_and_its_odpm_rails_give_each_measurements_energy() {
     );
     let mut rows = csv::Reader::from_path(&csv).unwrap();
     let header: Vec<String> = rows.headers().unwrap().iter().map(String::from).collect();
-    assert!(header.ends_with(&["energy_j".into(), "mean_w".into(), "per_energy".into()]));
+    assert!(header.ends_with(&[
+        "energy_j".into(),
+        "mean_w".into(),
+        "per_energy".into(),
+        "power_missing".into()
+    ]));
     let row = rows.records().next().unwrap().unwrap();
-    let energy: f64 = row[header.len() - 3].parse().unwrap();
+    let energy: f64 = row[header.len() - 4].parse().unwrap();
     assert!((energy - battery["energy_j"].as_f64().unwrap()).abs() < 1e-5);
-    assert!(row[header.len() - 1].ends_with(" DMIPS/W"));
+    assert!(row[header.len() - 2].ends_with(" DMIPS/W"));
+    assert_eq!(&row[header.len() - 1], "");
 }
 
 /// The vm2 tree as an AMD server shows power: a RAPL package counter that wraps every 20 J,
@@ -352,7 +358,8 @@ fn a_charging_battery_is_refused_when_named_and_left_out_when_found() {
         .collect();
     assert_eq!(names.len(), 5, "{names:?}");
     assert!(names.iter().all(|n| n.starts_with("odpm:")), "{names:?}");
-    // Put on its charger while the copy runs: the run fails naming it.
+    // Put on its charger while the copy runs: the measurement stands, the battery's power
+    // in it is missing with the reason, the rails' is there.
     put(
         &root.join("class/power_supply/battery/status"),
         "Discharging",
@@ -366,13 +373,60 @@ fn a_charging_battery_is_refused_when_named_and_left_out_when_found() {
         };
         vec![(status.clone(), format!("{now}\n"))]
     });
-    let o = run_live(&root, &live, &["--time", "1", "--cpus", "0"]);
+    let json = root.join("../charging.json");
+    let csv = root.join("../charging.csv");
+    let o = run_live(
+        &root,
+        &live,
+        // A fixed count (one session): --time sizes its count in a session of its own
+        // first, whose child would make the battery charge before the second one starts.
+        &[
+            "--runs",
+            "1000000",
+            "--cpus",
+            "0",
+            &format!("--json={}", json.display()),
+            &format!("--csv={}", csv.display()),
+        ],
+    );
     let _ = live.finish();
     let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let j = report(&json);
+    let m = &j["measurements"][0];
+    assert!(m["figures"].is_array() || m["children"].is_array(), "{m}");
+    let battery = source(&m["power"], "battery:battery");
     assert!(
-        err.contains("dhry: power source battery:battery failed during a measurement: the battery's status is \"Charging\""),
+        battery["energy_j"].is_null() && battery["net_mean_w"].is_null(),
+        "{battery}"
+    );
+    assert!(
+        battery["missing"]
+            .as_str()
+            .unwrap()
+            .contains("the battery's status is \"Charging\""),
+        "{battery}"
+    );
+    assert!(m["power"]["per_energy"].is_null(), "{}", m["power"]);
+    // The rails (static files here: their counters never move, and say so) are judged on
+    // their own, whatever the battery does.
+    let rail = source(&m["power"], "odpm:S4M_VDD_CPUCL0");
+    assert!(
+        !rail["missing"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("battery"),
+        "{rail}"
+    );
+    assert!(
+        err.contains("dhry: power: dhrystone: battery:battery missing, because the battery's status is \"Charging\""),
         "{err}"
+    );
+    let mut rows = csv::Reader::from_path(&csv).unwrap();
+    let row = rows.records().next().unwrap().unwrap();
+    assert!(
+        row[row.len() - 1].starts_with("missing, because the battery's status"),
+        "{row:?}"
     );
     let line = tool.fails(&["--runs", "1000", "--power", "battery:nope"], 3);
     assert!(
@@ -523,6 +577,233 @@ fn an_external_meter_gives_the_energy_of_its_profile() {
         (got / want - 1.0).abs() < 0.01,
         "{got} J, the meter's profile {want} J: {s}"
     );
+}
+
+/// The vm2 tree's three counters each broken while the tool measures, as a driver or a
+/// captured tree can break them: the package counter holds text, the core counter steps back
+/// far from its range (no wrap: 119 kW if it were taken as one), hwmon's file disappears.
+/// Each source's power is missing with its reason; the measurement stands (exit 0).
+#[test]
+fn counters_that_break_mid_run_leave_their_power_missing_and_the_figure_standing() {
+    let _one = one_at_a_time();
+    let root = fixture_copy("vm2-power", "broken");
+    let range = root.join("class/powercap/intel-rapl:0:0/max_energy_range_uj");
+    put(&range, "262143328850");
+    let package = root.join("class/powercap/intel-rapl:0/energy_uj");
+    let core = root.join("class/powercap/intel-rapl:0:0/energy_uj");
+    let hwmon = root.join("class/hwmon/hwmon0/energy1_input");
+    // Counting at 10 W until the run has its measuring child (after the sources were found
+    // at its start); from then on the package counter holds text, the core counter runs
+    // backwards and hwmon's file is gone, so every reading in the window sees it.
+    let mut uj = 5_000_000_000.0f64;
+    let live = LiveFiles::start(EVERY, move |m| {
+        if m.children == 0 {
+            uj += 10.0 * m.dt_s * 1e6;
+            return vec![
+                (package.clone(), format!("{}\n", uj as u64)),
+                (core.clone(), format!("{}\n", uj as u64)),
+                (hwmon.clone(), format!("{}\n", uj as u64)),
+            ];
+        }
+        uj -= 10.0 * m.dt_s * 1e6;
+        let _ = std::fs::remove_file(&hwmon);
+        vec![
+            (package.clone(), "garbage\n".into()),
+            (core.clone(), format!("{}\n", uj as u64)),
+        ]
+    });
+    let json = root.join("../report.json");
+    let o = run_live(
+        &root,
+        &live,
+        // A fixed count (one session): --time sizes its count in a session of its own
+        // first, which would find the sources broken at its start.
+        &[
+            "--runs",
+            "1000000",
+            "--cpus",
+            "0",
+            &format!("--json={}", json.display()),
+        ],
+    );
+    let _ = live.finish();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let j = report(&json);
+    let m = &j["measurements"][0];
+    let why = |name: &str| {
+        let s = source(&m["power"], name);
+        assert!(s["energy_j"].is_null(), "{s}");
+        s["missing"].as_str().unwrap_or_default().to_string()
+    };
+    assert!(
+        why("powercap:package-0").contains("not a number"),
+        "{}",
+        m["power"]
+    );
+    assert!(
+        why("powercap:package-0/core").contains("which is no wrap"),
+        "{}",
+        m["power"]
+    );
+    assert!(
+        why("hwmon:amd_energy:Esocket0").contains("cannot be read"),
+        "{}",
+        m["power"]
+    );
+    assert!(j["extra"]["children"][0]["dmips"].as_f64().unwrap() > 0.0);
+    assert!(
+        err.contains("powercap:package-0 missing, because "),
+        "{err}"
+    );
+}
+
+/// The phone's ODPM meter renames a rail while the tool measures: that rail's power is
+/// missing, the others' stands.
+#[test]
+fn a_renamed_rail_is_missing_and_the_other_rails_stand() {
+    let _one = one_at_a_time();
+    let root = fixture_copy("phone8-power", "renamed");
+    let dev0 = root.join("bus/iio/devices/iio:device0/energy_value");
+    let mut uws = [0.0f64; 3];
+    let live = LiveFiles::start(EVERY, move |m| {
+        for (r, e) in uws.iter_mut().enumerate() {
+            *e += rail_w(r, m) * m.dt_s * 1e6;
+        }
+        let t = m.mono_ns / 1_000_000;
+        let first = if m.children > 0 {
+            "S4M_VDD_CPUCL0_NEW"
+        } else {
+            RAILS[0]
+        };
+        let names = [first, RAILS[1], RAILS[2]];
+        let text: String = std::iter::once(format!("t={t}\n"))
+            .chain((0..3).map(|r| format!("CH{r}(T={t})[{}], {}\n", names[r], uws[r] as u64)))
+            .collect();
+        vec![(dev0.clone(), text)]
+    });
+    let json = root.join("../report.json");
+    let o = run_live(
+        &root,
+        &live,
+        &[
+            "--runs",
+            "1000000",
+            "--cpus",
+            "0",
+            "--power",
+            "odpm:S4M_VDD_CPUCL0,odpm:S3M_VDD_CPUCL1",
+            &format!("--json={}", json.display()),
+        ],
+    );
+    let _ = live.finish();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let p = &report(&json)["measurements"][0]["power"];
+    let gone = source(p, "odpm:S4M_VDD_CPUCL0");
+    assert!(
+        gone["missing"]
+            .as_str()
+            .unwrap()
+            .contains("no longer lists the rail"),
+        "{gone}"
+    );
+    assert!(
+        source(p, "odpm:S3M_VDD_CPUCL1")["energy_j"]
+            .as_f64()
+            .unwrap()
+            > 0.0,
+        "{p}"
+    );
+}
+
+/// External meters that break or lie after their first good lines: each measurement stands
+/// (exit 0) and the meter's power in it is missing, saying why; a meter whose first line
+/// already lies is refused before anything runs (exit 2).
+#[test]
+fn a_meter_that_breaks_or_lies_leaves_the_power_missing_and_the_figure_standing() {
+    let _one = one_at_a_time();
+    let root = fixture_copy("vm2", "bad-meters");
+    let good =
+        "i=0; while [ $i -lt 3 ]; do echo \"$(date +%s.%N) 2.5\"; sleep 0.005; i=$((i+1)); done";
+    let cases: [(&str, String, &str); 8] = [
+        ("ends", format!("{good}; exit 0"), "the meter failed"),
+        (
+            "garbage",
+            format!("{good}; echo garbage; sleep 100"),
+            "the meter failed",
+        ),
+        (
+            "future",
+            format!("{good}; while :; do echo \"$(( $(date +%s) + 3600 )) 2.5\"; sleep 0.01; done"),
+            "after the line arrived",
+        ),
+        (
+            "back",
+            format!(
+                "{good}; t=$(date +%s); while :; do t=$((t-1)); echo \"$t 2.5\"; sleep 0.01; done"
+            ),
+            "not after the reading before it",
+        ),
+        (
+            "silent",
+            "echo \"$(date +%s.%N) 2.5\"; sleep 100".to_string(),
+            "no reading at or after the window's end",
+        ),
+        (
+            "flood",
+            "t=$(date +%s.%N); echo \"$t 2.5\"; while :; do echo \"$t 2.5\"; done".to_string(),
+            "not after the reading before it",
+        ),
+        (
+            "negative",
+            format!("{good}; while :; do echo \"$(date +%s.%N) -2.5\"; sleep 0.01; done"),
+            "not a power from 0",
+        ),
+        (
+            "absurd",
+            format!("{good}; while :; do echo \"$(date +%s.%N) 1e300\"; sleep 0.01; done"),
+            "not a power from 0",
+        ),
+    ];
+    let tool = dhry().with_env("BENCHMP_SYSFS_ROOT", Some(root.to_str().unwrap()));
+    // The runs have one child each and need not keep children together: they run side by
+    // side (a meter waited on at a window's end costs no CPU).
+    std::thread::scope(|scope| {
+        for (name, script, why) in &cases {
+            let (tool, root) = (&tool, &root);
+            scope.spawn(move || {
+                let meter = format!("sh -c '{script}'");
+                let json = root.join(format!("../{name}.json"));
+                let o = tool.run_bounded(
+                    &[
+                        "--runs",
+                        "1000000",
+                        "--cpus",
+                        "0",
+                        "--power-cmd",
+                        &meter,
+                        &format!("--json={}", json.display()),
+                    ],
+                    LIMIT,
+                );
+                let err = stderr(&o);
+                assert_eq!(o.status.code(), Some(0), "{name}: {err}");
+                let j = report(&json);
+                let s = source(&j["measurements"][0]["power"], "cmd");
+                assert!(s["energy_j"].is_null(), "{name}: {s}");
+                let missing = s["missing"].as_str().unwrap_or_default();
+                assert!(missing.contains(why), "{name}: {missing}");
+                assert!(err.contains("cmd missing, because"), "{name}: {err}");
+                assert!(err.lines().all(|l| l.len() < 1000), "{name}: {err}");
+            });
+        }
+    });
+    // Lying from its first line: refused before anything runs.
+    for first in ["-2.5", "1e300"] {
+        let meter = format!("sh -c 'while :; do echo \"$(date +%s) {first}\"; sleep 0.01; done'");
+        let line = tool.fails(&["--runs", "1000", "--power-cmd", &meter], 2);
+        assert!(line.contains("not a power from 0"), "{line}");
+    }
 }
 
 #[test]
@@ -819,4 +1100,38 @@ fn run_watched_grandchild(mut cmd: Command, live: &LiveFiles) -> Output {
         std::thread::sleep(Duration::from_millis(1));
     }
     child.wait_with_output().unwrap()
+}
+
+/// A `--power-cmd` that cannot start for a resource limit (too many open files, no process
+/// left) is a failure to measure here, exit 1 naming the limit, not bad input.
+#[test]
+fn a_meter_that_cannot_start_for_a_limit_names_it() {
+    use benchmp::sys::process::{Confinement, confine_command};
+    use nix::sys::resource::Resource;
+    let _one = one_at_a_time();
+    let root = fixture_copy("vm2", "meter-limits");
+    let meter = "sh -c 'while :; do echo \"$(date +%s.%N) 2.5\"; sleep 0.01; done'";
+    let root_user = nix::unistd::geteuid().is_root();
+    for (limit, value, named) in [
+        (Resource::RLIMIT_NOFILE, 6, "ulimit -n"),
+        (Resource::RLIMIT_NPROC, 1, "ulimit -u"),
+    ] {
+        let mut cmd = dhry()
+            .with_env("BENCHMP_SYSFS_ROOT", Some(root.to_str().unwrap()))
+            .command(&["--runs", "1000", "--cpus", "0", "--power-cmd", meter]);
+        confine_command(
+            &mut cmd,
+            Confinement {
+                limits: vec![(limit, value)],
+                // Root is exempt from the process limit: a user of its own.
+                user: (root_user && limit == Resource::RLIMIT_NPROC).then_some(61_235),
+                ..Confinement::default()
+            },
+        );
+        let o = cmd.output().unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{named}: {err}");
+        assert!(err.contains(named), "{named}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
 }

@@ -152,31 +152,106 @@ impl CheckReport {
 pub const KEEP: usize = 20;
 
 /// Checks `func` at each of `sizes` (in order) in `threads` threads at once, each with its
-/// own buffers and data.
-pub fn run(fns: MemFns, threads: usize, func: Func, sizes: &[usize]) -> CheckReport {
-    let largest = sizes.iter().map(|&n| room(func, n)).max().unwrap_or(0);
-    let results: Vec<CheckReport> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads.max(1))
-            .map(|t| {
-                s.spawn(move || {
-                    let mut c = Checker::new(fns, t, largest);
-                    for &size in sizes {
-                        c.check_size(func, size);
-                    }
-                    c.report
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
-    let mut out = CheckReport::default();
-    for r in results {
-        out.merge(r);
+/// own buffers and data; an error when a thread or its buffers cannot be had ([`Pool`]).
+pub fn run(
+    fns: MemFns,
+    threads: usize,
+    func: Func,
+    sizes: &[usize],
+) -> anyhow::Result<CheckReport> {
+    Ok(Pool::start(fns, threads, func, sizes)?.run(sizes))
+}
+
+/// The threads of a check, started and given their buffers before any check runs, so that a
+/// thread or a buffer the process cannot have (`ulimit -u`, `ulimit -v`) is an error of the
+/// harness, said as such, instead of a panic or an abort blamed on the implementation.
+pub struct Pool {
+    func: Func,
+    workers: Vec<Worker>,
+}
+
+/// One thread of a [`Pool`]: where its work goes and its report comes from.
+struct Worker {
+    work: Option<std::sync::mpsc::Sender<std::sync::Arc<[usize]>>>,
+    done: std::sync::mpsc::Receiver<CheckReport>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool")
+            .field("func", &self.func)
+            .field("threads", &self.workers.len())
+            .finish()
     }
-    out
+}
+
+impl Pool {
+    /// `threads` threads (at least one) checking `func`, each with buffers for the largest of
+    /// `sizes`.
+    pub fn start(fns: MemFns, threads: usize, func: Func, sizes: &[usize]) -> anyhow::Result<Pool> {
+        use anyhow::Context;
+        let largest = sizes.iter().map(|&n| room(func, n)).max().unwrap_or(0);
+        let threads = threads.max(1);
+        let mut workers = Vec::with_capacity(threads);
+        for t in 0..threads {
+            let mut c = Checker::new(fns, t, largest)
+                .map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))
+                .with_context(|| {
+                    format!(
+                        "the check's buffers for thread {t} of {threads} ({} bytes) cannot be allocated",
+                        2 * (largest + 2 * GUARD + 128)
+                    )
+                })?;
+            let (work, jobs) = std::sync::mpsc::channel::<std::sync::Arc<[usize]>>();
+            let (report, done) = std::sync::mpsc::channel();
+            let thread = std::thread::Builder::new()
+                .name(format!("check-{t}"))
+                .spawn(move || {
+                    for sizes in jobs {
+                        for &size in sizes.iter() {
+                            c.check_size(func, size);
+                        }
+                        if report.send(std::mem::take(&mut c.report)).is_err() {
+                            return;
+                        }
+                    }
+                })
+                .with_context(|| format!("thread {t} of {threads} of the check cannot start"))?;
+            workers.push(Worker {
+                work: Some(work),
+                done,
+                thread: Some(thread),
+            });
+        }
+        Ok(Pool { func, workers })
+    }
+
+    /// Runs the checks of `sizes` (in order) on every thread at once; their reports merged.
+    pub fn run(&self, sizes: &[usize]) -> CheckReport {
+        let sizes: std::sync::Arc<[usize]> = sizes.into();
+        for w in &self.workers {
+            if let Some(tx) = &w.work {
+                let _ = tx.send(sizes.clone());
+            }
+        }
+        let mut out = CheckReport::default();
+        for w in &self.workers {
+            out.merge(w.done.recv().unwrap_or_default());
+        }
+        out
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        for w in &mut self.workers {
+            w.work.take();
+            if let Some(t) = w.thread.take() {
+                let _ = t.join();
+            }
+        }
+    }
 }
 
 /// Bytes past the guard a check of `func` at `size` reaches (offsets up to 63; memmove's
@@ -196,10 +271,13 @@ struct Aligned {
 }
 
 impl Aligned {
-    fn new(len: usize) -> Aligned {
-        let v = vec![0u8; len + 64];
+    /// A zeroed buffer, or the allocator's refusal (an address-space limit) as an error.
+    fn new(len: usize) -> Result<Aligned, std::collections::TryReserveError> {
+        let mut v = Vec::new();
+        v.try_reserve_exact(len + 64)?;
+        v.resize(len + 64, 0);
         let start = v.as_ptr().align_offset(64);
-        Aligned { v, start, len }
+        Ok(Aligned { v, start, len })
     }
     fn bytes(&mut self) -> &mut [u8] {
         &mut self.v[self.start..self.start + self.len]
@@ -223,9 +301,13 @@ fn xorshift(x: &mut u32) -> u32 {
 
 impl Checker {
     /// A checker whose buffers hold `max` bytes past the guard, and a guard after them.
-    fn new(fns: MemFns, thread: usize, max: usize) -> Checker {
+    fn new(
+        fns: MemFns,
+        thread: usize,
+        max: usize,
+    ) -> Result<Checker, std::collections::TryReserveError> {
         let total = max + 2 * GUARD + 64;
-        let mut src = Aligned::new(total);
+        let mut src = Aligned::new(total)?;
         let mut seed = 0x9E37_79B9u32 ^ (thread as u32 + 1).wrapping_mul(0x85EB_CA6B);
         for b in src.bytes() {
             // Never the canary, so a missing write is always visible.
@@ -235,13 +317,13 @@ impl Checker {
             }
             *b = x;
         }
-        Checker {
+        Ok(Checker {
             fns,
             thread,
             src,
-            dst: Aligned::new(total),
+            dst: Aligned::new(total)?,
             report: CheckReport::default(),
-        }
+        })
     }
 
     fn fail(&mut self, op: &str, size: usize, so: usize, d_o: usize, detail: String) {
@@ -468,7 +550,7 @@ mod tests {
     fn all(fns: MemFns, threads: usize) -> CheckReport {
         let mut r = CheckReport::default();
         for f in Func::ALL {
-            r.merge(run(fns, threads, f, &f.sizes()));
+            r.merge(run(fns, threads, f, &f.sizes()).unwrap());
         }
         r
     }
@@ -493,12 +575,12 @@ mod tests {
         assert_eq!((copy[0], copy[SMALL_MAX + 1]), (0, 65));
         assert_eq!(*copy.last().unwrap(), 4 << 20);
         assert!(Func::Memmove.sizes().iter().all(|&s| s <= 1 << 20));
-        let one = run(Kernel::Portable.fns().unwrap(), 1, Func::Memset, &[3]);
+        let one = run(Kernel::Portable.fns().unwrap(), 1, Func::Memset, &[3]).unwrap();
         assert_eq!(one.cases, 64 * 4);
         // Each size alone fits its buffers (memmove's ranges reach one and a half sizes).
         for f in Func::ALL {
             for n in [0, 64, 65, 257, 1 << 20, f.sizes()[f.sizes().len() - 1]] {
-                let r = run(Kernel::Portable.fns().unwrap(), 1, f, &[n]);
+                let r = run(Kernel::Portable.fns().unwrap(), 1, f, &[n]).unwrap();
                 assert_eq!(r.failures, 0, "{f} {n}");
             }
         }

@@ -36,13 +36,14 @@ pub struct CheckParams {
     pub sizes: Vec<usize>,
 }
 
-/// One child's work: the checks of one function at the given sizes.
+/// One child's work: the checks of one function at the given sizes, on threads started (with
+/// their buffers) when the child set up, so that what the process cannot have is the
+/// harness's error, not the implementation's crash.
 #[derive(Debug)]
 struct CheckBench {
     loaded: Loaded,
-    func: Func,
+    pool: check::Pool,
     sizes: Vec<usize>,
-    threads: usize,
     report: Option<CheckReport>,
 }
 
@@ -53,7 +54,7 @@ impl benchmp::Benchmark for CheckBench {
     fn run(&mut self, iterations: u64) -> u64 {
         let mut r = CheckReport::default();
         for _ in 0..iterations {
-            r = check::run(self.loaded.fns, self.threads, self.func, &self.sizes);
+            r = self.pool.run(&self.sizes);
         }
         let cases = r.cases;
         self.report = Some(r);
@@ -226,11 +227,11 @@ fn check_in_child(
     s.iterations = Iterations::Fixed(1);
     s.subtract_loop_overhead = false;
     let m = session.measure(s, |_| {
+        let loaded = load(spec)?;
         Ok(CheckBench {
-            loaded: load(spec)?,
-            func,
+            pool: check::Pool::start(loaded.fns, threads, func, sizes)?,
+            loaded,
             sizes: sizes.to_vec(),
-            threads,
             report: None,
         })
     })?;

@@ -20,9 +20,7 @@ pub struct FreqPin {
 }
 
 fn read(p: &Path) -> Option<String> {
-    std::fs::read_to_string(p)
-        .ok()
-        .map(|s| s.trim().to_string())
+    benchmp::sysfs::read_attr(p).ok()
 }
 
 fn mhz(khz: &str) -> String {

@@ -846,3 +846,50 @@ fn under_benchmp_ab_a_repetition_is_the_operation_dto_reports() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `dto check` under limits of the harness's own (a small address space, one process and no
+/// thread to spare): the check cannot run, and says which limit stopped it (exit 1), never
+/// blaming the implementation ("memcpy crashed (SIGABRT)") nor panicking in its child.
+#[test]
+fn a_check_that_cannot_have_its_buffers_or_threads_names_the_limit() {
+    use benchmp::sys::process::{Confinement, confine_command};
+    use nix::sys::resource::Resource;
+    let bin = env!("CARGO_BIN_EXE_dto");
+    // 30 MB of address space: the program starts, four threads' buffers of 8 MB do not fit.
+    let mut small = Command::new(bin);
+    small.args(["check", "--impl", "cpu"]);
+    confine_command(
+        &mut small,
+        Confinement {
+            limits: vec![(Resource::RLIMIT_AS, 30_000 << 10)],
+            ..Confinement::default()
+        },
+    );
+    // Two processes of its own: dto and its check's child, and no thread beside them. Root
+    // is exempt from the limit, so the run takes a user id of its own (it reads no file
+    // beyond the program).
+    let mut few = Command::new(bin);
+    few.args(["check", "--impl", "cpu", "--threads", "2"]);
+    confine_command(
+        &mut few,
+        Confinement {
+            limits: vec![(Resource::RLIMIT_NPROC, 2)],
+            user: nix::unistd::geteuid().is_root().then_some(61_234),
+            ..Confinement::default()
+        },
+    );
+    for (mut cmd, limit) in [(small, "ulimit -v"), (few, "ulimit -u")] {
+        let o = cmd.output().unwrap();
+        let err = text(&o.stderr);
+        assert!(
+            !err.contains("crashed") && !err.contains("panicked"),
+            "{err}"
+        );
+        match o.status.code() {
+            // Enough after all on a machine whose program and threads are smaller.
+            Some(0) => {}
+            Some(1) => assert!(err.contains(limit), "{limit}: {err}"),
+            other => panic!("{limit}: exit {other:?}: {err}"),
+        }
+    }
+}

@@ -8,7 +8,9 @@
 //!   for the same value shares the claim without writing, one asking for another value is
 //!   refused ([`ClaimError::Held`]); whichever holder ends last writes the old value back;
 //! - a holder that died without releasing (SIGKILL) is noticed by the next process that looks
-//!   ([`recover_stale`], or any claim of the setting), which writes the old value back first;
+//!   ([`recover_stale`], which every socbench binary runs as it starts through
+//!   [`crate::restore::left_behind`], or any claim of the setting), which writes the old value
+//!   back first;
 //! - a [`Lock`] is one process's alone for its life (a capture owns tracefs).
 //!
 //! The registry lives in `$SOCBENCH_STATE_DIR`, else `/run/socbench`, else a folder of this
@@ -80,17 +82,29 @@ impl Holder {
         }
     }
 
+    /// Still running: the same process (by its start time), not a zombie that can no longer
+    /// write anything back.
     fn alive(self) -> bool {
-        start_time(self.pid).is_some_and(|s| s == self.start || self.start == 0)
+        stat(self.pid).is_some_and(|(state, s)| {
+            !matches!(state, 'Z' | 'X' | 'x') && (s == self.start || self.start == 0)
+        })
     }
 }
 
-/// A process's start time in clock ticks since boot (`/proc/PID/stat` field 22).
-fn start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+/// A process's state letter and start time in clock ticks since boot (`/proc/PID/stat` fields
+/// 3 and 22).
+fn stat(pid: u32) -> Option<(char, u64)> {
+    let stat = crate::input::read_small(Path::new(&format!("/proc/{pid}/stat")), 4096).ok()?;
     // The command name (field 2) may hold spaces and parentheses: count from its end.
     let rest = &stat[stat.rfind(')')? + 2..];
-    rest.split_whitespace().nth(19)?.parse().ok()
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    Some((state, fields.nth(18)?.parse().ok()?))
+}
+
+/// A process's start time in clock ticks since boot.
+fn start_time(pid: u32) -> Option<u64> {
+    stat(pid).map(|(_, s)| s)
 }
 
 /// The registry's record of one setting.
@@ -108,6 +122,12 @@ struct Record {
 
 /// The registry folder, made private on first use.
 fn state_dir() -> io::Result<PathBuf> {
+    state_dir_made(true)
+}
+
+/// The registry folder; `make`: create it when it is missing (else a missing one is an
+/// error, and nothing is made by a process that only looks).
+fn state_dir_made(make: bool) -> io::Result<PathBuf> {
     let uid = nix::unistd::geteuid().as_raw();
     let candidates: Vec<PathBuf> = match std::env::var_os(STATE_DIR_ENV) {
         Some(d) => vec![PathBuf::from(d)],
@@ -118,7 +138,9 @@ fn state_dir() -> io::Result<PathBuf> {
     };
     let mut last = io::Error::other("no folder for the registry");
     for dir in candidates {
-        let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+        if make {
+            let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+        }
         match std::fs::symlink_metadata(&dir) {
             Ok(m) if m.is_dir() && m.uid() == uid => return Ok(dir),
             Ok(_) => {
@@ -181,26 +203,55 @@ fn write_record(f: &mut File, r: &Record) -> io::Result<()> {
     f.sync_data()
 }
 
+/// The most a setting's file may hold (a sysfs or tracefs attribute).
+const MAX_SETTING_BYTES: u64 = 64 << 10;
+
 fn read_setting(path: &Path) -> Result<String, ClaimError> {
-    std::fs::read_to_string(path)
+    crate::input::read_small(path, MAX_SETTING_BYTES)
         .map(|s| s.trim().to_string())
         .map_err(io_err(path))
 }
 
 fn write_setting(path: &Path, value: &str) -> Result<(), ClaimError> {
-    std::fs::write(path, format!("{value}\n")).map_err(io_err(path))
+    crate::output::write_attribute(path, &format!("{value}\n")).map_err(io_err(path))
 }
 
-/// Writes back a record's old value when none of its holders is alive any more; true when it
-/// did. The caller holds the record's lock.
-fn recover(f: &mut File, r: &mut Record) -> bool {
+/// A setting written back because every process that held it had died.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recovered {
+    /// The setting's file.
+    pub path: PathBuf,
+    /// The value written back (what it held before the first holder wrote).
+    pub original: String,
+    /// The value the dead holders had left in it.
+    pub left: String,
+    /// The holders, all dead.
+    pub holders: Vec<u32>,
+    /// Whether the write succeeded (false: the file is gone or refuses it).
+    pub written: bool,
+}
+
+/// Writes back a record's old value when none of its holders is alive any more; what it did.
+/// A write that failed keeps the record for another try unless this is the `last` (a limit
+/// that must come back before its pair can); after that it is dropped, said once. The caller
+/// holds the record's lock.
+fn recover(f: &mut File, r: &mut Record, last: bool) -> Option<Recovered> {
     if r.holders.is_empty() || r.holders.iter().any(|h| h.alive()) {
-        return false;
+        return None;
     }
-    let _ = write_setting(&r.path, &r.original);
-    *r = Record::default();
-    let _ = write_record(f, r);
-    true
+    let written = write_setting(&r.path, &r.original).is_ok();
+    let done = Recovered {
+        path: r.path.clone(),
+        original: r.original.clone(),
+        left: r.value.clone(),
+        holders: r.holders.iter().map(|h| h.pid).collect(),
+        written,
+    };
+    if written || last {
+        *r = Record::default();
+        let _ = write_record(f, r);
+    }
+    Some(done)
 }
 
 /// How a claim came to hold its setting.
@@ -247,7 +298,7 @@ impl Claim {
         let real = std::fs::canonicalize(path).map_err(io_err(path))?;
         let mut f = lock_record(&real, FlockArg::LockExclusive)?;
         let mut r = read_record(&mut f);
-        recover(&mut f, &mut r);
+        recover(&mut f, &mut r, true);
         let me = Holder::me();
         r.holders.retain(|h| h.alive() && h.pid != me.pid);
         let taken = if let Some(first) = r.holders.first() {
@@ -352,37 +403,57 @@ pub fn held_by(setting: &Path) -> Option<u32> {
 }
 
 /// Writes back every recorded setting whose holders have all died (a run killed with SIGKILL);
-/// the settings restored. Cheap when there is nothing to do: one folder listing.
-pub fn recover_stale() -> Vec<PathBuf> {
-    let Ok(dir) = state_dir() else {
+/// what was written back. Cheap when there is nothing to do: one folder listing (none when
+/// the registry was never made).
+pub fn recover_stale() -> Vec<Recovered> {
+    let Ok(dir) = state_dir_made(false) else {
         return Vec::new();
     };
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Vec::new();
     };
-    let mut restored = Vec::new();
-    for e in entries.flatten() {
-        if e.metadata().map(|m| m.len() == 0).unwrap_or(true) {
-            continue;
+    let mut files: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    files.sort();
+    let mut done: Vec<Recovered> = Vec::new();
+    // A write the kernel refuses now may pass once the other files are back (a minimum
+    // above the maximum it would leave): a second pass retries those.
+    for pass in 0..2 {
+        let mut retry = Vec::new();
+        for path in files {
+            let Some(r) = recover_file(&path, pass == 1) else {
+                continue;
+            };
+            done.retain(|d| d.path != r.path);
+            if !r.written {
+                retry.push(path);
+            }
+            done.push(r);
         }
-        let Ok(file) = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(nix::libc::O_NOFOLLOW)
-            .open(e.path())
-        else {
-            continue;
-        };
-        let Ok(mut f) = Flock::lock(file, FlockArg::LockExclusiveNonblock) else {
-            continue;
-        };
-        let mut r = read_record(&mut f);
-        let path = r.path.clone();
-        if recover(&mut f, &mut r) {
-            restored.push(path);
+        if retry.is_empty() {
+            break;
         }
+        files = retry;
     }
-    restored
+    done
+}
+
+/// [`recover`] on one registry file, when no live process holds its lock.
+fn recover_file(path: &Path, last: bool) -> Option<Recovered> {
+    if std::fs::symlink_metadata(path)
+        .map(|m| m.len() == 0)
+        .unwrap_or(true)
+    {
+        return None;
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(path)
+        .ok()?;
+    let mut f = Flock::lock(file, FlockArg::LockExclusiveNonblock).ok()?;
+    let mut r = read_record(&mut f);
+    recover(&mut f, &mut r, last)
 }
 
 /// A setting (or a whole facility, such as tracefs) this process alone may change while it
@@ -508,7 +579,16 @@ mod tests {
             }
             write_record(&mut lock, &r).unwrap();
         }
-        assert_eq!(recover_stale(), vec![real]);
+        let back = recover_stale();
+        assert_eq!(
+            back.iter().map(|r| r.path.clone()).collect::<Vec<_>>(),
+            vec![real]
+        );
+        assert_eq!(
+            (back[0].original.as_str(), back[0].left.as_str()),
+            ("2000000", "1000000")
+        );
+        assert!(back[0].written);
         assert_eq!(value(&d), "2000000");
         // Taken twice at the same value by one process: one holder, written back once.
         let mut a = Claim::take(&f, "1500000").unwrap();

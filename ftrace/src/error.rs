@@ -116,8 +116,18 @@ pub enum Error {
 }
 
 impl Error {
-    /// The exit status a binary should end with for this error.
+    /// The exit status a binary should end with for this error: a file that cannot be
+    /// written or read for a resource limit (a full disk under an output, too many open
+    /// files) is a failure (1); a ring buffer the kernel refuses stays a request to change
+    /// (2), whatever errno it came with.
     pub fn exit_code(&self) -> i32 {
+        if matches!(
+            self,
+            Error::Output { .. } | Error::Io { .. } | Error::Spawn { .. }
+        ) && Limit::in_chain(self).is_some()
+        {
+            return exit_code::FAILED;
+        }
         match self {
             Error::Unsupported => exit_code::UNSUPPORTED,
             Error::Io { .. } => exit_code::FAILED,
@@ -129,6 +139,114 @@ impl Error {
             | Error::Output { .. }
             | Error::Busy { .. }
             | Error::Spawn { .. } => exit_code::USAGE,
+        }
+    }
+}
+
+/// A resource limit an error ran into: exit status 1 (the measurement could not be made
+/// here and now, the input was fine), said with the limit's name and value so it can be
+/// raised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// EMFILE: this process's open files (`ulimit -n`).
+    OpenFiles,
+    /// ENFILE: the system's open files.
+    SystemFiles,
+    /// EAGAIN from fork or a thread's start: processes and threads (`ulimit -u`).
+    Processes,
+    /// ENOMEM, or an allocation refused: memory (`ulimit -v`).
+    Memory,
+    /// EFBIG: the largest file this process may write (`ulimit -f`).
+    FileSize,
+    /// ENOSPC: a full file system.
+    DiskFull,
+    /// EDQUOT: a disk quota.
+    Quota,
+}
+
+impl Limit {
+    /// The limit an OS error number stands for, if it is one.
+    pub fn of_errno(errno: i32) -> Option<Limit> {
+        match errno {
+            libc::EMFILE => Some(Limit::OpenFiles),
+            libc::ENFILE => Some(Limit::SystemFiles),
+            libc::EAGAIN => Some(Limit::Processes),
+            libc::ENOMEM => Some(Limit::Memory),
+            libc::EFBIG => Some(Limit::FileSize),
+            libc::ENOSPC => Some(Limit::DiskFull),
+            libc::EDQUOT => Some(Limit::Quota),
+            _ => None,
+        }
+    }
+
+    /// The first limit a chain of errors ran into: an [`io::Error`] or a `nix` errno among
+    /// `e` and its sources.
+    pub fn in_chain(e: &(dyn std::error::Error + 'static)) -> Option<Limit> {
+        let mut cause = Some(e);
+        while let Some(c) = cause {
+            let found = if let Some(io) = c.downcast_ref::<io::Error>() {
+                match io.raw_os_error() {
+                    Some(n) => Limit::of_errno(n),
+                    None if io.kind() == io::ErrorKind::OutOfMemory => Some(Limit::Memory),
+                    None => None,
+                }
+            } else if let Some(n) = c.downcast_ref::<nix::errno::Errno>() {
+                Limit::of_errno(*n as i32)
+            } else {
+                None
+            };
+            if found.is_some() {
+                return found;
+            }
+            cause = c.source();
+        }
+        None
+    }
+}
+
+/// A soft resource limit in words: `unlimited` or its value divided by `unit`.
+fn soft(resource: nix::sys::resource::Resource, unit: u64) -> Option<u64> {
+    let (soft, _) = nix::sys::resource::getrlimit(resource).ok()?;
+    (soft != nix::sys::resource::RLIM_INFINITY).then_some(soft / unit)
+}
+
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use nix::sys::resource::Resource;
+        match self {
+            Limit::OpenFiles => match soft(Resource::RLIMIT_NOFILE, 1) {
+                Some(n) => write!(f, "the limit of open files (ulimit -n) is {n}"),
+                None => f.write_str("the limit of open files (ulimit -n) is reached"),
+            },
+            Limit::SystemFiles => f.write_str("the system's limit of open files is reached"),
+            // A thread's stack that does not fit the address space is refused as EAGAIN too.
+            Limit::Processes => match (
+                soft(Resource::RLIMIT_NPROC, 1),
+                soft(Resource::RLIMIT_AS, 1024),
+            ) {
+                (Some(n), Some(k)) => write!(
+                    f,
+                    "the limit of processes and threads (ulimit -u) is {n}, the address-space limit (ulimit -v) {k} KiB"
+                ),
+                (Some(n), None) => write!(f, "the limit of processes and threads (ulimit -u) is {n}"),
+                (None, Some(k)) => write!(
+                    f,
+                    "no process or thread could start; the address-space limit (ulimit -v) is {k} KiB"
+                ),
+                (None, None) => f.write_str(
+                    "no process or thread could start (the system's limit of processes and threads)",
+                ),
+            },
+            Limit::Memory => match soft(Resource::RLIMIT_AS, 1024) {
+                Some(k) => write!(f, "the address-space limit (ulimit -v) is {k} KiB"),
+                None => f.write_str("out of memory"),
+            },
+            Limit::FileSize => match soft(Resource::RLIMIT_FSIZE, 1) {
+                Some(b) => write!(f, "the file-size limit (ulimit -f) is {b} bytes"),
+                None => f.write_str("the file-size limit (ulimit -f) is reached"),
+            },
+            Limit::DiskFull => f.write_str("the file system is full"),
+            Limit::Quota => f.write_str("the disk quota is exceeded"),
         }
     }
 }
@@ -198,6 +316,32 @@ mod tests {
         assert_eq!(printable("plain é"), "plain é");
         assert_eq!(printable("a\nb\x1b[2J\t"), "a\\nb\\u{1b}[2J\\t");
         assert_eq!(shown(Path::new("/tmp/a\rb")), "/tmp/a\\rb");
+    }
+
+    #[test]
+    fn resource_limits_are_found_in_a_chain_and_fail() {
+        let full = Error::Output {
+            path: "/mnt/full/trace.txt".into(),
+            source: io::Error::from_raw_os_error(libc::ENOSPC),
+        };
+        assert_eq!(Limit::in_chain(&full), Some(Limit::DiskFull));
+        assert_eq!(full.exit_code(), exit_code::FAILED);
+        let other = Error::Output {
+            path: "/x".into(),
+            source: io::Error::from_raw_os_error(libc::EISDIR),
+        };
+        assert_eq!(other.exit_code(), exit_code::USAGE);
+        let refused = Error::BufferRefused {
+            path: "/sys/kernel/tracing/buffer_size_kb".into(),
+            kb: 1 << 40,
+            source: io::Error::from_raw_os_error(libc::ENOMEM),
+        };
+        assert_eq!(refused.exit_code(), exit_code::USAGE);
+        let e = anyhow::Error::new(nix::errno::Errno::EMFILE).context("cannot open x");
+        assert_eq!(Limit::in_chain(e.as_ref()), Some(Limit::OpenFiles));
+        assert!(Limit::OpenFiles.to_string().contains("ulimit -n"));
+        let oom = io::Error::from(io::ErrorKind::OutOfMemory);
+        assert_eq!(Limit::in_chain(&oom), Some(Limit::Memory));
     }
 
     #[test]

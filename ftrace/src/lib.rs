@@ -25,11 +25,14 @@ pub mod console;
 pub mod contract;
 pub mod convert;
 pub mod error;
+pub mod input;
 pub mod layer;
 pub mod marker;
 pub mod output;
 pub mod record;
+pub mod restore;
 pub mod script;
+pub mod startup;
 mod sys;
 pub mod tracefs;
 

@@ -2,7 +2,7 @@
 //! chrome://tracing, write markers from scripts, and time a marker write.
 //!
 //! Exit status: 0 ok; 1 failed (trace invalid or empty, a setting not restored, a result that
-//! cannot be written to stdout); 2 usage or setup error (bad arguments, not root, tracefs not
+//! cannot be written to stdout, a resource limit such as a full disk); 2 usage or setup error (bad arguments, not root, tracefs not
 //! mounted, unknown event, buffer refused, a command that cannot run, an output file that
 //! cannot be written, another capture running); 3 the kernel has no tracefs.
 //! `record` otherwise ends with its command's status (128 + N after signal N). Every error is
@@ -49,6 +49,7 @@ const EXAMPLES: &[ftrace::contract::Example] = &[
 ];
 
 fn main() -> ExitCode {
+    ftrace::startup::prepare("ftrace");
     let cli = match parse_args() {
         Ok(cli) => cli,
         Err(err)
@@ -65,12 +66,19 @@ fn main() -> ExitCode {
             return ExitCode::from(exit_code::USAGE as u8);
         }
     };
+    ftrace::restore::left_behind("ftrace");
     let code = match run(cli) {
         Ok(code) => code,
         Err(err) => {
-            ftrace::errln!("ftrace: {}", printable(&message(&err)));
-            if let Some(e) = err.downcast_ref::<ftrace::Error>() {
+            let own = err.downcast_ref::<ftrace::Error>();
+            let limit = ftrace::error::Limit::in_chain(err.as_ref())
+                .filter(|_| own.is_none_or(|e| e.exit_code() == exit_code::FAILED));
+            let named = limit.map(|l| format!(" ({l})")).unwrap_or_default();
+            ftrace::errln!("ftrace: {}{named}", printable(&message(&err)));
+            if let Some(e) = own {
                 e.exit_code()
+            } else if limit.is_some() {
+                exit_code::FAILED
             } else if err.downcast_ref::<Usage>().is_some() {
                 exit_code::USAGE
             } else {

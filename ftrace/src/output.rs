@@ -57,6 +57,33 @@ impl OutputFile {
         }
     }
 
+    /// Starts writing `path` as a regular file in its own place: where a symlink, FIFO, device
+    /// or folder stands, nothing is written (the error says what stands there), so a link
+    /// planted at a file this process keeps for itself (a cache) never sends the content
+    /// elsewhere. The copy is unnamed until [`OutputFile::commit`], as with
+    /// [`OutputFile::create`].
+    pub fn create_regular(path: &Path) -> io::Result<OutputFile> {
+        match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.file_type().is_symlink() => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "is a symbolic link; nothing is written through one",
+            )),
+            Ok(meta) if meta.is_dir() => {
+                Err(io::Error::new(io::ErrorKind::IsADirectory, "is a folder"))
+            }
+            Ok(meta) if !meta.is_file() => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "is {}, not a regular file",
+                    crate::input::special_kind(meta.file_type()).unwrap_or("a special file")
+                ),
+            )),
+            Ok(meta) => staged(path, Some(&meta)),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => staged(path, None),
+            Err(err) => Err(err),
+        }
+    }
+
     /// Puts the complete content in place (a rename over the destination).
     pub fn commit(mut self) -> io::Result<()> {
         self.file.flush()?;
@@ -79,6 +106,29 @@ impl OutputFile {
             Stage::Named { hidden } => rename_or_remove(&hidden, &self.dest),
         }
     }
+}
+
+/// Writes `text` into an existing regular file in place: a sysfs or tracefs attribute, a
+/// setting being written back. Opened without creating and without blocking, and refused
+/// unless it is a regular file, so a FIFO planted where a setting was never blocks the
+/// writer (the next socbench command writes back what a killed run left).
+pub fn write_attribute(path: &Path, text: &str) -> io::Result<()> {
+    let mut f = OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "is {}, not a regular file",
+                crate::input::special_kind(meta.file_type()).unwrap_or("a folder")
+            ),
+        ));
+    }
+    f.write_all(text.as_bytes())
 }
 
 fn rename_or_remove(hidden: &Path, dest: &Path) -> io::Result<()> {
@@ -262,6 +312,46 @@ mod tests {
         assert_eq!(err.kind(), io::ErrorKind::IsADirectory);
         let err = OutputFile::create(Path::new("/nonexistent/dir/x")).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn a_file_kept_in_place_is_never_written_through_a_link() {
+        let dir = scratch("regular");
+        let victim = dir.join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        let link = dir.join("cache.json");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let err = OutputFile::create_regular(&link).unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        let fifo = dir.join("fifo.json");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        let err = OutputFile::create_regular(&fifo).unwrap_err();
+        assert!(err.to_string().contains("a FIFO"), "{err}");
+        // The hidden name a staged copy takes at commit, planted as a link: removed, not
+        // followed.
+        let path = dir.join("own.json");
+        let hidden = dir.join(format!(".own.json.{}.tmp", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &hidden).unwrap();
+        let mut out = OutputFile::create_regular(&path).unwrap();
+        out.write_all(b"{}").unwrap();
+        out.commit().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn an_attribute_is_written_in_place_and_a_fifo_refused() {
+        let dir = scratch("attribute");
+        let p = dir.join("scaling_max_freq");
+        std::fs::write(&p, "2265600\n").unwrap();
+        write_attribute(&p, "300000\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "300000\n");
+        let fifo = dir.join("scaling_min_freq");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        assert!(write_attribute(&fifo, "1\n").is_err());
+        assert!(write_attribute(&dir.join("none"), "1\n").is_err());
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

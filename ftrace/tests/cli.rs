@@ -364,10 +364,11 @@ fn convert_refuses_bad_input_and_outputs() {
             2,
             "cannot write: No such file",
         ),
+        // A full device is a full disk: a resource, not bad input (1, naming it).
         (
             json(&trace, "/dev/full"),
-            2,
-            "/dev/full: cannot write: No space left on device",
+            1,
+            "/dev/full: cannot write: No space left on device (os error 28) (the file system is full)",
         ),
     ];
     for (args, code, says) in &cases {
@@ -413,8 +414,10 @@ fn convert_that_cannot_finish_its_output_keeps_the_earlier_one() {
         .output()
         .unwrap();
     let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(2), "{err}");
+    // The file-size limit is a resource, not bad input: 1, naming it.
+    assert_eq!(o.status.code(), Some(1), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("ulimit -f"), "{err}");
     assert!(
         err.starts_with("ftrace: ") && err.contains("out.json: cannot write"),
         "{err}"
@@ -494,12 +497,12 @@ fn record_and_mark_refuse_bad_commands_outputs_and_environments() {
         ),
         case(
             &["mark", "--marker", "/dev/full", "begin", "x"],
-            2,
+            1,
             "/dev/full: cannot write: No space left",
         ),
         case(
             &["mark", "--marker", "/dev/full", "--children", "2", "end"],
-            2,
+            1,
             "No space left",
         ),
         case(

@@ -4,7 +4,8 @@
 use anyhow::Result;
 use benchmp::cli::TimingArgs;
 
-/// Runs `benchmp calibrate`: measures (never reads the cache), caches, prints exports or JSON.
+/// Runs `benchmp calibrate`: measures (never reads the cache), caches, prints exports or JSON;
+/// a cache that cannot be written is exit status 1.
 pub fn run(enough: Option<u64>, calibration: Option<String>, json: bool) -> Result<i32> {
     let timing = TimingArgs {
         enough,
@@ -24,13 +25,27 @@ pub fn run(enough: Option<u64>, calibration: Option<String>, json: bool) -> Resu
         outln!("ENOUGH={}", c.enough_us);
         outln!("TIMING_O={}", c.timing_overhead_ns / 1000.0);
         outln!("LOOP_O={}", c.loop_overhead_ns / 1000.0);
-        if let Some(p) = &c.cache_file {
+    }
+    // "cached" only when it was: a cache that could not be written (a full disk, a link or a
+    // FIFO in its place) fails the command, whose purpose it was, after the values are out.
+    let secs = c.measured_ns as f64 / 1e9;
+    match (&c.cache_file, &c.cache_problem) {
+        (Some(p), Some(why)) => anyhow::bail!(
+            "calibrated in {secs:.2} s, but not cached: {}: {why}",
+            ftrace::error::shown(p)
+        ),
+        (Some(p), None) if c.cache_written => {
             benchmp::errln!(
-                "benchmp: calibrated in {:.2} s; cached in {}",
-                c.measured_ns as f64 / 1e9,
-                p.display()
-            );
+                "benchmp: calibrated in {secs:.2} s; cached in {}",
+                ftrace::error::shown(p)
+            )
         }
+        // Only a measured interval is cached: with --enough (or ENOUGH) nothing was stored.
+        (Some(p), None) => benchmp::errln!(
+            "benchmp: calibrated in {secs:.2} s; {} left as it was (only a measured interval is cached, and this one was given)",
+            ftrace::error::shown(p)
+        ),
+        (None, _) => {}
     }
     Ok(0)
 }

@@ -49,13 +49,24 @@ pub fn run(enough: Option<u64>) -> Result<i32> {
     Ok(0)
 }
 
-/// What forking, the handshake and reaping cost for one and two children.
+/// What forking, the handshake and reaping cost for one and two children (two only where this
+/// process may use two CPUs: the user asked for no -P, so none is refused).
 fn fork_costs() -> Result<()> {
     let placement = PlacementArgs {
         timeout: 60,
         ..Default::default()
     };
+    let allowed = benchmp::sys::affinity::allowed_cpus()
+        .map(|c| c.len())
+        .context("sched_getaffinity")?;
     for p in [1usize, 2] {
+        if p > allowed {
+            outln!(
+                "fork + handshake + reap: not measured for {p} children (this process may use {allowed} CPU{})",
+                if allowed == 1 { "" } else { "s" }
+            );
+            continue;
+        }
         let pl = PlacementArgs {
             parallel: Some(p),
             ..placement.clone()

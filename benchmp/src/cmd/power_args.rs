@@ -26,6 +26,17 @@ pub struct PowerArgs {
 }
 
 impl PowerArgs {
+    /// Checks the options together as every tool will: `--power none` with a `--power-cmd`
+    /// contradicts itself.
+    pub fn check(&self) -> Result<(), String> {
+        let choice = self
+            .power
+            .as_deref()
+            .map(benchmp::power::parse_choice)
+            .transpose()?;
+        benchmp::power::check_meter(choice.as_ref(), self.power_cmd.as_deref())
+    }
+
     /// The options as each tool gets them (`--power=SRC`), in a fixed order.
     pub fn words(&self) -> Vec<String> {
         [
@@ -108,6 +119,13 @@ mod tests {
             ]
         );
         assert!(PowerArgs::default().words().is_empty());
+        assert!(p.check().is_ok());
+        let both = PowerArgs {
+            power: Some("none".into()),
+            power_cmd: Some("meter".into()),
+            ..PowerArgs::default()
+        };
+        assert!(both.check().unwrap_err().contains("--power none"));
         for bad in ["", "a,,b", "x\n\u{1b}[31m"] {
             assert!(sources(bad).is_err(), "{bad:?}");
         }

@@ -117,8 +117,15 @@ fn read_bounded(path: &Path, meta: &std::fs::Metadata) -> Result<Vec<u8>, Compar
     }
     let read = |e| CompareError::Read(path.to_path_buf(), e);
     let mut text = Vec::new();
-    std::fs::File::open(path)
-        .map_err(read)?
+    // Opened without blocking and checked again on the descriptor: the file may have been
+    // replaced since it was looked at.
+    ftrace::input::open_regular(path)
+        .map_err(|e| match e {
+            ftrace::input::OpenError::Special(kind) => {
+                CompareError::NotAFile(path.to_path_buf(), kind)
+            }
+            other => read(other.into()),
+        })?
         .take(MAX_REPORT_BYTES + 1)
         .read_to_end(&mut text)
         .map_err(read)?;

@@ -67,9 +67,7 @@ pub struct Writes {
 }
 
 fn read(p: &Path) -> Option<String> {
-    std::fs::read_to_string(p)
-        .ok()
-        .map(|s| s.trim().to_string())
+    crate::sysfs::read_attr(p).ok()
 }
 
 impl Writes {

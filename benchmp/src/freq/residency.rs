@@ -30,7 +30,7 @@ pub fn read(sysfs: &Path, cpu: usize) -> Option<Table> {
     let path = sysfs.join(format!(
         "devices/system/cpu/cpu{cpu}/cpufreq/stats/time_in_state"
     ));
-    parse(&std::fs::read_to_string(path).ok()?)
+    parse(&crate::sysfs::read_attr(&path).ok()?)
 }
 
 /// Parses `time_in_state` text: one `kHz ticks` pair per line; `None` if a line is not one.

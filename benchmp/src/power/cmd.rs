@@ -2,6 +2,13 @@
 //! seconds> <watts>`, started in a process group of its own that ends with this process, and
 //! read without blocking from the parent's poll loop (no thread). Each reading's wall-clock
 //! time is put on CLOCK_MONOTONIC, the clock of the measurements' windows and of the trace.
+//!
+//! A meter is believed only as far as its readings go: one whose times go back or repeat,
+//! lie ahead of the moment the line arrived, or whose watts are below zero or beyond
+//! [`super::sampler::MAX_W`] gives no power for the window they fall in, nor does one whose
+//! readings do not reach from the window's start to its end ([`Meter::cover`]). A meter that
+//! ends or prints garbage after its first reading makes the power of every later window
+//! missing; the measurements stand.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -18,6 +25,11 @@ pub const FIRST_READING: Duration = Duration::from_secs(10);
 const MAX_LINE: usize = 4096;
 /// Readings kept before the oldest are dropped (over an hour at 1 kHz).
 const MAX_READINGS: usize = 4_000_000;
+/// How far ahead of its arrival a reading's time may lie (the meter's clock and this one's
+/// disagreeing by a little), ns.
+const AHEAD_NS: i128 = 1_000_000_000;
+/// Refused readings remembered (the latest).
+const MAX_REFUSED: usize = 16;
 
 /// A reading: CLOCK_MONOTONIC ns and watts.
 pub type Reading = (u64, f64);
@@ -34,7 +46,9 @@ pub struct Meter {
     lines: usize,
     err_tail: Vec<u8>,
     readings: VecDeque<Reading>,
-    /// What went wrong after it started (a bad line, its end), kept for the window's end.
+    /// Readings refused since it started: when each arrived (CLOCK_MONOTONIC ns) and why.
+    refused: VecDeque<(u64, String)>,
+    /// What went wrong after it started (a bad line, its end), kept for every later window.
     pub failed: Option<PowerError>,
 }
 
@@ -101,6 +115,7 @@ impl Meter {
             lines: 0,
             err_tail: Vec::new(),
             readings: VecDeque::new(),
+            refused: VecDeque::new(),
             failed: None,
         };
         let start = Instant::now();
@@ -111,6 +126,13 @@ impl Meter {
             }
             if !meter.readings.is_empty() {
                 return Ok(meter);
+            }
+            // Its first line already cannot be believed: a meter that does not work.
+            if let Some((_, why)) = meter.refused.front() {
+                return Err(PowerError::MeterRefused {
+                    command: command.to_string(),
+                    why: why.clone(),
+                });
             }
             if let Some(sig) = crate::sys::process::interrupted() {
                 return Err(PowerError::Interrupted(sig));
@@ -208,11 +230,36 @@ impl Meter {
             match parse_line(trimmed) {
                 Some((t, w)) => {
                     let mono = (t * 1e9) as i128 - offset;
-                    if mono > 0 {
-                        if self.readings.len() >= MAX_READINGS {
-                            self.readings.pop_front();
+                    let arrived = now_ns();
+                    let last = self.readings.back().map(|r| r.0 as i128);
+                    let why = if mono <= 0 {
+                        Some("its time lies before this machine booted".to_string())
+                    } else if mono > arrived as i128 + AHEAD_NS {
+                        Some(format!(
+                            "its time lies {:.1} s after the line arrived",
+                            (mono - arrived as i128) as f64 / 1e9
+                        ))
+                    } else if last.is_some_and(|l| mono <= l) {
+                        Some("its time is not after the reading before it".to_string())
+                    } else {
+                        super::sampler::plausible(w).err()
+                    };
+                    match why {
+                        None => {
+                            if self.readings.len() >= MAX_READINGS {
+                                self.readings.pop_front();
+                            }
+                            self.readings.push_back((mono as u64, w));
                         }
-                        self.readings.push_back((mono as u64, w));
+                        Some(why) => {
+                            if self.refused.len() >= MAX_REFUSED {
+                                self.refused.pop_front();
+                            }
+                            self.refused.push_back((
+                                arrived,
+                                format!("its line {} was refused: {why}", self.lines),
+                            ));
+                        }
                     }
                 }
                 None if self.failed.is_none() => {
@@ -224,6 +271,50 @@ impl Meter {
                 }
                 None => {}
             }
+        }
+    }
+
+    /// The readings that cover the window `[start, end]` (ns): from the last one at or before
+    /// its start to the first one at or after its end, waiting up to `wait` for that one to
+    /// arrive; or why the meter gives no power for this window (it failed, a line was
+    /// refused while the window was open, or its readings leave the start or the end
+    /// uncovered). A stop signal ends the wait.
+    pub fn cover(&mut self, start: u64, end: u64, wait: Duration) -> Result<Vec<Reading>, String> {
+        let waited = Instant::now();
+        loop {
+            self.drain();
+            if self.readings.iter().any(|&(t, _)| t >= end)
+                || self.failed.is_some()
+                || waited.elapsed() >= wait
+                || crate::sys::process::interrupted().is_some()
+            {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if let Some(e) = &self.failed {
+            return Err(format!("the meter failed: {e}"));
+        }
+        let after = now_ns();
+        if let Some((_, why)) = self
+            .refused
+            .iter()
+            .find(|(arrived, _)| *arrived >= start && *arrived <= after)
+        {
+            return Err(format!("the meter lied in the window: {why}"));
+        }
+        let readings = self.since(start);
+        match (readings.first(), readings.last()) {
+            (Some(&(first, _)), Some(&(last, _))) if first <= start && last >= end => Ok(readings),
+            (Some(&(first, _)), _) if first > start => {
+                Err("the meter has no reading at or before the window's start".to_string())
+            }
+            (_, Some(&(last, _))) => Err(format!(
+                "the meter has no reading at or after the window's end: its last was {:.3} s before it, and none came in {:.1} s",
+                end.saturating_sub(last) as f64 / 1e9,
+                wait.as_secs_f64()
+            )),
+            _ => Err("the meter has no reading".to_string()),
         }
     }
 

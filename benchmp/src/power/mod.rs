@@ -53,6 +53,11 @@ pub fn parse_choice(s: &str) -> Result<Choice, String> {
             "'{s}' is not a comma list of source names (benchmp power lists them), nor none"
         ));
     }
+    if names.iter().any(|n| n == "none") {
+        return Err(format!(
+            "'{s}': none means no source and stands alone; give none, or a list of sources"
+        ));
+    }
     if names.len() > MAX_NAMED {
         return Err(format!("more than {MAX_NAMED} sources named"));
     }
@@ -64,6 +69,17 @@ pub fn parse_choice(s: &str) -> Result<Choice, String> {
         seen.push(n);
     }
     Ok(Choice::Named(names))
+}
+
+/// Checks `--power` against `--power-cmd`: `none` with a meter contradicts itself (the meter
+/// would be started and sampled all the same).
+pub fn check_meter(power: Option<&Choice>, power_cmd: Option<&str>) -> Result<(), String> {
+    match (power, power_cmd) {
+        (Some(Choice::Off), Some(_)) => Err(
+            "--power none asks for no source, and --power-cmd for a meter: give one of them".into(),
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// The value parser of `--power-hz`.
@@ -106,15 +122,6 @@ pub enum PowerError {
         /// Why.
         why: String,
     },
-    /// A source that read at the start stopped reading during a measurement (a battery put
-    /// on its charger, a file gone): its energy would be wrong.
-    #[error("power source {name} failed during a measurement: {why}")]
-    Failed {
-        /// Its name.
-        name: String,
-        /// Why.
-        why: String,
-    },
     /// `--power-baseline` on a machine without a source.
     #[error("--power-baseline: there is no power source to measure ({0})")]
     NothingToMeasure(String),
@@ -148,7 +155,16 @@ pub enum PowerError {
         /// The line, quoted.
         text: String,
     },
-    /// The meter ended.
+    /// The meter's first reading cannot be believed (a time ahead of its arrival, a power
+    /// below zero or beyond any machine's).
+    #[error("--power-cmd {}: {why}", ftrace::error::printable(.command))]
+    MeterRefused {
+        /// The command.
+        command: String,
+        /// Why, naming the line.
+        why: String,
+    },
+    /// The meter ended before its first reading.
     #[error(
         "--power-cmd {}: the meter ended ({status}) after {readings} line(s){}",
         ftrace::error::printable(.command),
@@ -163,12 +179,16 @@ pub enum PowerError {
         said: Option<String>,
         /// Lines it printed.
         readings: usize,
-        /// Whether it gave a reading first (an end mid-run fails the run; one before its
-        /// first reading is a --power-cmd that does not work: bad input).
+        /// Whether it gave a reading first (an end mid-run only makes the power of later
+        /// measurements missing; one before its first reading is a --power-cmd that does
+        /// not work: bad input).
         midway: bool,
     },
-    /// The meter gave no reading in time.
-    #[error("--power-cmd {}: no reading in {secs} s", ftrace::error::printable(.command))]
+    /// The meter gave no reading in time: a command that is no meter (bad input).
+    #[error(
+        "--power-cmd {}: no reading in {secs} s (a meter prints '<unix seconds> <watts>' lines)",
+        ftrace::error::printable(.command)
+    )]
     MeterSilent {
         /// The command.
         command: String,
@@ -185,14 +205,22 @@ impl ExitStatus for PowerError {
         match self {
             PowerError::NoSuchSource { .. }
             | PowerError::Unusable { .. }
-            | PowerError::NothingToMeasure(_)
-            | PowerError::MeterSilent { .. } => EXIT_UNSUPPORTED,
+            | PowerError::NothingToMeasure(_) => EXIT_UNSUPPORTED,
+            // A meter that cannot start for a resource limit (too many open files, no
+            // process left) is a failure, not a bad command.
+            PowerError::MeterStart { source, .. }
+                if ftrace::error::Limit::in_chain(source).is_some() =>
+            {
+                EXIT_FAILED
+            }
             PowerError::NotUnderAb(_)
             | PowerError::MeterUsage(_)
             | PowerError::MeterStart { .. }
             | PowerError::MeterLine { .. }
+            | PowerError::MeterRefused { .. }
+            | PowerError::MeterSilent { .. }
             | PowerError::MeterEnded { midway: false, .. } => EXIT_USAGE,
-            PowerError::MeterEnded { midway: true, .. } | PowerError::Failed { .. } => EXIT_FAILED,
+            PowerError::MeterEnded { midway: true, .. } => EXIT_FAILED,
             PowerError::Interrupted(sig) => 128 + *sig as i32,
         }
     }
@@ -279,6 +307,7 @@ impl Power {
         topology: &crate::topology::Topology,
     ) -> Result<Option<Power>, PowerError> {
         let worker = c.worker;
+        check_meter(c.power.as_ref(), c.power_cmd.as_deref()).map_err(PowerError::MeterUsage)?;
         let root = topology.root.as_path();
         if worker {
             // A paired repetition carries no power readings to the driver.
@@ -357,11 +386,7 @@ impl Power {
             baseline: None,
         };
         if c.power_baseline > 0.0 {
-            let sources = sampler::idle(&mut power, c.power_baseline)?;
-            power.baseline = Some(Baseline {
-                seconds: c.power_baseline,
-                sources,
-            });
+            power.baseline = Some(sampler::idle(&mut power, c.power_baseline)?);
         }
         Ok(Some(power))
     }
@@ -389,6 +414,10 @@ mod tests {
         assert!(parse_choice("").is_err());
         assert!(parse_choice("a,,b").is_err());
         assert!(parse_choice("a,a").is_err());
+        let e = parse_choice("none,cmd").unwrap_err();
+        assert!(e.contains("stands alone"), "{e}");
+        assert!(check_meter(Some(&Choice::Off), Some("meter")).is_err());
+        assert!(check_meter(None, Some("meter")).is_ok());
         assert_eq!(parse_hz("10"), Ok(10.0));
         assert!(parse_hz("0").is_err());
         assert!(parse_hz("1001").is_err());
@@ -406,6 +435,16 @@ mod tests {
         };
         assert_eq!(e.exit_status(), 3);
         assert_eq!(PowerError::NotUnderAb("").exit_status(), 2);
+        let silent = PowerError::MeterSilent {
+            command: "sleep 100".into(),
+            secs: 10,
+        };
+        assert_eq!(silent.exit_status(), 2);
+        let limited = PowerError::MeterStart {
+            command: "meter".into(),
+            source: std::io::Error::from_raw_os_error(nix::libc::EMFILE),
+        };
+        assert_eq!(limited.exit_status(), 1);
         assert_eq!(
             PowerError::Interrupted(nix::sys::signal::Signal::SIGINT).exit_status(),
             130

@@ -21,7 +21,10 @@ pub enum From {
     Samples,
 }
 
-/// One source over one measurement's window.
+/// One source over one measurement's window. A source that failed in the window, or whose
+/// readings cannot be believed (a counter that went back or never moved, a power below zero
+/// or beyond any machine's, a meter whose readings do not cover the window) has its figures
+/// `null` and says why in `missing`: the measurement itself stands.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SourceRecord {
     /// Its name (`battery:battery`).
@@ -42,18 +45,21 @@ pub struct SourceRecord {
     /// The interval between the changes of its value seen in the window, ms: its update
     /// period as measured, never finer than the sampling (`null` with fewer than two changes).
     pub period_ms: Option<f64>,
-    /// Energy over the window, J.
-    pub energy_j: f64,
+    /// Energy over the window, J (`null` when missing).
+    pub energy_j: Option<f64>,
     /// Mean power over the window, W.
-    pub mean_w: f64,
+    pub mean_w: Option<f64>,
     /// Highest power between two readings, W.
-    pub peak_w: f64,
+    pub peak_w: Option<f64>,
     /// Its idle power (`--power-baseline`), W; `null` without one.
     pub baseline_w: Option<f64>,
     /// Energy less the baseline's over the window, J (= `energy_j` without one).
-    pub net_energy_j: f64,
+    pub net_energy_j: Option<f64>,
     /// Mean power less the baseline, W (= `mean_w` without one).
-    pub net_mean_w: f64,
+    pub net_mean_w: Option<f64>,
+    /// Why this source's figures are missing in this window (`null`: they are there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<String>,
 }
 
 /// The measurement's figure per watt or per joule (`DMIPS/W`, `MB/J`, `iterations/J`,
@@ -122,7 +128,7 @@ pub struct PowerRecord {
     /// Each source, the first being the one the figure is per.
     pub sources: Vec<SourceRecord>,
     /// The figure per net watt (or joule) of the first source; `null` when its net power is
-    /// not above zero.
+    /// not above zero or is missing.
     pub per_energy: Option<PerEnergy>,
     /// Each cluster's figure per net watt of its own rail, where a source is one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -134,12 +140,16 @@ pub struct PowerRecord {
 }
 
 /// The idle power measured before the run (JSON `power_baseline`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Baseline {
     /// Seconds of idle measured.
     pub seconds: f64,
     /// Each source's mean power then, W.
     pub sources: BTreeMap<String, f64>,
+    /// The sources that gave no idle power, and why (their figures are missing in every
+    /// measurement: a net power without its baseline would be another quantity).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub missing: BTreeMap<String, String>,
 }
 
 /// The work a figure counts, to put per watt or per joule.
@@ -198,12 +208,17 @@ impl PowerRecord {
         clusters: &[(usize, Work<'_>)],
         topology: &Topology,
     ) {
-        self.per_energy = self.sources.first().and_then(|s| system.per(s.net_mean_w));
+        self.per_energy = self
+            .sources
+            .first()
+            .and_then(|s| s.net_mean_w)
+            .and_then(|w| system.per(w));
         self.per_cluster = clusters
             .iter()
             .filter_map(|(cluster, work)| {
                 let source = self.sources.iter().find(|s| s.cluster == Some(*cluster))?;
-                let e = work.per(source.net_mean_w)?;
+                let net_mean_w = source.net_mean_w?;
+                let e = work.per(net_mean_w)?;
                 Some(ClusterEnergy {
                     cluster: *cluster,
                     cpus: topology
@@ -212,7 +227,7 @@ impl PowerRecord {
                         .map(|c| c.cpus.clone())
                         .unwrap_or_default(),
                     source: source.name.clone(),
-                    net_mean_w: source.net_mean_w,
+                    net_mean_w,
                     value: e.value,
                     unit: e.unit,
                 })
@@ -222,10 +237,21 @@ impl PowerRecord {
 
     /// The note line of a measurement: `NAME: battery:battery 2.61 W (net of 0.50), 10.1 J,
     /// 4520 MB/J; odpm:S4M_VDD_CPUCL0 0.80 W, 1.6 J; cluster 0 1200 DMIPS/W; cpu-thermal 40.0
-    /// -> 55.0 C (max 56.0)`.
+    /// -> 55.0 C (max 56.0)`; a source without figures `battery:battery missing, because
+    /// ...`.
     pub fn line(&self, name: &str) -> String {
         let mut parts: Vec<String> = Vec::new();
         for (i, s) in self.sources.iter().enumerate() {
+            let (Some(net_mean_w), Some(net_energy_j), None) =
+                (s.net_mean_w, s.net_energy_j, &s.missing)
+            else {
+                parts.push(format!(
+                    "{} missing, because {}",
+                    s.name,
+                    s.missing.as_deref().unwrap_or("it gave no figure")
+                ));
+                continue;
+            };
             let net = s
                 .baseline_w
                 .map(|b| format!(" (net of {b:.2})"))
@@ -233,8 +259,8 @@ impl PowerRecord {
             let mut p = format!(
                 "{} {} W{net}, {} J",
                 s.name,
-                fixed(s.net_mean_w, 2),
-                fixed(s.net_energy_j, 1)
+                fixed(net_mean_w, 2),
+                fixed(net_energy_j, 1)
             );
             if i == 0
                 && let Some(e) = &self.per_energy
@@ -261,8 +287,12 @@ impl PowerRecord {
     }
 }
 
-/// `x` with `decimals` places, never `-0.00` for a tiny negative (a baseline's rounding).
+/// `x` with `decimals` places, never `-0.00` for a tiny negative (a baseline's rounding), and
+/// never hundreds of digits: beyond 1e9 in magnitude it takes an exponent.
 fn fixed(x: f64, decimals: usize) -> String {
+    if x.abs() >= 1e9 {
+        return format!("{x:.3e}");
+    }
     let s = format!("{x:.decimals$}");
     match s.strip_prefix('-') {
         Some(rest) if rest.chars().all(|c| c == '0' || c == '.') => rest.to_string(),
@@ -296,12 +326,13 @@ mod tests {
             from: From::Counter,
             samples: 3,
             period_ms: Some(100.0),
-            energy_j: net_mean_w * 2.0 + 1.0,
-            mean_w: net_mean_w + 0.5,
-            peak_w: net_mean_w + 1.0,
+            energy_j: Some(net_mean_w * 2.0 + 1.0),
+            mean_w: Some(net_mean_w + 0.5),
+            peak_w: Some(net_mean_w + 1.0),
             baseline_w: Some(0.5),
-            net_energy_j: net_mean_w * 2.0,
-            net_mean_w,
+            net_energy_j: Some(net_mean_w * 2.0),
+            net_mean_w: Some(net_mean_w),
+            missing: None,
         }
     }
 

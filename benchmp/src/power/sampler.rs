@@ -3,11 +3,28 @@
 //! thermal zone and each cpufreq policy's clock sampled at `--power-hz` from the parent's poll
 //! loop ([`crate::beside::Beside`]), never from a measuring child and never in a thread. With
 //! `--trace` every sample is also a trace_marker counter, on the clock of the tool's slices.
+//!
+//! An observer never takes a figure down: a source that fails in the window (a battery put on
+//! its charger, a file gone or holding text, a rail renamed, a meter that ends or prints
+//! garbage) or whose readings cannot be believed (a counter that goes back other than by a
+//! wrap near its range, or never moves; a power below zero or above [`MAX_W`]; a meter whose
+//! readings do not cover the window) has its power missing in that measurement's record, with
+//! the reason, and the measurement stands.
 
-use super::record::{From, PowerRecord, Series, SourceRecord, TempRecord};
+use super::record::{Baseline, From, PowerRecord, Series, SourceRecord, TempRecord};
 use super::sources::{self, Reader, Value};
 use super::{Power, PowerError};
 use crate::sys::clock::now_ns;
+
+/// The most power a reading may say, W: no machine socbench measures draws a megawatt, so a
+/// reading above it (or below zero) is a broken source, not a figure.
+pub const MAX_W: f64 = 1e6;
+
+/// How long the window's end waits at most for the external meter's first reading after it,
+/// so that its readings cover the window.
+const METER_AFTER_MAX: Duration = Duration::from_secs(2);
+
+use std::time::Duration;
 
 /// What one source saw over the window.
 #[derive(Debug, Default)]
@@ -29,17 +46,46 @@ struct Track {
     changes: Vec<u64>,
     /// Readings taken.
     samples: usize,
+    /// Why its power is missing in this window (the first reason seen).
+    missing: Option<String>,
 }
 
-/// The difference between two readings of a counter, µJ: powercap's counter wraps to 0 past
-/// `wrap_uj`; any other that went back was reset, and counts from 0.
-pub fn counter_delta(last: u64, now: u64, wrap_uj: Option<u64>) -> u64 {
+impl Track {
+    /// Marks the source's power missing in this window, keeping the first reason.
+    fn fail(&mut self, why: String) {
+        self.missing.get_or_insert(why);
+    }
+}
+
+/// The difference between two readings of a counter, µJ. powercap's counter wraps to 0 past
+/// `wrap_uj`, and a wrap is believed only near that range: the energy across it must be at
+/// most half the range (a counter read every few seconds crosses a tiny part of it; a step
+/// back from its middle would cross nearly all of it). Any other step back (a counter reset, a file that is no
+/// counter) is an error saying so: the energy over the window is unknown.
+pub fn counter_delta(last: u64, now: u64, wrap_uj: Option<u64>) -> Result<u64, String> {
     if now >= last {
-        now - last
-    } else if let Some(w) = wrap_uj.filter(|&w| w >= last) {
-        w - last + now
+        return Ok(now - last);
+    }
+    match wrap_uj.filter(|&w| w >= last) {
+        Some(w) if (w - last).saturating_add(now) <= w / 2 => Ok(w - last + now),
+        Some(w) => Err(format!(
+            "its counter went back from {last} to {now}, which is no wrap (its range is {w}, and it was not near it)"
+        )),
+        None => Err(format!(
+            "its counter went back from {last} to {now} (it was reset, or is no counter)"
+        )),
+    }
+}
+
+/// A power reading that can be believed: finite, from 0 to [`MAX_W`].
+pub fn plausible(w: f64) -> Result<f64, String> {
+    if w.is_finite() && (0.0..=MAX_W).contains(&w) {
+        Ok(w)
     } else {
-        now
+        Err(format!(
+            "it read {}, not a power from 0 to {MAX_W:.0} W",
+            crate::number::table_number(w, 2) + " W"
+        ))
     }
 }
 
@@ -97,7 +143,6 @@ pub struct Window<'a> {
     temps: Vec<Vec<Option<f64>>>,
     freqs: Vec<Vec<Option<u64>>>,
     restore_mask: Option<Vec<usize>>,
-    error: Option<PowerError>,
     /// CPU time the parent spent sampling, ns.
     cpu_ns: u64,
 }
@@ -120,7 +165,6 @@ impl<'a> Window<'a> {
             temps: vec![Vec::new(); z],
             freqs: vec![Vec::new(); p],
             restore_mask: None,
-            error: None,
             cpu_ns: 0,
         }
     }
@@ -186,20 +230,23 @@ impl<'a> Window<'a> {
                 }
                 (_, Ok(Value::Power(w))) => {
                     track.samples += 1;
-                    if track.points.last().is_none_or(|&(_, p)| p != w) {
-                        track.changes.push(t);
+                    match plausible(w) {
+                        Ok(w) => {
+                            if track.points.last().is_none_or(|&(_, p)| p != w) {
+                                track.changes.push(t);
+                            }
+                            track.points.push((t, w));
+                            Some(w)
+                        }
+                        Err(why) => {
+                            track.fail(why);
+                            None
+                        }
                     }
-                    track.points.push((t, w));
-                    Some(w)
                 }
                 (_, Ok(Value::Energy { .. })) => None,
                 (_, Err(why)) => {
-                    if self.error.is_none() {
-                        self.error = Some(PowerError::Failed {
-                            name: source.name.clone(),
-                            why,
-                        });
-                    }
+                    track.fail(why);
                     None
                 }
             };
@@ -212,7 +259,9 @@ impl<'a> Window<'a> {
             let c = crate::sysfs::read_attr(&zone.path)
                 .ok()
                 .and_then(|s| s.parse::<f64>().ok())
-                .map(|m| m / 1000.0);
+                .map(|m| m / 1000.0)
+                // A zone that lies (no CPU runs below -100 C or above 400 C) has no reading.
+                .filter(|c| (-100.0..=400.0).contains(c));
             if trace && let Some(c) = c {
                 ftrace::counter(&format!("temp {} [mC]", zone.name), (c * 1e3) as i64);
             }
@@ -221,7 +270,9 @@ impl<'a> Window<'a> {
         for (policy, series) in self.power.policies.iter().zip(&mut self.freqs) {
             let khz = crate::sysfs::read_attr(&policy.path)
                 .ok()
-                .and_then(|s| s.parse::<u64>().ok());
+                .and_then(|s| s.parse::<u64>().ok())
+                // Nor does a clock of 0 or above 100 GHz.
+                .filter(|k| (1..=100_000_000).contains(k));
             if trace && let Some(k) = khz {
                 ftrace::counter(&format!("freq {} [kHz]", policy.name), k as i64);
             }
@@ -229,85 +280,106 @@ impl<'a> Window<'a> {
         }
     }
 
-    /// Closes the window (if the run did not) and gives its record; an unreadable source or
-    /// a meter that failed in it is an error.
-    pub fn finish(mut self) -> Result<Option<PowerRecord>, PowerError> {
+    /// Closes the window (if the run did not) and gives its record (`None` when it was never
+    /// opened). A source that failed or cannot be believed is missing in it, with the reason;
+    /// the external meter's end waits up to [`METER_AFTER_MAX`] for a reading past the
+    /// window, so that its readings cover it.
+    pub fn finish(mut self) -> Option<PowerRecord> {
         self.step_back();
         let (Some(start), Some(end)) = (self.start_ns, self.end_ns) else {
-            return Ok(None);
+            return None;
         };
-        if let Some(e) = self.error.take() {
-            return Err(e);
-        }
-        if let Some(m) = self.power.meter.as_mut() {
-            m.drain();
-            if let Some(e) = m.failed.take() {
-                return Err(e);
-            }
-        }
         let secs = (end - start) as f64 / 1e9;
-        let readings = match self.power.meter.as_mut() {
-            Some(m) => m.since(start),
-            None => Vec::new(),
-        };
+        let meter = self
+            .power
+            .meter
+            .as_mut()
+            .map(|m| m.cover(start, end, METER_AFTER_MAX));
         let baseline = self.power.baseline.as_ref();
         let mut series = Series {
             t_ns: self.ticks.clone(),
             ..Series::default()
         };
         let mut records = Vec::new();
-        for (source, track) in self
+        for (source, mut track) in self
             .power
             .sources
             .iter()
             .zip(std::mem::take(&mut self.tracks))
         {
-            let (from, energy_j, samples, peak, changes) = match &source.reader {
-                Reader::Cmd => {
-                    let inside: Vec<&(u64, f64)> = readings
-                        .iter()
-                        .filter(|(t, _)| *t >= start && *t <= end)
-                        .collect();
-                    let peak = inside.iter().map(|r| r.1).fold(f64::NAN, f64::max);
-                    (
-                        From::Samples,
-                        integral(&readings, start, end),
-                        inside.len(),
-                        peak,
-                        inside.iter().map(|r| r.0).collect(),
-                    )
-                }
+            let figures = match &source.reader {
+                Reader::Cmd => match &meter {
+                    Some(Ok(readings)) => {
+                        let inside: Vec<&(u64, f64)> = readings
+                            .iter()
+                            .filter(|(t, _)| *t >= start && *t <= end)
+                            .collect();
+                        let peak = inside.iter().map(|r| r.1).fold(f64::NAN, f64::max);
+                        Ok((
+                            From::Samples,
+                            integral(readings, start, end),
+                            inside.len(),
+                            peak,
+                            inside.iter().map(|r| r.0).collect(),
+                        ))
+                    }
+                    Some(Err(why)) => Err((why.clone(), 0)),
+                    None => Err(("the meter is not running".to_string(), 0)),
+                },
                 Reader::Counter { .. } | Reader::Odpm { .. } => {
+                    if track.missing.is_none() && track.changes.is_empty() {
+                        track.fail(
+                            "its counter did not move in the window (it updates more slowly than the window lasts, or is stuck)"
+                                .into(),
+                        );
+                    }
                     let peak = track
                         .series
                         .iter()
                         .flatten()
                         .copied()
                         .fold(f64::NAN, f64::max);
-                    (
-                        From::Counter,
-                        track.counted_uj / 1e6,
-                        track.samples,
-                        peak,
-                        track.changes,
-                    )
+                    match track.missing.take() {
+                        Some(why) => Err((why, track.samples)),
+                        None => Ok((
+                            From::Counter,
+                            track.counted_uj / 1e6,
+                            track.samples,
+                            peak,
+                            track.changes.clone(),
+                        )),
+                    }
                 }
                 _ => {
                     let peak = track.points.iter().map(|p| p.1).fold(f64::NAN, f64::max);
-                    (
-                        From::Samples,
-                        integral(&track.points, start, end),
-                        track.samples,
-                        peak,
-                        track.changes,
-                    )
+                    match track.missing.take() {
+                        Some(why) => Err((why, track.samples)),
+                        None => Ok((
+                            From::Samples,
+                            integral(&track.points, start, end),
+                            track.samples,
+                            peak,
+                            track.changes.clone(),
+                        )),
+                    }
                 }
             };
-            let mean_w = if secs > 0.0 { energy_j / secs } else { 0.0 };
+            let figures = figures.and_then(|f| {
+                let mean_w = if secs > 0.0 { f.1 / secs } else { 0.0 };
+                plausible(mean_w)
+                    .map(|_| f)
+                    .map_err(|why| (format!("over the window {why}"), track.samples))
+            });
             let baseline_w = baseline.and_then(|b| b.sources.get(&source.name).copied());
-            let base = baseline_w.unwrap_or(0.0);
-            series.power_w.insert(source.name.clone(), track.series);
-            records.push(SourceRecord {
+            let no_baseline = baseline.filter(|_| baseline_w.is_none()).map(|b| {
+                format!(
+                    "its idle baseline is missing ({})",
+                    b.missing
+                        .get(&source.name)
+                        .map_or("it gave no reading then", String::as_str)
+                )
+            });
+            let record = |from, samples, period_ms| SourceRecord {
                 name: source.name.clone(),
                 kind: source.kind,
                 unit: source.unit.to_string(),
@@ -315,14 +387,46 @@ impl<'a> Window<'a> {
                 cluster: source.cluster,
                 from,
                 samples,
-                period_ms: period_ms(&changes),
-                energy_j,
-                mean_w,
-                peak_w: if peak.is_finite() { peak } else { mean_w },
+                period_ms,
+                energy_j: None,
+                mean_w: None,
+                peak_w: None,
                 baseline_w,
-                net_energy_j: energy_j - base * secs,
-                net_mean_w: mean_w - base,
+                net_energy_j: None,
+                net_mean_w: None,
+                missing: None,
+            };
+            records.push(match (figures, no_baseline) {
+                (Ok((from, energy_j, samples, peak, changes)), None) => {
+                    let mean_w = if secs > 0.0 { energy_j / secs } else { 0.0 };
+                    let base = baseline_w.unwrap_or(0.0);
+                    SourceRecord {
+                        energy_j: Some(energy_j),
+                        mean_w: Some(mean_w),
+                        peak_w: Some(if peak.is_finite() { peak } else { mean_w }),
+                        net_energy_j: Some(energy_j - base * secs),
+                        net_mean_w: Some(mean_w - base),
+                        ..record(from, samples, period_ms(&changes))
+                    }
+                }
+                (Ok((from, _, samples, _, _)), Some(why)) => SourceRecord {
+                    missing: Some(why),
+                    ..record(from, samples, None)
+                },
+                (Err((why, samples)), _) => SourceRecord {
+                    missing: Some(why),
+                    ..record(
+                        if source.is_counter() {
+                            From::Counter
+                        } else {
+                            From::Samples
+                        },
+                        samples,
+                        None,
+                    )
+                },
             });
+            series.power_w.insert(source.name.clone(), track.series);
         }
         let mut temps = Vec::new();
         for (zone, s) in self.power.zones.iter().zip(std::mem::take(&mut self.temps)) {
@@ -345,7 +449,7 @@ impl<'a> Window<'a> {
         {
             series.freq_khz.insert(policy.name.clone(), s);
         }
-        Ok(Some(PowerRecord {
+        Some(PowerRecord {
             window_ns: [start, end],
             sampler_cpu_ns: self.cpu_ns,
             sources: records,
@@ -353,7 +457,7 @@ impl<'a> Window<'a> {
             per_cluster: Vec::new(),
             temps,
             series,
-        }))
+        })
     }
 }
 
@@ -368,11 +472,26 @@ fn counter(
     wrap_uj: Option<u64>,
 ) -> Option<f64> {
     let when = at_ms.map_or(t, |ms| ms.saturating_mul(1_000_000));
-    let Some((_, luj, lat)) = track.last.replace((t, uj, at_ms)) else {
+    let Some((lt, luj, lat)) = track.last.replace((t, uj, at_ms)) else {
         track.since = Some((when, 0.0));
         return None;
     };
-    let delta = counter_delta(luj, uj, wrap_uj);
+    let delta = match counter_delta(luj, uj, wrap_uj) {
+        Ok(d) => d,
+        Err(why) => {
+            track.fail(why);
+            return None;
+        }
+    };
+    // A step no machine can make between two readings is no energy either.
+    let (was, now) = (lat.map_or(lt, |ms| ms.saturating_mul(1_000_000)), when);
+    if now > was {
+        let w = delta as f64 / 1e6 / ((now - was) as f64 / 1e9);
+        if let Err(why) = plausible(w) {
+            track.fail(format!("between two readings {why}"));
+            return None;
+        }
+    }
     track.counted_uj += delta as f64;
     let moved = match (lat, at_ms) {
         (Some(a), Some(b)) => b != a,
@@ -433,11 +552,8 @@ impl Drop for Window<'_> {
 }
 
 /// Measures each source's idle power for `seconds` before the run, sampling as a window
-/// does; the mean power of each source, W.
-pub fn idle(
-    power: &mut Power,
-    seconds: f64,
-) -> Result<std::collections::BTreeMap<String, f64>, PowerError> {
+/// does: the mean power of each source, W, and why a source has none.
+pub fn idle(power: &mut Power, seconds: f64) -> Result<Baseline, PowerError> {
     use crate::beside::Beside;
     let mut w = Window::new(power, Vec::new());
     w.opened();
@@ -460,12 +576,23 @@ pub fn idle(
         }
     }
     w.closed();
-    let record = w.finish()?.expect("the window was opened and closed");
-    Ok(record
-        .sources
-        .into_iter()
-        .map(|s| (s.name, s.mean_w))
-        .collect())
+    let mut baseline = Baseline {
+        seconds,
+        ..Baseline::default()
+    };
+    for s in w.finish().map(|r| r.sources).unwrap_or_default() {
+        match (s.mean_w, s.missing) {
+            (Some(w), None) => {
+                baseline.sources.insert(s.name, w);
+            }
+            (_, why) => {
+                baseline
+                    .missing
+                    .insert(s.name, why.unwrap_or_else(|| "no figure".into()));
+            }
+        }
+    }
+    Ok(baseline)
 }
 
 #[cfg(test)]
@@ -500,7 +627,7 @@ mod tests {
         } else {
             assert_eq!(inside, allowed, "no other CPU: it stays");
         }
-        let record = w.finish().unwrap().unwrap();
+        let record = w.finish().unwrap();
         assert_eq!(record.series.t_ns.len(), 3);
         assert!(record.sources.is_empty());
         // An unpinned child could be anywhere: the parent stays where it is.
@@ -511,13 +638,62 @@ mod tests {
     }
 
     #[test]
+    fn a_counter_that_never_moves_gives_no_power_but_a_reason() {
+        use crate::beside::Beside;
+        let dir = std::env::temp_dir().join(format!("benchmp-stuck-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("energy_uj");
+        std::fs::write(&file, "123456\n").unwrap();
+        let mut power = nothing();
+        power.sources.push(super::super::Source {
+            name: "powercap:package-0".into(),
+            kind: super::super::Kind::Powercap,
+            unit: "uJ",
+            covers: String::new(),
+            paths: vec![file.clone()],
+            cluster: None,
+            reader: Reader::Counter {
+                path: file,
+                wrap_uj: Some(262_143_328_850),
+            },
+        });
+        let mut w = Window::new(&mut power, Vec::new());
+        w.opened();
+        w.tick();
+        w.closed();
+        let r = w.finish().unwrap();
+        let s = &r.sources[0];
+        assert_eq!((s.energy_j, s.mean_w, s.net_mean_w), (None, None, None));
+        assert!(
+            s.missing.as_deref().unwrap().contains("did not move"),
+            "{s:?}"
+        );
+        assert!(
+            r.line("rd")
+                .contains("powercap:package-0 missing, because its counter did not move")
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
     fn a_wrapped_counter_counts_across_its_wrap() {
-        assert_eq!(counter_delta(100, 250, Some(1000)), 150);
-        assert_eq!(counter_delta(900, 50, Some(1000)), 150);
-        // Without a range it was reset: what it counted since.
-        assert_eq!(counter_delta(900, 50, None), 50);
+        assert_eq!(counter_delta(100, 250, Some(1000)), Ok(150));
+        assert_eq!(counter_delta(900, 50, Some(1000)), Ok(150));
+        // A step back far from the range is no wrap (it would be 119 kW on a RAPL
+        // counter); without a range a step back is a reset: unknown energy either way.
+        let e = counter_delta(500, 100, Some(1000)).unwrap_err();
+        assert!(e.contains("no wrap"), "{e}");
+        assert!(
+            counter_delta(900, 50, None)
+                .unwrap_err()
+                .contains("went back")
+        );
         // A range below the last reading is no range.
-        assert_eq!(counter_delta(900, 50, Some(500)), 50);
+        assert!(counter_delta(900, 50, Some(500)).is_err());
+        assert_eq!(plausible(2.5), Ok(2.5));
+        assert!(plausible(-1.0).is_err());
+        assert!(plausible(1e300).unwrap_err().contains("e300"));
+        assert!(plausible(f64::NAN).is_err());
     }
 
     #[test]

@@ -401,6 +401,14 @@ fn steps<S: Data, C: Data>(
                 worker::send(&ToDriver::Sized { counts }).map_err(link)?;
             }
             ToWorker::Step { iterations } => {
+                // A count no repetition can run (a tool's own counters would overflow) is
+                // the driver's mistake, refused here rather than in the children.
+                if iterations > crate::timing::MAX_ITERATIONS {
+                    return Err(Error::Driver(format!(
+                        "the driver asked for {iterations} iterations per child; a repetition runs at most {} (2^48)",
+                        crate::timing::MAX_ITERATIONS
+                    )));
+                }
                 loads_on(cfg, kids, beside, true)?;
                 let mut msg = vec![STEP];
                 msg.extend_from_slice(&iterations.to_le_bytes());

@@ -94,6 +94,8 @@ impl<T: ToolData> Session<T> {
             loop_overhead_source: crate::timing::Source::NotNeeded,
             measured_ns: 0,
             cache_file: None,
+            cache_problem: None,
+            cache_written: false,
         });
         let calibration_ns = calibration.measured_ns
             + self

@@ -425,7 +425,7 @@ impl<T: ToolData> Session<T> {
                 }
                 other => other?,
             };
-            let power = power.transpose()?.flatten();
+            let power = power.flatten();
             let apart = !Overlap::of(&ran.children, self.sequential).together;
             if !apart || attempts >= crate::run::overlap::ATTEMPTS {
                 break (ran, power);

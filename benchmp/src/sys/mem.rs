@@ -8,6 +8,7 @@
 
 use std::ffi::c_void;
 use std::num::NonZeroUsize;
+use std::path::Path;
 use std::ptr::NonNull;
 
 use nix::sys::mman::{MapFlags, MmapAdvise, ProtFlags, madvise, mmap_anonymous, munmap};
@@ -129,7 +130,7 @@ pub fn available_from(meminfo: &str) -> Option<u64> {
 
 /// Available memory of this machine, if /proc/meminfo can be read.
 pub fn available() -> Option<u64> {
-    available_from(&std::fs::read_to_string("/proc/meminfo").ok()?)
+    available_from(&crate::sysfs::read_proc(Path::new("/proc/meminfo")).ok()?)
 }
 
 /// What a run will map: each child maps `buffers` (bytes each) with `pages`.
@@ -209,7 +210,7 @@ pub struct Buffer {
 
 /// Free 2 MiB hugetlb pages (HugePages_Free in /proc/meminfo).
 pub fn huge_pages_free() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
+    crate::sysfs::read_proc(Path::new("/proc/meminfo"))
         .ok()
         .and_then(|s| {
             s.lines()
@@ -420,7 +421,7 @@ impl Drop for SharedPage {
 
 /// Reads the smaps entry of the mapping containing `addr`.
 fn smaps_for(addr: usize) -> Option<PagesObtained> {
-    let text = std::fs::read_to_string("/proc/self/smaps").ok()?;
+    let text = crate::sysfs::read_proc(Path::new("/proc/self/smaps")).ok()?;
     parse_smaps(&text, addr)
 }
 

@@ -227,7 +227,7 @@ fn reason(errno: nix::errno::Errno, hardware: bool) -> String {
         }
         Errno::ENOENT | Errno::EOPNOTSUPP => "the kernel does not count this event".to_string(),
         Errno::EACCES | Errno::EPERM => {
-            let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+            let paranoid = crate::sysfs::read_attr(std::path::Path::new("/proc/sys/kernel/perf_event_paranoid"))
                 .map(|s| s.trim().to_string())
                 .unwrap_or_else(|_| "unreadable".into());
             format!(

@@ -112,7 +112,8 @@ pub fn exit_now(code: i32) -> ! {
 /// field): the time a busy machine kept it from running. `None` where the kernel does not
 /// keep it or the process is gone.
 pub fn run_queue_wait_ns(pid: u32) -> Option<u64> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/schedstat")).ok()?;
+    let text =
+        crate::sysfs::read_attr(std::path::Path::new(&format!("/proc/{pid}/schedstat"))).ok()?;
     parse_schedstat_wait(&text)
 }
 
@@ -330,6 +331,56 @@ pub fn pass_fds_and_program(
                 if libc::dup3(p, PROGRAM_FD, flags) < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
+            }
+            Ok(())
+        });
+    }
+}
+
+/// What a command's process is held to between fork and exec: resource limits (soft and
+/// hard alike), a user and group id to run as (root's limits are not all enforced on root:
+/// `RLIMIT_NPROC` is not), and standard descriptors to close. The tests' hostile
+/// environments are made of these.
+#[derive(Debug, Clone, Default)]
+pub struct Confinement {
+    /// Each resource and its limit.
+    pub limits: Vec<(nix::sys::resource::Resource, u64)>,
+    /// The user (and group) id to run as; needs root.
+    pub user: Option<u32>,
+    /// Descriptors to close (0, 1, 2).
+    pub close: Vec<std::os::fd::RawFd>,
+    /// The CPUs it may run on (`taskset`).
+    pub cpus: Option<Vec<usize>>,
+}
+
+/// Holds `cmd`'s process to `c` ([`Confinement`]).
+pub fn confine_command(cmd: &mut std::process::Command, c: Confinement) {
+    use std::os::unix::process::CommandExt;
+    let cpus = c.cpus.as_ref().map(|list| {
+        let mut set = nix::sched::CpuSet::new();
+        for &cpu in list {
+            let _ = set.set(cpu);
+        }
+        set
+    });
+    // SAFETY: the closure runs in the forked child before exec and only makes the
+    // async-signal-safe sched_setaffinity, setrlimit, setgroups, setgid, setuid and close
+    // system calls on values made beforehand; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if let Some(set) = &cpus {
+                nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), set)?;
+            }
+            for &(resource, limit) in &c.limits {
+                nix::sys::resource::setrlimit(resource, limit, limit)?;
+            }
+            if let Some(id) = c.user {
+                nix::unistd::setgroups(&[])?;
+                nix::unistd::setgid(nix::unistd::Gid::from_raw(id))?;
+                nix::unistd::setuid(nix::unistd::Uid::from_raw(id))?;
+            }
+            for &fd in &c.close {
+                libc::close(fd);
             }
             Ok(())
         });

@@ -23,7 +23,7 @@ pub(super) fn clusters(
         }
         let link = benchmp::freq::pin::cpufreq_dir(&topology.root, cpu);
         let max = link.join("scaling_max_freq");
-        if std::fs::read_to_string(&max).is_err() {
+        if benchmp::sysfs::read_attr(&max).is_err() {
             return Err(benchmp::Unsupported(format!(
                 "CPU {cpu} has no cpufreq ({} cannot be read): there is no clock to sweep",
                 shown(&max)
@@ -36,7 +36,7 @@ pub(super) fn clusters(
             _ => format!("cpu{cpu}"),
         };
         let num = |f: &str| {
-            std::fs::read_to_string(dir.join(f))
+            benchmp::sysfs::read_attr(&dir.join(f))
                 .ok()
                 .and_then(|s| s.trim().parse::<u64>().ok())
         };

@@ -250,6 +250,7 @@ pub fn run(args: &EfficiencyArgs) -> Result<i32> {
             }
         })?;
     plan::name_apart(&mut commands);
+    args.power.check().map_err(refuse)?;
     crate::cmd::suite::check_environment()?;
     let topology = benchmp::topology::Topology::detect().map_err(benchmp::Error::from)?;
     let cpus = chosen_cpus(&topology, args.cpus.as_ref().map(|c| c.0.as_slice()))?;
@@ -410,9 +411,14 @@ pub fn run(args: &EfficiencyArgs) -> Result<i32> {
         let ended = match job.run() {
             Ok(e) => e,
             Err(e @ crate::cmd::suite::exec::JobError::Start { .. }) => {
+                // The line names a resource limit that kept it from starting (ulimit -n, -u).
+                let limit = ftrace::error::Limit::in_chain(&e)
+                    .map(|l| format!(" ({l})"))
+                    .unwrap_or_default();
+                let line = format!("{e}{limit}");
                 write_whole(
                     &step_dir.join(format!("{}.err", step.label)),
-                    format!("{e}\n").as_bytes(),
+                    format!("{line}\n").as_bytes(),
                 )?;
                 Ended::Status(127)
             }
@@ -546,7 +552,9 @@ pub fn run(args: &EfficiencyArgs) -> Result<i32> {
     }
     outln!("\n{table}{em}");
     let powered = results.iter().any(|r| r.power.is_some());
-    if !powered {
+    // Said only when a step measured: without one, the steps' own failures are the reason.
+    let measured_any = results.iter().any(|r| r.performance.is_some());
+    if !powered && measured_any {
         benchmp::errln!(
             "benchmp: efficiency: no step's report has a power record (no power source here, or tools without one): power, energy and the Energy Model are left out"
         );
@@ -556,6 +564,16 @@ pub fn run(args: &EfficiencyArgs) -> Result<i32> {
     } else {
         if failed > 0 {
             outln!("{failed} of {} steps failed", results.len());
+            // The first failure's own words, where a user looks for why (stderr).
+            if let Some(first) = results.iter().find(|r| r.status == Outcome::Failed) {
+                benchmp::errln!(
+                    "benchmp: efficiency: {failed} of {} steps failed; the first, {} (exit {}): {}",
+                    results.len(),
+                    first.step.label,
+                    first.exit,
+                    ftrace::error::printable(&first.note)
+                );
+            }
         }
         EXIT_FAILED
     })

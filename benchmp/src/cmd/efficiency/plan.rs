@@ -183,7 +183,7 @@ pub fn name_apart(commands: &mut [Command]) {
 /// The frequencies a policy offers, kHz ascending: `scaling_available_frequencies`, else the
 /// first column of `stats/time_in_state`; `None` when it lists neither.
 pub fn offered(dir: &Path) -> Option<(Vec<u64>, FreqSource)> {
-    let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok();
+    let read = |f: &str| benchmp::sysfs::read_attr(&dir.join(f)).ok();
     let list = |v: Vec<u64>| {
         let mut v: Vec<u64> = v.into_iter().filter(|&k| k > 0).collect();
         v.sort_unstable();

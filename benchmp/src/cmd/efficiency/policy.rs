@@ -14,9 +14,7 @@ pub(super) fn snapshot(dir: &Path) -> Vec<(PathBuf, Option<String>)> {
         .iter()
         .map(|f| {
             let p = dir.join(f);
-            let v = std::fs::read_to_string(&p)
-                .ok()
-                .map(|s| s.trim().to_string());
+            let v = benchmp::sysfs::read_attr(&p).ok();
             (p, v)
         })
         .collect()
@@ -28,9 +26,7 @@ pub(super) fn not_back(before: &[(PathBuf, Option<String>)]) -> Vec<NotBack> {
         .iter()
         .filter_map(|(p, was)| {
             let was = was.as_ref()?;
-            let now = std::fs::read_to_string(p)
-                .ok()
-                .map(|s| s.trim().to_string());
+            let now = benchmp::sysfs::read_attr(p).ok();
             (now.as_ref() != Some(was)).then(|| NotBack {
                 file: p.display().to_string(),
                 was: was.clone(),
@@ -67,7 +63,8 @@ pub(super) fn write_back(files: &mut [NotBack]) {
             f.held_by = Some(pid);
             continue;
         }
-        f.written_back = Some(std::fs::write(path, format!("{}\n", f.was)).is_ok());
+        f.written_back =
+            Some(ftrace::output::write_attribute(path, &format!("{}\n", f.was)).is_ok());
     }
 }
 

@@ -157,9 +157,14 @@ pub fn read(text: &str) -> Read {
         .iter()
         .map(|m| m["name"].as_str().unwrap_or_default())
         .collect();
-    out.power = summary::headline_measurement(&names, &h).and_then(|i| power(&measurements[i]));
+    let headline = summary::headline_measurement(&names, &h).map(|i| &measurements[i]);
+    out.power = headline.and_then(power);
     if out.power.is_none() {
-        out.note = "no power record (no power source)".into();
+        let missing = headline.and_then(|m| m["power"]["sources"][0]["missing"].as_str());
+        out.note = match missing {
+            Some(why) => format!("power missing, because {}", ftrace::error::printable(why)),
+            None => "no power record (no power source)".into(),
+        };
     }
     let files = data["pinned"]["files"].as_array();
     out.tool_restored = files.map(|f| {

@@ -157,6 +157,22 @@ pub fn read_status(dir: &Path) -> Result<Vec<StatusRow>> {
                 ),
             )
         })?;
+        // `-` where not known; otherwise a finite, non-negative number of seconds (a time
+        // that is NaN, infinite or negative is no wall time, and would be shown as one).
+        if seconds != "-"
+            && !seconds
+                .parse::<f64>()
+                .is_ok_and(|x| x.is_finite() && x >= 0.0)
+        {
+            return Err(bad(
+                &path,
+                n,
+                format!(
+                    "seconds '{}' is not a number of seconds from 0 (or -)",
+                    ftrace::error::printable(seconds)
+                ),
+            ));
+        }
         let outcome = match rest.first() {
             None => None,
             Some(w) => Some(Outcome::from_word(w).ok_or_else(|| {

@@ -178,6 +178,18 @@ fn status_rows_old_and_new_are_read_and_a_bad_one_is_named_by_row() {
             "label\ttool\texit\tseconds\n../x\tdhry\t0\t1\n",
             "label '../x'",
         ),
+        (
+            "label\ttool\texit\tseconds\nx\tdhry\t0\tNaN\n",
+            "row 2: seconds 'NaN'",
+        ),
+        (
+            "label\ttool\texit\tseconds\nx\tdhry\t0\tinf\n",
+            "row 2: seconds 'inf'",
+        ),
+        (
+            "label\ttool\texit\tseconds\nx\tdhry\t0\t-5\n",
+            "row 2: seconds '-5'",
+        ),
     ] {
         std::fs::write(&status, text).unwrap();
         let e = read_status(&d).unwrap_err();

@@ -30,7 +30,7 @@ impl Failure {
     fn from_anyhow(e: &anyhow::Error) -> Failure {
         Failure {
             code: crate::error::exit_code_by(e, super::error::PROBES),
-            message: format!("{e:#}"),
+            message: crate::error::chain_line(e),
         }
     }
 
