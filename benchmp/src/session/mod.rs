@@ -426,6 +426,13 @@ impl<T: ToolData> Session<T> {
                 other => other?,
             };
             let power = power.flatten();
+            // Each attempt is a run of the parent's, as its trace slices show.
+            self.phases.push(crate::report::ParentPhase {
+                name: "run".into(),
+                label: Some(spec.name.clone()),
+                start_ns: ran.start_ns,
+                end_ns: ran.end_ns,
+            });
             let apart = !Overlap::of(&ran.children, self.sequential).together;
             if !apart || attempts >= crate::run::overlap::ATTEMPTS {
                 break (ran, power);
@@ -439,12 +446,6 @@ impl<T: ToolData> Session<T> {
                 load: Box::new(l.clone()),
             });
         }
-        self.phases.push(crate::report::ParentPhase {
-            name: "run".into(),
-            label: Some(spec.name.clone()),
-            start_ns: ran.start_ns,
-            end_ns: ran.end_ns,
-        });
         let operation = spec.operation;
         let mut m = self.record(spec, enough_us, ran, attempts)?;
         m.cool_down = cool_down;
