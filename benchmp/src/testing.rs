@@ -29,6 +29,27 @@ pub const CLEARED: [&str; 5] = [
     "RUST_BACKTRACE",
 ];
 
+/// The lock every test that changes tracefs's settings (an `ftrace record` run) holds for as
+/// long as it does: tracefs is one per machine, and a test that takes a snapshot of its
+/// settings while another test's capture has changed them would find them "not restored".
+/// (ftrace's own tests, below this crate, name the same file.)
+pub const TRACEFS_LOCK: &str = "/tmp/socbench-tracefs.lock";
+
+/// Waits for and takes [`TRACEFS_LOCK`] (exclusive); released when dropped.
+pub fn tracefs_lock() -> nix::fcntl::Flock<std::fs::File> {
+    // flock works on a read-only descriptor too, for a lock file another user created.
+    let file = std::fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(TRACEFS_LOCK)
+        .or_else(|_| std::fs::File::open(TRACEFS_LOCK))
+        .unwrap_or_else(|e| panic!("cannot open the tracefs lock {TRACEFS_LOCK}: {e}"));
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, e)| e)
+        .unwrap_or_else(|e| panic!("cannot lock {TRACEFS_LOCK}: {e}"))
+}
+
 /// Tries of a parallel run whose children ran apart before a test accepts the refusal.
 pub const TOGETHER_TRIES: usize = 3;
 
@@ -36,7 +57,28 @@ pub const TOGETHER_TRIES: usize = 3;
 /// the documented outcome when another task holds one child's CPU.
 pub fn ran_apart(o: &Output) -> bool {
     o.status.code() == Some(1)
-        && String::from_utf8_lossy(&o.stderr).contains("the children did not run together")
+        && String::from_utf8_lossy(&o.stderr).contains(crate::run::overlap::RAN_APART)
+}
+
+/// Runs a parallel command (`run` starts it and waits) again while its children ran apart
+/// (another task held one child's CPU, as on a busy machine), up to [`TOGETHER_TRIES`] times.
+/// Returns the first output that is not that refusal, or `None` when every try was refused
+/// that way, each refusal held to the error contract (exit 1, one line starting with
+/// `name: `): the documented outcome, which the caller accepts instead of its own checks.
+pub fn output_together(name: &str, mut run: impl FnMut() -> Output) -> Option<Output> {
+    for _ in 0..TOGETHER_TRIES {
+        let o = run();
+        if !ran_apart(&o) {
+            return Some(o);
+        }
+        let err = stderr(&o);
+        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+        assert!(err.starts_with(&format!("{name}: ")), "{err}");
+    }
+    crate::errln!(
+        "{name}: the children ran apart in {TOGETHER_TRIES} tries (a busy machine); the refusal was checked instead"
+    );
+    None
 }
 
 /// A tool binary under test (`Tool::new("bw_mem", env!("CARGO_BIN_EXE_bw_mem"))`).
@@ -122,30 +164,17 @@ impl Tool {
     /// (exit 1, one line): the documented outcome, which the caller accepts instead of its
     /// own checks.
     pub fn ok_together<S: AsRef<OsStr>>(&self, args: &[S]) -> Option<Output> {
-        for _ in 0..TOGETHER_TRIES {
-            let o = self.run(args);
-            if !ran_apart(&o) {
-                assert!(
-                    o.status.success(),
-                    "{} {:?}: {:?}\nstdout: {}\nstderr: {}",
-                    self.name,
-                    strs(args),
-                    o.status,
-                    stdout(&o),
-                    stderr(&o)
-                );
-                return Some(o);
-            }
-            let err = stderr(&o);
-            assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
-            assert!(err.starts_with(&format!("{}: ", self.name)), "{err}");
-        }
-        crate::errln!(
-            "{} {:?}: the children ran apart in {TOGETHER_TRIES} tries (a busy machine); the refusal was checked instead",
+        let o = output_together(&self.name, || self.run(args))?;
+        assert!(
+            o.status.success(),
+            "{} {:?}: {:?}\nstdout: {}\nstderr: {}",
             self.name,
-            strs(args)
+            strs(args),
+            o.status,
+            stdout(&o),
+            stderr(&o)
         );
-        None
+        Some(o)
     }
 
     /// [`Tool::json`] for a parallel run, as [`Tool::ok_together`].

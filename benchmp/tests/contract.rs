@@ -248,6 +248,9 @@ impl Scene {
         extra_env: &[(&str, &str)],
         setting: &Setting,
     ) -> Ran {
+        // An ftrace run may change tracefs's settings for its time: never while a trace test
+        // (run beside this one by scripts/test.sh) takes its snapshot of them.
+        let _tracefs = (binary == "ftrace").then(benchmp::testing::tracefs_lock);
         let n = RUNS.fetch_add(1, Ordering::Relaxed);
         let tag = format!("contract-{}-{n}", std::process::id());
         let program = &self.programs[binary];

@@ -963,15 +963,7 @@ fn the_traced_run_has_counter_tracks_of_power_temperature_and_clock() {
         "{} is not built: cargo build -p ftrace",
         ftrace.display()
     );
-    let lock = std::fs::File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open("/tmp/socbench-tracefs.lock")
-        .unwrap();
-    let _lock = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive)
-        .map_err(|(_, e)| e)
-        .unwrap();
+    let _lock = benchmp::testing::tracefs_lock();
     let root = split_phone("traced");
     for _ in 0..3 {
         if traced_run(&ftrace, &root) {
