@@ -34,6 +34,11 @@ case $how in
   noisy-once) if [ -e "$json.first" ]; then report false; else : > "$json.first"; report true; fi
               echo "$tool result" ;;
   hi) echo hi ;;
+  apart) echo "$tool: note: before the refusal" >&2
+         echo "$tool: score: the children did not run together in 3 attempts: (stand-in)" >&2; exit 1 ;;
+  apart-once) if [ -e "$json.first" ]; then report false; echo "$tool result"; exit 0; fi
+              : > "$json.first"
+              echo "$tool: score: the children did not run together in 3 attempts: (stand-in)" >&2; exit 1 ;;
   noisy-fail) report true; echo "$tool: the run was noisy" >&2; exit 1 ;;
   fail) echo "$tool: it broke" >&2; exit 1 ;;
   hang) exec sleep 1000 ;;
@@ -707,7 +712,10 @@ fn noisy_entries_run_again_and_busy_cpus_are_waited_for() {
         );
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
-    assert!(out.contains("== 2 noisy entries run again"), "{out}");
+    assert!(
+        out.contains("== 2 entries run again (noisy, or children that ran apart)"),
+        "{out}"
+    );
     assert!(out.contains("(again: it was noisy)"), "{out}");
     assert!(
         out.contains(
@@ -719,6 +727,48 @@ fn noisy_entries_run_again_and_busy_cpus_are_waited_for() {
     let status = |label: &str| r.iter().find(|row| row[0] == label).unwrap()[4].clone();
     assert_eq!(status("dhry-P1"), "ok", "{r:?}");
     assert_eq!(status("coremark-P1"), "noisy", "{r:?}");
+    let _ = std::fs::remove_dir_all(&u);
+
+    // Children that ran apart (the tool's refusal, exit 1): run again at the end like a noisy
+    // entry; one that ran apart again fails the suite, its refusal named (not a note before it).
+    let u = temp_dir("benchmp-suite", "again-apart");
+    let o = t
+        .clone()
+        .with_env("STANDIN_dhry", Some("apart-once"))
+        .with_env("STANDIN_coremark", Some("apart"))
+        .run_bounded(
+            &[
+                "suite",
+                "--quick",
+                "--quiet-wait",
+                "0",
+                "--bin-dir",
+                s(&bin),
+                "--only",
+                "dhry",
+                "--only",
+                "coremark",
+                "--out",
+                s(&u),
+            ],
+            HANG,
+        );
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    assert!(
+        out.contains("== 2 entries run again (noisy, or children that ran apart)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("FAILED (exit 1, ")
+            && out.contains("coremark: score: the children did not run together")
+            && !out.contains("before the refusal"),
+        "{out}"
+    );
+    let r = rows(&u);
+    let status = |label: &str| r.iter().find(|row| row[0] == label).unwrap()[4].clone();
+    assert_eq!(status("dhry-P1"), "ok", "{r:?}");
+    assert_eq!(status("coremark-P1"), "failed", "{r:?}");
     let _ = std::fs::remove_dir_all(&u);
 
     // Status 0 and no report: failed (exit 1), and said.

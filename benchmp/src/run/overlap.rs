@@ -9,6 +9,10 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The words of the refusal of a parallel run whose children ran apart in every attempt
+/// (exit 1), which the suite and the tests look for.
+pub const RAN_APART: &str = "the children did not run together";
+
 /// Overlap below which a parallel run's children count as not having run together.
 pub const MIN_OVERLAP: f64 = 0.75;
 /// Times a session runs a parallel measurement whose children ran apart before it refuses it.

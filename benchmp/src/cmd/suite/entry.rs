@@ -50,6 +50,9 @@ pub(super) enum Run {
         outcome: Outcome,
         /// Its report, where it wrote one that reads.
         report: Option<EntryReport>,
+        /// It failed because its children ran apart in every attempt (a busy machine): run
+        /// again at the end, as a noisy entry is.
+        apart: bool,
     },
     /// A stop signal ended it (recorded as interrupted).
     Interrupted(nix::sys::signal::Signal),
@@ -106,6 +109,11 @@ impl Runner<'_> {
             .ok()
             .flatten();
         let outcome = summary::outcome(code, report.as_ref());
+        let err_file = self.dest.join(format!("{}.err", e.label));
+        let apart = outcome == Outcome::Failed
+            && code == benchmp::EXIT_FAILED
+            && benchmp::input::read_text(&err_file, 64 * 1024)
+                .is_ok_and(|t| t.contains(benchmp::run::overlap::RAN_APART));
         let done = row(code, outcome);
         let secs = done.seconds.clone();
         status.set(done)?;
@@ -117,10 +125,20 @@ impl Runner<'_> {
                 );
             }
             Outcome::Failed => {
-                outln!(
-                    "   FAILED (exit {code}, {secs} s): {}",
-                    head(&self.dest.join(format!("{}.err", e.label)))
-                );
+                let why = if apart {
+                    // The refusal itself, not a note printed before it.
+                    benchmp::input::read_text(&err_file, 64 * 1024)
+                        .ok()
+                        .and_then(|t| {
+                            t.lines()
+                                .find(|l| l.contains(benchmp::run::overlap::RAN_APART))
+                                .map(|l| one_line(l, 300))
+                        })
+                        .unwrap_or_default()
+                } else {
+                    head(&err_file)
+                };
+                outln!("   FAILED (exit {code}, {secs} s): {why}");
             }
             Outcome::Noisy => outln!(
                 "   NOISY (exit {code}, measured on a busy machine): {}",
@@ -128,7 +146,11 @@ impl Runner<'_> {
             ),
             Outcome::Ok | Outcome::Interrupted => {}
         }
-        Ok(Run::Ended { outcome, report })
+        Ok(Run::Ended {
+            outcome,
+            report,
+            apart,
+        })
     }
 
     /// Waits (bounded) until none of the CPUs is busy; after a wait that ran out, the next

@@ -478,7 +478,8 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
         out.record(&Files::names(e, with_ab))?;
         match runner.run(e, &mut status, false)? {
             Run::Interrupted(sig) => return stopped(sig, &dest, true),
-            Run::Ended { outcome, .. } => match outcome {
+            Run::Ended { outcome, apart, .. } => match outcome {
+                Outcome::Failed if apart => noisy.push(e),
                 Outcome::Failed => failures += 1,
                 Outcome::Noisy => noisy.push(e),
                 Outcome::Ok | Outcome::Interrupted => {}
@@ -602,9 +603,10 @@ fn write_summary(dest: &Path) -> Result<summary::Summary> {
 }
 
 /// The status after a stop signal, said in one line, with the folder's summary written.
-/// Runs each of the `noisy` entries once more, at the end and after a wait for a quiet
-/// machine (their second run replaces the first), and says which stayed noisy and why. The
-/// entries that failed the second time, or the stop signal that ended it.
+/// Runs each of the `noisy` entries (and those whose children ran apart) once more, at the
+/// end and after a wait for a quiet machine (their second run replaces the first), and says
+/// which stayed noisy and why. The entries that failed the second time, or the stop signal
+/// that ended it.
 fn again(
     runner: &mut Runner<'_>,
     noisy: &[&Entry],
@@ -614,7 +616,7 @@ fn again(
         return Ok(Ok(0));
     }
     outln!(
-        "== {} noisy entr{} run again",
+        "== {} entr{} run again (noisy, or children that ran apart)",
         noisy.len(),
         if noisy.len() == 1 { "y" } else { "ies" }
     );

@@ -14,7 +14,8 @@
 //!
 //! An entry is `pass` when its tool exited 0 and its report does not call the run noisy,
 //! `skip` when the tool exited 3 (not supported here), `unknown` when the only thing against
-//! it is a noisy run (the figure is reported, but not to be trusted), and `fail` otherwise
+//! it is a noisy run (the figure is reported, but not to be trusted) or a parallel run whose
+//! children another task kept apart (refused by its tool, no figure), and `fail` otherwise
 //! (the tool failed, left no report or no figure, or the suite was stopped while it ran).
 //! Each reason is a case of its own, `LABEL-reason-KIND`, with the entry's result; the
 //! headline's figure per cluster (`LABEL-cluster0`, where the report has two clusters or
@@ -238,6 +239,17 @@ fn entry(lines: &mut Lines, dir: &Path, row: &Row) -> Result<()> {
             measured: Some((f64::from(code), "status")),
             text: format!("the suite was stopped while it ran (exit {code})"),
         });
+    } else if code == benchmp::EXIT_FAILED
+        && row.status != Outcome::Noisy
+        && last()?.contains(benchmp::run::overlap::RAN_APART)
+    {
+        // A parallel run refused because another task kept its children apart: no figure,
+        // and nothing known against the device, as with a noisy one.
+        reasons.push(Reason {
+            kind: "apart",
+            measured: Some((f64::from(code), "status")),
+            text: format!("its children ran apart on a busy machine: {}", last()?),
+        });
     } else if code != 0 && row.status != Outcome::Noisy {
         reasons.push(Reason {
             kind: "exit",
@@ -322,7 +334,7 @@ fn entry(lines: &mut Lines, dir: &Path, row: &Row) -> Result<()> {
         "skip"
     } else if reasons.is_empty() {
         "pass"
-    } else if reasons.iter().all(|r| r.kind == "noisy") {
+    } else if reasons.iter().all(|r| matches!(r.kind, "noisy" | "apart")) {
         "unknown"
     } else {
         "fail"
@@ -544,6 +556,7 @@ mod tests {
              ok\tdhry\t0\t1.0\tok\n\
              shaky\tdhry\t0\t1.0\tnoisy\n\
              broke\tcoremark\t1\t1.0\tfailed\n\
+             apart\tcoremark\t1\t1.0\tfailed\n\
              none\tcoremark\t3\t1.0\tfailed\n\
              cut\tcoremark\t143\t1.0\tinterrupted\n\
              lost\tcoremark\t0\t1.0\tok\n\
@@ -567,6 +580,11 @@ mod tests {
         std::fs::write(d.join("broke.err"), "first\nit broke\n").unwrap();
         std::fs::write(d.join("none.err"), "no NEON here\n").unwrap();
         std::fs::write(
+            d.join("apart.err"),
+            "a note\nx: the children did not run together in 3 attempts\n",
+        )
+        .unwrap();
+        std::fs::write(
             d.join("lat.json"),
             format!(
                 r#"{{"figures":{},{clean},"extra":{{"summary":[{{"stride_bytes":64,"cluster":0,"shape":{{"plateaus":[{{"label":"L1","ns":1.25}},{{"label":"DRAM","ns":95.5}}]}}}}]}}}}"#,
@@ -586,6 +604,9 @@ set coremark
 log broke: the tool failed (exit 1): it broke
 case broke fail
 case broke-reason-exit fail 1 status
+log apart: its children ran apart on a busy machine: x: the children did not run together in 3 attempts
+case apart unknown
+case apart-reason-apart unknown 1 status
 log none: not supported here (exit 3): no NEON here
 case none skip
 case none-reason-unsupported skip 3 status
