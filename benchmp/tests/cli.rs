@@ -1098,3 +1098,35 @@ fn a_custom_cpu_lmbench_would_wrap_is_named_in_a_warning() {
         "{err}"
     );
 }
+
+/// `benchmp overhead` measures the framework's own costs on any machine, busy or not: the
+/// fork cost of two children is never refused for children that "ran apart" (their null
+/// bodies go one after another), and is measured wherever two CPUs are allowed.
+#[test]
+fn overhead_reports_the_fork_cost_of_one_and_two_children() {
+    let _serial = serial();
+    let out = Command::new(env!("CARGO_BIN_EXE_benchmp"))
+        .arg("overhead")
+        .env_remove("LMBENCH_SCHED")
+        .env_remove("BENCHMP_SYSFS_ROOT")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{:?}: {text}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("fork + handshake + reap: ") && text.contains(" for 1 child "),
+        "{text}"
+    );
+    let two = if online_cpus() >= 2 {
+        " for 2 children "
+    } else {
+        "not measured for 2 children"
+    };
+    assert!(text.contains(two), "{text}");
+    assert!(text.contains("known-duration spins measured through benchmp"), "{text}");
+}

@@ -67,8 +67,13 @@ fn fork_costs() -> Result<()> {
             );
             continue;
         }
+        // The children are forked and shake hands together either way; their null bodies
+        // (a few microseconds each) go one after another, as --sequential's do: windows that
+        // short cannot overlap by the share a parallel figure needs, and no figure is added
+        // here, only the run's wall time is.
         let pl = PlacementArgs {
             parallel: Some(p),
+            sequential: true,
             ..placement.clone()
         };
         let tm = TimingArgs {

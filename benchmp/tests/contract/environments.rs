@@ -80,23 +80,7 @@ pub struct Environment {
 /// Runs that break the contract for a reason another change addresses: (command, environment,
 /// the case). Each is skipped, and said with `--nocapture`; remove its line with the
 /// change that fixes it.
-pub const PENDING: &[(&str, &str, &str)] = &[
-    (
-        "benchmp ab",
-        "ulimit -u 1",
-        "case 21: a side that cannot start for the process limit is refused as bad input (2)",
-    ),
-    (
-        "benchmp suite",
-        "ulimit -n 8",
-        "suite: an entry that cannot start fails the suite (1) without a line naming the limit",
-    ),
-    (
-        "benchmp suite",
-        "ulimit -u 1",
-        "suite: an entry that cannot start fails the suite (1) without a line naming the limit",
-    ),
-];
+pub const PENDING: &[(&str, &str, &str)] = &[];
 
 fn same_or_failed(base: i32) -> Vec<i32> {
     vec![base, 1]
