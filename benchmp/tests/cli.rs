@@ -1128,5 +1128,8 @@ fn overhead_reports_the_fork_cost_of_one_and_two_children() {
         "not measured for 2 children"
     };
     assert!(text.contains(two), "{text}");
-    assert!(text.contains("known-duration spins measured through benchmp"), "{text}");
+    assert!(
+        text.contains("known-duration spins measured through benchmp"),
+        "{text}"
+    );
 }

@@ -412,10 +412,7 @@ pub fn run(args: &EfficiencyArgs) -> Result<i32> {
             Ok(e) => e,
             Err(e @ crate::cmd::suite::exec::JobError::Start { .. }) => {
                 // The line names a resource limit that kept it from starting (ulimit -n, -u).
-                let limit = ftrace::error::Limit::in_chain(&e)
-                    .map(|l| format!(" ({l})"))
-                    .unwrap_or_default();
-                let line = format!("{e}{limit}");
+                let line = benchmp::error::chain_line(&anyhow::Error::from(e));
                 write_whole(
                     &step_dir.join(format!("{}.err", step.label)),
                     format!("{line}\n").as_bytes(),

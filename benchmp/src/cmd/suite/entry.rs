@@ -97,10 +97,20 @@ impl Runner<'_> {
                 return Ok(Run::Interrupted(sig));
             }
             Err(err @ JobError::Start { .. }) => {
+                let limited = ftrace::error::Limit::in_chain(&err).is_some();
+                let err = anyhow::Error::from(err);
+                let line = benchmp::error::chain_line(&err);
                 write_whole(
                     &self.dest.join(format!("{}.err", e.label)),
-                    format!("{err}\n").as_bytes(),
+                    format!("{line}\n").as_bytes(),
                 )?;
+                if limited {
+                    // Nothing else would start either: the suite ends here (exit 1), the
+                    // entry recorded and the limit named.
+                    status.set(row(127, Outcome::Failed))?;
+                    outln!("   FAILED (exit 127): {}", one_line(&line, 300));
+                    return Err(err);
+                }
                 127
             }
             Err(err) => return Err(err.into()),
