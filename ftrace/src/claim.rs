@@ -343,6 +343,55 @@ impl Claim {
         })
     }
 
+    /// Records that this process is about to write `value` to `path` itself (as `ftrace
+    /// record` does, with tracefs's own errors), with `original` the value to write back if
+    /// it dies before it does: the record is on disk before the write, and the next socbench
+    /// command writes `original` back once this process is dead ([`recover_stale`]). Refused
+    /// as [`Claim::take`] is while another live process holds the setting. Let go with
+    /// [`Claim::forget`] once written back; dropped instead, the claim writes `original`.
+    pub fn note(path: &Path, original: &str, value: &str) -> Result<Claim, ClaimError> {
+        let real = std::fs::canonicalize(path).map_err(io_err(path))?;
+        let mut f = lock_record(&real, FlockArg::LockExclusive)?;
+        let mut r = read_record(&mut f);
+        recover(&mut f, &mut r, true);
+        let me = Holder::me();
+        if let Some(other) = r.holders.iter().find(|h| h.alive() && h.pid != me.pid) {
+            return Err(ClaimError::Held {
+                path: real,
+                value: r.value,
+                pid: other.pid,
+            });
+        }
+        let r = Record {
+            path: real.clone(),
+            original: original.to_string(),
+            value: value.to_string(),
+            holders: vec![me],
+        };
+        write_record(&mut f, &r).map_err(io_err(&real))?;
+        Ok(Claim {
+            path: real,
+            taken: Taken::Wrote {
+                was: original.to_string(),
+            },
+            owner: me.pid,
+            released: None,
+        })
+    }
+
+    /// Lets go of a setting this process wrote back itself (or never changed): its record is
+    /// cleared and nothing is written.
+    pub fn forget(mut self) {
+        if std::process::id() == self.owner
+            && let Ok(mut f) = lock_record(&self.path, FlockArg::LockExclusive)
+        {
+            let mut r = read_record(&mut f);
+            r.holders.retain(|h| h.pid != self.owner && h.alive());
+            let _ = write_record(&mut f, &r);
+        }
+        self.released = Some(Released::Restored(true));
+    }
+
     /// The setting's real path.
     pub fn path(&self) -> &Path {
         &self.path

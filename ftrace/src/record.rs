@@ -172,10 +172,13 @@ impl Recorded {
 }
 
 /// Settings changed so far and their old values, put back on [`Restore::restore`] or drop.
+/// Each is in the claim registry ([`crate::claim::Claim::note`]) from before it changes until
+/// it is back, so a capture killed outright (SIGKILL) has its settings written back by the
+/// next socbench command ([`crate::restore`]).
 #[derive(Debug)]
 pub struct Restore {
     fs: Tracefs,
-    saved: Vec<(Setting, String)>,
+    saved: Vec<(Setting, String, Option<crate::claim::Claim>)>,
 }
 
 impl Restore {
@@ -205,13 +208,16 @@ impl Restore {
         } else {
             vec![(setting.clone(), old)]
         };
-        self.fs.set(setting, value)?;
         for (setting, old) in olds {
-            if !self.saved.iter().any(|(s, _)| *s == setting) {
-                self.saved.push((setting, old));
+            if !self.saved.iter().any(|(s, _, _)| *s == setting) {
+                // Where the registry cannot be written (no folder of this user's), the
+                // setting is still written back at any end but a SIGKILL.
+                let noted =
+                    crate::claim::Claim::note(&self.fs.path(&setting.file()), &old, value).ok();
+                self.saved.push((setting, old, noted));
             }
         }
-        Ok(())
+        self.fs.set(setting, value)
     }
 
     /// Puts back every changed setting, newest first; reports the first failure after trying
@@ -222,9 +228,20 @@ impl Restore {
 
     fn restore_all(&mut self) -> Result<()> {
         let mut first_error = None;
-        while let Some((setting, old)) = self.saved.pop() {
-            if let Err(err) = self.fs.set(&setting, &old) {
-                first_error.get_or_insert(err);
+        while let Some((setting, old, noted)) = self.saved.pop() {
+            match self.fs.set(&setting, &old) {
+                Ok(()) => {
+                    if let Some(c) = noted {
+                        c.forget();
+                    }
+                }
+                // Kept in the registry: the next socbench command tries again.
+                Err(err) => {
+                    if let Some(c) = noted {
+                        std::mem::forget(c);
+                    }
+                    first_error.get_or_insert(err);
+                }
             }
         }
         first_error.map_or(Ok(()), Err)
