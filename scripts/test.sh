@@ -41,6 +41,8 @@ if [ "$ok" = 0 ]; then
   echo "test.sh: the set-up above is incomplete; nothing was tested" >&2
   exit 1
 fi
+# Times below count from here (after set-up): each stage's start and length.
+SECONDS=0
 
 # Every stage runs, whatever failed before it; at the end each failed stage is named with
 # the command that reruns it, and the test command fails.
@@ -49,11 +51,13 @@ failed=()
 stage() {
   local name=$1 rerun=$2
   shift 2
-  echo "== $name" >&2
+  local start=$SECONDS
+  echo "== $name (at ${SECONDS} s)" >&2
   if ! "$@"; then
     echo "test.sh: stage '$name' failed" >&2
     failed+=("$name: $rerun")
   fi
+  echo "   $name: $((SECONDS - start)) s" >&2
 }
 
 stage fmt "cargo fmt --all -- --check" cargo fmt --all -- --check
@@ -82,7 +86,7 @@ beside() {
 # await NAME: waits for it and prints its output; a failure is remembered as a stage's.
 await() {
   local rc=0
-  echo "== $1 (run beside the tests above)" >&2
+  echo "== $1 (run beside the tests above; awaited at ${SECONDS} s)" >&2
   wait "${job_pid[$1]}" || rc=$?
   cat "${job_log[$1]}"
   rm -f "${job_log[$1]}"
@@ -167,4 +171,4 @@ if [ ${#failed[@]} -gt 0 ]; then
   for f in "${failed[@]}"; do echo "  $f" >&2; done
   exit 1
 fi
-echo "test.sh: every stage passed" >&2
+echo "test.sh: every stage passed (${SECONDS} s)" >&2
