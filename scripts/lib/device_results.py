@@ -79,11 +79,23 @@ def main():
               f"{str(r.get('result')):<7} {shown}")
     print(f"{len(results)} LAVA test cases\n")
     need(results, "lava-run reported no results (see lava.log)")
+    # The one result other than pass that is right here: a parallel run whose children could
+    # not all run at once (the emulated SoC's 6 vCPUs share the host's CPUs), refused by its
+    # tool and reported unknown with its reason, apart.
+    keys = {(r.get("definition"), r.get("case")) for r in results}
+    def apart(r):
+        case = str(r.get("case"))
+        return r.get("result") == "unknown" and (
+            case.endswith("-reason-apart") or (r.get("definition"), f"{case}-reason-apart") in keys)
+    refused = [r for r in results if apart(r) and not str(r.get("case")).endswith("-reason-apart")]
     for r in results:
-        need(r.get("result") == "pass", f"{r.get('definition')} {r.get('case')}: {r.get('result')}")
+        need(r.get("result") == "pass" or apart(r), f"{r.get('definition')} {r.get('case')}: {r.get('result')}")
         if r.get("definition") != "lava" and r.get("measurement") not in (None, ""):
             need(r.get("units") not in (None, ""), f"{r.get('definition')} {r.get('case')}: a measurement without units")
 
+    if refused:
+        print(f"{len(refused)} parallel entries refused because their children ran apart (unknown): "
+              + ", ".join(f"{r.get('definition')} {r.get('case')}" for r in refused))
     guest = out / "guest"
     guest.mkdir(exist_ok=True)
     for name, text in archives.items():
@@ -130,7 +142,11 @@ def main():
         need(not data["quality"]["verdict"]["noisy"], f"{report.relative_to(guest)}: called noisy on an emulated CPU")
 
     # The trace of the run over every cluster: a begin and an end slice of every child.
-    run = json.loads((guest / "soc" / "xc-bw_mem-rd.json").read_text())
+    xc = guest / "soc" / "xc-bw_mem-rd.json"
+    need(xc.is_file(), "the traced run across clusters left no report (refused three times?)")
+    if problems:
+        return 1
+    run = json.loads(xc.read_text())
     children = [c for m in run["measurements"] for c in m["children"]]
     converted = guest / "soc" / "xc-trace.json"
     done = subprocess.run([str(host_bin / "ftrace"), "convert", "--json", str(guest / "soc" / "xc-trace.txt"),
