@@ -33,6 +33,8 @@
 #
 # Environment:
 #   AB_SESSIONS   sessions per figure and kind (default 10)
+#   AB_FIRST      the first session's number (default 1): a set cut short goes on from there
+#                 into the same AB_KEEP folder, its summary over every session kept there
 #   AB_TIME       benchmp ab's --time per session, s (default 60)
 #   AB_REP_MS     benchmp ab's --rep-ms (default 50)
 #   AB_SECOND     the second build's release folder (default: built from a copy of the tree
@@ -58,11 +60,12 @@ for tool in cargo python3 flock; do
   command -v "$tool" >/dev/null || die "$tool is required" 3
 done
 sessions=${AB_SESSIONS:-10}
+first=${AB_FIRST:-1}
 budget=${AB_TIME:-60}
 rep=${AB_REP_MS:-50}
 cpu=${AB_CPU:-$(( $(nproc) - 1 ))}
-for v in "$sessions" "$cpu"; do
-  [[ $v =~ ^[0-9]+$ ]] || die "AB_SESSIONS and AB_CPU take whole numbers" 2
+for v in "$sessions" "$first" "$cpu"; do
+  [[ $v =~ ^[0-9]+$ ]] || die "AB_SESSIONS, AB_FIRST and AB_CPU take whole numbers" 2
 done
 [[ $budget =~ ^[0-9]+([.][0-9]+)?$ ]] || die "AB_TIME takes seconds" 2
 [[ $rep =~ ^[0-9]+([.][0-9]+)?$ ]] || die "AB_REP_MS takes milliseconds" 2
@@ -254,7 +257,7 @@ echo "== benchmp ab power: ${figures[*]}; $sessions sessions of each of $kinds, 
 failed=0
 for fig in "${figures[@]}"; do
   for kind in $kinds; do
-    for n in $(seq 1 "$sessions"); do
+    for n in $(seq "$first" "$sessions"); do
       session "$fig" "$kind" "$n" || failed=1
     done
   done
