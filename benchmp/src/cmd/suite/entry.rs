@@ -68,6 +68,19 @@ impl Runner<'_> {
         } else {
             (&self.extra, &[])
         };
+        if again {
+            // The second run replaces the first: a report of the first must not stand in for
+            // a second run that wrote none (refused, its children apart this time).
+            for ext in ["json", "csv"] {
+                let f = self.dest.join(format!("{}.{ext}", e.label));
+                match std::fs::remove_file(&f) {
+                    Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(err).with_context(|| format!("cannot remove {}", shown(&f)));
+                    }
+                    _ => {}
+                }
+            }
+        }
         let mut job = Job::of_entry(self.bin, self.dest, e, extra, env);
         job.timeout = self.timeout;
         job.hold = Some(self.hold);
