@@ -259,9 +259,8 @@ fn unix_now() -> u64 {
         .unwrap_or(0)
 }
 
-/// The cache's entry when it holds one for this machine that is still fresh; `Err` says why
-/// the file there cannot be the cache (a FIFO, a device, more than [`MAX_CACHE_BYTES`]): it
-/// is read only as a regular file, without blocking.
+/// The cache's fresh entry for this machine, if any; `Err` says why the file cannot be the
+/// cache (a FIFO, a device, over [`MAX_CACHE_BYTES`]): read as a regular file, not blocking.
 fn load_cache(path: &Path) -> Result<Option<CacheEntry>, String> {
     let text = match crate::input::read_text_if_there(path, MAX_CACHE_BYTES) {
         Ok(Some(text)) => text,
@@ -683,18 +682,23 @@ mod tests {
         assert!(u > 0.0);
     }
 
-    #[test]
-    fn cache_round_trip_respects_machine_key() {
-        let dir = std::env::temp_dir().join(format!("benchmp-cache-test-{}", std::process::id()));
-        let path = dir.join("calibration.json");
-        let e = CacheEntry {
+    /// A cache entry of this machine, made now.
+    fn this_machines_entry() -> CacheEntry {
+        CacheEntry {
             machine: machine_key(),
             created_unix: unix_now(),
             enough_us: 5000,
             enough_method: EnoughMethod::Linear,
             timing_overhead_ns: 20.0,
             loop_overhead_ns: 0.5,
-        };
+        }
+    }
+
+    #[test]
+    fn cache_round_trip_respects_machine_key() {
+        let dir = std::env::temp_dir().join(format!("benchmp-cache-test-{}", std::process::id()));
+        let path = dir.join("calibration.json");
+        let e = this_machines_entry();
         store_cache(&path, &e).unwrap();
         assert_eq!(load_cache(&path), Ok(Some(e.clone())));
         let other = CacheEntry {
@@ -736,14 +740,7 @@ mod tests {
         ] {
             std::os::unix::fs::symlink(&victim, dir.join(name)).unwrap();
         }
-        let e = CacheEntry {
-            machine: machine_key(),
-            created_unix: unix_now(),
-            enough_us: 5000,
-            enough_method: EnoughMethod::Linear,
-            timing_overhead_ns: 20.0,
-            loop_overhead_ns: 0.5,
-        };
+        let e = this_machines_entry();
         store_cache(&path, &e).unwrap();
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
         assert_eq!(load_cache(&path), Ok(Some(e.clone())));
@@ -767,18 +764,13 @@ mod tests {
     fn cached_values_are_used_without_measuring() {
         let dir = std::env::temp_dir().join(format!("benchmp-cache-use-{}", std::process::id()));
         let path = dir.join("c.json");
-        store_cache(
-            &path,
-            &CacheEntry {
-                machine: machine_key(),
-                created_unix: unix_now(),
-                enough_us: 7777,
-                enough_method: EnoughMethod::Linear,
-                timing_overhead_ns: 11.0,
-                loop_overhead_ns: 0.25,
-            },
-        )
-        .unwrap();
+        let e = CacheEntry {
+            enough_us: 7777,
+            timing_overhead_ns: 11.0,
+            loop_overhead_ns: 0.25,
+            ..this_machines_entry()
+        };
+        store_cache(&path, &e).unwrap();
         // Only meaningful when the test environment does not override the values.
         if std::env::var_os("ENOUGH").is_none()
             && std::env::var_os("TIMING_O").is_none()
