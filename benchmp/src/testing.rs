@@ -138,7 +138,11 @@ impl Tool {
 
     /// Runs the binary and asserts it succeeded.
     pub fn ok<S: AsRef<OsStr>>(&self, args: &[S]) -> Output {
-        let o = self.run(args);
+        self.succeeded(args, self.run(args))
+    }
+
+    /// `o`, the output of a run with `args`, after asserting it succeeded.
+    fn succeeded<S: AsRef<OsStr>>(&self, args: &[S], o: Output) -> Output {
         assert!(
             o.status.success(),
             "{} {:?}: {:?}\nstdout: {}\nstderr: {}",
@@ -165,16 +169,7 @@ impl Tool {
     /// own checks.
     pub fn ok_together<S: AsRef<OsStr>>(&self, args: &[S]) -> Option<Output> {
         let o = output_together(&self.name, || self.run(args))?;
-        assert!(
-            o.status.success(),
-            "{} {:?}: {:?}\nstdout: {}\nstderr: {}",
-            self.name,
-            strs(args),
-            o.status,
-            stdout(&o),
-            stderr(&o)
-        );
-        Some(o)
+        Some(self.succeeded(args, o))
     }
 
     /// [`Tool::json`] for a parallel run, as [`Tool::ok_together`].
