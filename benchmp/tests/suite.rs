@@ -691,28 +691,32 @@ fn noisy_entries_measured_and_failed_ones_did_not() {
 fn noisy_entries_run_again_and_busy_cpus_are_waited_for() {
     let bin = standins("again");
     let t = benchmp();
+    // The quick suite's dhry and coremark entries into `u`, the stand-ins doing `dhry` and
+    // `coremark`.
+    let suite = |u: &Path, dhry: &str, coremark: &str| {
+        t.clone()
+            .with_env("STANDIN_dhry", Some(dhry))
+            .with_env("STANDIN_coremark", Some(coremark))
+            .run_bounded(
+                &[
+                    "suite",
+                    "--quick",
+                    "--quiet-wait",
+                    "0",
+                    "--bin-dir",
+                    s(&bin),
+                    "--only",
+                    "dhry",
+                    "--only",
+                    "coremark",
+                    "--out",
+                    s(u),
+                ],
+                HANG,
+            )
+    };
     let u = temp_dir("benchmp-suite", "again");
-    let o = t
-        .clone()
-        .with_env("STANDIN_dhry", Some("noisy-once"))
-        .with_env("STANDIN_coremark", Some("noisy"))
-        .run_bounded(
-            &[
-                "suite",
-                "--quick",
-                "--quiet-wait",
-                "0",
-                "--bin-dir",
-                s(&bin),
-                "--only",
-                "dhry",
-                "--only",
-                "coremark",
-                "--out",
-                s(&u),
-            ],
-            HANG,
-        );
+    let o = suite(&u, "noisy-once", "noisy");
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
     assert!(
@@ -736,27 +740,7 @@ fn noisy_entries_run_again_and_busy_cpus_are_waited_for() {
     // entry; one refused on its second run (here a noisy one) fails the suite, its refusal
     // named.
     let u = temp_dir("benchmp-suite", "again-apart");
-    let o = t
-        .clone()
-        .with_env("STANDIN_dhry", Some("apart-once"))
-        .with_env("STANDIN_coremark", Some("noisy-then-apart"))
-        .run_bounded(
-            &[
-                "suite",
-                "--quick",
-                "--quiet-wait",
-                "0",
-                "--bin-dir",
-                s(&bin),
-                "--only",
-                "dhry",
-                "--only",
-                "coremark",
-                "--out",
-                s(&u),
-            ],
-            HANG,
-        );
+    let o = suite(&u, "apart-once", "noisy-then-apart");
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
     assert!(
