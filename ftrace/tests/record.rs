@@ -808,16 +808,7 @@ fn a_capture_killed_outright_has_its_settings_written_back_by_the_next_command()
         "the killed capture's buffer is {left} KiB, not about {asked}"
     );
     // The next capture (any socbench command would do) writes them back as it starts.
-    let out = Command::new(bin())
-        .args([
-            "record",
-            "-o",
-            temp("next.txt").to_str().unwrap(),
-            "--",
-            "true",
-        ])
-        .output()
-        .unwrap();
+    let out = record(&["-o", temp("next.txt").to_str().unwrap(), "--", "true"]);
     let _ = std::fs::remove_file(temp("next.txt"));
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
