@@ -108,7 +108,8 @@ trap 'exit 143' TERM
 # The release and aarch64 builds and their tests compile and run beside the crates' and the
 # script tests, in a target folder of their own so that neither waits for the other's lock:
 #  - the release build's hot loops must not be optimised away (a lower bound on the time a
-#    64 MiB read can take; not a performance test);
+#    64 MiB read can take; not a performance test): bw_mem built here with fat LTO, checked
+#    by the test built above once this job is done (stage release_kernels);
 #  - NEON kernels and the portable fallbacks (bw_mem's and dto's), built for aarch64 and run
 #    under qemu-user, and the stand-in phone's binaries for the android.sh test: one aarch64
 #    build with the scripts profile (no LTO, parallel codegen), its dependencies shared.
@@ -120,12 +121,12 @@ aarch64() {
 beside_dir="${CARGO_TARGET_DIR:-target}/beside"
 builds() {
   export CARGO_TARGET_DIR="$beside_dir"
-  cargo test --release -p bw_mem --test not_optimised_away
+  cargo build --release -p bw_mem --bin bw_mem
   aarch64 test -p bw_mem --test kernels
   aarch64 test -p dto --lib kernels
   aarch64 build -p benchmp -p bw_mem -p dhry -p dto --bins
 }
-beside builds "CARGO_TARGET_DIR=$beside_dir: cargo test --release -p bw_mem --test not_optimised_away; the aarch64 tests and build in scripts/test.sh's builds()" builds
+beside builds "CARGO_TARGET_DIR=$beside_dir: cargo build --release -p bw_mem --bin bw_mem; the aarch64 tests and build in scripts/test.sh's builds()" builds
 
 # The exit-contract test (benchmp/tests/contract.rs: every binary, command and option, about
 # 2,000 short runs that mostly wait on process start-up) runs beside everything after it;
@@ -154,6 +155,10 @@ stage suite "SOCBENCH_BIN=$SOCBENCH_BIN scripts/tests/test_suite.sh" scripts/tes
 stage lava "SOCBENCH_BIN=$SOCBENCH_BIN scripts/tests/test_lava.sh" scripts/tests/test_lava.sh
 await contract
 await builds
+# (An absolute path: the test runs in bw_mem's folder.)
+release_bw_mem=$(realpath -m "$beside_dir/release/bw_mem")
+stage release_kernels "BW_MEM_RELEASE=$release_bw_mem cargo test -p bw_mem --test not_optimised_away" \
+  env BW_MEM_RELEASE="$release_bw_mem" cargo test -p bw_mem --test not_optimised_away
 # The stand-in phone runs the aarch64 binaries built above.
 stage android "SOCBENCH_BIN=$SOCBENCH_BIN SOCBENCH_DEVICE_BIN=$SOCBENCH_DEVICE_BIN scripts/tests/test_android.sh" \
   scripts/tests/test_android.sh

@@ -5,8 +5,12 @@
 //! (about 20-100 GB/s), so only a kernel that skips its work can fail it. Intervals of 100 ms
 //! hold dozens of passes, so a pass loop collapsed into one pass fails it too.
 //!
-//! Run it on the release binary: `cargo test --release -p bw_mem --test not_optimised_away`.
-//! In a debug build (plain `cargo test`) it is skipped: the unoptimised kernels are slow enough
+//! Run it on the release binary: `cargo test --release -p bw_mem --test not_optimised_away`,
+//! or, from any build of this test, on a release binary built apart:
+//! `BW_MEM_RELEASE=target/release/bw_mem cargo test -p bw_mem --test not_optimised_away` (what
+//! scripts/test.sh does, so that only the tool, not the test too, goes through fat LTO). That
+//! binary's own report must say it is a release build with fat LTO. In a debug build without
+//! `BW_MEM_RELEASE` (plain `cargo test`) it is skipped: the unoptimised kernels are slow enough
 //! to pass trivially, and take a minute doing so.
 #![allow(clippy::disallowed_macros)] // a build script, test or bench prints to its runner
 
@@ -21,15 +25,20 @@ const SIZE: u64 = 64 << 20;
 
 #[test]
 fn every_kernel_takes_at_least_its_bytes_at_one_terabyte_per_second() {
-    if cfg!(debug_assertions) {
-        eprintln!(
-            "skipped: checks the release build (cargo test --release --test not_optimised_away)"
-        );
-        return;
-    }
+    let bin = match std::env::var_os("BW_MEM_RELEASE") {
+        Some(path) => std::path::PathBuf::from(path),
+        None if cfg!(debug_assertions) => {
+            eprintln!(
+                "skipped: checks the release build (cargo test --release --test \
+                 not_optimised_away, or BW_MEM_RELEASE=PATH)"
+            );
+            return;
+        }
+        None => env!("CARGO_BIN_EXE_bw_mem").into(),
+    };
     for op in Op::ALL {
         let t0 = Instant::now();
-        let out = Command::new(env!("CARGO_BIN_EXE_bw_mem"))
+        let out = Command::new(&bin)
             .args(["--json", "-N", "2", "64m", op.name()])
             .env("ENOUGH", "100000")
             .env("TIMING_O", "0")
@@ -45,6 +54,12 @@ fn every_kernel_takes_at_least_its_bytes_at_one_terabyte_per_second() {
             String::from_utf8_lossy(&out.stderr)
         );
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let build = &v["build"];
+        assert!(
+            build["cargo_profile"] == "release" && build["lto"] == "fat",
+            "{}: not a release build with fat LTO: {build}",
+            bin.display()
+        );
         let touched = op.traffic(SIZE).touched_bytes as f64;
         let mut passes = 0u64;
         for c in v["measurements"][0]["children"].as_array().unwrap() {
