@@ -121,7 +121,7 @@ pub fn child_figures(
             ChildFigure {
                 index: *index,
                 cpu: *cpu,
-                cluster: cpu.map(|c| topo.cluster_of(c)).unwrap_or(0),
+                cluster: cluster_of(*cpu, topo),
                 value: metric.value(pair),
                 pair,
                 samples: sorted.len(),
@@ -130,27 +130,28 @@ pub fn child_figures(
         .collect()
 }
 
-/// System figures from per-child figures and the merged samples; `solo` when the children
-/// ran one after another (nothing is added then).
-pub fn aggregate(
-    figures: &[ChildFigure],
-    all_pairs: &[Pair],
-    metric: &Metric,
-    rule: Rule,
-    solo: bool,
-) -> Aggregate {
-    let additive = metric.is_rate() && !solo;
-    let mut clusters: Vec<usize> = figures.iter().map(|f| f.cluster).collect();
+/// The cluster a child's figure counts in: its CPU's, or the first for a child whose CPU is
+/// not known.
+pub fn cluster_of(cpu: Option<usize>, topo: &Topology) -> usize {
+    cpu.map(|c| topo.cluster_of(c)).unwrap_or(0)
+}
+
+/// Whether a metric's figures add up over children: throughputs of children that ran together
+/// (`solo`: one after another, when nothing is added).
+pub fn additive(metric: &Metric, solo: bool) -> bool {
+    metric.is_rate() && !solo
+}
+
+/// Per-cluster figures of children's figures given as (cluster, figure), by cluster index:
+/// each cluster's mean, and its total (for `additive` figures the mean × its children).
+pub fn cluster_figures(values: &[(usize, f64)], additive: bool) -> Vec<ClusterFigure> {
+    let mut clusters: Vec<usize> = values.iter().map(|v| v.0).collect();
     clusters.sort_unstable();
     clusters.dedup();
-    let per_cluster: Vec<ClusterFigure> = clusters
+    clusters
         .iter()
         .map(|&c| {
-            let vals: Vec<f64> = figures
-                .iter()
-                .filter(|f| f.cluster == c)
-                .map(|f| f.value)
-                .collect();
+            let vals: Vec<f64> = values.iter().filter(|v| v.0 == c).map(|v| v.1).collect();
             let mean = vals.iter().sum::<f64>() / vals.len() as f64;
             ClusterFigure {
                 cluster: c,
@@ -163,12 +164,40 @@ pub fn aggregate(
                 },
             }
         })
-        .collect();
-    let cluster = if additive {
+        .collect()
+}
+
+/// The system figure of per-cluster figures: `additive` ones the sum of the clusters' totals
+/// (every child's figure added), the others the mean of the clusters' means, each cluster
+/// weighted once. Every system figure socbench gives (a report's, `benchmp ab`'s per step) is
+/// this one.
+pub fn system_figure(per_cluster: &[ClusterFigure], additive: bool) -> f64 {
+    if additive {
         per_cluster.iter().map(|c| c.total).sum()
     } else {
         per_cluster.iter().map(|c| c.mean).sum::<f64>() / per_cluster.len().max(1) as f64
-    };
+    }
+}
+
+/// [`system_figure`] straight from children's (cluster, figure).
+pub fn system_value(values: &[(usize, f64)], metric: &Metric, solo: bool) -> f64 {
+    let additive = additive(metric, solo);
+    system_figure(&cluster_figures(values, additive), additive)
+}
+
+/// System figures from per-child figures and the merged samples; `solo` when the children
+/// ran one after another (nothing is added then).
+pub fn aggregate(
+    figures: &[ChildFigure],
+    all_pairs: &[Pair],
+    metric: &Metric,
+    rule: Rule,
+    solo: bool,
+) -> Aggregate {
+    let additive = additive(metric, solo);
+    let values: Vec<(usize, f64)> = figures.iter().map(|f| (f.cluster, f.value)).collect();
+    let per_cluster = cluster_figures(&values, additive);
+    let cluster = system_figure(&per_cluster, additive);
     let merged = sorted_pairs(all_pairs.iter().copied());
     let lmbench_pair = rule.pick(&merged);
     let one = metric.value(lmbench_pair);

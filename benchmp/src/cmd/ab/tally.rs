@@ -2,6 +2,7 @@
 //! pair.
 
 use super::*;
+use benchmp::schema::Pair;
 
 /// One figure's pairs as they accumulate over the process pairs.
 #[derive(Debug)]
@@ -27,12 +28,15 @@ pub(super) struct Tally {
     pub(super) renews: bool,
     /// What the last renewal of both sides took, s.
     pub(super) renew_cost: Option<f64>,
+    /// Each child's cluster ([`clusters`]), for the system figure of a step.
+    pub(super) clusters: Vec<usize>,
 }
 
 impl Tally {
     pub(super) fn new(ready: Ready, iterations: u64, alpha: f64) -> Tally {
         Tally {
             renews: ready.renews,
+            clusters: clusters(&ready.cpus),
             ready,
             iterations,
             d: Vec::new(),
@@ -163,7 +167,10 @@ pub(super) fn pair_block(
             let sb = b.step(iterations, timeout)?;
             (a.step(iterations, timeout)?, sb)
         };
-        let (xa, xb) = (value(&metric, &sa), value(&metric, &sb));
+        let (xa, xb) = (
+            value(&metric, &sa, &t.clusters),
+            value(&metric, &sb, &t.clusters),
+        );
         // Whatever counts a worker sends, the totals saturate rather than overflow.
         let sum = |v: &[StepSample], f: fn(&StepSample) -> u64| {
             v.iter().fold(0u64, |acc, s| acc.saturating_add(f(s)))
@@ -241,20 +248,35 @@ pub(super) fn pair_block(
     Ok(())
 }
 
-/// One side's figure for one step: the children's throughputs added, or their latencies
-/// averaged, as the tool's own system figure is.
-pub(super) fn value(metric: &Metric, samples: &[StepSample]) -> f64 {
-    let ns = |s: &StepSample| if s.net_ns > 0 { s.net_ns } else { s.elapsed_ns }.max(1) as f64;
-    match metric {
-        Metric::Rate { per_iteration, .. } => samples
-            .iter()
-            .map(|s| per_iteration * s.iterations as f64 * 1e9 / ns(s))
-            .sum(),
-        Metric::Latency { per_iteration, .. } => {
-            let per = |s: &StepSample| ns(s) / (s.iterations as f64 * per_iteration);
-            samples.iter().map(per).sum::<f64>() / samples.len().max(1) as f64
-        }
-    }
+/// One side's figure for one step: the tool's own system figure
+/// ([`benchmp::aggregate::system_value`]) of its children's steps, child `i` in cluster
+/// `clusters[i]`: throughputs added, latencies averaged within each cluster and the clusters'
+/// means averaged. A step's time is its net time, or its elapsed time when the subtracted
+/// overheads swallowed it (a log ratio needs a figure above 0).
+pub(super) fn value(metric: &Metric, samples: &[StepSample], clusters: &[usize]) -> f64 {
+    let values: Vec<(usize, f64)> = samples
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let u = if s.net_ns > 0 { s.net_ns } else { s.elapsed_ns }.max(1);
+            let pair = Pair { n: s.iterations, u };
+            (clusters.get(i).copied().unwrap_or(0), metric.value(pair))
+        })
+        .collect();
+    benchmp::aggregate::system_value(&values, metric, false)
+}
+
+/// Each child's cluster as the tool's own figures place it ([`benchmp::aggregate::cluster_of`]),
+/// from this machine's topology; every child in one cluster when it cannot be read.
+pub(super) fn clusters(cpus: &[Option<usize>]) -> Vec<usize> {
+    let topology = benchmp::topology::Topology::detect().ok();
+    cpus.iter()
+        .map(|&c| {
+            topology
+                .as_ref()
+                .map_or(0, |t| benchmp::aggregate::cluster_of(c, t))
+        })
+        .collect()
 }
 
 /// A measurement a worker is ready to pair.

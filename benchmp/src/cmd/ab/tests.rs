@@ -44,17 +44,46 @@ fn a_step_becomes_the_tools_system_figure() {
         per_iteration: 2.0,
         unit: "MB/s".into(),
     };
-    // Two children, 10 iterations of 2 MB in 1 ms each: 20 000 MB/s each, added.
-    assert_eq!(
-        value(&rate, &[s(10, 1_000_000), s(10, 1_000_000)]),
-        40_000.0
-    );
+    // Two children, 10 iterations of 2 MB in 1 ms each: 20 000 MB/s each, added, in one
+    // cluster or two.
+    for clusters in [[0, 0], [0, 1]] {
+        assert_eq!(
+            value(&rate, &[s(10, 1_000_000), s(10, 1_000_000)], &clusters),
+            40_000.0
+        );
+    }
     let lat = Metric::Latency {
         per_iteration: 100.0,
         unit: "ns".into(),
     };
     // 10 iterations of 100 loads in 5 µs and 7 µs: 5 ns and 7 ns, averaged.
-    assert_eq!(value(&lat, &[s(10, 5_000), s(10, 7_000)]), 6.0);
+    assert_eq!(value(&lat, &[s(10, 5_000), s(10, 7_000)], &[0, 0]), 6.0);
+    // Clusters of unequal size: a little core at 3 ns, two big ones at 6 and 8 ns. As the
+    // tool's own system figure, each cluster once: (3 + 7) / 2 = 5 ns, not the children's
+    // mean (5.67 ns).
+    let steps = [s(10, 3_000), s(10, 6_000), s(10, 8_000)];
+    assert_eq!(value(&lat, &steps, &[0, 1, 1]), 5.0);
+    let metric = lat.clone();
+    let figures: Vec<benchmp::aggregate::ChildFigure> = [(0, 3.0), (1, 6.0), (1, 8.0)]
+        .iter()
+        .enumerate()
+        .map(|(i, &(cluster, value))| benchmp::aggregate::ChildFigure {
+            index: i,
+            cpu: Some(i),
+            cluster,
+            value,
+            pair: benchmp::schema::Pair { n: 1, u: 1 },
+            samples: 1,
+        })
+        .collect();
+    let report = benchmp::aggregate::aggregate(
+        &figures,
+        &[],
+        &metric,
+        benchmp::aggregate::Rule::Median,
+        false,
+    );
+    assert_eq!(report.cluster, value(&lat, &steps, &[0, 1, 1]));
 }
 
 #[test]
