@@ -128,6 +128,29 @@ builds() {
 }
 beside builds "CARGO_TARGET_DIR=$beside_dir: cargo build --release -p bw_mem --bin bw_mem; the aarch64 tests and build in scripts/test.sh's builds()" builds
 
+# The script tests check structure, not figures: this machine's side runs the debug binaries
+# cargo test built above, the stand-in phone the aarch64 ones of builds(). The lmbench
+# harness, suite and LAVA tests run one after another beside the crates' tests (each holds on
+# a busy machine, and the crates' tests spend much of their time waiting on child processes).
+export SOCBENCH_BIN="${CARGO_TARGET_DIR:-target}/debug"
+export SOCBENCH_DEVICE_BIN="$beside_dir/aarch64-unknown-linux-musl/scripts"
+# script_tests: each script test in turn, its time and a line for each one that failed.
+script_tests() {
+  local rc=0 t start
+  for t in lmbench_harness suite lava; do
+    start=$SECONDS
+    echo "-- $t (at ${SECONDS} s)"
+    if [ "$t" = lmbench_harness ]; then
+      scripts/tests/test_lmbench_harness.sh "$SOCBENCH_BIN" || { echo "test.sh: script test '$t' failed"; rc=1; }
+    else
+      "scripts/tests/test_$t.sh" || { echo "test.sh: script test '$t' failed"; rc=1; }
+    fi
+    echo "   $t: $((SECONDS - start)) s"
+  done
+  return "$rc"
+}
+beside script_tests "SOCBENCH_BIN=$SOCBENCH_BIN scripts/tests/test_lmbench_harness.sh $SOCBENCH_BIN; SOCBENCH_BIN=$SOCBENCH_BIN scripts/tests/test_suite.sh; SOCBENCH_BIN=$SOCBENCH_BIN scripts/tests/test_lava.sh (the one that failed is named above)" script_tests
+
 # The exit-contract test (benchmp/tests/contract.rs: every binary, command and option, about
 # 2,000 short runs that mostly wait on process start-up) runs beside everything after it;
 # every other test runs here first.
@@ -140,25 +163,16 @@ beside contract "cargo test --workspace --test contract" cargo test --workspace 
 stage traces "cargo test --workspace --test record --test power -- --ignored" \
   cargo test --workspace --no-fail-fast --test record --test power -- --ignored
 
-# The script tests check structure, not figures: this machine's side runs the debug binaries
-# cargo test built above. (They run one after another: beside each other they took longer,
-# the machine being CPU-bound by then and the builds the longer path.)
-export SOCBENCH_BIN="${CARGO_TARGET_DIR:-target}/debug"
-export SOCBENCH_DEVICE_BIN="$beside_dir/aarch64-unknown-linux-musl/scripts"
-
 stage shellcheck "shellcheck -x scripts/*.sh scripts/lib/*.sh scripts/lava/*.sh scripts/tests/*.sh scripts/tests/fake-adb .ci/run" \
   shellcheck -x scripts/*.sh scripts/lib/*.sh scripts/lava/*.sh scripts/tests/*.sh scripts/tests/fake-adb .ci/run
 stage py_compile "python3 -m py_compile scripts/*.py" python3 -m py_compile scripts/*.py
-stage lmbench_harness "SOCBENCH_BIN=$SOCBENCH_BIN scripts/tests/test_lmbench_harness.sh $SOCBENCH_BIN" \
-  scripts/tests/test_lmbench_harness.sh "$SOCBENCH_BIN"
-stage suite "SOCBENCH_BIN=$SOCBENCH_BIN scripts/tests/test_suite.sh" scripts/tests/test_suite.sh
-stage lava "SOCBENCH_BIN=$SOCBENCH_BIN scripts/tests/test_lava.sh" scripts/tests/test_lava.sh
+await script_tests
 await contract
 await builds
 # (An absolute path: the test runs in bw_mem's folder.)
 release_bw_mem=$(realpath -m "$beside_dir/release/bw_mem")
-stage release_kernels "BW_MEM_RELEASE=$release_bw_mem cargo test -p bw_mem --test not_optimised_away" \
-  env BW_MEM_RELEASE="$release_bw_mem" cargo test -p bw_mem --test not_optimised_away
+stage release_kernels "BW_MEM_RELEASE=$release_bw_mem cargo test --workspace --test not_optimised_away" \
+  env BW_MEM_RELEASE="$release_bw_mem" cargo test --workspace --test not_optimised_away
 # The stand-in phone runs the aarch64 binaries built above.
 stage android "SOCBENCH_BIN=$SOCBENCH_BIN SOCBENCH_DEVICE_BIN=$SOCBENCH_DEVICE_BIN scripts/tests/test_android.sh" \
   scripts/tests/test_android.sh
