@@ -152,7 +152,7 @@ if [ "$build" = 1 ]; then
     rustup target add "$TARGET" || die "cannot install the rustup target $TARGET"
   fi
   pkgs=()
-  for t in "${tool_list[@]}"; do pkgs+=(-p "$t"); done
+  for t in "${tool_list[@]}"; do pkgs+=(-p "$(tool_package "$t")"); done
   echo "== building ${tool_list[*]} for $TARGET"
   child_traps android.sh
   here_was=$PWD

@@ -4,5 +4,5 @@
 # child, and the error of known-duration spins (1, 10, 100 us) measured through benchmp.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -q -p benchmp
+cargo build --release -q -p benchmp-cli
 flock /tmp/socbench-cpu.lock "${CARGO_TARGET_DIR:-target}/release/benchmp" overhead "$@"

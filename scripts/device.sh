@@ -191,7 +191,7 @@ mv "$dtb.new" "$dtb"
 if [ -z "$bin_dir" ]; then
   say "building $TOOLS for aarch64-unknown-linux-musl (profile $profile, under the CPU lock)"
   pkgs=()
-  for t in $TOOLS; do pkgs+=(-p "$t"); done
+  for t in $TOOLS; do pkgs+=(-p "$(tool_package "$t")"); done
   (cd "$top" && CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=rust-lld \
     locked cargo build --quiet --profile "$profile" --target aarch64-unknown-linux-musl "${pkgs[@]}" --bins) \
     || { echo "device.sh: the aarch64 build failed (above)" >&2; exit 1; }
@@ -269,7 +269,7 @@ fi
 # --- LAVA's results, the archives from the guest's log, and the checks on this host.
 host_bin="${SOCBENCH_BIN:-}"
 if [ -z "$host_bin" ]; then
-  (cd "$top" && cargo build --quiet -p benchmp -p ftrace --bins) || { echo "device.sh: the host build of benchmp and ftrace failed" >&2; exit 1; }
+  (cd "$top" && cargo build --quiet -p benchmp-cli -p ftrace --bins) || { echo "device.sh: the host build of benchmp and ftrace failed" >&2; exit 1; }
   host_bin=${CARGO_TARGET_DIR:-target}
   case "$host_bin" in /*) ;; *) host_bin="$top/$host_bin" ;; esac
   host_bin="$host_bin/debug"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The efficiency sweep's example in benchmp/README.md: `benchmp efficiency` on a copy of the
+# The efficiency sweep's example in benchmp-cli/README.md: `benchmp efficiency` on a copy of the
 # phone8 fixture (CPUs 0-1 with scaling_available_frequencies, CPU 7 with stats/time_in_state),
-# its tools stand-ins (benchmp/tests/fixtures/efficiency/standin.sh) whose figures and power
+# its tools stand-ins (benchmp-cli/tests/fixtures/efficiency/standin.sh) whose figures and power
 # are known functions of the clock, since this machine has no cpufreq and no power source;
 # then its plot. Usage: scripts/efficiency_phone8.sh OUT [BENCHMP] (OUT must not exist).
 set -euo pipefail
@@ -19,7 +19,7 @@ mkdir -p "$policies/policy7/stats"
 printf '480000 0\n1171200 10\n2054400 20\n3302400 30\n' > "$policies/policy7/stats/time_in_state"
 mkdir -p "$work/bin"
 for t in dhry coremark; do
-  cp "$top/benchmp/tests/fixtures/efficiency/standin.sh" "$work/bin/$t"
+  cp "$top/benchmp-cli/tests/fixtures/efficiency/standin.sh" "$work/bin/$t"
   chmod +x "$work/bin/$t"
 done
 BENCHMP_SYSFS_ROOT=$work/sys SOCBENCH_STATE_DIR=$work/state \

@@ -124,7 +124,7 @@ builds() {
   cargo build --release -p bw_mem --bin bw_mem
   aarch64 test -p bw_mem --test kernels
   aarch64 test -p dto --lib kernels
-  aarch64 build -p benchmp -p bw_mem -p dhry -p dto --bins
+  aarch64 build -p benchmp-cli -p bw_mem -p dhry -p dto --bins
 }
 beside builds "CARGO_TARGET_DIR=$beside_dir: cargo build --release -p bw_mem --bin bw_mem; the aarch64 tests and build in scripts/test.sh's builds()" builds
 

@@ -28,7 +28,6 @@
 pub mod aggregate;
 pub mod beside;
 pub mod cli;
-pub mod compare;
 pub mod counters;
 pub mod cpulist;
 pub mod error;

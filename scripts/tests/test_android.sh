@@ -177,7 +177,7 @@ dir=$(find "$tmp/results4" -maxdepth 1 -type d -name 'android-*' | head -n 1)
 # machine's CPUs) with its files, status.tsv and summary.json; each tool's JSON a report.
 host_benchmp=${SOCBENCH_BIN:+$SOCBENCH_BIN/benchmp}
 [ -n "$host_benchmp" ] || host_benchmp="${CARGO_TARGET_DIR:-$top/target}/release/benchmp"
-[ -x "$host_benchmp" ] || (cd "$top" && cargo build --release --quiet -p benchmp) || fail "cannot build benchmp for this machine"
+[ -x "$host_benchmp" ] || (cd "$top" && cargo build --release --quiet -p benchmp-cli) || fail "cannot build benchmp for this machine"
 "$host_benchmp" suite --quick --list "${only[@]}" > "$tmp/plan.txt" || fail "benchmp suite --list failed"
 python3 - "$tmp/plan.txt" "$dir" "$tmp/suite.log" <<'PY' || fail "the device's results are not the plan's layout"
 import csv, json, pathlib, sys

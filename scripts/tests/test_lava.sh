@@ -42,7 +42,7 @@ python3 -c 'import yaml' 2>/dev/null || setup_python_packages || fail "no PyYAML
 if [ -n "${SOCBENCH_BIN:-}" ]; then
   release=$(cd "$SOCBENCH_BIN" && pwd)
 else
-  (cd "$top" && cargo build --release --quiet -p bw_mem -p lat_mem_rd -p dhry -p dto -p benchmp) \
+  (cd "$top" && cargo build --release --quiet -p bw_mem -p lat_mem_rd -p dhry -p dto -p benchmp-cli) \
     || fail "release build failed"
   release="${CARGO_TARGET_DIR:-$top/target}/release"
 fi

@@ -26,7 +26,7 @@ pub use hodges_lehmann::{hl_interval, hodges_lehmann, walsh_averages};
 pub use sign::sign_test;
 pub use wilcoxon::{SignedRank, WILCOXON_MAX_EXACT_N, WILCOXON_MAX_FLIP_N, wilcoxon};
 
-use crate::schema::Better;
+use benchmp::schema::Better;
 
 /// The per-pair difference, positive when the current side is worse: ln(current/base) for
 /// times, ln(base/current) for throughputs, so one rule judges every figure.
@@ -43,7 +43,7 @@ pub fn lag1_autocorrelation(d: &[f64]) -> f64 {
     if d.len() < 3 || d.iter().all(|&v| v == d[0]) {
         return 0.0;
     }
-    let mean = crate::stats::descriptive::mean(d);
+    let mean = benchmp::stats::descriptive::mean(d);
     let c: Vec<f64> = d.iter().map(|v| v - mean).collect();
     let num: f64 = c.windows(2).map(|w| w[0] * w[1]).sum();
     let den: f64 = c.iter().map(|v| v * v).sum();
@@ -205,7 +205,7 @@ fn judge_interval(
 pub fn judge_mean(d: &[f64], min_effect_pct: f64, confidence: f64, units: &str) -> Judgement {
     let n = d.len();
     let (mean, sd) =
-        crate::stats::descriptive::spread(d).map_or((f64::NAN, 0.0), |s| (s.mean, s.stddev));
+        benchmp::stats::descriptive::spread(d).map_or((f64::NAN, 0.0), |s| (s.mean, s.stddev));
     let rho = lag1_autocorrelation(d);
     let (mut low, mut high) = (f64::NEG_INFINITY, f64::INFINITY);
     if n >= 2 && confidence < 1.0 {

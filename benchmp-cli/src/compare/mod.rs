@@ -2,7 +2,7 @@
 //! separate runs share.
 //!
 //! Each run is a report file (any tool's `--json`) or a result folder of `scripts/suite.sh`
-//! (one report per entry, matched by file name). Within an entry, figures ([`crate::figure`])
+//! (one report per entry, matched by file name). Within an entry, figures ([`benchmp::figure`])
 //! are matched by name and CPU/cluster; a name each side has once is matched across CPUs, so
 //! one core can be compared with another. Two runs of one build on a shared host differ by
 //! 5-30 % and every sample of a run shares that run's state, so the run, not the sample, is the
@@ -23,10 +23,10 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::{AnyTool, Report};
-use crate::schema::Better;
 use crate::stats::mann_whitney::MannWhitney;
-use crate::stats::verdict::{Rule, Verdict};
+use benchmp::report::{AnyTool, Report};
+use benchmp::schema::Better;
+use benchmp::stats::verdict::{Rule, Verdict};
 
 pub use judge::{RunFigures, compare, compare_figures, judge_one_run, judge_runs};
 pub use load::{input_files, load, refuse_overwrite, report_files, sides};
@@ -118,9 +118,9 @@ pub enum CompareError {
     },
 }
 
-impl crate::error::ExitStatus for CompareError {
+impl benchmp::error::ExitStatus for CompareError {
     fn exit_status(&self) -> i32 {
-        crate::error::EXIT_USAGE
+        benchmp::error::EXIT_USAGE
     }
 }
 
@@ -241,7 +241,7 @@ pub struct Comparison {
     /// Set when a stop signal ended a paired comparison early (as on any report): the rows
     /// hold the pairs taken until then, judged as they stand.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub incomplete: Option<crate::report::Incomplete>,
+    pub incomplete: Option<benchmp::report::Incomplete>,
 }
 
 /// How many rows got each verdict.

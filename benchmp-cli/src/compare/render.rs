@@ -1,15 +1,15 @@
 //! The comparison as text (the table) and as CSV (one row per figure).
 
 use super::{Comparison, Row, Side};
-use crate::schema::Better;
+use benchmp::schema::Better;
 
-impl crate::output::Export for Comparison {
+impl benchmp::output::Export for Comparison {
     fn text(&self) -> String {
         render_text(self)
     }
 
     fn json(&self) -> anyhow::Result<String> {
-        crate::output::json_text(self)
+        benchmp::output::json_text(self)
     }
 
     fn csv(&self) -> anyhow::Result<String> {
@@ -63,7 +63,7 @@ pub fn render_text(c: &Comparison) -> String {
         "{:<w$}  {:>12}  {:>12}  {:<12}  {:>8}  {:>8}  verdict",
         "figure", "base", "current", "unit", "change", "p"
     );
-    let num = |x: Option<f64>| x.map_or("-".to_string(), |v| crate::number::table_number(v, 2));
+    let num = |x: Option<f64>| x.map_or("-".to_string(), |v| benchmp::number::table_number(v, 2));
     for r in &c.rows {
         let p = r.mann_whitney.map(|m| m.p).or(r.ks_p);
         let _ = writeln!(

@@ -7,7 +7,7 @@
 //! in random order, so the machine's drift falls on both alike. Each figure is paired in
 //! several fresh pairs of workers (`--processes`), since two processes of one build can
 //! differ for their whole life; each process pair's estimate is one unit of the test
-//! ([`benchmp::stats::paired`]: Student's t interval on the process pairs' mean, looked at
+//! ([`benchmp_cli::stats::paired`]: Student's t interval on the process pairs' mean, looked at
 //! after every process pair with alpha spent over the looks by an O'Brien-Fleming-type
 //! function). B is the current side: FAIL means B is worse than A by more than `--min-effect`.
 //!
@@ -22,16 +22,16 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use benchmp::compare::paired::{
-    AbLayout, AbRule, Order, PairedFigure, ProcessPair, SideInfo, Unit,
-};
 use benchmp::run::worker::{self, StepSample, ToDriver, ToWorker};
 use benchmp::schema::Better;
 use benchmp::schema::Metric;
-use benchmp::stats::paired::sequential::{Spending, confidence_at};
-use benchmp::stats::paired::{self, Decision, Judgement, Looks};
 use benchmp::stats::verdict::Verdict;
 use benchmp::{EXIT_FAILED, EXIT_OK, Pages, Usage};
+use benchmp_cli::compare::paired::{
+    AbLayout, AbRule, Order, PairedFigure, ProcessPair, SideInfo, Unit,
+};
+use benchmp_cli::stats::paired::sequential::{Spending, confidence_at};
+use benchmp_cli::stats::paired::{self, Decision, Judgement, Looks};
 
 mod args;
 mod export;

@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::schema::Better;
-use crate::schema::Figure;
-use crate::stats::verdict::{Rule, Verdict};
+use benchmp::schema::Better;
+use benchmp::schema::Figure;
+use benchmp::stats::verdict::{Rule, Verdict};
 
 fn fig(name: &str, cpu: Option<usize>, better: Better, samples: &[f64]) -> Figure {
     Figure {

@@ -369,7 +369,7 @@ fn compare(lines: &mut Lines, dir: &Path) -> Result<()> {
     else {
         return Ok(());
     };
-    let data: benchmp::compare::Comparison = serde_json::from_str(&text)
+    let data: benchmp_cli::compare::Comparison = serde_json::from_str(&text)
         .map_err(|e| bad(&path, None, format!("is not a comparison's JSON: {e}")))?;
     let regressed = data
         .rows
@@ -673,7 +673,8 @@ stop
         let d = std::env::temp_dir().join(format!("benchmp-lava-topo-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/phone8/sys");
+        let root =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../benchmp/tests/fixtures/phone8/sys");
         let t = benchmp::topology::Topology::from_root(&root).unwrap();
         std::fs::write(
             d.join("status.tsv"),

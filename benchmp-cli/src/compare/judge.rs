@@ -2,11 +2,11 @@
 //! figure's direction, from one run a side or from several.
 
 use super::{CompareError, Comparison, Counts, Judging, Row, Run, Side};
-use crate::schema::Better;
-use crate::schema::Figure;
-use crate::stats::descriptive::{iqr_outliers, sort, trimmed_mean};
 use crate::stats::mann_whitney::{self, MannWhitney};
-use crate::stats::verdict::{self, Verdict};
+use benchmp::schema::Better;
+use benchmp::schema::Figure;
+use benchmp::stats::descriptive::{iqr_outliers, sort, trimmed_mean};
+use benchmp::stats::verdict::{self, Verdict};
 
 /// Compares the runs of two sides: entries matched by label and tool (a single report against
 /// a single report, by tool whatever their names), figures within them by name and CPU.
@@ -438,7 +438,7 @@ fn side(runs: &[Measured], outliers: usize) -> Option<Side> {
     let tms: Vec<f64> = runs.iter().map(|m| trimmed_mean(&sorted(m.fig))).collect();
     let mut samples: Vec<f64> = runs.iter().flat_map(|m| m.fig.samples.clone()).collect();
     sort(&mut samples);
-    let median = |v: Vec<f64>| crate::stats::median_of(&v);
+    let median = |v: Vec<f64>| benchmp::stats::median_of(&v);
     let noisy_runs = runs.iter().filter(|m| m.noisy).count();
     Some(Side {
         cpu: first.fig.cpu,

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::{CompareError, Comparison, Entry, MAX_REPORT_BYTES, Run};
-use crate::report::{AnyTool, Report};
+use benchmp::report::{AnyTool, Report};
 
 /// Reads a report file, or every report of a result folder. In a folder every `*.json` must
 /// be a report, except a comparison written there earlier (suite.sh keeps `compare.json`
@@ -141,7 +141,7 @@ fn read_bounded(path: &Path, meta: &std::fs::Metadata) -> Result<Vec<u8>, Compar
 /// A report from before figures were kept gets its measurements' default figures.
 fn with_figures(mut report: Report<AnyTool>) -> Report<AnyTool> {
     if report.figures.is_empty() {
-        report.figures = crate::report::default_figures(&report.measurements, |m| m.name.clone());
+        report.figures = benchmp::report::default_figures(&report.measurements, |m| m.name.clone());
     }
     report
 }
@@ -158,7 +158,7 @@ pub fn refuse_overwrite(
         };
         let out = Path::new(out);
         for input in inputs.iter().flat_map(|p| input_files(p)) {
-            if crate::files::same_file(&input, out) {
+            if benchmp::files::same_file(&input, out) {
                 return Err(CompareError::OutputIsInput {
                     option,
                     output: out.to_path_buf(),
@@ -201,7 +201,7 @@ pub fn sides(
     };
     for (name, side) in [("BASE", &base), ("CUR", &cur)] {
         for (i, p) in side.iter().enumerate() {
-            if side[..i].iter().any(|q| crate::files::same_file(p, q)) {
+            if side[..i].iter().any(|q| benchmp::files::same_file(p, q)) {
                 return Err(CompareError::GivenTwice {
                     side: name,
                     path: p.clone(),

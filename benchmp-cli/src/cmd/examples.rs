@@ -4,7 +4,7 @@
 /// The statuses of the commands' own errors, besides the framework's (a comparison's
 /// errors are bad input, exit 2).
 pub const PROBES: &[benchmp::error::Probe] =
-    &[benchmp::error::probe::<benchmp::compare::CompareError>];
+    &[benchmp::error::probe::<benchmp_cli::compare::CompareError>];
 
 /// How the contract test runs each command (benchmp::cli::Example).
 pub const EXAMPLES: &[benchmp::cli::Example] = &[

@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
-use benchmp::compare::{Comparison, Counts};
 use benchmp::output::Export as _;
+use benchmp_cli::compare::{Comparison, Counts};
 
 use super::exec::{Ended, Files, Job};
 use super::plan::{Entry, Word};

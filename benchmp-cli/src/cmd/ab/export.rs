@@ -1,11 +1,11 @@
 //! The A/B result: as text, ab's own table (medians, intervals, process pairs); as JSON and
-//! CSV, a comparison in `benchmp compare`'s schema ([`benchmp::compare::Comparison`]) whose rows
+//! CSV, a comparison in `benchmp compare`'s schema ([`benchmp_cli::compare::Comparison`]) whose rows
 //! carry their pairs, so what reads a comparison reads this one too.
 
-use benchmp::compare::paired::AbRun;
-use benchmp::compare::{Comparison, Counts, Row, Side};
 use benchmp::output::{Export, Outputs};
 use benchmp::stats::verdict::Rule;
+use benchmp_cli::compare::paired::AbRun;
+use benchmp_cli::compare::{Comparison, Counts, Row, Side};
 
 use super::*;
 

@@ -1233,7 +1233,7 @@ fn the_ab_comparisons_are_gathered_recorded_and_removed_by_force() {
         out.contains("== paired with the --ab build\n0 figures: 0 PASS, 0 FAIL, 0 IMPROVED, 0 NOISY, 0 MISSING (paired: benchmp ab)"),
         "{out}"
     );
-    let c: benchmp::compare::Comparison =
+    let c: benchmp_cli::compare::Comparison =
         serde_json::from_slice(&std::fs::read(u.join("compare.json")).unwrap()).unwrap();
     assert!(c.paired && c.rows.is_empty());
     let csv = std::fs::read_to_string(u.join("compare.csv")).unwrap();

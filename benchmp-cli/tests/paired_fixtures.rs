@@ -3,8 +3,8 @@
 //! (tests/fixtures/make_paired_fixtures.py), on fixed sample sets, committed as JSON.
 
 use benchmp::schema::Better;
-use benchmp::stats::normal;
-use benchmp::stats::paired;
+use benchmp_cli::stats::normal;
+use benchmp_cli::stats::paired;
 use serde_json::Value;
 
 fn fixtures() -> Value {

@@ -74,7 +74,7 @@ fn verdicts(dir: &Path) -> Result<Option<(std::collections::HashMap<String, Stri
     else {
         return Ok(None);
     };
-    let data: benchmp::compare::Comparison = serde_json::from_str(&text)
+    let data: benchmp_cli::compare::Comparison = serde_json::from_str(&text)
         .map_err(|e| bad(&path, None, format!("is not a comparison's JSON: {e}")))?;
     let order = ["FAIL", "NOISY", "MISSING", "IMPROVED", "PASS", "REF"];
     let rank = |v: &str| order.iter().position(|o| *o == v).unwrap_or(order.len());

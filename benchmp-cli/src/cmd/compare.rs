@@ -1,10 +1,10 @@
 //! `benchmp compare BASE CUR`: an A/B verdict on every figure that separate runs share, from
-//! their report files or result folders (the judging itself is [`benchmp::compare`]).
+//! their report files or result folders (the judging itself is [`benchmp_cli::compare`]).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use benchmp::compare::{self, Judging, Run};
+use benchmp_cli::compare::{self, Judging, Run};
 
 /// `benchmp compare`'s options.
 #[derive(Debug, clap::Args)]

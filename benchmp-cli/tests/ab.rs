@@ -172,7 +172,7 @@ fn a_side_twice_as_slow_fails_and_the_same_command_twice_does_not() {
     assert_eq!(v["ab"]["rule"]["seed"], 7);
     assert_eq!(v["rule"]["min_effect_pct"], 1.0);
     // It reads back as a comparison, the paired flag typed.
-    let c: benchmp::compare::Comparison = serde_json::from_value(v.clone()).unwrap();
+    let c: benchmp_cli::compare::Comparison = serde_json::from_value(v.clone()).unwrap();
     assert!(c.paired && c.rows[0].paired.is_some());
     // The other way round, an improvement, exit 0; in one process pair, the repetition pair
     // the unit. 40 pairs: independent pairs show a lag-1 autocorrelation over 0.5 (NOISY)

@@ -480,7 +480,10 @@ fn csv_has_one_row_per_child_per_interval() {
 #[test]
 fn topology_prints_from_a_fixture_root() {
     let _serial = serial();
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/phone8/sys");
+    let root = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../benchmp/tests/fixtures/phone8/sys"
+    );
     let out = Command::new(env!("CARGO_BIN_EXE_benchmp"))
         .arg("topology")
         .env("BENCHMP_SYSFS_ROOT", root)
