@@ -338,11 +338,17 @@ python3 - "$tmp/c.log" "$tmp/clean" <<'PY'
 import csv, re, sys
 text = open(sys.argv[1]).read()
 results = dict(re.findall(r"<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=(\S+) RESULT=(\w+)", text))
+apart = set()
 for r in csv.DictReader(open(sys.argv[2] + "/status.tsv"), delimiter="\t"):
     want = "skip" if r["exit"] == "3" else "pass"
+    # On a busy machine an entry whose children ran apart in every attempt is refused (exit
+    # 1), the suite's rerun included: unknown with that reason, never a fail (documented).
+    if r["exit"] == "1" and results.get(r["label"] + "-reason-apart") == "unknown":
+        want = "unknown"
+        apart |= {r["label"], r["label"] + "-reason-apart"}
     if results.get(r["label"]) != want:
         sys.exit(f"FAIL: {r['label']}: {results.get(r['label'])}, expected {want}\n{text}")
-others = {k: v for k, v in results.items() if v not in ("pass", "skip")}
+others = {k: v for k, v in results.items() if v not in ("pass", "skip") and k not in apart}
 if others:
     sys.exit(f"FAIL: a clean report has non-pass cases: {others}")
 PY
