@@ -137,7 +137,7 @@ fi
 
 IFS=',' read -r -a tool_list <<< "$tools"
 for t in "${tool_list[@]}"; do
-  case " $SUITE_TOOLS ftrace benchmp " in *" $t "*) ;; *) die "--tools: unknown tool '$t' (tools: $SUITE_TOOLS ftrace benchmp)" ;; esac
+  case " $ALL_BINARIES " in *" $t "*) ;; *) die "--tools: unknown tool '$t' (tools: $ALL_BINARIES)" ;; esac
 done
 if [ "$tool" != suite ]; then
   case ",$tools," in *",$tool,"*) ;; *) die "unknown tool '$tool' (tools: $tools, or suite)" ;; esac

@@ -75,7 +75,7 @@ out=$(cd "$out" && pwd)
 dictionary="$top/scripts/lava/devices/qemu-soc.yaml"
 job_template="$top/scripts/lava/jobs/qemu-soc.yaml"
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/socbench/device"
-TOOLS="benchmp bw_mem lat_mem_rd dhry coremark dto ftrace"
+TOOLS=$ALL_BINARIES
 # The SoC: CLUSTERS[i] CPUs in cluster i with capacity-dmips-mhz CAPACITY[i] (the little
 # cluster first, as on phones).
 CLUSTERS=(4 2) CAPACITY=(512 1024)

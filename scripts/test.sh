@@ -151,7 +151,7 @@ script_tests() {
 }
 beside script_tests "SOCBENCH_BIN=$SOCBENCH_BIN scripts/tests/test_lmbench_harness.sh $SOCBENCH_BIN; SOCBENCH_BIN=$SOCBENCH_BIN scripts/tests/test_suite.sh; SOCBENCH_BIN=$SOCBENCH_BIN scripts/tests/test_lava.sh (the one that failed is named above)" script_tests
 
-# The exit-contract test (benchmp/tests/contract.rs: every binary, command and option, about
+# The exit-contract test (benchmp-cli/tests/contract.rs: every binary, command and option, about
 # 2,000 short runs that mostly wait on process start-up) runs beside everything after it;
 # every other test runs here first.
 stage tests "cargo test --workspace -- --skip every_command_keeps_the_exit_contract" \

@@ -10,3 +10,33 @@
 
 pub mod compare;
 pub mod stats;
+
+/// The suite's tools, in plan order: `SUITE_TOOLS` of `scripts/lib/tools.sh`, the one list
+/// that the scripts (some of which run before any binary exists), `benchmp suite` and the
+/// tests all take. A new tool is added there (and gets its entries in the suite's plan).
+pub fn suite_tools() -> &'static [&'static str] {
+    static TOOLS: std::sync::LazyLock<Vec<&'static str>> =
+        std::sync::LazyLock::new(|| tools_of(include_str!("../../scripts/lib/tools.sh")));
+    &TOOLS
+}
+
+/// The words of the `SUITE_TOOLS="..."` line of a tools.sh text (none without the line).
+fn tools_of(sh: &'static str) -> Vec<&'static str> {
+    sh.lines()
+        .find_map(|l| l.strip_prefix("SUITE_TOOLS=\""))
+        .map(|l| l.trim_end_matches('"').split_whitespace().collect())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_tool_list_is_read_from_tools_sh() {
+        assert_eq!(
+            super::suite_tools(),
+            ["bw_mem", "lat_mem_rd", "dhry", "coremark", "dto"]
+        );
+        assert_eq!(super::tools_of("x=1\nSUITE_TOOLS=\"a b\"\n"), ["a", "b"]);
+        assert!(super::tools_of("nothing here").is_empty());
+    }
+}

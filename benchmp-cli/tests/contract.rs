@@ -630,7 +630,7 @@ fn scene(binaries: &[String]) -> (Scene, Unmount) {
     // --json=FILE and exits 0, or sleeps first ($SOCBENCH_STUB_SLEEP).
     let stubs = root.join("stubs");
     std::fs::create_dir_all(&stubs).unwrap();
-    for t in ["bw_mem", "lat_mem_rd", "dhry", "coremark", "dto"] {
+    for t in benchmp_cli::suite_tools() {
         let p = stubs.join(t);
         std::fs::write(
             &p,

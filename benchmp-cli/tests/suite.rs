@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use benchmp::testing::{Bad, Tool, check_bad_inputs, stderr, stdout, temp_dir};
 
 const BIN: &str = env!("CARGO_BIN_EXE_benchmp");
-const TOOLS: [&str; 5] = ["bw_mem", "lat_mem_rd", "dhry", "coremark", "dto"];
 /// A bound on anything a stand-in suite does: only a hang reaches it.
 const HANG: Duration = Duration::from_secs(120);
 
@@ -57,7 +56,7 @@ fn benchmp() -> Tool {
 /// A folder of stand-in tools.
 fn standins(test: &str) -> PathBuf {
     let d = temp_dir("benchmp-suite-bin", test);
-    for t in TOOLS {
+    for &t in benchmp_cli::suite_tools() {
         let p = d.join(t);
         std::fs::write(&p, STANDIN).unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -257,7 +256,7 @@ fn force_never_removes_an_input() {
     ok(&suite(&t, &bin, &["--only", "dto", "--out", s(&u)]));
     let inner = u.join("dto-speedup/bin");
     std::fs::create_dir_all(&inner).unwrap();
-    for tool in TOOLS {
+    for &tool in benchmp_cli::suite_tools() {
         std::fs::copy(bin.join(tool), inner.join(tool)).unwrap();
     }
     let me = u.join("dto-speedup/benchmp");
@@ -296,7 +295,7 @@ fn force_never_removes_an_input() {
     // benchmp itself, run from the folder --force would remove.
     let line = Tool::new("benchmp", &me).fails(&with(&["--bin-dir", s(&bin)]), 2);
     assert!(line.contains("dto-speedup"), "{line}");
-    for tool in TOOLS {
+    for &tool in benchmp_cli::suite_tools() {
         assert!(inner.join(tool).is_file(), "{tool}");
     }
     assert!(me.is_file() && base.join("dto-speedup.json").is_file());

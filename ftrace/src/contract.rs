@@ -1,7 +1,7 @@
 //! What every socbench binary tells the contract test about itself: its commands and options
 //! as clap defines them, and for each command how to run it quickly and how to run it long
 //! enough to be interrupted. With [`SPEC_ENV`] set, a binary prints this as JSON and exits 0
-//! before it parses anything, so the test (benchmp/tests/contract.rs) reaches every command and
+//! before it parses anything, so the test (benchmp-cli/tests/contract.rs) reaches every command and
 //! option, present and future, without a list of its own; a command without an [`Example`]
 //! fails that test.
 

@@ -5,6 +5,9 @@
 
 # shellcheck disable=SC2034  # used by the scripts that source this file
 SUITE_TOOLS="bw_mem lat_mem_rd dhry coremark dto"
+# Every binary socbench builds: the front door, the suite's tools and the trace writer.
+# shellcheck disable=SC2034  # used by the scripts that source this file
+ALL_BINARIES="benchmp $SUITE_TOOLS ftrace"
 
 # tool_package NAME: the cargo package that builds the binary NAME (benchmp, the front door,
 # is benchmp-cli's; every tool is its own package).

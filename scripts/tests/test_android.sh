@@ -87,7 +87,7 @@ refused "a results folder where nothing can be written" "android.sh: --results /
   --results "/proc/socbench-$$" benchmp probe
 refused "a suite option that is not --quick or --full" "android.sh: suite takes --quick or --full, --only TOOL, --quiet-wait S and the power options (--power, --power-cmd, --power-hz, --power-baseline)" suite --fast
 refused "a power option without its value" "android.sh: suite: --power-hz needs a value" suite --quick --power-hz
-refused "an unknown tool in --tools" "android.sh: --tools: unknown tool 'nosuch' (tools: $(. "$top/scripts/lib/tools.sh"; echo "$SUITE_TOOLS") ftrace benchmp)" \
+refused "an unknown tool in --tools" "android.sh: --tools: unknown tool 'nosuch' (tools: $(. "$top/scripts/lib/tools.sh"; echo "$ALL_BINARIES"))" \
   --tools benchmp,nosuch benchmp probe
 [ ! -e "$tmp/results" ] || fail "a refused run made a results folder"
 

@@ -437,7 +437,7 @@ fn sysfs(tree: &Path) -> Setting {
 pub fn hostile_tree(dest: &Path, fixture: &str, replace: fn(&Path)) -> PathBuf {
     let dest = dest.to_path_buf();
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
+        .join("../benchmp/tests/fixtures")
         .join(fixture)
         .join("sys");
     let o = std::process::Command::new("cp")
@@ -481,7 +481,7 @@ fn killed_then_restored(scene: &Scene, case: &Case, tmp: &Path, _job: usize) -> 
     let tree = tmp.join("sys");
     let o = std::process::Command::new("cp")
         .arg("-a")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/phone8/sys"))
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../benchmp/tests/fixtures/phone8/sys"))
         .arg(&tree)
         .status()
         .unwrap();

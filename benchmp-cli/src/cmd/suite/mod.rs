@@ -22,7 +22,7 @@ use crate::cmd::summary::{self, Outcome, StatusRow};
 use ab::AbRun;
 use entry::{Run, Runner};
 use exec::{Ended, Files, Job, StatusFile};
-use plan::{Entry, Machine, Mode, TOOLS};
+use plan::{Entry, Machine, Mode};
 
 /// `benchmp suite`'s options.
 #[derive(Debug, clap::Args)]
@@ -34,7 +34,7 @@ pub struct SuiteArgs {
     #[arg(long)]
     pub full: bool,
     /// Run only this tool's entries (repeatable): bw_mem lat_mem_rd dhry coremark dto.
-    #[arg(long, value_name = "TOOL", value_parser = clap::builder::PossibleValuesParser::new(TOOLS))]
+    #[arg(long, value_name = "TOOL", value_parser = clap::builder::PossibleValuesParser::new(benchmp_cli::suite_tools().iter().copied()))]
     pub only: Vec<String>,
     /// Results folder (default results/<host>-<UTC time> here); it must be new or empty, and
     /// no other suite may be writing into it.

@@ -4,9 +4,6 @@
 
 use std::fmt;
 
-/// The tools the plan runs, in plan order.
-pub const TOOLS: [&str; 5] = ["bw_mem", "lat_mem_rd", "dhry", "coremark", "dto"];
-
 /// How much the suite measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Mode {
@@ -206,16 +203,23 @@ mod tests {
     }
 
     #[test]
-    fn the_scripts_know_the_same_tools() {
-        let sh = include_str!("../../../../scripts/lib/tools.sh");
-        let line = sh
-            .lines()
-            .find_map(|l| l.strip_prefix("SUITE_TOOLS=\""))
-            .expect("SUITE_TOOLS in scripts/lib/tools.sh");
-        assert_eq!(line.trim_end_matches('"'), TOOLS.join(" "));
+    fn the_plan_runs_every_tool_of_the_list_and_no_other() {
+        for mode in [Mode::Quick, Mode::Default, Mode::Full] {
+            let machine = Machine {
+                cpus: 2,
+                llc_bytes: 32 << 20,
+            };
+            // Each tool where it first runs.
+            let mut tools: Vec<&str> = Vec::new();
+            for e in plan(mode, machine) {
+                if !tools.contains(&e.tool) {
+                    tools.push(e.tool);
+                }
+            }
+            assert_eq!(tools, benchmp_cli::suite_tools(), "{mode:?}");
+        }
     }
 
-    /// The plan scripts/lib/plan.sh printed (`suite_plan quick 2 33554432`), entry for entry.
     #[test]
     fn quick_plan_on_this_kind_of_machine() {
         let p = plan(
