@@ -226,6 +226,12 @@ fn spawn<S, C>(
     }
 }
 
+/// How long a child that has reported may take to exit before it is killed (and the run
+/// fails, naming it). Its exit only frees its buffers, yet a child of `bw_mem -P 6 64m cp` in
+/// the emulated arm64 guest of the device test, its host busy, was still exiting at 10 s (the
+/// earlier grace) and was killed with a complete figure in hand.
+const EXIT_GRACE: Duration = Duration::from_secs(60);
+
 /// Kills and reaps every child still around; nothing is left behind, not even a zombie.
 fn abort_all<S, C>(kids: &mut [Kid<S, C>]) {
     for k in kids.iter() {
@@ -346,7 +352,7 @@ fn drive<S: Data, C: Data>(
         let _ = k.down.write_all(&[EXIT]);
     }
     for k in kids.iter_mut() {
-        let exit = process::reap(k.pid, Duration::from_secs(10));
+        let exit = process::reap(k.pid, EXIT_GRACE);
         k.reaped = Some(exit);
         if exit != Exit::Code(0) {
             return Err(Error::ChildDied {
