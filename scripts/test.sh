@@ -43,6 +43,10 @@ if [ "$ok" = 0 ]; then
 fi
 # Times below count from here (after set-up): each stage's start and length.
 SECONDS=0
+# Nothing the tests write lands in the working tree: Python's bytecode (py_compile, the plot
+# scripts the tests run) goes to a temporary folder, removed at the end.
+PYTHONPYCACHEPREFIX=$(mktemp -d "${TMPDIR:-/tmp}/socbench-test-pycache.XXXXXX")
+export PYTHONPYCACHEPREFIX
 
 # Every stage runs, whatever failed before it; at the end each failed stage is named with
 # the command that reruns it, and the test command fails.
@@ -100,6 +104,7 @@ stop_jobs() {
   local p
   for p in "${job_pid[@]}"; do kill -- "-$p" 2>/dev/null || true; done
   rm -f "${job_log[@]}"
+  rm -rf "$PYTHONPYCACHEPREFIX"
 }
 trap stop_jobs EXIT
 trap 'exit 130' INT
@@ -180,9 +185,21 @@ stage android "SOCBENCH_BIN=$SOCBENCH_BIN SOCBENCH_DEVICE_BIN=$SOCBENCH_DEVICE_B
 # The device test, a stage of its own after everything else (its guest keeps both CPUs busy):
 # the emulated SoC built from the aarch64 binaries above (the rest of its tools built into the
 # same target folder), booted and tested by lava-run; LAVA's results printed and checked.
+# Its folder (about 70 MB: the guest's image, LAVA's log and output) is a temporary one, kept
+# and named when the test fails, removed when it passes.
+device_test() {
+  local out
+  out=$(mktemp -d "${TMPDIR:-/tmp}/socbench-device.XXXXXX")
+  if env CARGO_TARGET_DIR="$beside_dir" scripts/device.sh --out "$out/run"; then
+    rm -rf "$out"
+  else
+    echo "test.sh: the device test's folder is kept: $out/run" >&2
+    return 1
+  fi
+}
 if [ "$device" = 1 ]; then
   stage device "CARGO_TARGET_DIR=$beside_dir scripts/device.sh (scripts/test.sh --no-device leaves it out)" \
-    env CARGO_TARGET_DIR="$beside_dir" scripts/device.sh
+    device_test
 fi
 
 if [ ${#failed[@]} -gt 0 ]; then
