@@ -352,8 +352,16 @@ fn drive<S: Data, C: Data>(
         let _ = k.down.write_all(&[EXIT]);
     }
     for k in kids.iter_mut() {
+        let asked = Instant::now();
         let exit = process::reap(k.pid, EXIT_GRACE);
         k.reaped = Some(exit);
+        if exit == Exit::Signal(Signal::SIGKILL) && asked.elapsed() >= EXIT_GRACE {
+            // Killed by the reap at the end of the grace, not dead of its own accord.
+            return Err(Error::ChildHung {
+                child: k.who,
+                secs: EXIT_GRACE.as_secs(),
+            });
+        }
         if exit != Exit::Code(0) {
             return Err(Error::ChildDied {
                 child: k.who,
