@@ -267,7 +267,7 @@ pub fn default_figures<T: ToolData>(
         let name = label(m);
         let unit = m.metric.unit().to_string();
         let better = m.metric.better();
-        let additive = m.metric.is_rate() && !m.overlap.sequential;
+        let additive = crate::aggregate::additive(&m.metric, m.overlap.sequential);
         let per_child: Vec<Vec<f64>> = m
             .children
             .iter()
