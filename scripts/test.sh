@@ -41,6 +41,13 @@ if [ "$ok" = 0 ]; then
   echo "test.sh: the set-up above is incomplete; nothing was tested" >&2
   exit 1
 fi
+# A first build (no target folder yet, as in CI's fresh clone) writes no incremental caches:
+# nothing would read them, and writing them cost a quarter of the debug and clippy builds'
+# CPU time (160 -> 116 and 59 -> 50 CPU-seconds on the 2-CPU guest). A later run keeps cargo's
+# default, so an edit rebuilds incrementally. CARGO_INCREMENTAL, when set, is left alone.
+if [ -z "${CARGO_INCREMENTAL:-}" ] && [ ! -d "${CARGO_TARGET_DIR:-target}/debug" ]; then
+  export CARGO_INCREMENTAL=0
+fi
 # Times below count from here (after set-up): each stage's start and length.
 SECONDS=0
 # Nothing the tests write lands in the working tree: Python's bytecode (py_compile, the plot
