@@ -56,6 +56,6 @@ pub const EXAMPLES: &[benchmp::cli::Example] = &[
     benchmp::cli::Example {
         command: "overhead",
         quick: "overhead",
-        long: "overhead",
+        long: "overhead --enough 1000",
     },
 ];

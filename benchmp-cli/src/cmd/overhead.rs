@@ -35,9 +35,11 @@ pub fn run(enough: Option<u64>) -> Result<i32> {
     );
     outln!("  clock resolution:   {} ns", cal.clock_resolution_ns);
 
-    // Reference cost of one spin iteration, measured directly over ~0.5 s, best of 5.
+    // Reference cost of one spin iteration, measured directly, best of 5 passes of about
+    // 50 ms each: the count is sized from a first short pass, so an unoptimised build (ten
+    // times slower per iteration) takes as long as a release one.
     let mut per_iter = f64::INFINITY;
-    let n = 50_000_000u64;
+    let n = spin_count_for(50_000_000);
     for _ in 0..5 {
         let t0 = now_ns();
         black_box(spin(1, black_box(n)));
@@ -47,6 +49,16 @@ pub fn run(enough: Option<u64>) -> Result<i32> {
     fork_costs()?;
     spin_errors(per_iter)?;
     Ok(0)
+}
+
+/// How many spin iterations take about `target_ns`, from a pass of a million (at least a
+/// million, at most 2^32).
+fn spin_count_for(target_ns: u64) -> u64 {
+    let probe = 1_000_000u64;
+    let t0 = now_ns();
+    black_box(spin(1, black_box(probe)));
+    let spent = (now_ns() - t0).max(1);
+    (probe as u128 * target_ns as u128 / spent as u128).clamp(probe as u128, 1 << 32) as u64
 }
 
 /// What forking, the handshake and reaping cost for one and two children (two only where this
