@@ -478,6 +478,75 @@ fn csv_has_one_row_per_child_per_interval() {
     assert_eq!(lines.count(), 4);
 }
 
+/// `--md` (one declaration of the result files, one renderer): a tool's report gives its
+/// figures as a Markdown table on stdout alone, or in a file beside the text; a comparison
+/// its rows; an interrupted run's Markdown says it was.
+#[test]
+fn markdown_gives_the_figures_of_a_report_and_the_rows_of_a_comparison() {
+    let _serial = serial();
+    let dir = benchmp::testing::temp_dir("benchmp-cli", "markdown");
+    let out = probe("md")
+        .args(["-N", "3", "--iterations", "1000", "--md"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let md = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = md.lines().collect();
+    assert!(lines[0].starts_with("**benchmp-probe** `"), "{md}");
+    assert_eq!(
+        lines[2],
+        "| figure | cpu | cluster | value | unit | better | samples |"
+    );
+    assert_eq!(lines[3], "| --- | --- | --- | --- | --- | --- | --- |");
+    assert!(
+        lines[4..]
+            .iter()
+            .any(|l| l.starts_with("| spin ") && l.ends_with(" | 3 |")),
+        "{md}"
+    );
+    // Beside the text, in a file; two formats on stdout are refused before measuring.
+    let file = dir.join("r.md");
+    let out = probe("md")
+        .args(["-N", "3", "--iterations", "1000"])
+        .arg(format!("--md={}", file.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("iterations/s"));
+    assert!(std::fs::read_to_string(&file).unwrap().contains("| spin "));
+    let out = probe("md").args(["--md", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("--json and --md cannot both write to stdout"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A comparison: its CSV's rows as a table, a row per figure.
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    probe_report(&a, "spin", &["-N", "3", "--iterations", "1000"]);
+    std::fs::copy(a.join("spin.json"), b.join("spin.json")).unwrap();
+    let o = compare(&a, &b, &["--md"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let md = String::from_utf8(o.stdout).unwrap();
+    let csv = String::from_utf8(compare(&a, &b, &["--csv"]).stdout).unwrap();
+    let header = csv.lines().next().unwrap();
+    assert_eq!(
+        md.lines().next().unwrap(),
+        format!("| {} |", header.split(',').collect::<Vec<_>>().join(" | "))
+    );
+    assert_eq!(md.lines().count(), csv.lines().count() + 1, "{md}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn topology_prints_from_a_fixture_root() {
     let _serial = serial();

@@ -269,8 +269,7 @@ impl TimingArgs {
     }
 }
 pub use crate::output::{
-    OutputArgs, Protected, Stream, check_output_file, check_outputs, check_outputs_besides,
-    keep_partial_in, partial_target, write_stdout,
+    OutputArgs, Protected, ResultFiles, Stream, check_output_file, write_stdout,
 };
 
 pub use ftrace::contract::Example;
@@ -431,10 +430,10 @@ mod tests {
     #[test]
     fn json_takes_a_file_only_with_equals() {
         let t = T::try_parse_from(["t", "--json", "8m", "rd"]).unwrap();
-        assert_eq!(t.o.json.as_deref(), Some("-"));
+        assert_eq!(t.o.files.json(), Some("-"));
         assert_eq!(t.rest, vec!["8m", "rd"]);
         let t = T::try_parse_from(["t", "--json=out.json", "8m"]).unwrap();
-        assert_eq!(t.o.json.as_deref(), Some("out.json"));
+        assert_eq!(t.o.files.json(), Some("out.json"));
     }
 
     #[test]
@@ -449,7 +448,7 @@ mod tests {
         let o = OutputArgs::default();
         assert_eq!(o.noise_lost, 2.0);
         assert_eq!(o.aggregate, AggregateMode::Cluster);
-        assert_eq!((o.json, o.csv), (None, None));
+        assert_eq!((o.files.json, o.files.csv, o.files.md), (None, None, None));
     }
 
     #[test]
@@ -477,7 +476,14 @@ mod tests {
     fn an_output_is_never_the_program_or_a_protected_input() {
         let me = std::env::current_exe().unwrap();
         let me = me.to_str().unwrap();
-        let e = check_outputs(Some(me), None).unwrap_err();
+        let files = |json: Option<&str>, csv: Option<&str>, md: Option<&str>| ResultFiles {
+            json: json.map(String::from),
+            csv: csv.map(String::from),
+            md: md.map(String::from),
+        };
+        let e = files(Some(me), None, None)
+            .check_besides(&Protected::new())
+            .unwrap_err();
         assert!(e.0.contains("is the program running"), "{}", e.0);
         let d = std::env::temp_dir().join(format!("benchmp-protect-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
@@ -487,10 +493,33 @@ mod tests {
         let _ = std::fs::remove_file(&link);
         std::os::unix::fs::symlink(&input, &link).unwrap();
         let p = Protected::new().file("an input", &input);
-        let e = check_outputs_besides(None, Some(link.to_str().unwrap()), &p).unwrap_err();
+        let e = files(None, Some(link.to_str().unwrap()), None)
+            .check_besides(&p)
+            .unwrap_err();
         assert!(e.0.contains("is an input"), "{}", e.0);
         assert_eq!(std::fs::read_to_string(&input).unwrap(), "{}");
-        check_outputs_besides(Some(d.join("new.json").to_str().unwrap()), None, &p).unwrap();
+        let e = files(None, None, Some(link.to_str().unwrap()))
+            .check_besides(&p)
+            .unwrap_err();
+        assert!(e.0.starts_with("--md="), "{}", e.0);
+        let new = d.join("new.json");
+        files(Some(new.to_str().unwrap()), None, None)
+            .check_besides(&p)
+            .unwrap();
+        // Two formats into one file, or three on stdout, are refused.
+        let one = new.to_str().unwrap();
+        let e = files(Some(one), None, Some(one))
+            .check_besides(&p)
+            .unwrap_err();
+        assert!(e.0.contains("are one file"), "{}", e.0);
+        let e = files(Some("-"), Some("-"), Some("-"))
+            .check_besides(&p)
+            .unwrap_err();
+        assert!(
+            e.0.starts_with("--json and --csv and --md cannot all write to stdout"),
+            "{}",
+            e.0
+        );
         std::fs::remove_dir_all(&d).unwrap();
     }
 

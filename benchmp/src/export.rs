@@ -202,9 +202,36 @@ impl<T: ToolData> Export for ToolReport<'_, T> {
         }
     }
 
+    fn markdown(&self) -> anyhow::Result<String> {
+        Ok(markdown(self.report))
+    }
+
     fn notes(&self) -> String {
         note_lines(self.report)
     }
+}
+
+/// A tool's report as Markdown: a line naming the tool, its arguments and what the run's
+/// quality verdict or an interruption says, then its figures ([`crate::markdown::figures`]).
+pub fn markdown<T: ToolData>(report: &Report<T>) -> String {
+    let args = shlex::try_join(report.args.iter().skip(1).map(String::as_str))
+        .unwrap_or_else(|_| report.args.get(1..).unwrap_or(&[]).join(" "));
+    let mut head = format!("**{}** `{}`", report.tool, args.replace('`', "'"));
+    if report.quality.verdict.noisy {
+        head.push_str(" (noisy: the JSON report's quality.verdict says why)");
+    }
+    if let Some(i) = &report.incomplete {
+        head.push_str(&format!(
+            " (incomplete: interrupted by {} after {} measurement(s))",
+            i.signal, i.measured
+        ));
+    }
+    format!(
+        "{head}
+
+{}",
+        crate::markdown::figures(&report.figures)
+    )
 }
 
 /// Where a partial report goes instead of `path`: `path` itself when nothing complete would
@@ -238,8 +265,8 @@ pub fn partial_json_path(path: &str, same: impl Fn(&serde_json::Value) -> bool) 
     }
 }
 
-/// Where a partial CSV goes instead of `path`: `path` when there is nothing there (or only an
-/// empty file), else `path.partial` (a CSV does not say whether it was complete).
+/// Where a partial CSV or Markdown file goes instead of `path`: `path` when there is nothing
+/// there (or only an empty file), else `path.partial` (neither says whether it was complete).
 pub fn partial_csv_path(path: &str) -> String {
     let empty = std::fs::metadata(path)
         .map(|m| m.len() == 0)
@@ -256,28 +283,33 @@ pub fn partial_csv_path(path: &str) -> String {
 pub fn write_partial<T: ToolData>(report: &Report<T>, output: &OutputArgs) {
     let measured = report.measurements.len();
     let tool = &report.tool;
-    if output.json.as_deref() == Some("-") {
+    if output.files.json() == Some("-") {
         let _ = write_json(report, std::io::stdout().lock());
     }
+    #[derive(PartialEq)]
+    enum Format {
+        Json,
+        Csv,
+        Md,
+    }
     let files = [
-        (output.json.as_deref(), true),
-        (output.csv.as_deref(), false),
+        (output.files.json(), Format::Json),
+        (output.files.csv(), Format::Csv),
+        (output.files.md(), Format::Md),
     ];
-    for (path, json) in files {
+    for (path, format) in files {
         let Some(path) = path.filter(|p| *p != "-") else {
             continue;
         };
-        let target = if json {
+        let target = if format == Format::Json {
             partial_path(path, report)
         } else {
             partial_csv_path(path)
         };
-        let written = write_file(&target, |w| {
-            if json {
-                write_json(report, w)
-            } else {
-                write_csv(report, w)
-            }
+        let written = write_file(&target, |w| match format {
+            Format::Json => write_json(report, w),
+            Format::Csv => write_csv(report, w),
+            Format::Md => w.write_all(markdown(report).as_bytes()),
         });
         match written {
             Ok(()) => ftrace::errln!(

@@ -20,7 +20,7 @@
 //! # fn main() -> anyhow::Result<()> {
 //! let placement = benchmp::cli::PlacementArgs::default();
 //! let timing = benchmp::cli::TimingArgs::default();
-//! let mut s = Session::<NoData>::start("spin", &placement, &timing)?;
+//! let mut s = Session::<NoData>::start("spin", &placement, &timing, None)?;
 //! s.measure(Spec::rate("spin", 1.0, "it/s", ()), |_child| Ok(Spin))?;
 //! # Ok(()) }
 //! ```
@@ -37,6 +37,7 @@ pub mod freq;
 pub mod host;
 pub mod input;
 pub mod kernels;
+pub mod markdown;
 pub mod number;
 pub mod output;
 pub mod power;

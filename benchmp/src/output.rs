@@ -6,7 +6,7 @@
 //! names the file or the stream.
 //!
 //! The tools' output options ([`OutputArgs`]) and the refusals that keep an output off an
-//! input or the running program ([`Protected`], [`check_outputs_besides`]) are here too, so
+//! input or the running program ([`Protected`], [`ResultFiles::check_besides`]) are here too, so
 //! the modules that measure need nothing above them to know where a result goes; this module
 //! needs only [`crate::files`] and the aggregate modes.
 
@@ -24,6 +24,10 @@ pub trait Export {
     fn json(&self) -> anyhow::Result<String>;
     /// The CSV: a header, then one row per figure or entry.
     fn csv(&self) -> anyhow::Result<String>;
+    /// The Markdown (`--md`): by default the CSV as a table ([`crate::markdown::from_csv`]).
+    fn markdown(&self) -> anyhow::Result<String> {
+        crate::markdown::from_csv(&self.csv()?)
+    }
     /// Warnings and notes for a reader, on the stream the result does not use (none by
     /// default).
     fn notes(&self) -> String {
@@ -32,23 +36,26 @@ pub trait Export {
 }
 
 /// Where a result goes: `None` not asked, `Some("-")` stdout, `Some(FILE)` that file; the
-/// text, when neither JSON nor CSV is on stdout, to `text`.
+/// text, when no format is on stdout, to `text`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Outputs<'a> {
     /// `--json[=FILE]`.
     pub json: Option<&'a str>,
     /// `--csv[=FILE]`.
     pub csv: Option<&'a str>,
+    /// `--md[=FILE]`.
+    pub md: Option<&'a str>,
     /// The text's stream (a tool's `--stdout`/`--stderr`; stdout for the commands).
     pub text: Stream,
 }
 
 impl<'a> Outputs<'a> {
-    /// From the options as parsed (`--json` alone parses as `-`), the text on stdout.
-    pub fn new(json: Option<&'a str>, csv: Option<&'a str>) -> Outputs<'a> {
+    /// A command's: the files as parsed (`--json` alone parses as `-`), the text on stdout.
+    pub fn to(files: &'a ResultFiles) -> Outputs<'a> {
         Outputs {
-            json,
-            csv,
+            json: files.json(),
+            csv: files.csv(),
+            md: files.md(),
             text: Stream::Stdout,
         }
     }
@@ -56,16 +63,15 @@ impl<'a> Outputs<'a> {
     /// A tool's: its files, and its text on the stream [`OutputArgs::result_stream`] says.
     pub fn of(args: &'a OutputArgs) -> Outputs<'a> {
         Outputs {
-            json: args.json.as_deref(),
-            csv: args.csv.as_deref(),
             text: args.result_stream(),
+            ..Outputs::to(&args.files)
         }
     }
 
-    /// Where notes go: the stream the text does not use, or stderr when JSON or CSV is on
+    /// Where notes go: the stream the text does not use, or stderr when a format is on
     /// stdout, so nothing but data ever lands inside a data block.
     pub fn note_stream(&self) -> Stream {
-        if self.json == Some("-") || self.csv == Some("-") {
+        if [self.json, self.csv, self.md].contains(&Some("-")) {
             Stream::Stderr
         } else {
             self.text.other()
@@ -78,16 +84,20 @@ pub fn json_text<T: serde::Serialize>(value: &T) -> anyhow::Result<String> {
     Ok(serde_json::to_string_pretty(value)? + "\n")
 }
 
-/// Writes `result`: on stdout its JSON (`--json`), else its CSV (`--csv`), else its text on
-/// its stream; then its notes on the other stream; then each file asked for. The terminal
-/// output comes first, so a file that fails to write at the end (a full disk, /dev/full)
-/// loses only that file, never the result on the screen.
-pub fn emit(result: &impl Export, to: Outputs) -> anyhow::Result<()> {
+/// How a result renders one format.
+type Render<E> = fn(&E) -> anyhow::Result<String>;
+
+/// Writes `result`: on stdout the format asked there (`--json`, `--csv` or `--md` alone),
+/// else its text on its stream; then its notes on the other stream; then each file asked for.
+/// The terminal output comes first, so a file that fails to write at the end (a full disk,
+/// /dev/full) loses only that file, never the result on the screen.
+pub fn emit<E: Export>(result: &E, to: Outputs) -> anyhow::Result<()> {
     use anyhow::Context;
-    match (to.json, to.csv) {
-        (Some("-"), _) => write_stdout(&result.json()?)?,
-        (_, Some("-")) => write_stdout(&result.csv()?)?,
-        _ => to
+    let formats: [(Option<&str>, Render<E>); 3] =
+        [(to.json, E::json), (to.csv, E::csv), (to.md, E::markdown)];
+    match formats.iter().find(|(p, _)| *p == Some("-")) {
+        Some((_, render)) => write_stdout(&render(result)?)?,
+        None => to
             .text
             .write(&result.text())
             .with_context(|| format!("cannot write the result to {}", to.text.name()))?,
@@ -96,13 +106,11 @@ pub fn emit(result: &impl Export, to: Outputs) -> anyhow::Result<()> {
     if !notes.is_empty() {
         let _ = to.note_stream().write(&notes);
     }
-    if let Some(path) = to.json.filter(|p| *p != "-") {
-        let text = result.json()?;
-        crate::files::write_file(path, |w| w.write_all(text.as_bytes()))?;
-    }
-    if let Some(path) = to.csv.filter(|p| *p != "-") {
-        let text = result.csv()?;
-        crate::files::write_file(path, |w| w.write_all(text.as_bytes()))?;
+    for (path, render) in formats {
+        if let Some(path) = path.filter(|p| *p != "-") {
+            let text = render(result)?;
+            crate::files::write_file(path, |w| w.write_all(text.as_bytes()))?;
+        }
     }
     Ok(())
 }
@@ -124,6 +132,100 @@ fn percent(s: &str) -> Result<f64, String> {
     }
 }
 
+/// The result files every tool and command offers, declared here once and flattened into
+/// each one's options: a new format is a field here, a branch of [`emit`] and a method of
+/// [`Export`].
+#[derive(Debug, Clone, Default, Args)]
+pub struct ResultFiles {
+    /// Write the result as JSON (a tool's full report, a command's result in its layout): to
+    /// stdout instead of the text (--json), or to a file besides the text (--json=FILE).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    pub json: Option<String>,
+    /// Write the result as CSV (a tool: one row per child per interval; a command: one row
+    /// per figure or entry): to stdout instead of the text (--csv), or to a file besides the
+    /// text (--csv=FILE).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    pub csv: Option<String>,
+    /// Write the result as a Markdown table (a tool: its figures; a command: one row per
+    /// figure or entry): to stdout instead of the text (--md), or to a file besides the text
+    /// (--md=FILE).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    pub md: Option<String>,
+}
+
+impl ResultFiles {
+    /// `--json`'s value: `-` for stdout, else a file.
+    pub fn json(&self) -> Option<&str> {
+        self.json.as_deref()
+    }
+
+    /// `--csv`'s value: `-` for stdout, else a file.
+    pub fn csv(&self) -> Option<&str> {
+        self.csv.as_deref()
+    }
+
+    /// `--md`'s value: `-` for stdout, else a file.
+    pub fn md(&self) -> Option<&str> {
+        self.md.as_deref()
+    }
+
+    /// Each format's option and value, in the order [`emit`] writes them.
+    fn named(&self) -> [(&'static str, Option<&str>); 3] {
+        [
+            ("--json", self.json()),
+            ("--csv", self.csv()),
+            ("--md", self.md()),
+        ]
+    }
+
+    /// Refuses what cannot all be honoured, before anything is measured: more than one format
+    /// on stdout, a file that cannot be written ([`check_output_file`]) or is one of the
+    /// `protected` files, two formats into one file.
+    pub fn check_besides(&self, protected: &Protected) -> Result<(), crate::error::Usage> {
+        let named = self.named();
+        let on_stdout: Vec<&str> = named
+            .iter()
+            .filter(|(_, p)| *p == Some("-"))
+            .map(|(o, _)| *o)
+            .collect();
+        if on_stdout.len() > 1 {
+            let (all, one) = if on_stdout.len() == 2 {
+                ("both", "one")
+            } else {
+                ("all", "all but one")
+            };
+            return Err(crate::error::Usage(format!(
+                "{} cannot {all} write to stdout; give {one} a file ({}=FILE)",
+                on_stdout.join(" and "),
+                on_stdout[on_stdout.len() - 1]
+            )));
+        }
+        let files: Vec<(&str, &str)> = named
+            .iter()
+            .filter_map(|(o, p)| p.filter(|p| *p != "-").map(|p| (*o, p)))
+            .collect();
+        for (option, p) in &files {
+            protected.check(option, p)?;
+            check_output_file(option, p)?;
+        }
+        for (i, (o1, p1)) in files.iter().enumerate() {
+            for (o2, p2) in &files[i + 1..] {
+                if crate::files::same_file(std::path::Path::new(p1), std::path::Path::new(p2)) {
+                    return Err(crate::error::Usage(format!(
+                        "{o1}={p1} and {o2}={p2} are one file; the second would replace the first: give each its own"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// True when the text (no format) goes to the terminal streams.
+    pub fn text_mode(&self) -> bool {
+        !self.named().iter().any(|(_, p)| *p == Some("-"))
+    }
+}
+
 /// Output formats and run-quality policy.
 #[derive(Debug, Clone, Args)]
 pub struct OutputArgs {
@@ -131,14 +233,9 @@ pub struct OutputArgs {
     /// added), sum (children added) or median (lmbench's own figure).
     #[arg(long, value_enum, default_value_t = AggregateMode::Cluster)]
     pub aggregate: AggregateMode,
-    /// Write the full report as JSON: to stdout instead of the text (--json), or to a file
-    /// besides the text (--json=FILE).
-    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
-    pub json: Option<String>,
-    /// Write one CSV row per child per interval: to stdout instead of the text (--csv), or to
-    /// a file besides the text (--csv=FILE).
-    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
-    pub csv: Option<String>,
+    /// `--json[=FILE]`, `--csv[=FILE]`.
+    #[command(flatten)]
+    pub files: ResultFiles,
     /// Write the text result to stderr, as lmbench's tools do (the default of bw_mem and
     /// lat_mem_rd, so lmbench's harness, which keeps only stderr, finds every line).
     #[arg(long, conflicts_with = "stdout")]
@@ -239,18 +336,15 @@ impl OutputArgs {
 
     /// Refuses output requests that cannot all be honoured, before anything is measured: JSON
     /// and CSV both on stdout, and report files that cannot be written (see
-    /// [`check_output_file`]). Accepted, they are where an interrupted run writes what it
-    /// measured (`export::write_partial`).
+    /// [`check_output_file`]). Accepted, they are also where an interrupted run writes what it
+    /// measured, when the tool gives them to its session (`Session::start`).
     pub fn check(&self) -> Result<(), crate::error::Usage> {
-        check_outputs(self.json.as_deref(), self.csv.as_deref())?;
-        // These are the files an interrupted run leaves what it measured in.
-        keep_partial_in(self);
-        Ok(())
+        self.files.check_besides(&Protected::new())
     }
 
     /// True when the text (not JSON or CSV) goes to the terminal streams.
     pub fn text_mode(&self) -> bool {
-        self.json.as_deref() != Some("-") && self.csv.as_deref() != Some("-")
+        self.files.text_mode()
     }
 }
 
@@ -301,57 +395,6 @@ impl Protected {
             None => Ok(()),
         }
     }
-}
-
-/// Where an interrupted run writes what it measured: the report files of the tool's
-/// `--json`/`--csv`, registered when [`OutputArgs::check`] accepted them.
-static PARTIAL_TARGET: std::sync::Mutex<Option<OutputArgs>> = std::sync::Mutex::new(None);
-
-/// Records the report files an interrupted run of this process writes its measurements to.
-pub fn keep_partial_in(output: &OutputArgs) {
-    *PARTIAL_TARGET.lock().unwrap_or_else(|p| p.into_inner()) = Some(output.clone());
-}
-
-/// The files an interrupted run writes to, if the tool named any.
-pub fn partial_target() -> Option<OutputArgs> {
-    PARTIAL_TARGET
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone()
-}
-
-/// The rules of [`OutputArgs::check`] for tools whose `--json[=FILE]` and `--csv[=FILE]`
-/// options are their own: at most one on stdout (`-`), every file writable, none the program
-/// running.
-pub fn check_outputs(json: Option<&str>, csv: Option<&str>) -> Result<(), crate::error::Usage> {
-    check_outputs_besides(json, csv, &Protected::new())
-}
-
-/// [`check_outputs`] with the command's own inputs and programs protected as well.
-pub fn check_outputs_besides(
-    json: Option<&str>,
-    csv: Option<&str>,
-    protected: &Protected,
-) -> Result<(), crate::error::Usage> {
-    if json == Some("-") && csv == Some("-") {
-        return Err(crate::error::Usage(
-            "--json and --csv cannot both write to stdout; give one a file (--csv=FILE)".into(),
-        ));
-    }
-    for (option, path) in [("--json", json), ("--csv", csv)] {
-        if let Some(p) = path.filter(|p| *p != "-") {
-            protected.check(option, p)?;
-            check_output_file(option, p)?;
-        }
-    }
-    if let (Some(j), Some(c)) = (json.filter(|p| *p != "-"), csv.filter(|p| *p != "-"))
-        && crate::files::same_file(std::path::Path::new(j), std::path::Path::new(c))
-    {
-        return Err(crate::error::Usage(format!(
-            "--json={j} and --csv={c} are one file; the second would replace the first: give each its own"
-        )));
-    }
-    Ok(())
 }
 
 /// Checks that a report file can be written, before any time is spent measuring: a name is
@@ -426,20 +469,35 @@ mod tests {
     fn the_files_get_the_json_and_the_csv_and_notes_go_where_the_result_does_not() {
         let dir = std::env::temp_dir().join(format!("benchmp-output-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let (j, c) = (dir.join("r.json"), dir.join("r.csv"));
-        let (js, cs) = (j.to_str().unwrap(), c.to_str().unwrap());
+        let (j, c, m) = (dir.join("r.json"), dir.join("r.csv"), dir.join("r.md"));
         let to = Outputs {
-            json: Some(js),
-            csv: Some(cs),
+            json: j.to_str(),
+            csv: c.to_str(),
+            md: m.to_str(),
             text: Stream::Stderr,
         };
         emit(&Fixed, to).unwrap();
         assert_eq!(std::fs::read_to_string(&j).unwrap(), "{\"a\": 1}\n");
         assert_eq!(std::fs::read_to_string(&c).unwrap(), "a\n1\n");
+        // The Markdown a result has without saying how: its CSV as a table.
+        assert_eq!(
+            std::fs::read_to_string(&m).unwrap(),
+            "| a |\n| --- |\n| 1 |\n"
+        );
         // Notes: beside text on the other stream; beside JSON or CSV on stdout, on stderr.
         assert_eq!(to.note_stream(), Stream::Stdout);
-        assert_eq!(Outputs::new(None, None).note_stream(), Stream::Stderr);
-        assert_eq!(Outputs::new(Some("-"), None).note_stream(), Stream::Stderr);
+        assert_eq!(
+            Outputs::to(&ResultFiles::default()).note_stream(),
+            Stream::Stderr
+        );
+        assert_eq!(
+            Outputs::to(&ResultFiles {
+                json: Some("-".into()),
+                ..Default::default()
+            })
+            .note_stream(),
+            Stream::Stderr
+        );
         let on_stdout = Outputs {
             csv: Some("-"),
             text: Stream::Stderr,

@@ -104,7 +104,7 @@ fn run(mut cli: Cli) -> Result<i32> {
     let plan = plan(&cli.args, cli.sweep.as_deref(), cli.step.unwrap_or(2.0))?;
     let kernel = Kernel::select(plan.op, cli.isa)?.with_build(cli.lmbench_build);
     let pages = benchmp::run::worker::pages(cli.pages);
-    let mut s = Session::start("bw_mem", &cli.placement, &cli.timing)?;
+    let mut s = Session::start("bw_mem", &cli.placement, &cli.timing, Some(&cli.output))?;
     let parallel = s.parallel();
     let largest = plan.sizes.iter().copied().max().unwrap_or(0);
     // Reserved huge pages are not part of MemAvailable: for `huge` the reservation is the limit.

@@ -68,7 +68,7 @@ fn run(cli: &Cli) -> anyhow::Result<i32> {
     out.check()?;
     // Checks the size now, and sizes the iteration count in this (single-threaded) process.
     let mut ctx = Context::new(cli.seeds, cli.size).map_err(|e| Usage(e.to_string()))?;
-    let timed = coremark::run::time(&mut ctx, cli.iterations, &cli.placement)?;
+    let timed = coremark::run::time(&mut ctx, cli.iterations, &cli.placement, out)?;
     let report = Report::new(&ctx, timed.iterations, &timed.runs, &BuildInfo::current());
     // Under benchmp ab a repetition lasts the driver's few milliseconds, not the 10 s a
     // CoreMark-compatible result needs: only a CRC mismatch makes that run fail. Decided

@@ -6,7 +6,7 @@
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use benchmp::cli::{PlacementArgs, TimingArgs};
+use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
 use benchmp::sys::affinity::with_pinned;
 use benchmp::{Iterations, Session, Spec};
 
@@ -39,12 +39,13 @@ pub fn time(
     ctx: &mut Context,
     given: Option<u32>,
     placement: &PlacementArgs,
+    reports: &OutputArgs,
 ) -> anyhow::Result<Timed> {
     let timing = TimingArgs {
         repetitions: 1,
         ..Default::default()
     };
-    let mut session = Session::start("coremark", placement, &timing)?;
+    let mut session = Session::start("coremark", placement, &timing, Some(reports))?;
     let contexts = session.parallel();
     let progress = std::io::stderr().is_terminal();
     let given = given.filter(|&n| n > 0);
@@ -94,7 +95,7 @@ pub fn time(
         iterations = scaled.min(f64::from(u32::MAX)) as u32;
         attempts += 1;
         benchmp::console::err(&text::again(shortest, iterations, attempts));
-        session = Session::start("coremark", placement, &timing)?;
+        session = Session::start("coremark", placement, &timing, Some(reports))?;
     }
 }
 

@@ -90,7 +90,7 @@ fn run(cli: &Cli) -> Result<i32> {
         (None, Some(runs)) => RunPlan::Runs(runs),
         (None, None) => RunPlan::AtLeastSeconds(cli.time),
     };
-    let timed = dhry::run::time(cli.variant, plan, &cli.placement)?;
+    let timed = dhry::run::time(cli.variant, plan, &cli.placement, &cli.output)?;
     let mut session = timed.session;
     let setup = Setup {
         variant: cli.variant,

@@ -6,7 +6,7 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use benchmp::cli::{PlacementArgs, TimingArgs};
+use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
 use benchmp::run::{Iterations, Sample};
 use benchmp::{ChildInfo, Session, Spec};
 
@@ -37,12 +37,17 @@ pub struct Timed {
 
 /// Sizes the run count for `plan`, times `variant` once in every child `placement` asks
 /// for, and for `--time` again with a larger count while a loop falls short.
-pub fn time(variant: Variant, plan: RunPlan, placement: &PlacementArgs) -> anyhow::Result<Timed> {
+pub fn time(
+    variant: Variant,
+    plan: RunPlan,
+    placement: &PlacementArgs,
+    reports: &OutputArgs,
+) -> anyhow::Result<Timed> {
     let timing = TimingArgs {
         repetitions: 1,
         ..TimingArgs::default()
     };
-    let mut session = Session::start("dhry", placement, &timing)?;
+    let mut session = Session::start("dhry", placement, &timing, Some(reports))?;
     let probes = probe(variant, plan, &session)?;
     let mut runs = parallel::size_runs(plan, &probes);
     let mut attempts = 1;
@@ -67,7 +72,7 @@ pub fn time(variant: Variant, plan: RunPlan, placement: &PlacementArgs) -> anyho
                 // A fresh session, so the report holds only the loop it describes.
                 attempts += 1;
                 runs = more;
-                session = Session::start("dhry", placement, &timing)?;
+                session = Session::start("dhry", placement, &timing, Some(reports))?;
             }
             _ => {
                 return Ok(Timed {

@@ -158,7 +158,7 @@ pub fn run(spec: &ImplSpec, threads: usize, timeout: Duration) -> Result<Outcome
         sequential: true,
         ..Default::default()
     };
-    let mut session = Session::<CheckData>::start("dto", &placement, &TimingArgs::default())?;
+    let mut session = Session::<CheckData>::start("dto", &placement, &TimingArgs::default(), None)?;
     session.set_repetitions(1);
     let mut out = Outcome::default();
     for func in Func::ALL {

@@ -64,27 +64,23 @@ pub fn perf(
     Ok(code)
 }
 
-/// Refuses a --json or --csv file that is one of the libraries measured (a link or another
-/// spelling counts): the report would replace the input.
+/// Refuses a result file (`--json`, `--csv`, `--md`) that is one of the libraries measured (a
+/// link or another spelling counts): the report would replace the input.
 fn refuse_outputs_on_inputs(configs: &[Config], o: &OutputArgs) -> Result<()> {
-    let libs = configs.iter().flat_map(|c| [&c.baseline, &c.current]);
-    for lib in libs.filter_map(|i| match i {
-        ImplSpec::Lib(p) => Some(p),
-        _ => None,
-    }) {
-        for (option, path) in [("--json", o.json.as_deref()), ("--csv", o.csv.as_deref())] {
-            if let Some(path) = path.filter(|p| *p != "-")
-                && benchmp::files::same_file(Path::new(path), lib)
-            {
-                return Err(benchmp::Usage(format!(
-                    "{option}={path} is the library lib:{} being measured; choose another file",
-                    lib.display()
-                ))
-                .into());
-            }
-        }
-    }
-    Ok(())
+    let protected = configs
+        .iter()
+        .flat_map(|c| [&c.baseline, &c.current])
+        .filter_map(|i| match i {
+            ImplSpec::Lib(p) => Some(p),
+            _ => None,
+        })
+        .fold(benchmp::cli::Protected::new(), |p, lib| {
+            p.file(
+                format!("the library lib:{} being measured", lib.display()),
+                lib,
+            )
+        });
+    Ok(o.files.check_besides(&protected)?)
 }
 
 /// Writes the report as asked through benchmp's exporter: the guide's text (or JSON, or the
@@ -165,6 +161,7 @@ pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result
         "dto",
         &args,
         &TimingArgs::default(),
+        Some(output),
         Some(&perf_cpu_default(st.cpu)),
     )?;
     let cpu_note = unused_perf_cpu(st.cpu, given.chosen_by())

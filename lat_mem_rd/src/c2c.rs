@@ -181,7 +181,7 @@ pub fn run(
     timing: &TimingArgs,
     output: &OutputArgs,
 ) -> anyhow::Result<i32> {
-    let mut session = Session::<C2c>::start(crate::measure::TOOL, placement, timing)?;
+    let mut session = Session::<C2c>::start(crate::measure::TOOL, placement, timing, Some(output))?;
     let cpus = session.cpu_set();
     if cpus.len() < 2 {
         let which = match &placement.cpus {

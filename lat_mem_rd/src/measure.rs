@@ -279,7 +279,7 @@ pub fn run(
     mut on_event: impl FnMut(Event) -> anyhow::Result<()>,
 ) -> anyhow::Result<Finished> {
     let t0 = now_ns();
-    let mut session = Session::start(TOOL, placement, timing)?;
+    let mut session = Session::start(TOOL, placement, timing, Some(output))?;
     // Every child maps LEN plus two pages at every size: refuse what cannot fit, now.
     MemoryNeed {
         size_bytes: sweep.len_bytes,
@@ -421,7 +421,7 @@ impl SizeRun<'_> {
                     recalibrate: true,
                     ..self.timing.clone()
                 };
-                let mut s = Session::start(TOOL, self.placement, &fresh)?;
+                let mut s = Session::start(TOOL, self.placement, &fresh, Some(self.output))?;
                 let framework_ns = s.calibration()?.measured_ns;
                 let m = s.measure(spec, make)?.clone();
                 per_size.push(s.finish(self.output, None));

@@ -734,6 +734,7 @@ fn interrupted_sweep(json: &std::path::Path, points: usize) -> (Option<i32>, Str
             "1",
             "--stdout",
             &format!("--json={}", json.display()),
+            &format!("--md={}", json.with_extension("md").display()),
             "256m",
             "64",
         ])
@@ -785,6 +786,17 @@ fn an_interrupted_sweep_keeps_the_sizes_it_measured() {
         .map(|m| m["params"]["size_bytes"].as_u64().unwrap())
         .collect();
     assert!(sizes.windows(2).all(|w| w[0] < w[1]), "{sizes:?}");
+    // The Markdown file says it too, with a figure per size that finished.
+    let md = std::fs::read_to_string(dir.join("sweep.md")).unwrap();
+    assert!(
+        md.contains("(incomplete: interrupted by SIGINT after"),
+        "{md}"
+    );
+    let rows = md.lines().skip_while(|l| !l.starts_with("| ---")).skip(1);
+    assert!(
+        rows.filter(|l| l.ends_with(" | ns | lower | 1 |")).count() >= 3,
+        "{md}"
+    );
 
     // A complete report of the same command is superseded by the newer run's measurements.
     let same = serde_json::json!({"tool": "lat_mem_rd", "args": v["args"], "measurements": []});

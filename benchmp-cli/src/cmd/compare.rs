@@ -28,14 +28,9 @@ pub struct CompareArgs {
     /// --min-effect is a FAIL or IMPROVED rather than NOISY.
     #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = super::probability)]
     pub alpha: f64,
-    /// Write the comparison as JSON: to stdout instead of the table (--json), or to a file
-    /// besides it (--json=FILE).
-    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
-    pub json: Option<String>,
-    /// Write one CSV row per figure: to stdout instead of the table (--csv), or to a file
-    /// besides it (--csv=FILE).
-    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
-    pub csv: Option<String>,
+    /// `--json[=FILE]`: the comparison; `--csv[=FILE]`: one row per figure.
+    #[command(flatten)]
+    pub files: benchmp::cli::ResultFiles,
 }
 
 /// 0, or a percentage from a thousandth (a smaller one only prints as a long string of zeros)
@@ -56,8 +51,7 @@ pub fn run(args: CompareArgs) -> Result<i32> {
         min_effect,
         run_spread,
         alpha,
-        json,
-        csv,
+        files,
     } = args;
     let how = Judging {
         rule: benchmp::stats::verdict::Rule {
@@ -66,11 +60,11 @@ pub fn run(args: CompareArgs) -> Result<i32> {
         },
         run_spread_pct: run_spread,
     };
-    let (json, csv) = (json.as_deref(), csv.as_deref());
+    let (json, csv) = (files.json(), files.csv());
     let (base, current) = compare::sides(runs, current_runs)?;
     let inputs: Vec<&Path> = base.iter().chain(&current).map(|p| p.as_path()).collect();
     compare::refuse_overwrite(&inputs, &[("--json", json), ("--csv", csv)])?;
-    benchmp::cli::check_outputs(json, csv)?;
+    files.check_besides(&benchmp::cli::Protected::new())?;
     let load = |side: &[PathBuf]| {
         side.iter()
             .map(|p| Run::load(p))
@@ -78,7 +72,7 @@ pub fn run(args: CompareArgs) -> Result<i32> {
     };
     let (b, c) = (load(&base)?, load(&current)?);
     let cmp = compare::compare(&b, &c, how)?;
-    benchmp::output::emit(&cmp, benchmp::output::Outputs::new(json, csv))?;
+    benchmp::output::emit(&cmp, benchmp::output::Outputs::to(&files))?;
     Ok(if cmp.regressed() {
         benchmp::EXIT_FAILED
     } else {

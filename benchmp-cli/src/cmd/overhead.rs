@@ -94,7 +94,8 @@ fn fork_costs() -> Result<()> {
             enough: Some(1),
             ..Default::default()
         };
-        let mut s = Session::<NoData>::start("benchmp-overhead", &pl, &tm).context("session")?;
+        let mut s =
+            Session::<NoData>::start("benchmp-overhead", &pl, &tm, None).context("session")?;
         let mut spec = Spec::rate("null", 1.0, "it/s", ());
         spec.iterations = Iterations::Fixed(1);
         let wall = s
@@ -140,7 +141,7 @@ fn spin_errors(per_iter: f64) -> Result<()> {
             timeout: 60,
             ..Default::default()
         };
-        let mut s = Session::<NoData>::start("benchmp-overhead", &pl, &tm)?;
+        let mut s = Session::<NoData>::start("benchmp-overhead", &pl, &tm, None)?;
         let _ = s.calibration()?;
         let mut spec = Spec::rate("spin", 1.0, "it/s", ());
         spec.iterations = Iterations::Fixed(iters);

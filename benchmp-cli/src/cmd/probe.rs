@@ -108,7 +108,7 @@ pub fn run(args: ProbeArgs) -> Result<i32> {
         load_cpus,
     } = args;
     output.check()?;
-    let mut s = Session::<NoData>::start("benchmp-probe", &placement, &timing)?;
+    let mut s = Session::<NoData>::start("benchmp-probe", &placement, &timing, Some(&output))?;
     if let Some(i) = fail_child.filter(|&i| i >= s.parallel()) {
         return Err(benchmp::Usage(format!(
             "--fail-child {i}: the run has {} child(ren), numbered from 0",

@@ -48,16 +48,16 @@ impl<T: ToolData> Session<T> {
     /// ([`crate::export::write_partial`]; nothing for a `benchmp ab` worker, whose driver
     /// keeps its figures); the error to end the run with.
     pub fn interrupted_at(&self, sig: nix::sys::signal::Signal, running: Option<&str>) -> Error {
-        if let Some(output) = crate::cli::partial_target()
+        if let Some(output) = &self.reports
             && self.worker.is_none()
         {
-            let mut report = self.report(&output, None);
+            let mut report = self.report(output, None);
             report.incomplete = Some(crate::report::Incomplete {
                 signal: sig.as_str().to_string(),
                 running: running.map(str::to_string),
                 measured: self.measurements.len(),
             });
-            crate::export::write_partial(&report, &output);
+            crate::export::write_partial(&report, output);
         }
         Error::Interrupted(sig)
     }
@@ -233,7 +233,7 @@ mod tests {
     fn session() -> Session<Judged> {
         let mut placement = PlacementArgs::default();
         placement.conditions.power = Some(crate::power::Choice::Off);
-        Session::start("judged", &placement, &TimingArgs::default()).expect("a session")
+        Session::start("judged", &placement, &TimingArgs::default(), None).expect("a session")
     }
 
     fn names(r: &Report<Judged>) -> Vec<&str> {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::aggregate::{Rule, aggregate, child_figures};
 use crate::beside::Nothing;
-use crate::cli::{PlacementArgs, TimingArgs};
+use crate::cli::{OutputArgs, PlacementArgs, TimingArgs};
 use crate::quality::{MachineState, Overlap};
 use crate::report::{Measurement, ToolData};
 use crate::run::Error;
@@ -130,6 +130,9 @@ pub struct Session<T: ToolData> {
     worker: Option<Worker>,
     /// The figures the tool made itself while measuring ([`Session::set_figures`]).
     figures: Option<Vec<Figure>>,
+    /// The tool's report files, where an interrupted run leaves what it measured
+    /// ([`Session::interrupted_at`]; `None`: the tool writes no partial report).
+    reports: Option<OutputArgs>,
     /// From start to finish a stop signal only sets a flag, between measurements too, so an
     /// interrupted run writes what it measured before it ends ([`Session::interrupted_at`]).
     _signals: crate::sys::process::InterruptGuard,
@@ -142,8 +145,9 @@ impl<T: ToolData> Session<T> {
         tool: &str,
         placement: &PlacementArgs,
         timing: &TimingArgs,
+        reports: Option<&OutputArgs>,
     ) -> Result<Session<T>, Error> {
-        Session::start_with_default(tool, placement, timing, None)
+        Session::start_with_default(tool, placement, timing, reports, None)
     }
 
     /// As [`Session::start`], with the tool's own CPU used when no option and no
@@ -153,6 +157,7 @@ impl<T: ToolData> Session<T> {
         tool: &str,
         placement: &PlacementArgs,
         timing: &TimingArgs,
+        reports: Option<&OutputArgs>,
         default: Option<&ToolDefault>,
     ) -> Result<Session<T>, Error> {
         let started_ns = now_ns();
@@ -214,6 +219,7 @@ impl<T: ToolData> Session<T> {
             power,
             worker,
             figures: None,
+            reports: reports.cloned(),
             _signals: signals,
         })
     }

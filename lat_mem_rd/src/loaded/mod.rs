@@ -279,7 +279,8 @@ pub fn run(
     timing: &TimingArgs,
     output: &OutputArgs,
 ) -> anyhow::Result<i32> {
-    let mut session = Session::<Loaded>::start(crate::measure::TOOL, placement, timing)?;
+    let mut session =
+        Session::<Loaded>::start(crate::measure::TOOL, placement, timing, Some(output))?;
     let table = measure(&mut session, req)?;
     let report = session.finish(output, Some(table));
     benchmp::emit(&report, output, |r| {

@@ -73,15 +73,10 @@ pub struct AbArgs {
     /// Seed of the random order (default: from the clock; the report records it).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// Write the verdicts as JSON, a comparison in benchmp compare's layout whose rows carry
-    /// their pairs (`paired`): to stdout instead of the table (--json), or to a file besides it
-    /// (--json=FILE).
-    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
-    pub json: Option<String>,
-    /// Write one CSV row per figure, in benchmp compare's columns (the paired ones filled): to
-    /// stdout instead of the table (--csv), or to a file besides it (--csv=FILE).
-    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
-    pub csv: Option<String>,
+    /// `--json[=FILE]`: the verdicts, a comparison in benchmp compare's layout whose rows
+    /// carry their pairs (`paired`); `--csv[=FILE]`: one row per figure in its columns.
+    #[command(flatten)]
+    pub files: benchmp::cli::ResultFiles,
 }
 
 /// What `--pages` asks of both sides' buffers: the tools' own page choices, or none.

@@ -38,8 +38,12 @@ pub(super) fn write_outputs(r: &AbReport, args: &AbArgs) -> Result<()> {
         report: r,
         comparison: comparison(r),
     };
-    let (json, csv) = match &r.incomplete {
-        None => (args.json.clone(), args.csv.clone()),
+    let (json, csv, md) = match &r.incomplete {
+        None => (
+            args.files.json.clone(),
+            args.files.csv.clone(),
+            args.files.md.clone(),
+        ),
         Some(_) => {
             let same = |v: &serde_json::Value| {
                 v["base"] == r.base.command.as_str() && v["current"] == r.current.command.as_str()
@@ -51,12 +55,21 @@ pub(super) fn write_outputs(r: &AbReport, args: &AbArgs) -> Result<()> {
                     p => benchmp::export::partial_csv_path(p),
                 })
             };
-            (file(&args.json, true), file(&args.csv, false))
+            (
+                file(&args.files.json, true),
+                file(&args.files.csv, false),
+                file(&args.files.md, false),
+            )
         }
     };
-    benchmp::output::emit(&result, Outputs::new(json.as_deref(), csv.as_deref()))?;
+    let files = benchmp::cli::ResultFiles { json, csv, md };
+    benchmp::output::emit(&result, Outputs::to(&files))?;
     if r.incomplete.is_some() {
-        for p in [&json, &csv].into_iter().flatten().filter(|p| *p != "-") {
+        for p in [&files.json, &files.csv, &files.md]
+            .into_iter()
+            .flatten()
+            .filter(|p| *p != "-")
+        {
             benchmp::errln!(
                 "benchmp: interrupted: the pairs taken so far are in {} (marked incomplete)",
                 ftrace::error::printable(p)

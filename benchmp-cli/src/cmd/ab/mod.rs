@@ -184,7 +184,7 @@ pub fn run(args: &AbArgs) -> Result<i32> {
     let programs = benchmp::cli::Protected::new()
         .file("A's program", &cmds[0].program)
         .file("B's program", &cmds[1].program);
-    benchmp::cli::check_outputs_besides(args.json.as_deref(), args.csv.as_deref(), &programs)?;
+    args.files.check_besides(&programs)?;
     let seed = args
         .seed
         .unwrap_or_else(|| benchmp::sys::clock::now_ns() | 1);

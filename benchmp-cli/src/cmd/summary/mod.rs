@@ -333,14 +333,9 @@ pub fn summarize(dir: &Path) -> Result<Summary> {
 pub struct SummaryArgs {
     /// A results folder of `benchmp suite` (scripts/suite.sh, scripts/android.sh).
     pub dir: PathBuf,
-    /// Write the summary as JSON: to stdout instead of the table (--json), or to a file
-    /// besides it (--json=FILE).
-    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
-    pub json: Option<String>,
-    /// Write one CSV row per entry: to stdout instead of the table (--csv), or to a file
-    /// besides it (--csv=FILE).
-    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
-    pub csv: Option<String>,
+    /// `--json[=FILE]`: the summary; `--csv[=FILE]`: one row per entry.
+    #[command(flatten)]
+    pub files: benchmp::cli::ResultFiles,
     /// Print the results as LAVA test cases instead of the table, one line each for a shell
     /// to hand to LAVA's helpers (`set TOOL`, `log TEXT`, `case NAME RESULT [MEASUREMENT
     /// UNITS]`, `stop`): a test set per tool, a case per entry with its headline figure,
@@ -374,12 +369,11 @@ pub fn run(args: &SummaryArgs) -> Result<i32> {
         benchmp::output::write_stdout(&text)?;
         return Ok(benchmp::EXIT_OK);
     }
-    let (json, csv) = (args.json.as_deref(), args.csv.as_deref());
     let read = benchmp::cli::Protected::new()
         .file("the folder's status.tsv", args.dir.join("status.tsv"))
         .file("the folder's compare.json", args.dir.join("compare.json"));
-    benchmp::cli::check_outputs_besides(json, csv, &read)?;
+    args.files.check_besides(&read)?;
     let s = summarize(&args.dir)?;
-    benchmp::output::emit(&s, benchmp::output::Outputs::new(json, csv))?;
+    benchmp::output::emit(&s, benchmp::output::Outputs::to(&args.files))?;
     Ok(benchmp::EXIT_OK)
 }
