@@ -341,7 +341,7 @@ pub struct SummaryArgs {
     /// UNITS]`, `stop`): a test set per tool, a case per entry with its headline figure,
     /// one per reason it is not a pass, then the set `compare` from compare/compare.json
     /// when the folder has one (scripts/lava/report.sh).
-    #[arg(long, conflicts_with_all = ["json", "csv"])]
+    #[arg(long, conflicts_with_all = ["json", "csv", "md"])]
     pub lava: bool,
 }
 
