@@ -344,7 +344,7 @@ pub fn report_error(tool: &str, e: &anyhow::Error) -> i32 {
 
 /// [`report_error`] for a command whose own errors carry their status too (`probes`: the
 /// benchmp binary's comparison errors), so this module needs none of the modules above it.
-pub fn report_error_by(tool: &str, e: &anyhow::Error, probes: &[crate::error::Probe]) -> i32 {
+pub fn report_error_by(tool: &str, e: &anyhow::Error, probes: &[crate::error::ExitProbe]) -> i32 {
     // One line, whatever the chain holds: line breaks become spaces, and any other control
     // character (a worker's escape sequence, a value typed with a newline) is shown escaped.
     let msg = crate::error::chain_line(e);
@@ -359,7 +359,7 @@ pub fn exit_code_of(e: &anyhow::Error) -> i32 {
 }
 
 /// [`exit_code_of`], with `probes` recognising a command's own errors as well.
-pub fn exit_code_by(e: &anyhow::Error, probes: &[crate::error::Probe]) -> i32 {
+pub fn exit_code_by(e: &anyhow::Error, probes: &[crate::error::ExitProbe]) -> i32 {
     let mut all = crate::run::error::PROBES.to_vec();
     all.extend_from_slice(probes);
     crate::error::exit_code_by(e, &all)

@@ -71,9 +71,9 @@ pub fn chain_line(e: &anyhow::Error) -> String {
 }
 
 /// Recognises one error type in a chain and gives its exit status ([`probe`]).
-pub type Probe = fn(&(dyn std::error::Error + 'static)) -> Option<i32>;
+pub type ExitProbe = fn(&(dyn std::error::Error + 'static)) -> Option<i32>;
 
-/// The [`Probe`] of type `T`.
+/// The [`ExitProbe`] of type `T`.
 pub fn probe<T: ExitStatus>(e: &(dyn std::error::Error + 'static)) -> Option<i32> {
     e.downcast_ref::<T>().map(ExitStatus::exit_status)
 }
@@ -83,12 +83,12 @@ pub fn probe<T: ExitStatus>(e: &(dyn std::error::Error + 'static)) -> Option<i32
 /// [`EXIT_FAILED`], whatever was being done; otherwise the first cause that is a [`Usage`] or
 /// [`Unsupported`] marker, or that one of `probes` recognises, decides; a chain of none is
 /// [`EXIT_FAILED`].
-pub fn exit_code_by(e: &anyhow::Error, probes: &[Probe]) -> i32 {
+pub fn exit_code_by(e: &anyhow::Error, probes: &[ExitProbe]) -> i32 {
     if ftrace::error::Limit::in_chain(e.as_ref()).is_some() {
         return EXIT_FAILED;
     }
     for cause in e.chain() {
-        let known = [probe::<Usage> as Probe, probe::<Unsupported>];
+        let known = [probe::<Usage> as ExitProbe, probe::<Unsupported>];
         if let Some(code) = known.iter().chain(probes).find_map(|p| p(cause)) {
             return code;
         }

@@ -264,7 +264,7 @@ impl Default for NoisePolicy {
 
 /// The verdict on a run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Verdict {
+pub struct RunVerdict {
     /// True when any reason was found.
     pub noisy: bool,
     /// One line per problem, naming the child and CPU.
@@ -274,7 +274,7 @@ pub struct Verdict {
 /// Where a child's lost time went, as its context switches say: another task took the CPU
 /// (involuntary switches), the child waited (voluntary ones), or, switched out never, the CPU
 /// was busy with interrupts or taken by the hypervisor (steal).
-fn lost_to(u: &crate::sys::usage::Usage) -> String {
+fn lost_to(u: &crate::sys::usage::ResourceUsage) -> String {
     match (u.involuntary_switches, u.voluntary_switches) {
         (0, 0) => "without being switched out: interrupts or the hypervisor took it".into(),
         (0, v) => format!(
@@ -307,7 +307,7 @@ pub fn judge<S, C>(
     before: &MachineState,
     after: &MachineState,
     policy: &NoisePolicy,
-) -> Verdict {
+) -> RunVerdict {
     let mut reasons = Vec::new();
     for c in children {
         let who = c.who();
@@ -412,7 +412,7 @@ pub fn judge<S, C>(
             ));
         }
     }
-    Verdict {
+    RunVerdict {
         noisy: !reasons.is_empty(),
         reasons,
     }
@@ -443,8 +443,8 @@ mod tests {
 
     #[test]
     fn lost_time_is_put_where_the_context_switches_say() {
-        use crate::sys::usage::Usage;
-        let u = |involuntary, voluntary| Usage {
+        use crate::sys::usage::ResourceUsage;
+        let u = |involuntary, voluntary| ResourceUsage {
             involuntary_switches: involuntary,
             voluntary_switches: voluntary,
             ..Default::default()

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::aggregate::{Aggregate, AggregateMode, ChildFigure, Rule};
 use crate::host::{Build, Host};
-use crate::quality::{MachineState, Overlap, Verdict};
+use crate::quality::{MachineState, Overlap, RunVerdict};
 use crate::run::{ChildRun, Data, LoadRun};
 use crate::sched::Placement;
 use crate::schema::{Figure, Metric, Pair};
@@ -143,7 +143,7 @@ pub struct Quality {
     /// State after the last measurement.
     pub after: MachineState,
     /// Noise verdict over all measurements.
-    pub verdict: Verdict,
+    pub verdict: RunVerdict,
     /// What the tool found odd about its own figures that is not noise (e.g. bw_mem's shape
     /// check), one line each; `--fail-on-noise` does not refuse them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -23,7 +23,7 @@ pub const CACHE_MAX_AGE_S: u64 = 7 * 24 * 3600;
 /// Where a calibration value came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Source {
+pub enum ValueSource {
     /// Measured in this process.
     Measured,
     /// Read from the cache file.
@@ -48,13 +48,13 @@ pub struct Calibration {
     /// CLOCK_MONOTONIC resolution, ns.
     pub clock_resolution_ns: u64,
     /// Origin of `enough_us`.
-    pub enough_source: Source,
+    pub enough_source: ValueSource,
     /// How `enough_us` was chosen.
     pub enough_method: EnoughMethod,
     /// Origin of `timing_overhead_ns`.
-    pub timing_overhead_source: Source,
+    pub timing_overhead_source: ValueSource,
     /// Origin of `loop_overhead_ns`.
-    pub loop_overhead_source: Source,
+    pub loop_overhead_source: ValueSource,
     /// Wall time spent measuring in this process, ns (0 when nothing was measured).
     pub measured_ns: u64,
     /// Cache file read or written, if any.
@@ -123,10 +123,10 @@ struct CacheEntry {
 
 /// TIMING_O if set, else a fresh measurement of one clock read (for fixed-count runs, which
 /// need no interval): (ns, source).
-pub fn timing_overhead_only() -> Result<(f64, Source), CalibrationError> {
+pub fn timing_overhead_only() -> Result<(f64, ValueSource), CalibrationError> {
     Ok(match env_micros("TIMING_O")? {
-        Some(t) => (t * 1000.0, Source::Env),
-        None => (timing_overhead(), Source::Measured),
+        Some(t) => (t * 1000.0, ValueSource::Env),
+        None => (timing_overhead(), ValueSource::Measured),
     })
 }
 
@@ -356,30 +356,30 @@ fn calibrate_inner(req: &CalibrationRequest, t0: u64) -> Result<Calibration, Cal
     };
 
     let (timing_overhead_ns, timing_overhead_source) = if let Some(t) = env_t {
-        (t * 1000.0, Source::Env)
+        (t * 1000.0, ValueSource::Env)
     } else if let Some(c) = &cached {
-        (c.timing_overhead_ns, Source::Cache)
+        (c.timing_overhead_ns, ValueSource::Cache)
     } else {
-        (timing_overhead(), Source::Measured)
+        (timing_overhead(), ValueSource::Measured)
     };
     let (enough_us, enough_source, enough_method) = if let Some(e) = req.enough_us {
-        (e, Source::Option, EnoughMethod::Given)
+        (e, ValueSource::Option, EnoughMethod::Given)
     } else if let Some(e) = env_enough {
-        (e, Source::Env, EnoughMethod::Given)
+        (e, ValueSource::Env, EnoughMethod::Given)
     } else if let Some(c) = &cached {
-        (c.enough_us, Source::Cache, c.enough_method)
+        (c.enough_us, ValueSource::Cache, c.enough_method)
     } else {
         let (e, m) = compute_enough(timing_overhead_ns + resolution_ns() as f64);
-        (e, Source::Measured, m)
+        (e, ValueSource::Measured, m)
     };
     let (loop_overhead_ns, loop_overhead_source) = if let Some(l) = env_l {
-        (l * 1000.0, Source::Env)
+        (l * 1000.0, ValueSource::Env)
     } else if let Some(c) = &cached {
-        (c.loop_overhead_ns, Source::Cache)
+        (c.loop_overhead_ns, ValueSource::Cache)
     } else {
         (
             loop_overhead(enough_us * 1000, timing_overhead_ns),
-            Source::Measured,
+            ValueSource::Measured,
         )
     };
 
@@ -389,12 +389,12 @@ fn calibrate_inner(req: &CalibrationRequest, t0: u64) -> Result<Calibration, Cal
         &loop_overhead_source,
     ]
     .iter()
-    .any(|s| **s == Source::Measured);
+    .any(|s| **s == ValueSource::Measured);
     let mut cache_written = false;
     if any_measured && let Some(path) = &req.cache {
         // Only a measured interval is worth caching; an overridden one keeps the old value.
         let cached_enough = cached.as_ref().map(|c| (c.enough_us, c.enough_method));
-        let enough_to_store = if enough_source == Source::Measured {
+        let enough_to_store = if enough_source == ValueSource::Measured {
             Some((enough_us, enough_method))
         } else {
             cached_enough
@@ -783,7 +783,7 @@ mod tests {
             })
             .unwrap();
             assert_eq!(c.enough_us, 7777);
-            assert_eq!(c.enough_source, Source::Cache);
+            assert_eq!(c.enough_source, ValueSource::Cache);
             assert_eq!(c.loop_overhead_ns, 0.25);
             assert_eq!(c.measured_ns, 0);
             let c = calibrate(&CalibrationRequest {
@@ -793,7 +793,7 @@ mod tests {
             })
             .unwrap();
             assert_eq!(c.enough_us, 1234);
-            assert_eq!(c.enough_source, Source::Option);
+            assert_eq!(c.enough_source, ValueSource::Option);
         }
         let _ = std::fs::remove_dir_all(dir);
     }

@@ -54,7 +54,7 @@ pub fn run(args: CompareArgs) -> Result<i32> {
         files,
     } = args;
     let how = Judging {
-        rule: benchmp::stats::verdict::Rule {
+        rule: benchmp::stats::verdict::JudgeRule {
             min_effect_pct: min_effect,
             alpha,
         },

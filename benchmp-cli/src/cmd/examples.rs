@@ -3,7 +3,7 @@
 
 /// The statuses of the commands' own errors, besides the framework's (a comparison's
 /// errors are bad input, exit 2).
-pub const PROBES: &[benchmp::error::Probe] =
+pub const PROBES: &[benchmp::error::ExitProbe] =
     &[benchmp::error::probe::<benchmp_cli::compare::CompareError>];
 
 /// How the contract test runs each command (benchmp::cli::Example).

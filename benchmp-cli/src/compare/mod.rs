@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use crate::stats::mann_whitney::MannWhitney;
 use benchmp::report::{AnyTool, Report};
 use benchmp::schema::Better;
-use benchmp::stats::verdict::{Rule, Verdict};
+use benchmp::stats::verdict::{JudgeRule, Verdict};
 
 pub use judge::{RunFigures, compare, compare_figures, judge_one_run, judge_runs};
 pub use load::{input_files, load, refuse_overwrite, report_files, sides};
@@ -222,7 +222,7 @@ pub struct Comparison {
     #[serde(default)]
     pub current_runs: Vec<String>,
     /// The rule applied.
-    pub rule: Rule,
+    pub rule: JudgeRule,
     /// The between-run spread given (`--run-spread`), percent; `None`: unknown.
     #[serde(default)]
     pub run_spread_pct: Option<f64>,
@@ -288,7 +288,7 @@ impl Comparison {
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Judging {
     /// Minimum effect, and the alpha of the Mann-Whitney test between several runs a side.
-    pub rule: Rule,
+    pub rule: JudgeRule,
     /// Between-run spread, percent (`--run-spread`); `None`: unknown.
     pub run_spread_pct: Option<f64>,
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use super::*;
 use benchmp::schema::Better;
 use benchmp::schema::Figure;
-use benchmp::stats::verdict::{Rule, Verdict};
+use benchmp::stats::verdict::{JudgeRule, Verdict};
 
 fn fig(name: &str, cpu: Option<usize>, better: Better, samples: &[f64]) -> Figure {
     Figure {
@@ -44,7 +44,7 @@ fn judge(base: &[Vec<Figure>], cur: &[Vec<Figure>], how: Judging) -> Vec<Row> {
 
 fn spread_known(pct: f64) -> Judging {
     Judging {
-        rule: Rule::default(),
+        rule: JudgeRule::default(),
         run_spread_pct: Some(pct),
     }
 }
@@ -268,7 +268,7 @@ fn a_comparison_written_before_runs_were_units_still_reads_as_one() {
         current: "b".into(),
         base_runs: vec!["a".into()],
         current_runs: vec!["b".into()],
-        rule: Rule::default(),
+        rule: JudgeRule::default(),
         run_spread_pct: None,
         rows: judge(&base, &base, Judging::default()),
         counts: Counts::default(),

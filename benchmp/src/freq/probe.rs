@@ -43,7 +43,7 @@ const MUL_CYCLES: std::ops::RangeInclusive<u32> = 2..=6;
 /// The operation a chain repeats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Op {
+pub enum ChainOp {
     /// `x += y`, one cycle a link.
     Add,
     /// `x = (x + y) ^ z`, two cycles a link.
@@ -52,12 +52,12 @@ pub enum Op {
     Mul,
 }
 
-impl Op {
+impl ChainOp {
     fn name(self) -> &'static str {
         match self {
-            Op::Add => "add",
-            Op::AddXor => "add-xor",
-            Op::Mul => "multiply",
+            ChainOp::Add => "add",
+            ChainOp::AddXor => "add-xor",
+            ChainOp::Mul => "multiply",
         }
     }
 }
@@ -66,7 +66,7 @@ impl Op {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Chain {
     /// The operation.
-    pub op: Op,
+    pub op: ChainOp,
     /// Cycles a link takes: assumed for add and add-xor, the nearest whole number for
     /// multiply.
     pub cycles: u32,
@@ -189,9 +189,9 @@ pub fn probe(reference: Option<&Reference>) -> Option<Probe> {
         CYCLES / 3 / LINKS_PER_LOOP * LINKS_PER_LOOP,
     );
     // One untimed round first: the code and the branch predictor warm.
-    run(Op::Add, links.0)?;
-    run(Op::AddXor, links.1)?;
-    run(Op::Mul, links.2)?;
+    run(ChainOp::Add, links.0)?;
+    run(ChainOp::AddXor, links.1)?;
+    run(ChainOp::Mul, links.2)?;
     // Each chain's fastest run so far: a clock still settling (a core waking from idle) or an
     // interrupt only slows runs, so chains that disagree get up to TRIES rounds of RUNS more
     // before the probe says so.
@@ -201,9 +201,9 @@ pub fn probe(reference: Option<&Reference>) -> Option<Probe> {
         tries += 1;
         for _ in 0..RUNS {
             for (slot, (op, n)) in fastest.iter_mut().zip([
-                (Op::Add, links.0),
-                (Op::AddXor, links.1),
-                (Op::Mul, links.2),
+                (ChainOp::Add, links.0),
+                (ChainOp::AddXor, links.1),
+                (ChainOp::Mul, links.2),
             ]) {
                 let t = Instant::now();
                 run(op, n)?;
@@ -241,12 +241,12 @@ pub fn judge(timings: &Timings, reference: Option<&Reference>, cost_ns: u64) -> 
         ns_per_link,
         mhz: f64::from(cycles) * 1e3 / ns_per_link,
     };
-    let add = chain(Op::Add, 1, per_link(timings.add));
-    let add_xor = chain(Op::AddXor, 2, per_link(timings.add_xor));
+    let add = chain(ChainOp::Add, 1, per_link(timings.add));
+    let add_xor = chain(ChainOp::AddXor, 2, per_link(timings.add_xor));
     let simple = (add.mhz + add_xor.mhz) / 2.0;
     let mul_ns = per_link(timings.mul);
     let mul_cycles = (mul_ns * simple / 1e3).round();
-    let mul = chain(Op::Mul, mul_cycles.clamp(1.0, 1e6) as u32, mul_ns);
+    let mul = chain(ChainOp::Mul, mul_cycles.clamp(1.0, 1e6) as u32, mul_ns);
     let chains = vec![add, add_xor, mul];
     let unknown = why_unknown(&chains, reference);
     let mhz = if unknown.is_none() {
@@ -287,7 +287,7 @@ fn why_unknown(chains: &[Chain], reference: Option<&Reference>) -> Option<String
     }
     if let Some(mul) = chains
         .iter()
-        .find(|c| c.op == Op::Mul && !MUL_CYCLES.contains(&c.cycles))
+        .find(|c| c.op == ChainOp::Mul && !MUL_CYCLES.contains(&c.cycles))
     {
         return Some(format!(
             "the chains disagree: a multiply took {} add-chain cycles, not {} to {} ({})",
@@ -329,7 +329,7 @@ fn why_unknown(chains: &[Chain], reference: Option<&Reference>) -> Option<String
 
 /// Runs `links` links (a multiple of [`LINKS_PER_LOOP`]) of the chain of `op`; returns the
 /// chain's value, which depends on every link.
-fn run(op: Op, links: u64) -> Option<u64> {
+fn run(op: ChainOp, links: u64) -> Option<u64> {
     // Operands the compiler cannot see: the add adds 1, the xor flips a constant's bits, the
     // multiply is by an odd constant (never by 1, which a core could shortcut).
     let y = std::hint::black_box(1u64);
@@ -340,9 +340,9 @@ fn run(op: Op, links: u64) -> Option<u64> {
         return Some(0);
     }
     match op {
-        Op::Add => chain::add(n, y),
-        Op::AddXor => chain::add_xor(n, y, z),
-        Op::Mul => chain::mul(n, m),
+        ChainOp::Add => chain::add(n, y),
+        ChainOp::AddXor => chain::add_xor(n, y, z),
+        ChainOp::Mul => chain::mul(n, m),
     }
 }
 
@@ -459,22 +459,22 @@ mod tests {
     #[test]
     fn every_chain_makes_every_link() {
         if !has_chains() {
-            assert_eq!(run(Op::Add, 100), None);
+            assert_eq!(run(ChainOp::Add, 100), None);
             return;
         }
-        assert_eq!(run(Op::Add, CYCLES), Some(CYCLES));
+        assert_eq!(run(ChainOp::Add, CYCLES), Some(CYCLES));
         assert_eq!(
-            run(Op::Add, 10),
+            run(ChainOp::Add, 10),
             Some(0),
             "below one loop iteration, nothing"
         );
         // (x + 1) ^ z, 100 times, and m to the 100th power, in plain arithmetic.
         let z = 0x5bd1_e995_u64;
         let want = (0..100).fold(0u64, |x, _| x.wrapping_add(1) ^ z);
-        assert_eq!(run(Op::AddXor, 100), Some(want));
+        assert_eq!(run(ChainOp::AddXor, 100), Some(want));
         let m = 0x9e37_79b9_7f4a_7c15_u64;
         let want = (0..100).fold(1u64, |x, _| x.wrapping_mul(m));
-        assert_eq!(run(Op::Mul, 100), Some(want));
+        assert_eq!(run(ChainOp::Mul, 100), Some(want));
     }
 
     fn timings(add_ns: f64, add_xor_ns: f64, mul_ns: f64) -> Timings {

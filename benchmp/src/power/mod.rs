@@ -235,7 +235,7 @@ pub struct Power {
     /// Every thermal zone.
     pub zones: Vec<sources::Zone>,
     /// Each cpufreq policy.
-    pub policies: Vec<sources::Policy>,
+    pub policies: Vec<sources::FreqPolicy>,
     /// The external meter, when `--power-cmd` started one.
     pub meter: Option<cmd::Meter>,
     /// Samples per second.
@@ -392,8 +392,8 @@ impl Power {
     }
 
     /// A sampler for one measurement whose children run on `measured`.
-    pub fn window(&mut self, measured: Vec<Option<usize>>) -> sampler::Window<'_> {
-        sampler::Window::new(self, measured)
+    pub fn window(&mut self, measured: Vec<Option<usize>>) -> sampler::PowerWindow<'_> {
+        sampler::PowerWindow::new(self, measured)
     }
 }
 

@@ -130,7 +130,7 @@ fn period_ms(changes: &[u64]) -> Option<f64> {
 
 /// One measurement's window: opened, ticked and closed by the parent's poll loop.
 #[derive(Debug)]
-pub struct Window<'a> {
+pub struct PowerWindow<'a> {
     power: &'a mut Power,
     /// CPUs the measurement runs on (its children's; `None` for an unpinned one).
     measured: Vec<Option<usize>>,
@@ -147,13 +147,13 @@ pub struct Window<'a> {
     cpu_ns: u64,
 }
 
-impl<'a> Window<'a> {
+impl<'a> PowerWindow<'a> {
     /// A window over `power`'s sources for a measurement on `measured` CPUs.
-    pub fn new(power: &'a mut Power, measured: Vec<Option<usize>>) -> Window<'a> {
+    pub fn new(power: &'a mut Power, measured: Vec<Option<usize>>) -> PowerWindow<'a> {
         let period_ns = (1e9 / power.hz).round().max(1.0) as u64;
         let n = power.sources.len();
         let (z, p) = (power.zones.len(), power.policies.len());
-        Window {
+        PowerWindow {
             power,
             measured,
             period_ns,
@@ -201,7 +201,7 @@ impl<'a> Window<'a> {
         self.cpu_ns += crate::sys::clock::thread_cpu_ns().saturating_sub(cpu);
     }
 
-    /// [`Window::sample`]'s reads.
+    /// [`PowerWindow::sample`]'s reads.
     fn take(&mut self, t: u64) {
         self.ticks.push(t);
         let values = sources::read_all(&self.power.sources);
@@ -509,7 +509,7 @@ fn counter(
     track.held
 }
 
-impl crate::beside::Beside for Window<'_> {
+impl crate::beside::Beside for PowerWindow<'_> {
     fn opened(&mut self) {
         self.step_aside();
         let t = now_ns();
@@ -545,7 +545,7 @@ impl crate::beside::Beside for Window<'_> {
     }
 }
 
-impl Drop for Window<'_> {
+impl Drop for PowerWindow<'_> {
     fn drop(&mut self) {
         self.step_back();
     }
@@ -555,7 +555,7 @@ impl Drop for Window<'_> {
 /// does: the mean power of each source, W, and why a source has none.
 pub fn idle(power: &mut Power, seconds: f64) -> Result<Baseline, PowerError> {
     use crate::beside::Beside;
-    let mut w = Window::new(power, Vec::new());
+    let mut w = PowerWindow::new(power, Vec::new());
     w.opened();
     let end = w.start_ns.unwrap_or(0) + (seconds * 1e9) as u64;
     loop {
@@ -616,7 +616,7 @@ mod tests {
         use crate::beside::Beside;
         let allowed = crate::sys::affinity::allowed_cpus().unwrap();
         let mut power = nothing();
-        let mut w = Window::new(&mut power, vec![Some(allowed[0])]);
+        let mut w = PowerWindow::new(&mut power, vec![Some(allowed[0])]);
         w.opened();
         let inside = crate::sys::affinity::allowed_cpus().unwrap();
         w.tick();
@@ -631,7 +631,7 @@ mod tests {
         assert_eq!(record.series.t_ns.len(), 3);
         assert!(record.sources.is_empty());
         // An unpinned child could be anywhere: the parent stays where it is.
-        let mut w = Window::new(&mut power, vec![Some(allowed[0]), None]);
+        let mut w = PowerWindow::new(&mut power, vec![Some(allowed[0]), None]);
         w.opened();
         assert_eq!(crate::sys::affinity::allowed_cpus().unwrap(), allowed);
         drop(w);
@@ -657,7 +657,7 @@ mod tests {
                 wrap_uj: Some(262_143_328_850),
             },
         });
-        let mut w = Window::new(&mut power, Vec::new());
+        let mut w = PowerWindow::new(&mut power, Vec::new());
         w.opened();
         w.tick();
         w.closed();

@@ -315,7 +315,7 @@ pub fn zones(root: &Path) -> Vec<Zone> {
 /// A cpufreq policy to sample: its name (`policy0`, or `cpu3` where there are no policy
 /// folders) and its `scaling_cur_freq` (kHz).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Policy {
+pub struct FreqPolicy {
     /// `policy0`.
     pub name: String,
     /// Its `scaling_cur_freq`.
@@ -323,14 +323,14 @@ pub struct Policy {
 }
 
 /// Every cpufreq policy under `root` whose `scaling_cur_freq` reads.
-pub fn policies(root: &Path, online: &[usize]) -> Vec<Policy> {
+pub fn policies(root: &Path, online: &[usize]) -> Vec<FreqPolicy> {
     let cpu = root.join("devices/system/cpu");
-    let mut out: Vec<Policy> = entries(&cpu.join("cpufreq"), "policy")
+    let mut out: Vec<FreqPolicy> = entries(&cpu.join("cpufreq"), "policy")
         .into_iter()
         .filter_map(|d| {
             let path = d.join("scaling_cur_freq");
             number::<u64>(&path).ok()?;
-            Some(Policy {
+            Some(FreqPolicy {
                 name: d.file_name()?.to_string_lossy().into_owned(),
                 path,
             })
@@ -346,7 +346,7 @@ pub fn policies(root: &Path, online: &[usize]) -> Vec<Policy> {
                 continue;
             }
             seen.push(real);
-            out.push(Policy {
+            out.push(FreqPolicy {
                 name: format!("cpu{c}"),
                 path: d.join("scaling_cur_freq"),
             });

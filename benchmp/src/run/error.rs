@@ -6,7 +6,7 @@ use nix::sys::signal::Signal;
 use super::Who;
 use super::overlap::Overlap;
 use crate::error::{
-    EXIT_FAILED, EXIT_UNSUPPORTED, EXIT_USAGE, ExitStatus, Probe, Unsupported, Usage, probe,
+    EXIT_FAILED, EXIT_UNSUPPORTED, EXIT_USAGE, ExitProbe, ExitStatus, Unsupported, Usage, probe,
 };
 use crate::sys::process::{Exit, ForkError};
 
@@ -195,7 +195,7 @@ impl ExitStatus for Error {
 
 /// The error types of the framework below its front door, for [`crate::error::exit_code_by`]:
 /// what a child's or a tool's chain may hold.
-pub const PROBES: &[Probe] = &[
+pub const PROBES: &[ExitProbe] = &[
     probe::<Error>,
     probe::<crate::sys::mem::MemError>,
     probe::<crate::size::SizeError>,

@@ -19,7 +19,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::sys::usage::Usage;
+use crate::sys::usage::ResourceUsage;
 
 mod child;
 pub mod error;
@@ -316,7 +316,7 @@ pub struct ChildRun<S = (), C = ()> {
     /// CPU migrations counted by the kernel during timing (software perf counter), if available.
     pub migrations: Option<u64>,
     /// Context switches and faults during timing.
-    pub usage: Usage,
+    pub usage: ResourceUsage,
     /// CPU time the child got divided by wall time, over the timed phase (1.0 = never
     /// displaced; lower means other tasks or the hypervisor took its CPU).
     pub cpu_share: f64,

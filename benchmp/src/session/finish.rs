@@ -82,16 +82,16 @@ impl<T: ToolData> Session<T> {
         let (timing_overhead_ns, timing_overhead_source) = self
             .timing_only
             .clone()
-            .unwrap_or((0.0, crate::timing::Source::NotNeeded));
+            .unwrap_or((0.0, crate::timing::ValueSource::NotNeeded));
         let calibration = self.calibration.clone().unwrap_or(Calibration {
             enough_us: 0,
             timing_overhead_ns,
             loop_overhead_ns: 0.0,
             clock_resolution_ns: crate::sys::clock::resolution_ns(),
-            enough_source: crate::timing::Source::NotNeeded,
+            enough_source: crate::timing::ValueSource::NotNeeded,
             enough_method: crate::timing::EnoughMethod::Given,
             timing_overhead_source,
-            loop_overhead_source: crate::timing::Source::NotNeeded,
+            loop_overhead_source: crate::timing::ValueSource::NotNeeded,
             measured_ns: 0,
             cache_file: None,
             cache_problem: None,
@@ -247,7 +247,7 @@ mod tests {
             kind: "emulated".into(),
             evidence: vec!["device tree compatible \"linux,dummy-virt\"".into()],
         });
-        r.quality.verdict = crate::quality::Verdict::default();
+        r.quality.verdict = crate::quality::RunVerdict::default();
         complete(&mut r, None);
         assert!(!r.quality.verdict.noisy);
         assert!(r.quality.verdict.reasons.is_empty());

@@ -112,7 +112,7 @@ pub struct Session<T: ToolData> {
     placement_note: Option<String>,
     calibration: Option<Calibration>,
     /// Clock-read cost when only fixed-count measurements ran (no full calibration needed).
-    timing_only: Option<(f64, crate::timing::Source)>,
+    timing_only: Option<(f64, crate::timing::ValueSource)>,
     calibration_request: CalibrationRequest,
     warmup_us: u64,
     repetitions: usize,
@@ -424,7 +424,7 @@ impl<T: ToolData> Session<T> {
                 Some(w) => run_beside(&cfg, &mut *make, &mut *make_load, w),
                 None => run_beside(&cfg, &mut *make, &mut *make_load, &mut Nothing),
             };
-            let power = window.map(crate::power::sampler::Window::finish);
+            let power = window.map(crate::power::sampler::PowerWindow::finish);
             let ran = match ran {
                 Err(Error::Interrupted(sig)) => {
                     return Err(self.interrupted_at(sig, Some(&spec.name)));

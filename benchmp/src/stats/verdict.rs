@@ -54,16 +54,16 @@ impl Verdict {
 
 /// The rule that turns a comparison into a verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Rule {
+pub struct JudgeRule {
     /// Smallest change that counts, percent of the baseline's trimmed mean.
     pub min_effect_pct: f64,
     /// KS p-value at or above which a change is indistinguishable from the spread.
     pub alpha: f64,
 }
 
-impl Default for Rule {
+impl Default for JudgeRule {
     fn default() -> Self {
-        Rule {
+        JudgeRule {
             min_effect_pct: 5.0,
             alpha: 0.05,
         }
@@ -74,7 +74,7 @@ impl Default for Rule {
 /// direction: beyond the minimum effect, FAIL (worse) or IMPROVED (better), unless the
 /// samples are numerous enough for the KS test to reject and it does not (NOISY); else
 /// PASS. With too few samples for the test, the effect alone decides (dto's rule).
-pub fn judge(c: &Comparison, better: Better, rule: Rule, n: (usize, usize)) -> Verdict {
+pub fn judge(c: &Comparison, better: Better, rule: JudgeRule, n: (usize, usize)) -> Verdict {
     let worse_pct = match better {
         Better::Higher => -c.change_pct,
         Better::Lower => c.change_pct,
@@ -175,7 +175,7 @@ mod tests {
     fn judging_knows_which_way_is_better() {
         let s: Vec<f64> = (0..50).map(|i| 100.0 + (i % 5) as f64).collect();
         let up: Vec<f64> = s.iter().map(|x| x * 1.10).collect();
-        let rule = Rule::default();
+        let rule = JudgeRule::default();
         let c = compare(&s, &up, rule.min_effect_pct, false);
         // 10 % more ns is a regression; 10 % more MB/s an improvement.
         assert_eq!(judge(&c, Better::Lower, rule, (50, 50)), Verdict::Fail);
@@ -190,7 +190,7 @@ mod tests {
         // Two wide, overlapping distributions whose trimmed means differ by about 6 %.
         let a: Vec<f64> = (0..40).map(|i| 50.0 + i as f64 * 2.5).collect();
         let b: Vec<f64> = (0..40).map(|i| 55.0 + i as f64 * 2.5).collect();
-        let rule = Rule::default();
+        let rule = JudgeRule::default();
         let c = compare(&a, &b, rule.min_effect_pct, false);
         assert!(c.change_pct > rule.min_effect_pct && c.ks.p > 0.05, "{c:?}");
         assert_eq!(judge(&c, Better::Lower, rule, (40, 40)), Verdict::Noisy);

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// Counters from getrusage(RUSAGE_SELF); differences of two readings describe a phase.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
+pub struct ResourceUsage {
     /// Voluntary context switches (the process blocked).
     pub voluntary_switches: u64,
     /// Involuntary context switches (the process was preempted: noise).
@@ -20,16 +20,16 @@ pub struct Usage {
     pub system_ns: u64,
 }
 
-impl Usage {
+impl ResourceUsage {
     /// Reads the calling process's counters (zeros if the call fails).
-    pub fn now() -> Usage {
+    pub fn now() -> ResourceUsage {
         let Ok(u) = getrusage(UsageWho::RUSAGE_SELF) else {
-            return Usage::default();
+            return ResourceUsage::default();
         };
         let ns = |tv: nix::sys::time::TimeVal| {
             tv.tv_sec() as u64 * 1_000_000_000 + tv.tv_usec() as u64 * 1000
         };
-        Usage {
+        ResourceUsage {
             voluntary_switches: u.voluntary_context_switches() as u64,
             involuntary_switches: u.involuntary_context_switches() as u64,
             minor_faults: u.minor_page_faults() as u64,
@@ -40,8 +40,8 @@ impl Usage {
     }
 
     /// Counter growth from `earlier` to `self`.
-    pub fn since(&self, earlier: &Usage) -> Usage {
-        Usage {
+    pub fn since(&self, earlier: &ResourceUsage) -> ResourceUsage {
+        ResourceUsage {
             voluntary_switches: self
                 .voluntary_switches
                 .saturating_sub(earlier.voluntary_switches),

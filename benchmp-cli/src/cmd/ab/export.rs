@@ -3,7 +3,7 @@
 //! carry their pairs, so what reads a comparison reads this one too.
 
 use benchmp::output::{Export, Outputs};
-use benchmp::stats::verdict::Rule;
+use benchmp::stats::verdict::JudgeRule;
 use benchmp_cli::compare::paired::AbRun;
 use benchmp_cli::compare::{Comparison, Counts, Row, Side};
 
@@ -113,7 +113,7 @@ pub fn comparison(r: &AbReport) -> Comparison {
         current: r.current.command.clone(),
         base_runs: Vec::new(),
         current_runs: Vec::new(),
-        rule: Rule {
+        rule: JudgeRule {
             min_effect_pct: r.rule.min_effect_pct,
             alpha: r.rule.alpha,
         },

@@ -122,7 +122,7 @@ pub(super) fn gather(dest: &Path, labels: &[String], alpha: f64) -> Result<Strin
         current: String::new(),
         base_runs: Vec::new(),
         current_runs: Vec::new(),
-        rule: benchmp::stats::verdict::Rule {
+        rule: benchmp::stats::verdict::JudgeRule {
             min_effect_pct: 2.0,
             alpha,
         },

@@ -11,7 +11,7 @@ use super::super::{Benchmark, Iterations, RunConfig, Sample};
 use super::{Failure, Phases, Sized, size};
 use crate::sys::affinity::current_cpu;
 use crate::sys::clock::now_ns;
-use crate::sys::usage::Usage;
+use crate::sys::usage::ResourceUsage;
 use crate::timing::resize_count;
 
 /// What the timed intervals gave.
@@ -20,7 +20,7 @@ pub(super) struct Timed<S> {
     pub(super) samples: Vec<Sample<S>>,
     pub(super) count: u64,
     pub(super) gave_up: bool,
-    pub(super) usage: Usage,
+    pub(super) usage: ResourceUsage,
     pub(super) cpu_share: f64,
 }
 
@@ -113,7 +113,7 @@ pub(super) fn timed_intervals<B: Benchmark>(
     sink: &mut u64,
 ) -> Result<Timed<B::Sample>, Failure> {
     let enough = cfg.enough_ns as f64;
-    let u0 = Usage::now();
+    let u0 = ResourceUsage::now();
     let (wall0, cpu0) = (now_ns(), crate::sys::clock::thread_cpu_ns());
     let mut samples: Vec<Sample<B::Sample>> = Vec::new();
     let mut accepted = 0usize;
@@ -150,7 +150,7 @@ pub(super) fn timed_intervals<B: Benchmark>(
             count = resize_count(count, basis, enough);
         }
     }
-    let usage = Usage::now().since(&u0);
+    let usage = ResourceUsage::now().since(&u0);
     let (wall1, cpu1) = (now_ns(), crate::sys::clock::thread_cpu_ns());
     Ok(Timed {
         samples,
@@ -174,7 +174,7 @@ pub(super) fn paced_intervals<B: Benchmark>(
     phases: &mut Phases,
     sink: &mut u64,
 ) -> Result<Timed<B::Sample>, Failure> {
-    let u0 = Usage::now();
+    let u0 = ResourceUsage::now();
     let (mut wall, mut cpu) = (0u64, 0u64);
     let mut samples: Vec<Sample<B::Sample>> = Vec::new();
     // The count of the last step, which a renewal's untimed repetition runs too.
@@ -206,12 +206,12 @@ pub(super) fn paced_intervals<B: Benchmark>(
             .unwrap_or(sized.count);
         last = n;
         let rep = samples.len();
-        let before = Usage::now();
+        let before = ResourceUsage::now();
         let cpu0 = crate::sys::clock::thread_cpu_ns();
         let r = read_interval(bench, n, rep, &mut now_ns);
         let step_cpu = crate::sys::clock::thread_cpu_ns().saturating_sub(cpu0);
         cpu += step_cpu;
-        let preempted = Usage::now().since(&before).involuntary_switches;
+        let preempted = ResourceUsage::now().since(&before).involuntary_switches;
         let (sample, _) = time_interval(cfg, bench, n, r, sink, true);
         wall += sample.elapsed_ns;
         let step = super::super::worker::StepSample {
@@ -231,7 +231,7 @@ pub(super) fn paced_intervals<B: Benchmark>(
         gave_up: samples.is_empty(),
         samples,
         count: sized.count,
-        usage: Usage::now().since(&u0),
+        usage: ResourceUsage::now().since(&u0),
         // The share of the timed repetitions' wall time the child had the CPU for.
         cpu_share: cpu as f64 / wall.max(1) as f64,
     })
