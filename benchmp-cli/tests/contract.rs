@@ -1,6 +1,6 @@
 //! The exit-status contract (README "Exit status") over every binary of the workspace, every
 //! command and every option, as each binary describes itself (`SOCBENCH_CLI_SPEC`,
-//! `ftrace::contract`): a command or option added later is reached without editing this test,
+//! `foundation::contract`): a command or option added later is reached without editing this test,
 //! and a command without an example of how to run it fails here.
 //!
 //! Each command's quick example is run as it is, then with each option given each hostile

@@ -272,19 +272,19 @@ pub use crate::output::{
     OutputArgs, Protected, ResultFiles, Stream, check_output_file, write_stdout,
 };
 
-pub use ftrace::contract::Example;
+pub use foundation::contract::Example;
 
 /// Parses the command line; help and version print and exit 0, any other error prints one
 /// line (`tool: error: ...`) and exits with status 2. `examples` say how to run each command
 /// quickly and at length: with `SOCBENCH_CLI_SPEC` set the binary prints its commands,
-/// options and examples for the contract test and exits 0 ([`ftrace::contract`]).
+/// options and examples for the contract test and exits 0 ([`foundation::contract`]).
 pub fn parse<T: Parser>(examples: &[Example]) -> T {
-    ftrace::startup::prepare(T::command().get_name());
-    ftrace::contract::print_spec_if_asked(&T::command(), examples);
+    foundation::startup::prepare(T::command().get_name());
+    foundation::contract::print_spec_if_asked(&T::command(), examples);
     let parsed = parse_from(std::env::args_os());
     // A setting a killed socbench run left changed is written back (and said) before this
     // command reads or changes anything.
-    ftrace::restore::left_behind(T::command().get_name());
+    foundation::restore::left_behind(T::command().get_name());
     parsed
 }
 
@@ -303,7 +303,7 @@ where
             match e.kind() {
                 ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
                     let name = T::command().get_name().to_string();
-                    ftrace::errln!("{name}: a subcommand or argument is missing (see --help)");
+                    foundation::errln!("{name}: a subcommand or argument is missing (see --help)");
                     std::process::exit(EXIT_USAGE);
                 }
                 ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
@@ -329,7 +329,7 @@ where
                     } else {
                         " (see --help)"
                     };
-                    ftrace::errln!("{name}: {first}{hint}");
+                    foundation::errln!("{name}: {first}{hint}");
                     std::process::exit(EXIT_USAGE);
                 }
             }
@@ -348,7 +348,7 @@ pub fn report_error_by(tool: &str, e: &anyhow::Error, probes: &[crate::error::Ex
     // One line, whatever the chain holds: line breaks become spaces, and any other control
     // character (a worker's escape sequence, a value typed with a newline) is shown escaped.
     let msg = crate::error::chain_line(e);
-    ftrace::errln!("{tool}: {}", ftrace::error::printable(&msg));
+    foundation::errln!("{tool}: {}", foundation::error::printable(&msg));
     exit_code_by(e, probes)
 }
 

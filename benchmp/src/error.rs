@@ -64,7 +64,7 @@ impl ExitStatus for Unsupported {
 /// ran into named with its value, so it can be raised.
 pub fn chain_line(e: &anyhow::Error) -> String {
     let mut msg = format!("{e:#}").replace('\n', " ");
-    if let Some(limit) = ftrace::error::Limit::in_chain(e.as_ref()) {
+    if let Some(limit) = foundation::error::Limit::in_chain(e.as_ref()) {
         msg += &format!(" ({limit})");
     }
     msg
@@ -84,7 +84,7 @@ pub fn probe<T: ExitStatus>(e: &(dyn std::error::Error + 'static)) -> Option<i32
 /// [`Unsupported`] marker, or that one of `probes` recognises, decides; a chain of none is
 /// [`EXIT_FAILED`].
 pub fn exit_code_by(e: &anyhow::Error, probes: &[ExitProbe]) -> i32 {
-    if ftrace::error::Limit::in_chain(e.as_ref()).is_some() {
+    if foundation::error::Limit::in_chain(e.as_ref()).is_some() {
         return EXIT_FAILED;
     }
     for cause in e.chain() {

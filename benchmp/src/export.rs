@@ -312,11 +312,11 @@ pub fn write_partial<T: ToolData>(report: &Report<T>, output: &OutputArgs) {
             Format::Md => w.write_all(markdown(report).as_bytes()),
         });
         match written {
-            Ok(()) => ftrace::errln!(
+            Ok(()) => foundation::errln!(
                 "{tool}: interrupted: the {measured} measurement(s) that finished are in {} (marked incomplete)",
-                ftrace::error::printable(&target)
+                foundation::error::printable(&target)
             ),
-            Err(e) => ftrace::errln!("{tool}: interrupted, and {e:#}"),
+            Err(e) => foundation::errln!("{tool}: interrupted, and {e:#}"),
         }
     }
 }
@@ -337,8 +337,8 @@ pub fn note_lines<T: ToolData>(report: &Report<T>) -> String {
     ) {
         out += &format!(
             "{tool}: note: calibration cache {}: {}\n",
-            ftrace::error::shown(file),
-            ftrace::error::printable(why)
+            foundation::error::shown(file),
+            foundation::error::printable(why)
         );
     }
     out += &noise_lines(tool, &report.quality.verdict.reasons);

@@ -9,7 +9,7 @@ use std::io::{BufWriter, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-pub use ftrace::output::OutputFile;
+pub use foundation::output::OutputFile;
 
 /// A report file being written through a buffer ([`OutputFile`], ftrace's, which traces use
 /// too); [`StagedFile::commit`] puts it in place, dropping it without a commit removes the

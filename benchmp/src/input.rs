@@ -6,7 +6,7 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use ftrace::input::OpenError;
+use foundation::input::OpenError;
 
 use crate::error::{EXIT_USAGE, ExitStatus};
 
@@ -71,7 +71,7 @@ impl ExitStatus for InputError {
 }
 
 fn shown(p: &Path) -> String {
-    ftrace::error::shown(p)
+    foundation::error::shown(p)
 }
 
 fn io_error(path: &Path, e: std::io::Error) -> InputError {
@@ -87,10 +87,10 @@ fn io_error(path: &Path, e: std::io::Error) -> InputError {
 }
 
 /// Opens a regular file for reading (through symlinks). It is opened without blocking and
-/// checked on the open descriptor ([`ftrace::input::open_regular`]), so a FIFO neither hangs
+/// checked on the open descriptor ([`foundation::input::open_regular`]), so a FIFO neither hangs
 /// the open nor slips in after a check.
 pub fn open_file(path: &Path) -> Result<File, InputError> {
-    ftrace::input::open_regular(path).map_err(|e| match e {
+    foundation::input::open_regular(path).map_err(|e| match e {
         OpenError::Io(e) => io_error(path, e),
         OpenError::Folder => InputError::Folder(path.to_path_buf()),
         OpenError::Special(kind) => InputError::Special {
@@ -103,7 +103,7 @@ pub fn open_file(path: &Path) -> Result<File, InputError> {
 /// The bytes of a regular file of at most `limit` bytes.
 pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
     let f = open_file(path)?;
-    ftrace::input::read_bounded(f, limit)
+    foundation::input::read_bounded(f, limit)
         .map_err(|e| io_error(path, e))?
         .ok_or_else(|| InputError::TooLarge {
             path: path.to_path_buf(),

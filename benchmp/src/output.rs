@@ -390,7 +390,7 @@ impl Protected {
         {
             Some((what, _)) => Err(crate::error::Usage(format!(
                 "{option}={}: is {what}; an output never replaces an input or a program",
-                ftrace::error::printable(path)
+                foundation::error::printable(path)
             ))),
             None => Ok(()),
         }
@@ -405,7 +405,7 @@ pub fn check_output_file(option: &str, path: &str) -> Result<(), crate::error::U
     let bad = |why: String| {
         crate::error::Usage(format!(
             "{option}={}: {why}",
-            ftrace::error::printable(path)
+            foundation::error::printable(path)
         ))
     };
     if path.is_empty() {

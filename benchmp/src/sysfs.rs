@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 pub const MAX_ATTR_BYTES: u64 = 64 << 10;
 
 /// Reads one sysfs (or procfs) attribute, whole, up to [`MAX_ATTR_BYTES`], trimmed. It goes
-/// through [`ftrace::input`]: opened without blocking and read only when it is a regular file,
+/// through [`foundation::input`]: opened without blocking and read only when it is a regular file,
 /// so a FIFO or a device planted in a captured tree (`BENCHMP_SYSFS_ROOT`) is an error naming
 /// what it is, never a hang or a memory hog.
 pub fn read_attr(path: &Path) -> std::io::Result<String> {
-    ftrace::input::read_small(path, MAX_ATTR_BYTES).map(|s| s.trim().to_string())
+    foundation::input::read_small(path, MAX_ATTR_BYTES).map(|s| s.trim().to_string())
 }
 
 /// The most a procfs table read here may hold (`/proc/cpuinfo` of a large server,
@@ -23,7 +23,7 @@ pub const MAX_PROC_BYTES: u64 = 64 << 20;
 /// Reads one procfs table (`/proc/cpuinfo`, `/proc/meminfo`, `/proc/self/smaps`) whole, up
 /// to [`MAX_PROC_BYTES`], as [`read_attr`] reads an attribute (untrimmed).
 pub fn read_proc(path: &Path) -> std::io::Result<String> {
-    ftrace::input::read_small(path, MAX_PROC_BYTES)
+    foundation::input::read_small(path, MAX_PROC_BYTES)
 }
 
 /// The entries of `dir` whose names start with `prefix`, by name (none when it cannot be read).

@@ -268,7 +268,7 @@ fn load_cache(path: &Path) -> Result<Option<CacheEntry>, String> {
         Err(e) => {
             // The note names the file already.
             let text = e.to_string();
-            let prefix = format!("{}: ", ftrace::error::shown(path));
+            let prefix = format!("{}: ", foundation::error::shown(path));
             return Err(format!(
                 "not read: {}",
                 text.strip_prefix(&prefix).unwrap_or(&text)
@@ -310,7 +310,7 @@ fn cache_folder(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Writes the cache whole or not at all ([`ftrace::output::OutputFile::create_regular`]): an
+/// Writes the cache whole or not at all ([`foundation::output::OutputFile::create_regular`]): an
 /// unnamed file in its folder renamed over it once complete, so there is no temporary name to
 /// plant a link at, nothing is written through a link or into a FIFO at the cache's own path,
 /// and a full disk leaves the earlier cache and no partial file.
@@ -320,7 +320,7 @@ fn store_cache(path: &Path, e: &CacheEntry) -> std::io::Result<()> {
         cache_folder(dir)?;
     }
     let text = serde_json::to_string_pretty(e).map_err(std::io::Error::other)?;
-    let mut f = ftrace::output::OutputFile::create_regular(path)?;
+    let mut f = foundation::output::OutputFile::create_regular(path)?;
     f.write_all(text.as_bytes())?;
     f.commit()
 }
@@ -414,7 +414,7 @@ fn calibrate_inner(req: &CalibrationRequest, t0: u64) -> Result<Calibration, Cal
             match stored {
                 Ok(()) => cache_written = true,
                 Err(e) => {
-                    let limit = ftrace::error::Limit::in_chain(&e)
+                    let limit = foundation::error::Limit::in_chain(&e)
                         .map(|l| format!(" ({l})"))
                         .unwrap_or_default();
                     cache_problem.get_or_insert_with(|| format!("not written: {e}{limit}"));

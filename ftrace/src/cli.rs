@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::error::ErrorKind;
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
-use ftrace::error::printable;
+use foundation::error::printable;
 
 #[derive(Debug, Parser)]
 #[command(

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
+use foundation::output::OutputFile;
 use ftrace::error::{excerpt, shown};
 use ftrace::exit_code;
-use ftrace::output::OutputFile;
 use ftrace::record::RecordOptions;
 
 use crate::cli::{BenchArgs, ConvertArgs, MarkArgs, RecordArgs};
@@ -37,27 +37,27 @@ pub fn record(args: RecordArgs) -> Result<i32> {
     let buffer = rec.buffer_kb.map_or(String::new(), |kb| {
         format!(", ring buffer {kb} KiB per CPU")
     });
-    ftrace::errln!(
+    foundation::errln!(
         "ftrace: wrote {} ({} bytes, {lost}{buffer}); tracefs settings restored",
         shown(&rec.output),
         rec.bytes
     );
     if let Some(l) = rec.lost.as_ref().filter(|l| l.total() > 0) {
-        ftrace::errln!(
+        foundation::errln!(
             "ftrace: the ring buffer lost {} events ({}); the trace says so in its header: pass a larger --buffer-kb",
             l.total(),
             l.detail()
         );
     } else if let Some((kept, written)) = rec.entries.filter(|_| rec.overflowed()) {
-        ftrace::errln!(
+        foundation::errln!(
             "ftrace: the ring buffer wrapped: {kept} of {written} events kept; pass a larger --buffer-kb"
         );
     }
     let code = rec.exit_code();
     if let Some(sig) = rec.signal {
-        ftrace::errln!("ftrace: stopped by signal {sig}");
+        foundation::errln!("ftrace: stopped by signal {sig}");
     } else if code != 0 {
-        ftrace::errln!("ftrace: the command exited with status {code}");
+        foundation::errln!("ftrace: the command exited with status {code}");
     }
     Ok(code)
 }
@@ -113,7 +113,7 @@ pub fn convert(args: ConvertArgs) -> Result<i32> {
         Some(n) => format!(", {n} events lost in the capture"),
         None => String::new(),
     };
-    ftrace::errln!(
+    foundation::errln!(
         "ftrace: wrote {}: {} events, {} slices and {} counter events on {} tracks ({} lines, {} markers, {} unreadable lines{lost})",
         shown(&args.output),
         conv.trace.trace_events.len(),
@@ -125,16 +125,16 @@ pub fn convert(args: ConvertArgs) -> Result<i32> {
         conv.unreadable.len()
     );
     if let Some(n) = conv.lost_events.filter(|&n| n > 0) {
-        ftrace::errln!(
+        foundation::errln!(
             "ftrace: warning: the capture lost {n} events (its ring buffer overran): slices may be cut and counters have gaps"
         );
     }
     if check.is_ok() {
         return Ok(exit_code::OK);
     }
-    ftrace::errln!("ftrace: the trace has {} problems:", check.problems.len());
+    foundation::errln!("ftrace: the trace has {} problems:", check.problems.len());
     for problem in check.problems.iter().take(10) {
-        ftrace::errln!("  {problem}");
+        foundation::errln!("  {problem}");
     }
     Ok(exit_code::FAILED)
 }

@@ -20,19 +20,12 @@
 #![deny(unsafe_code)]
 
 pub mod bench;
-pub mod claim;
-pub mod console;
-pub mod contract;
 pub mod convert;
 pub mod error;
-pub mod input;
 pub mod layer;
 pub mod marker;
-pub mod output;
 pub mod record;
-pub mod restore;
 pub mod script;
-pub mod startup;
 mod sys;
 pub mod tracefs;
 

@@ -15,7 +15,7 @@ use clap::builder::Styles;
 use clap::error::ErrorKind;
 use clap::{CommandFactory, FromArgMatches};
 
-use ftrace::error::printable;
+use foundation::error::printable;
 use ftrace::exit_code;
 
 use cli::{Cli, Command, usage_line};
@@ -24,24 +24,24 @@ use cmd::Usage;
 mod cli;
 mod cmd;
 
-/// How the contract test runs each command (ftrace::contract::Example).
-const EXAMPLES: &[ftrace::contract::Example] = &[
-    ftrace::contract::Example {
+/// How the contract test runs each command (foundation::contract::Example).
+const EXAMPLES: &[foundation::contract::Example] = &[
+    foundation::contract::Example {
         command: "record",
         quick: "record -o {tmp}/trace.txt -- true",
         long: "record -o {tmp}/trace.txt -- sleep 1000",
     },
-    ftrace::contract::Example {
+    foundation::contract::Example {
         command: "convert",
         quick: "convert --json {repo}/ftrace/tests/fixtures/tgid.txt {tmp}/trace.json",
         long: "",
     },
-    ftrace::contract::Example {
+    foundation::contract::Example {
         command: "mark",
         quick: "mark --marker /dev/null begin phase counter n 4 end",
         long: "mark --marker /dev/null begin phase sleep 1000000 end",
     },
-    ftrace::contract::Example {
+    foundation::contract::Example {
         command: "bench-marker",
         quick: "bench-marker --calls 10 --rounds 1",
         long: "bench-marker --calls 1000000000 --rounds 1000",
@@ -49,7 +49,7 @@ const EXAMPLES: &[ftrace::contract::Example] = &[
 ];
 
 fn main() -> ExitCode {
-    ftrace::startup::prepare("ftrace");
+    foundation::startup::prepare("ftrace");
     let cli = match parse_args() {
         Ok(cli) => cli,
         Err(err)
@@ -62,19 +62,19 @@ fn main() -> ExitCode {
             return ExitCode::from(exit_code::OK as u8);
         }
         Err(err) => {
-            ftrace::errln!("ftrace: {}", usage_line(&err));
+            foundation::errln!("ftrace: {}", usage_line(&err));
             return ExitCode::from(exit_code::USAGE as u8);
         }
     };
-    ftrace::restore::left_behind("ftrace");
+    foundation::restore::left_behind("ftrace");
     let code = match run(cli) {
         Ok(code) => code,
         Err(err) => {
             let own = err.downcast_ref::<ftrace::Error>();
-            let limit = ftrace::error::Limit::in_chain(err.as_ref())
+            let limit = foundation::error::Limit::in_chain(err.as_ref())
                 .filter(|_| own.is_none_or(|e| e.exit_code() == exit_code::FAILED));
             let named = limit.map(|l| format!(" ({l})")).unwrap_or_default();
-            ftrace::errln!("ftrace: {}{named}", printable(&message(&err)));
+            foundation::errln!("ftrace: {}{named}", printable(&message(&err)));
             if let Some(e) = own {
                 e.exit_code()
             } else if limit.is_some() {
@@ -92,7 +92,7 @@ fn main() -> ExitCode {
 /// The command line, parsed without styles: a usage message is then clap's text exactly,
 /// with any escape character of the user's arguments still there to be shown escaped.
 fn parse_args() -> Result<Cli, clap::Error> {
-    ftrace::contract::print_spec_if_asked(&Cli::command(), EXAMPLES);
+    foundation::contract::print_spec_if_asked(&Cli::command(), EXAMPLES);
     let matches = Cli::command().styles(Styles::plain()).try_get_matches()?;
     Cli::from_arg_matches(&matches)
 }

@@ -224,7 +224,7 @@ impl Marker {
         static GLOBAL: OnceLock<Marker> = OnceLock::new();
         GLOBAL.get_or_init(|| match crate::tracefs::find() {
             None => {
-                crate::errln!(
+                foundation::errln!(
                     "ftrace: no tracefs found (mount it with `mount -t tracefs nodev /sys/kernel/tracing`); trace markers are off"
                 );
                 Marker::disabled()
@@ -237,7 +237,7 @@ impl Marker {
     pub fn open_or_disabled(path: impl AsRef<Path>) -> Marker {
         let path = path.as_ref();
         Marker::open(path).unwrap_or_else(|err| {
-            crate::errln!(
+            foundation::errln!(
                 "ftrace: cannot open {} ({err}); trace markers are off",
                 path.display()
             );
@@ -307,7 +307,7 @@ impl Marker {
     #[cold]
     fn warn_once(&self, err: Errno) {
         if !self.warned.swap(true, Ordering::Relaxed) {
-            crate::errln!(
+            foundation::errln!(
                 "ftrace: trace_marker write failed ({err}); later failures are not reported"
             );
         }

@@ -9,7 +9,7 @@
 //! back when the capture ends, fails or is interrupted: SIGINT, SIGTERM and SIGHUP are caught
 //! for the whole capture and passed on to the command, so the process lives long enough to
 //! restore. Concurrent captures on one machine would share the single top-level ring buffer and
-//! undo each other's settings, so a capture holds tracefs's lock ([`crate::claim::Lock`]) and a
+//! undo each other's settings, so a capture holds tracefs's lock ([`foundation::claim::Lock`]) and a
 //! second one is refused.
 
 use std::ffi::{OsStr, OsString};
@@ -23,9 +23,9 @@ use std::process::{Command, ExitStatus};
 use nix::unistd::AccessFlags;
 
 use crate::error::{Error, Result, exit_code};
-use crate::output::OutputFile;
 use crate::sys;
 use crate::tracefs::{self, Setting, Tracefs};
+use foundation::output::OutputFile;
 
 /// What to capture.
 #[derive(Debug, Clone, Default)]
@@ -172,13 +172,13 @@ impl Recorded {
 }
 
 /// Settings changed so far and their old values, put back on [`Restore::restore`] or drop.
-/// Each is in the claim registry ([`crate::claim::Claim::note`]) from before it changes until
+/// Each is in the claim registry ([`foundation::claim::Claim::note`]) from before it changes until
 /// it is back, so a capture killed outright (SIGKILL) has its settings written back by the
-/// next socbench command ([`crate::restore`]).
+/// next socbench command ([`foundation::restore`]).
 #[derive(Debug)]
 pub struct Restore {
     fs: Tracefs,
-    saved: Vec<(Setting, String, Option<crate::claim::Claim>)>,
+    saved: Vec<(Setting, String, Option<foundation::claim::Claim>)>,
 }
 
 impl Restore {
@@ -213,7 +213,8 @@ impl Restore {
                 // Where the registry cannot be written (no folder of this user's), the
                 // setting is still written back at any end but a SIGKILL.
                 let noted =
-                    crate::claim::Claim::note(&self.fs.path(&setting.file()), &old, value).ok();
+                    foundation::claim::Claim::note(&self.fs.path(&setting.file()), &old, value)
+                        .ok();
                 self.saved.push((setting, old, noted));
             }
         }
@@ -251,7 +252,7 @@ impl Restore {
 impl Drop for Restore {
     fn drop(&mut self) {
         if let Err(err) = self.restore_all() {
-            crate::errln!("ftrace: could not restore a tracefs setting: {err}");
+            foundation::errln!("ftrace: could not restore a tracefs setting: {err}");
         }
     }
 }
@@ -366,15 +367,16 @@ fn record_with_handlers(
     check_writable(&fs)?;
     // One capture at a time owns tracefs: a second one would clear this one's buffer and save
     // its settings as the "old" ones. The lock goes with this process, however it ends.
-    let _owner =
-        crate::claim::Lock::take(&fs.path("trace"), "another capture").map_err(|e| match e {
-            crate::claim::ClaimError::Locked { path, .. } => Error::Busy { path },
+    let _owner = foundation::claim::Lock::take(&fs.path("trace"), "another capture").map_err(
+        |e| match e {
+            foundation::claim::ClaimError::Locked { path, .. } => Error::Busy { path },
             other => Error::Io {
                 path: fs.path("trace"),
                 action: "lock".into(),
                 source: std::io::Error::other(other.to_string()),
             },
-        })?;
+        },
+    )?;
     let events = opts
         .events
         .iter()

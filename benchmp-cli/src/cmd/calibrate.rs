@@ -32,18 +32,18 @@ pub fn run(enough: Option<u64>, calibration: Option<String>, json: bool) -> Resu
     match (&c.cache_file, &c.cache_problem) {
         (Some(p), Some(why)) => anyhow::bail!(
             "calibrated in {secs:.2} s, but not cached: {}: {why}",
-            ftrace::error::shown(p)
+            foundation::error::shown(p)
         ),
         (Some(p), None) if c.cache_written => {
             benchmp::errln!(
                 "benchmp: calibrated in {secs:.2} s; cached in {}",
-                ftrace::error::shown(p)
+                foundation::error::shown(p)
             )
         }
         // Only a measured interval is cached: with --enough (or ENOUGH) nothing was stored.
         (Some(p), None) => benchmp::errln!(
             "benchmp: calibrated in {secs:.2} s; {} left as it was (only a measured interval is cached, and this one was given)",
-            ftrace::error::shown(p)
+            foundation::error::shown(p)
         ),
         (None, _) => {}
     }

@@ -344,7 +344,7 @@ impl OutDir {
         if let Some(p) = record.made.iter().find(|p| !plain(p, self.kind)) {
             return Err(bad(format!(
                 "it names '{}', which is not a path inside the folder",
-                ftrace::error::printable(p)
+                foundation::error::printable(p)
             )));
         }
         Ok(Some(record))
@@ -519,7 +519,7 @@ fn plain(rel: &str, kind: Kind) -> bool {
 }
 
 fn shown(p: &Path) -> String {
-    ftrace::error::shown(p)
+    foundation::error::shown(p)
 }
 
 /// Writes a file of the folder whole or not at all ([`benchmp::files::StagedFile`]); an error

@@ -118,7 +118,7 @@ pub fn run(json: bool) -> Result<i32> {
         outln!("{}", serde_json::to_string_pretty(&listing)?);
         return Ok(0);
     }
-    let root = ftrace::error::printable(&listing.root).into_owned();
+    let root = foundation::error::printable(&listing.root).into_owned();
     if listing.sources.is_empty() {
         outln!(
             "no power source under {root} (powercap, hwmon, power_supply, IIO energy meters): measurements run without power figures"
@@ -132,28 +132,28 @@ pub fn run(json: bool) -> Result<i32> {
             };
             outln!(
                 "  {:<28} {:<12} {:<6} period {:<10} {}",
-                ftrace::error::printable(&s.name),
+                foundation::error::printable(&s.name),
                 s.kind.to_string(),
                 s.unit,
                 period,
-                ftrace::error::printable(&s.covers)
+                foundation::error::printable(&s.covers)
             );
             for p in &s.paths {
-                outln!("  {:<28} {}", "", ftrace::error::printable(p));
+                outln!("  {:<28} {}", "", foundation::error::printable(p));
             }
         }
     }
     for u in &listing.unusable {
         outln!(
             "not usable: {}: {}",
-            ftrace::error::printable(&u.name),
-            ftrace::error::printable(&u.why)
+            foundation::error::printable(&u.name),
+            foundation::error::printable(&u.why)
         );
     }
     if !listing.sources.is_empty() {
         let named = |v: &[String]| match v {
             [] => "none".to_string(),
-            v => ftrace::error::printable(&v.join(", ")).into_owned(),
+            v => foundation::error::printable(&v.join(", ")).into_owned(),
         };
         outln!(
             "sampled beside them: thermal zones {}; cpufreq policies {}",

@@ -56,7 +56,7 @@ fn printable_line(s: &str, what: &str) -> Result<String, String> {
     if s.trim().is_empty() || s.len() > 4096 || s.chars().any(char::is_control) {
         return Err(format!(
             "'{}' is not {what}",
-            ftrace::error::printable(&s.chars().take(200).collect::<String>())
+            foundation::error::printable(&s.chars().take(200).collect::<String>())
         ));
     }
     Ok(s.to_string())
@@ -92,7 +92,7 @@ pub fn timeout(s: &str) -> Result<String, String> {
         Ok(n) if (1..=86_400).contains(&n) => Ok(n.to_string()),
         _ => Err(format!(
             "'{}' is not a whole number of seconds from 1 to 86400",
-            ftrace::error::printable(s)
+            foundation::error::printable(s)
         )),
     }
 }

@@ -119,9 +119,9 @@ fn read_bounded(path: &Path, meta: &std::fs::Metadata) -> Result<Vec<u8>, Compar
     let mut text = Vec::new();
     // Opened without blocking and checked again on the descriptor: the file may have been
     // replaced since it was looked at.
-    ftrace::input::open_regular(path)
+    foundation::input::open_regular(path)
         .map_err(|e| match e {
-            ftrace::input::OpenError::Special(kind) => {
+            foundation::input::OpenError::Special(kind) => {
                 CompareError::NotAFile(path.to_path_buf(), kind)
             }
             other => read(other.into()),

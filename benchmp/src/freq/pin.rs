@@ -54,15 +54,15 @@ pub struct WriteError {
     pub path: PathBuf,
     /// Why.
     #[source]
-    pub source: ftrace::claim::ClaimError,
+    pub source: foundation::claim::ClaimError,
 }
 
 /// Values written to sysfs with what they replaced, each held through a cross-process claim
-/// ([`ftrace::claim::Claim`]); [`Writes::restore`] lets them go newest first, so a min ≤ max
+/// ([`foundation::claim::Claim`]); [`Writes::restore`] lets them go newest first, so a min ≤ max
 /// pair stays ordered at every step, and the last process holding a file writes it back.
 #[derive(Debug, Default)]
 pub struct Writes {
-    done: Vec<(PinnedFile, ftrace::claim::Claim)>,
+    done: Vec<(PinnedFile, foundation::claim::Claim)>,
     restored: bool,
 }
 
@@ -73,13 +73,13 @@ fn read(p: &Path) -> Option<String> {
 impl Writes {
     /// Holds `path` at `value`, remembering what it held.
     pub fn write(&mut self, path: &Path, value: &str) -> Result<(), WriteError> {
-        let claim = ftrace::claim::Claim::take(path, value).map_err(|source| WriteError {
+        let claim = foundation::claim::Claim::take(path, value).map_err(|source| WriteError {
             path: path.to_path_buf(),
             source,
         })?;
         let shared_with = match claim.taken {
-            ftrace::claim::Taken::Shared { with, .. } => Some(with),
-            ftrace::claim::Taken::Wrote { .. } => None,
+            foundation::claim::Taken::Shared { with, .. } => Some(with),
+            foundation::claim::Taken::Wrote { .. } => None,
         };
         self.done.push((
             PinnedFile {
@@ -140,8 +140,8 @@ impl Writes {
         self.restored = true;
         for (f, claim) in self.done.iter_mut().rev() {
             match claim.release() {
-                Some(ftrace::claim::Released::Restored(ok)) => f.restored = Some(ok),
-                Some(ftrace::claim::Released::LeftTo(pid)) => f.left_to = Some(pid),
+                Some(foundation::claim::Released::Restored(ok)) => f.restored = Some(ok),
+                Some(foundation::claim::Released::LeftTo(pid)) => f.left_to = Some(pid),
                 None => {}
             }
         }
@@ -187,7 +187,7 @@ impl FreqPin {
             "--governor"
         };
         // A pin a killed run left behind is written back before anything is read.
-        ftrace::claim::recover_stale();
+        foundation::claim::recover_stale();
         let mut dirs: Vec<(usize, PathBuf)> = Vec::new();
         for &cpu in cpus {
             let dir = cpufreq_dir(sysfs, cpu);

@@ -202,7 +202,7 @@ impl Meter {
         text.lines()
             .rev()
             .find(|l| !l.trim().is_empty())
-            .map(|l| ftrace::error::excerpt(l.trim().as_bytes(), 200))
+            .map(|l| foundation::error::excerpt(l.trim().as_bytes(), 200))
     }
 
     fn take(&mut self, bytes: &[u8]) {
@@ -215,7 +215,7 @@ impl Meter {
                     self.failed = Some(PowerError::MeterLine {
                         command: self.command.clone(),
                         line: self.lines + 1,
-                        text: ftrace::error::excerpt(&self.line, 80),
+                        text: foundation::error::excerpt(&self.line, 80),
                     });
                 }
                 continue;
@@ -266,7 +266,7 @@ impl Meter {
                     self.failed = Some(PowerError::MeterLine {
                         command: self.command.clone(),
                         line: self.lines,
-                        text: ftrace::error::excerpt(&line, 80),
+                        text: foundation::error::excerpt(&line, 80),
                     });
                 }
                 None => {}

@@ -134,7 +134,7 @@ pub enum PowerError {
     #[error("{0}")]
     MeterUsage(String),
     /// The meter could not be started.
-    #[error("--power-cmd {}: cannot start it", ftrace::error::printable(.command))]
+    #[error("--power-cmd {}: cannot start it", foundation::error::printable(.command))]
     MeterStart {
         /// The command.
         command: String,
@@ -145,7 +145,7 @@ pub enum PowerError {
     /// The meter printed something that is not a reading.
     #[error(
         "--power-cmd {}: line {line} is not '<unix seconds> <watts>': {text}",
-        ftrace::error::printable(.command)
+        foundation::error::printable(.command)
     )]
     MeterLine {
         /// The command.
@@ -157,7 +157,7 @@ pub enum PowerError {
     },
     /// The meter's first reading cannot be believed (a time ahead of its arrival, a power
     /// below zero or beyond any machine's).
-    #[error("--power-cmd {}: {why}", ftrace::error::printable(.command))]
+    #[error("--power-cmd {}: {why}", foundation::error::printable(.command))]
     MeterRefused {
         /// The command.
         command: String,
@@ -167,7 +167,7 @@ pub enum PowerError {
     /// The meter ended before its first reading.
     #[error(
         "--power-cmd {}: the meter ended ({status}) after {readings} line(s){}",
-        ftrace::error::printable(.command),
+        foundation::error::printable(.command),
         .said.as_ref().map(|s| format!("; its last error line: {s}")).unwrap_or_default()
     )]
     MeterEnded {
@@ -187,7 +187,7 @@ pub enum PowerError {
     /// The meter gave no reading in time: a command that is no meter (bad input).
     #[error(
         "--power-cmd {}: no reading in {secs} s (a meter prints '<unix seconds> <watts>' lines)",
-        ftrace::error::printable(.command)
+        foundation::error::printable(.command)
     )]
     MeterSilent {
         /// The command.
@@ -209,7 +209,7 @@ impl ExitStatus for PowerError {
             // A meter that cannot start for a resource limit (too many open files, no
             // process left) is a failure, not a bad command.
             PowerError::MeterStart { source, .. }
-                if ftrace::error::Limit::in_chain(source).is_some() =>
+                if foundation::error::Limit::in_chain(source).is_some() =>
             {
                 EXIT_FAILED
             }
@@ -257,7 +257,7 @@ fn listing(found: &Found, root: &Path) -> String {
     if names.is_empty() {
         format!(
             "none under {} (powercap, hwmon, power_supply, IIO energy meters)",
-            ftrace::error::shown(root)
+            foundation::error::shown(root)
         )
     } else {
         format!("found: {}", names.join(", "))
@@ -270,7 +270,7 @@ fn cmd_source(command: &str) -> Source {
         name: "cmd".into(),
         kind: Kind::Cmd,
         unit: "W",
-        covers: format!("external meter ({})", ftrace::error::printable(command)),
+        covers: format!("external meter ({})", foundation::error::printable(command)),
         paths: Vec::new(),
         cluster: None,
         reader: sources::Reader::Cmd,

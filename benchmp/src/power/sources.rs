@@ -151,10 +151,10 @@ pub(super) fn unreadable(path: &Path, e: &std::io::Error) -> String {
     if e.kind() == std::io::ErrorKind::PermissionDenied {
         format!(
             "{} can be read by root only; run as root or choose another source",
-            ftrace::error::shown(path)
+            foundation::error::shown(path)
         )
     } else {
-        format!("{} cannot be read: {e}", ftrace::error::shown(path))
+        format!("{} cannot be read: {e}", foundation::error::shown(path))
     }
 }
 
@@ -164,8 +164,8 @@ pub(super) fn number<T: std::str::FromStr>(path: &Path) -> Result<T, String> {
     text.parse::<T>().map_err(|_| {
         format!(
             "{} holds {}, not a number",
-            ftrace::error::shown(path),
-            ftrace::error::excerpt(text.as_bytes(), 40)
+            foundation::error::shown(path),
+            foundation::error::excerpt(text.as_bytes(), 40)
         )
     })
 }
@@ -201,7 +201,7 @@ fn battery_status(dir: &Path) -> Result<(), String> {
     } else {
         Err(format!(
             "the battery's status is {}: only a discharging battery's current is the load's (the charger's otherwise); unplug it or choose another source",
-            ftrace::error::excerpt(status.as_bytes(), 40)
+            foundation::error::excerpt(status.as_bytes(), 40)
         ))
     }
 }
@@ -249,7 +249,7 @@ fn odpm_value(rails: &Rails, path: &Path, rail: &str) -> Result<Value, String> {
         .ok_or_else(|| {
             format!(
                 "{} no longer lists the rail {rail}",
-                ftrace::error::shown(path)
+                foundation::error::shown(path)
             )
         })
 }

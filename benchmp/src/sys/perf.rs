@@ -450,7 +450,7 @@ mod tests {
                     nix::errno::Errno::EACCES | nix::errno::Errno::EPERM
                 ) =>
             {
-                ftrace::errln!("skipped: {e}");
+                foundation::errln!("skipped: {e}");
                 return;
             }
             Err(e) => panic!("{e}"),

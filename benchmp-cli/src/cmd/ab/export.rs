@@ -72,7 +72,7 @@ pub(super) fn write_outputs(r: &AbReport, args: &AbArgs) -> Result<()> {
         {
             benchmp::errln!(
                 "benchmp: interrupted: the pairs taken so far are in {} (marked incomplete)",
-                ftrace::error::printable(p)
+                foundation::error::printable(p)
             );
         }
     }
@@ -194,8 +194,8 @@ pub fn render_text(r: &AbReport) -> String {
     };
     let mut out = format!(
         "benchmp ab: A '{}' vs B '{}' (minimum effect {:.1} %, alpha {} over {} figure(s){looks}: {conf} % intervals at the last, {units}{buffers}{layout}, {} order)\n",
-        ftrace::error::printable(&r.base.command),
-        ftrace::error::printable(&r.current.command),
+        foundation::error::printable(&r.base.command),
+        foundation::error::printable(&r.current.command),
         r.rule.min_effect_pct,
         r.rule.alpha,
         r.rule.figures,

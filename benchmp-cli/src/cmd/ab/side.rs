@@ -533,7 +533,7 @@ impl Worker {
             "{} '{}': {what}{why}: {}",
             self.name,
             self.text,
-            ftrace::error::excerpt(line.trim_ascii_end(), 60)
+            foundation::error::excerpt(line.trim_ascii_end(), 60)
         ))
         .into()
     }
@@ -667,7 +667,7 @@ pub(super) fn kind(m: &ToDriver) -> &'static str {
 /// A worker's text as a message or the table shows it: control characters escaped, at most
 /// [`SHOWN`] characters.
 pub(super) fn bounded(text: &str) -> String {
-    let shown = ftrace::error::printable(text);
+    let shown = foundation::error::printable(text);
     let mut chars = shown.chars();
     let mut out: String = chars.by_ref().take(SHOWN).collect();
     if chars.next().is_some() {

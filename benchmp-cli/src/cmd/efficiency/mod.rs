@@ -4,7 +4,7 @@
 //! the pin back on every exit), and records per step the headline figure, the figure per MHz,
 //! the power above the idle baseline and the energy per unit of work. After each step it
 //! checks that the policy is back as it was (a pin a killed tool left is undone through
-//! `ftrace::claim` first) and says so when it is not. Output: a results folder like the
+//! `foundation::claim` first) and says so when it is not. Output: a results folder like the
 //! suite's (each step's report, text and errors under `steps/`; `efficiency.txt`, `.json`,
 //! `.csv` and `energy_model.txt`, an Energy-Model-style table per cluster beside which
 //! `/sys/kernel/debug/energy_model` can be set); `scripts/plot_efficiency.py` draws its curves.
@@ -105,7 +105,7 @@ fn refuse(why: String) -> anyhow::Error {
 }
 
 fn shown(p: &Path) -> String {
-    ftrace::error::shown(p)
+    foundation::error::shown(p)
 }
 
 /// A step's arguments: the command's own, then `--cpus`, `--pin-freq`, `--json=FILE` and
@@ -280,7 +280,7 @@ pub fn run(args: &EfficiencyArgs) -> Result<i32> {
                     })
                     .collect();
                 let line = format!("{}|{}|{}", s.label, c.program.display(), words.join(" "));
-                format!("{}\n", ftrace::error::printable(&line))
+                format!("{}\n", foundation::error::printable(&line))
             })
             .collect();
         benchmp::cli::write_stdout(&text)?;
@@ -359,7 +359,7 @@ pub fn run(args: &EfficiencyArgs) -> Result<i32> {
         clusters.iter().map(|c| snapshot(&c.dir)).collect();
     outln!(
         "== efficiency sweep on {}: {} cluster(s), {} step(s), results in {}",
-        ftrace::error::printable(&host),
+        foundation::error::printable(&host),
         clusters.len(),
         steps.len(),
         dest.display()
@@ -369,7 +369,7 @@ pub fn run(args: &EfficiencyArgs) -> Result<i32> {
             "cluster {}: CPUs {} ({}), {}",
             c.index,
             benchmp::cpulist::format_cpu_list(&c.cpus),
-            ftrace::error::printable(&c.policy),
+            foundation::error::printable(&c.policy),
             plan::describe(&c.swept_khz)
         );
     }
@@ -403,7 +403,7 @@ pub fn run(args: &EfficiencyArgs) -> Result<i32> {
             "{:<28} {} {}",
             step.label,
             cmd.name,
-            ftrace::error::printable(&job.args.join(" "))
+            foundation::error::printable(&job.args.join(" "))
         );
         let cluster = &clusters[step.cluster];
         let before = snapshot(&cluster.dir);
@@ -423,7 +423,7 @@ pub fn run(args: &EfficiencyArgs) -> Result<i32> {
         };
         let seconds = start.elapsed().as_secs_f64();
         // A pin whose holder died outright (SIGKILL) is written back before the check.
-        ftrace::claim::recover_stale();
+        foundation::claim::recover_stale();
         let mut missing = not_back(&before);
         if !missing.is_empty() {
             write_back(&mut missing);
@@ -499,7 +499,7 @@ pub fn run(args: &EfficiencyArgs) -> Result<i32> {
             break;
         }
     }
-    ftrace::claim::recover_stale();
+    foundation::claim::recover_stale();
     let mut left: Vec<NotBack> = Vec::new();
     let mut left_lines: Vec<String> = Vec::new();
     for (c, before) in clusters.iter().zip(&at_start) {
@@ -568,7 +568,7 @@ pub fn run(args: &EfficiencyArgs) -> Result<i32> {
                     results.len(),
                     first.step.label,
                     first.exit,
-                    ftrace::error::printable(&first.note)
+                    foundation::error::printable(&first.note)
                 );
             }
         }

@@ -106,7 +106,7 @@ pub const DEFAULT_COMMANDS: [&str; 2] = ["dhry", "coremark"];
 /// A `--cmd 'TOOL ARGS'` as a command: TOOL is a program in `bin` (a name) or a path (with a
 /// `/`); it must be an executable file, and ARGS must leave the sweep's own options to it.
 pub fn command(text: &str, bin: &Path) -> Result<Command, String> {
-    let shown = ftrace::error::printable(text);
+    let shown = foundation::error::printable(text);
     let words = shlex::split(text)
         .ok_or_else(|| format!("--cmd '{shown}': unbalanced quotes (give 'TOOL ARGS')"))?;
     let Some((tool, args)) = words.split_first() else {
@@ -120,7 +120,7 @@ pub fn command(text: &str, bin: &Path) -> Result<Command, String> {
     }) {
         return Err(format!(
             "--cmd '{shown}': {} is the sweep's to give (--cpus, --pin-freq and --json= are set for each step)",
-            ftrace::error::printable(a)
+            foundation::error::printable(a)
         ));
     }
     let program = if tool.contains('/') {
@@ -131,7 +131,7 @@ pub fn command(text: &str, bin: &Path) -> Result<Command, String> {
     if !executable(&program) {
         return Err(format!(
             "--cmd '{shown}': {} is not an executable file",
-            ftrace::error::shown(&program)
+            foundation::error::shown(&program)
         ));
     }
     let name = program

@@ -59,12 +59,12 @@ pub(super) fn write_back(files: &mut [NotBack]) {
     for i in order {
         let f = &mut files[i];
         let path = Path::new(&f.file);
-        if let Some(pid) = ftrace::claim::held_by(path) {
+        if let Some(pid) = foundation::claim::held_by(path) {
             f.held_by = Some(pid);
             continue;
         }
         f.written_back =
-            Some(ftrace::output::write_attribute(path, &format!("{}\n", f.was)).is_ok());
+            Some(foundation::output::write_attribute(path, &format!("{}\n", f.was)).is_ok());
     }
 }
 
@@ -90,5 +90,5 @@ pub(super) fn say_not_back(policy: &str, files: &[NotBack]) -> String {
             )
         })
         .collect();
-    ftrace::error::printable(&format!("{policy}: {}", parts.join(", "))).into_owned()
+    foundation::error::printable(&format!("{policy}: {}", parts.join(", "))).into_owned()
 }

@@ -162,7 +162,10 @@ pub fn read(text: &str) -> Read {
     if out.power.is_none() {
         let missing = headline.and_then(|m| m["power"]["sources"][0]["missing"].as_str());
         out.note = match missing {
-            Some(why) => format!("power missing, because {}", ftrace::error::printable(why)),
+            Some(why) => format!(
+                "power missing, because {}",
+                foundation::error::printable(why)
+            ),
             None => "no power record (no power source)".into(),
         };
     }
@@ -434,7 +437,7 @@ fn shown(q: Option<&Quantity>) -> String {
         format!(
             "{} {}",
             number(Some(q.value)),
-            ftrace::error::printable(&q.unit)
+            foundation::error::printable(&q.unit)
         )
     })
 }
@@ -458,13 +461,13 @@ pub fn render(clusters: &[Cluster], commands: &[Command], results: &[StepResult]
                     } else {
                         ""
                     };
-                    format!("power: {}{net}", ftrace::error::printable(&p.source))
+                    format!("power: {}{net}", foundation::error::printable(&p.source))
                 });
         out += &format!(
             "cluster {}: CPUs {} ({}), {}; {source}\n",
             c.index,
             benchmp::cpulist::format_cpu_list(&c.cpus),
-            ftrace::error::printable(&c.policy),
+            foundation::error::printable(&c.policy),
             super::plan::describe(&c.swept_khz)
         );
         let cells: Vec<Vec<String>> = rows
@@ -473,11 +476,11 @@ pub fn render(clusters: &[Cluster], commands: &[Command], results: &[StepResult]
                 let p = r.performance.as_ref();
                 vec![
                     super::plan::mhz_arg(r.step.khz),
-                    ftrace::error::printable(&commands[r.step.command].name).into_owned(),
+                    foundation::error::printable(&commands[r.step.command].name).into_owned(),
                     benchmp::cpulist::format_cpu_list(&r.step.cpus),
                     number(p.map(|p| p.value)),
                     p.map_or(String::new(), |p| {
-                        ftrace::error::printable(&p.unit).into_owned()
+                        foundation::error::printable(&p.unit).into_owned()
                     }),
                     r.per_mhz
                         .as_ref()
@@ -540,8 +543,8 @@ pub fn render_energy_models(models: &[EnergyModel]) -> String {
             "# cluster {} (CPUs {}, {}), {} on one CPU: power above the idle baseline, µW; cost = power x {} / frequency\n",
             m.cluster,
             benchmp::cpulist::format_cpu_list(&m.cpus),
-            ftrace::error::printable(&m.policy),
-            ftrace::error::printable(&m.command),
+            foundation::error::printable(&m.policy),
+            foundation::error::printable(&m.command),
             m.max_freq_khz
         );
         let rows: Vec<Vec<String>> = m

@@ -110,7 +110,7 @@ impl Runner<'_> {
                 return Ok(Run::Interrupted(sig));
             }
             Err(err @ JobError::Start { .. }) => {
-                let limited = ftrace::error::Limit::in_chain(&err).is_some();
+                let limited = foundation::error::Limit::in_chain(&err).is_some();
                 let err = anyhow::Error::from(err);
                 let line = benchmp::error::chain_line(&err);
                 write_whole(

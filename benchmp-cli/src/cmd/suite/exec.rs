@@ -114,7 +114,7 @@ pub struct Job {
 #[derive(Debug, thiserror::Error)]
 pub enum JobError {
     /// A file for its output cannot be made (a full disk): the suite cannot go on.
-    #[error("cannot create {}", ftrace::error::shown(.path))]
+    #[error("cannot create {}", foundation::error::shown(.path))]
     Output {
         /// The file.
         path: PathBuf,
@@ -123,7 +123,7 @@ pub enum JobError {
         source: std::io::Error,
     },
     /// The program cannot be started (the entry's status is 127).
-    #[error("cannot start {}", ftrace::error::shown(.program))]
+    #[error("cannot start {}", foundation::error::shown(.program))]
     Start {
         /// The program.
         program: PathBuf,
@@ -132,7 +132,7 @@ pub enum JobError {
         source: std::io::Error,
     },
     /// Waiting for it failed.
-    #[error("cannot wait for {}", ftrace::error::shown(.program))]
+    #[error("cannot wait for {}", foundation::error::shown(.program))]
     Wait {
         /// The program.
         program: PathBuf,

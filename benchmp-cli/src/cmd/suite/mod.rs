@@ -166,7 +166,7 @@ pub(crate) fn check_environment() -> Result<()> {
     if let Some(v) = std::env::var_os(fds) {
         return Err(benchmp::Usage(format!(
             "{fds}={} is set: it is how benchmp ab talks to its workers, and every entry would take itself for one; unset it",
-            ftrace::error::printable(&v.to_string_lossy())
+            foundation::error::printable(&v.to_string_lossy())
         ))
         .into());
     }
@@ -238,7 +238,7 @@ pub(crate) fn absolute(p: &Path) -> PathBuf {
 }
 
 fn shown(p: &Path) -> String {
-    ftrace::error::shown(p)
+    foundation::error::shown(p)
 }
 
 /// What `--force` or `--resume` must never remove: this program, the tools run and compared,
@@ -512,7 +512,7 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
                     regressed = true;
                     let txt = read_own(&dest.join(format!("ab/{}.txt", e.label)));
                     for l in txt.lines().filter(|l| l.contains(" FAIL")) {
-                        outln!("   {}", ftrace::error::printable(l));
+                        outln!("   {}", foundation::error::printable(l));
                     }
                 }
                 Ended::Status(c) => {
@@ -539,7 +539,7 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
                 failures += 1;
                 benchmp::errln!(
                     "benchmp: gathering the paired verdicts failed: {}",
-                    ftrace::error::printable(&format!("{e:#}").replace('\n', " "))
+                    foundation::error::printable(&format!("{e:#}").replace('\n', " "))
                 );
             }
         }
@@ -574,7 +574,7 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
             }
         }
         if let Some(last) = read_own(&dest.join("compare.txt")).lines().last() {
-            outln!("{}", ftrace::error::printable(last));
+            outln!("{}", foundation::error::printable(last));
         }
     }
     let summary = write_summary(&dest)?;
@@ -652,7 +652,7 @@ fn stopped(sig: nix::sys::signal::Signal, dest: &Path, running: bool) -> Result<
     if let Err(e) = write_summary(dest) {
         benchmp::errln!(
             "benchmp: {}",
-            ftrace::error::printable(&format!("{e:#}").replace('\n', " "))
+            foundation::error::printable(&format!("{e:#}").replace('\n', " "))
         );
     }
     let what = if running {
@@ -694,7 +694,7 @@ pub(crate) fn one_line(s: &str, max: usize) -> String {
         }
         t.truncate(cut);
     }
-    ftrace::error::printable(&t).into_owned()
+    foundation::error::printable(&t).into_owned()
 }
 
 #[cfg(test)]

@@ -216,7 +216,7 @@ fn last_error_line(path: &Path) -> Result<String, benchmp::input::InputError> {
         .chars()
         .take(80)
         .collect();
-    Ok(ftrace::error::printable(last.trim_end()).into_owned())
+    Ok(foundation::error::printable(last.trim_end()).into_owned())
 }
 
 /// The note of a report's figures: the headline's name and what is beside it, or why there
@@ -282,10 +282,10 @@ pub fn summarize(dir: &Path) -> Result<Summary> {
                 let reasons = report.as_ref().map(|r| r.reasons.as_slice()).unwrap_or(&[]);
                 let why = match reasons {
                     [] => "NOISY".to_string(),
-                    [one] => format!("NOISY: {}", ftrace::error::printable(one)),
+                    [one] => format!("NOISY: {}", foundation::error::printable(one)),
                     [first, more @ ..] => format!(
                         "NOISY: {} (and {} more)",
-                        ftrace::error::printable(first),
+                        foundation::error::printable(first),
                         more.len()
                     ),
                 };

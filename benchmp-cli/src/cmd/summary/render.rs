@@ -20,27 +20,28 @@ pub fn render(s: &Summary) -> String {
         .iter()
         .map(|r| {
             let mut v = vec![
-                ftrace::error::printable(&r.entry).into_owned(),
-                ftrace::error::printable(&r.tool).into_owned(),
+                foundation::error::printable(&r.entry).into_owned(),
+                foundation::error::printable(&r.tool).into_owned(),
                 number(r.headline.as_ref().map(|h| h.value)),
                 r.headline
                     .as_ref()
-                    .map(|h| ftrace::error::printable(&h.unit).into_owned())
+                    .map(|h| foundation::error::printable(&h.unit).into_owned())
                     .unwrap_or_default(),
-                ftrace::error::printable(&r.seconds).into_owned(),
+                foundation::error::printable(&r.seconds).into_owned(),
             ];
             if energy {
                 v.push(r.energy.as_ref().map_or_else(String::new, |e| {
                     format!(
                         "{} {}",
                         number(Some(e.value)),
-                        ftrace::error::printable(&e.unit)
+                        foundation::error::printable(&e.unit)
                     )
                 }));
             }
             if s.compared {
                 v.push(
-                    ftrace::error::printable(r.verdict.as_deref().unwrap_or_default()).into_owned(),
+                    foundation::error::printable(r.verdict.as_deref().unwrap_or_default())
+                        .into_owned(),
                 );
             }
             v
@@ -80,7 +81,7 @@ pub fn render(s: &Summary) -> String {
         out += &format!(
             "{}  {}\n",
             cells.join("  "),
-            ftrace::error::printable(&r.note)
+            foundation::error::printable(&r.note)
         );
     }
     let mut tools: Vec<&str> = s.entries.iter().map(|r| r.tool.as_str()).collect();
@@ -103,8 +104,8 @@ pub fn render(s: &Summary) -> String {
         "\n{} entries over {} tools ({}); {counts}. Results: {}\n",
         s.entries.len(),
         tools.len(),
-        ftrace::error::printable(&tools.join(", ")),
-        ftrace::error::shown(&s.folder)
+        foundation::error::printable(&tools.join(", ")),
+        foundation::error::shown(&s.folder)
     );
     out
 }

@@ -96,7 +96,7 @@ impl StatusRow {
 /// A result folder's file refused as input: exit status 2, one line naming it.
 pub(super) fn bad(path: &Path, row: Option<usize>, why: String) -> anyhow::Error {
     let at = row.map(|n| format!(" row {n}")).unwrap_or_default();
-    benchmp::Usage(format!("{}{at}: {why}", ftrace::error::shown(path))).into()
+    benchmp::Usage(format!("{}{at}: {why}", foundation::error::shown(path))).into()
 }
 
 /// True when a label can name files in the folder: a plain name.
@@ -143,7 +143,7 @@ pub fn read_status(dir: &Path) -> Result<Vec<StatusRow>> {
                 n,
                 format!(
                     "label '{}' is not a file name",
-                    ftrace::error::printable(label)
+                    foundation::error::printable(label)
                 ),
             ));
         }
@@ -153,7 +153,7 @@ pub fn read_status(dir: &Path) -> Result<Vec<StatusRow>> {
                 n,
                 format!(
                     "exit status '{}' is not a number",
-                    ftrace::error::printable(code)
+                    foundation::error::printable(code)
                 ),
             )
         })?;
@@ -169,7 +169,7 @@ pub fn read_status(dir: &Path) -> Result<Vec<StatusRow>> {
                 n,
                 format!(
                     "seconds '{}' is not a number of seconds from 0 (or -)",
-                    ftrace::error::printable(seconds)
+                    foundation::error::printable(seconds)
                 ),
             ));
         }
@@ -181,7 +181,7 @@ pub fn read_status(dir: &Path) -> Result<Vec<StatusRow>> {
                     n,
                     format!(
                         "status '{}' is not ok, noisy, failed or interrupted",
-                        ftrace::error::printable(w)
+                        foundation::error::printable(w)
                     ),
                 )
             })?),
