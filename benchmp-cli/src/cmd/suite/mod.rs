@@ -5,10 +5,10 @@
 //! same plan runs on this machine (scripts/suite.sh builds, calls it, then plots) and on a
 //! phone after `adb push` (scripts/android.sh).
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use benchmp::{EXIT_FAILED, EXIT_OK};
 
 mod ab;
@@ -16,12 +16,12 @@ mod entry;
 pub mod exec;
 pub mod plan;
 pub mod quiet;
+mod steps;
 
-use crate::cmd::outdir::{self, Input, OutDir, Take, write_whole};
+use crate::cmd::outdir::{Input, write_whole};
 use crate::cmd::summary::{self, Outcome, StatusRow};
-use ab::AbRun;
 use entry::{Run, Runner};
-use exec::{Ended, Files, Job, StatusFile};
+use exec::StatusFile;
 use plan::{Entry, Machine, Mode};
 
 /// `benchmp suite`'s options.
@@ -154,7 +154,7 @@ impl SuiteArgs {
 }
 
 /// A refusal: exit status 2, one line, nothing run.
-fn refuse(why: String) -> Result<i32> {
+fn refuse<T>(why: String) -> Result<T> {
     Err(benchmp::Usage(why).into())
 }
 
@@ -301,287 +301,40 @@ fn finished(dir: &Path, plan: &[Entry]) -> Result<Vec<StatusRow>> {
 /// `noisy`) and nothing regressed, 1 otherwise, 2 refused before anything ran, 128+n stopped
 /// by signal n.
 pub fn run(args: &SuiteArgs) -> Result<i32> {
-    let me = std::env::current_exe().context("cannot find the path of the running benchmp")?;
-    let bin = absolute(&match &args.bin_dir {
-        Some(d) => d.clone(),
-        None => me.parent().map(Path::to_path_buf).unwrap_or_default(),
-    });
-    check_environment()?;
-    let mode = args.mode();
-    let cpus = args.cpus.as_ref().map(|c| c.0.clone());
-    let topology = benchmp::topology::Topology::detect().map_err(benchmp::Error::from)?;
-    let (machine, used_cpus) = machine(&topology, cpus.as_deref())?;
-    let plan: Vec<Entry> = plan::plan(mode, machine)
-        .into_iter()
-        .filter(|e| args.only.is_empty() || args.only.iter().any(|t| t == e.tool))
-        .collect();
-    if args.list {
-        let text: String = plan.iter().map(|e| format!("{e}\n")).collect();
-        benchmp::cli::write_stdout(&text)?;
-        return Ok(EXIT_OK);
-    }
-    let mut needed: Vec<&str> = Vec::new();
-    for e in &plan {
-        if !needed.contains(&e.tool) {
-            needed.push(e.tool);
-        }
-    }
-    if let Err(why) = check_bins(&bin, "the binary folder", &needed) {
-        return refuse(why);
-    }
-    let ab_bin = args.ab.as_deref().map(absolute);
-    if let Some(d) = &ab_bin
-        && let Err(why) = check_bins(d, "--ab", &needed)
-    {
-        return refuse(why);
-    }
-    let baseline = args.baseline.as_deref().map(absolute);
-    if let Some(b) = &baseline {
-        if !b.is_dir() {
-            return refuse(format!("--baseline {} is not a folder", b.display()));
-        }
-        if !plan
-            .iter()
-            .any(|e| b.join(format!("{}.json", e.label)).is_file())
-        {
-            return refuse(format!(
-                "--baseline {} holds no JSON report of a selected entry (such as {}.json): nothing to compare",
-                b.display(),
-                plan.first().map_or("", |e| e.label.as_str())
-            ));
-        }
-    }
-    let (option, out_path, take) = match &args.resume {
-        Some(d) => ("--resume", absolute(d), Take::Resume),
-        None => (
-            "--out",
-            absolute(&args.out.clone().unwrap_or_else(|| outdir::default_out(""))),
-            if args.force { Take::Force } else { Take::New },
-        ),
+    let inputs = match steps::inputs(args)? {
+        ControlFlow::Continue(i) => i,
+        ControlFlow::Break(code) => return Ok(code),
     };
-    let recipe = Recipe {
-        mode: format!("{mode:?}").to_lowercase(),
-        entries: plan.iter().map(Entry::to_string).collect(),
-        cpus: cpus.as_deref().map(benchmp::cpulist::format_cpu_list),
-        trace: args.trace,
-        bin_dir: bin.clone(),
-        ab: ab_bin.clone(),
-        ab_time: args.ab_time,
-        ab_processes: args.ab_processes,
-        baseline: baseline.clone(),
-        power: (!args.power.words().is_empty()).then(|| args.power.clone()),
-    };
-    let mut out = match OutDir::open(
-        outdir::SUITE,
-        &out_path,
-        take,
-        &serde_json::to_value(&recipe)?,
-    ) {
-        Ok(o) => o,
-        Err(e) => return refuse(format!("{option} {} {e}", shown(&out_path))),
-    };
-    let kept = if take == Take::Resume {
-        match finished(&out.path, &plan) {
-            Ok(k) => k,
-            Err(e) => {
-                out.undo();
-                return refuse(format!("--resume {}: {e:#}", shown(&out_path)));
-            }
-        }
-    } else {
-        Vec::new()
-    };
-    let todo: Vec<&Entry> = plan
-        .iter()
-        .filter(|e| !kept.iter().any(|r| r.label == e.label))
-        .collect();
-    let with_ab = ab_bin.is_some();
-    let mut shared: Vec<String> = vec!["status.tsv".into(), "summary.json".into()];
-    if with_ab {
-        shared.push("ab/".into());
-    }
-    if with_ab || baseline.is_some() {
-        shared.extend(["compare.txt", "compare.json", "compare.csv"].map(String::from));
-    }
-    let entries_files: Vec<String> = todo.iter().flat_map(|e| Files::names(e, with_ab)).collect();
-    let doomed = match take {
-        Take::New => Vec::new(),
-        Take::Force => out.recorded(),
-        Take::Resume => entries_files.clone(),
-    };
-    let planned: Vec<String> = shared.iter().chain(&entries_files).cloned().collect();
-    let protected = inputs(&me, &bin, ab_bin.as_deref(), baseline.as_deref(), &needed);
-    if let Err(e) = out.check(&doomed, &planned, &protected) {
-        let why = format!("{option} {}: {e}", shown(&out_path));
-        out.undo();
-        return refuse(why);
-    }
+    let mut folder = steps::open_folder(args, &inputs)?;
     // From here on a stop signal only sets a flag: the running entry is stopped and reaped,
     // and recorded as interrupted, before the suite ends.
     let _signals = benchmp::sys::process::InterruptGuard::install();
-    out.clear(&doomed)?;
-    out.record(&shared)?;
-    let dest = out.path.clone();
-    let host = nix::unistd::gethostname()
-        .map(|h| h.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    outln!(
-        "== socbench suite ({}) on {host}: {} CPUs, results in {}{}",
-        recipe.mode,
-        machine.cpus,
-        dest.display(),
-        if kept.is_empty() {
-            String::new()
-        } else {
-            format!(" (resumed: {} of {} entries left)", todo.len(), plan.len())
-        }
-    );
-    let order: Vec<String> = plan.iter().map(|e| e.label.clone()).collect();
+    folder.out.clear(&folder.doomed)?;
+    folder.out.record(&folder.shared)?;
+    let dest = folder.out.path.clone();
+    steps::announce(&inputs, &folder, &dest)?;
+    let order: Vec<String> = inputs.plan.iter().map(|e| e.label.clone()).collect();
+    let kept = std::mem::take(&mut folder.kept);
     let mut status = StatusFile::create(&dest.join("status.tsv"), order, kept)?;
-    let (mut extra, dto_env) = match &cpus {
-        Some(list) => (
-            vec![
-                "--cpus".to_string(),
-                benchmp::cpulist::format_cpu_list(list),
-            ],
-            vec![("PERF_CPU".to_string(), list[0].to_string())],
-        ),
-        None => (Vec::new(), Vec::new()),
+    let mut runner = steps::runner(args, &inputs, &dest, folder.out.lock_fd());
+    let mut tally = match steps::entries(args, &inputs, &mut folder, &mut runner, &mut status)? {
+        ControlFlow::Continue(t) => t,
+        ControlFlow::Break(code) => return Ok(code),
     };
-    if args.trace {
-        extra.push("--trace".into());
+    if inputs.ab_bin.is_some() {
+        tally.failures += steps::gather_paired(&dest, &inputs)?;
     }
-    // dto takes its CPU as PERF_CPU, and the rest as every tool does.
-    let mut dto_extra: Vec<String> = extra.iter().filter(|a| *a == "--trace").cloned().collect();
-    let power = args.power.words();
-    extra.extend(power.iter().cloned());
-    dto_extra.extend(power);
-    let alpha = 0.05 / plan.len().max(1) as f64;
-    let mut runner = Runner {
-        bin: &bin,
-        dest: &dest,
-        extra,
-        dto_extra,
-        dto_env,
-        timeout: args.entry_timeout.map(Duration::from_secs_f64),
-        hold: out.lock_fd(),
-        cpus: used_cpus,
-        quiet_limit: Duration::from_secs_f64(args.quiet_wait),
-        busy_before: false,
-    };
-    let (mut failures, mut regressed) = (0usize, false);
-    let mut noisy: Vec<&Entry> = Vec::new();
-    for e in todo {
-        if let Some(sig) = benchmp::sys::process::interrupted() {
-            return stopped(sig, &dest, false);
-        }
-        out.record(&Files::names(e, with_ab))?;
-        match runner.run(e, &mut status, false)? {
-            Run::Interrupted(sig) => return stopped(sig, &dest, true),
-            Run::Ended { outcome, apart, .. } => match outcome {
-                Outcome::Failed if apart => noisy.push(e),
-                Outcome::Failed => failures += 1,
-                Outcome::Noisy => noisy.push(e),
-                Outcome::Ok | Outcome::Interrupted => {}
-            },
-        }
-        if let Some(a) = &ab_bin {
-            let ab = AbRun {
-                me: &me,
-                base: a,
-                bin: &bin,
-                dest: &dest,
-                args,
-                alpha,
-                hold: out.lock_fd(),
-            };
-            match ab.run(e)? {
-                Ended::Interrupted(sig) => {
-                    let row = StatusRow {
-                        label: e.label.clone(),
-                        tool: e.tool.to_string(),
-                        exit: 128 + sig as i32,
-                        seconds: "-".into(),
-                        outcome: Some(Outcome::Interrupted),
-                    };
-                    status.set(row)?;
-                    return stopped(sig, &dest, true);
-                }
-                Ended::Status(0) => {}
-                Ended::Status(1) => {
-                    regressed = true;
-                    let txt = read_own(&dest.join(format!("ab/{}.txt", e.label)));
-                    for l in txt.lines().filter(|l| l.contains(" FAIL")) {
-                        outln!("   {}", foundation::error::printable(l));
-                    }
-                }
-                Ended::Status(c) => {
-                    failures += 1;
-                    outln!(
-                        "   FAILED (ab, exit {c}): {}",
-                        head(&dest.join(format!("ab/{}.err", e.label)))
-                    );
-                }
-            }
-        }
-    }
-    match again(&mut runner, &noisy, &mut status)? {
-        Ok(failed) => failures += failed,
-        Err(sig) => return stopped(sig, &dest, true),
-    }
-    if with_ab {
-        // Every entry's paired comparison gathered into the folder's own, as a --baseline's is.
-        outln!("== paired with the --ab build");
-        let labels: Vec<String> = plan.iter().map(|e| e.label.clone()).collect();
-        match ab::gather(&dest, &labels, alpha) {
-            Ok(last) => outln!("{last}"),
-            Err(e) => {
-                failures += 1;
-                benchmp::errln!(
-                    "benchmp: gathering the paired verdicts failed: {}",
-                    foundation::error::printable(&format!("{e:#}").replace('\n', " "))
-                );
-            }
-        }
-    }
-    if let Some(b) = &baseline {
-        outln!("== comparing with {}", b.display());
-        let job = Job {
-            program: me.clone(),
-            args: vec![
-                "compare".into(),
-                b.display().to_string(),
-                dest.display().to_string(),
-                format!("--json={}", dest.join("compare.json").display()),
-                format!("--csv={}", dest.join("compare.csv").display()),
-            ],
-            env: Vec::new(),
-            stdout: Some(dest.join("compare.txt")),
-            stderr: None,
-            timeout: None,
-            hold: Some(out.lock_fd()),
-        };
-        match job.run()? {
-            Ended::Interrupted(sig) => return stopped(sig, &dest, false),
-            Ended::Status(0) => {}
-            Ended::Status(1) => regressed = true,
-            Ended::Status(_) => {
-                benchmp::errln!(
-                    "benchmp: the comparison with {} failed (see above)",
-                    b.display()
-                );
-                regressed = true;
-            }
-        }
-        if let Some(last) = read_own(&dest.join("compare.txt")).lines().last() {
-            outln!("{}", foundation::error::printable(last));
+    if let Some(b) = &inputs.baseline {
+        match steps::compare_with(b, &inputs.me, &dest, folder.out.lock_fd())? {
+            ControlFlow::Continue(regressed) => tally.regressed |= regressed,
+            ControlFlow::Break(code) => return Ok(code),
         }
     }
     let summary = write_summary(&dest)?;
     if !args.no_summary {
         benchmp::cli::write_stdout(&summary::render(&summary))?;
     }
-    Ok(if failures == 0 && !regressed {
+    Ok(if tally.failures == 0 && !tally.regressed {
         EXIT_OK
     } else {
         EXIT_FAILED
@@ -705,7 +458,7 @@ mod tests {
     #[test]
     fn usage_exit() {
         assert_eq!(
-            benchmp::cli::exit_code_of(&refuse("x".into()).unwrap_err()),
+            benchmp::cli::exit_code_of(&refuse::<()>("x".into()).unwrap_err()),
             EXIT_USAGE
         );
     }
