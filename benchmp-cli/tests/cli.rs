@@ -329,14 +329,14 @@ fn a_child_stopped_while_the_others_ran_is_not_a_parallel_figure() {
         return;
     }
     let tag = "sigstop";
-    // Half a second of timed intervals per child (250 × 2 ms); into the timed phase of every
-    // attempt, one child is frozen for a second, as a debugger or a phone's freezer would
-    // (its sibling's window ends long before its own): the measurement is repeated, then
-    // refused.
+    // About a second of timed intervals per child (500 × 2 ms); into the timed phase of every
+    // attempt, one child is frozen for two seconds, as a debugger or a phone's freezer would:
+    // the measurement is repeated, then refused. (Half of each, tried to save time, let a
+    // freeze fall before the timed phase on a busy machine, so an attempt ran together.)
     let out = benchmp::testing::output_with_each_second_child_frozen(
-        probe(tag).args(["-P", "2", "-N", "250", "--json"]),
+        probe(tag).args(["-P", "2", "-N", "500", "--json"]),
         Duration::from_millis(300),
-        Duration::from_secs(1),
+        Duration::from_secs(2),
         benchmp::quality::ATTEMPTS as usize,
     );
     let err = String::from_utf8_lossy(&out.stderr);
@@ -354,9 +354,9 @@ fn a_child_stopped_while_the_others_ran_is_not_a_parallel_figure() {
     // Frozen in the first attempt only: the figure comes from a repeat whose children ran
     // together (or, on a machine busy enough to part them again, the same refusal).
     let out = benchmp::testing::output_with_each_second_child_frozen(
-        probe(tag).args(["-P", "2", "-N", "250", "--json"]),
+        probe(tag).args(["-P", "2", "-N", "500", "--json"]),
         Duration::from_millis(300),
-        Duration::from_secs(1),
+        Duration::from_secs(2),
         1,
     );
     if !benchmp::testing::ran_apart(&out) {
