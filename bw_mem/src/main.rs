@@ -83,7 +83,7 @@ struct Cli {
 const EXAMPLES: &[benchmp::cli::Example] = &[benchmp::cli::Example {
     command: "",
     quick: "-N 1 64k rd",
-    long: "-N 1000000 --json={tmp}/out.json 64m rd",
+    long: "-N 1000000 --json={tmp}/out.json --md={tmp}/out.md 64m rd",
 }];
 
 fn main() {

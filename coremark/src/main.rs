@@ -56,7 +56,7 @@ struct Cli {
 const EXAMPLES: &[benchmp::cli::Example] = &[benchmp::cli::Example {
     command: "",
     quick: "--iterations 10",
-    long: "--iterations 1000000000 --json={tmp}/out.json",
+    long: "--iterations 1000000000 --json={tmp}/out.json --md={tmp}/out.md",
 }];
 
 fn main() {

@@ -76,7 +76,7 @@ struct Cli {
 const EXAMPLES: &[benchmp::cli::Example] = &[benchmp::cli::Example {
     command: "",
     quick: "--runs 1000",
-    long: "--time 1000 --json={tmp}/out.json",
+    long: "--time 1000 --json={tmp}/out.json --md={tmp}/out.md",
 }];
 
 fn main() {

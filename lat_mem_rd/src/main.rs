@@ -11,7 +11,7 @@ use lat_mem_rd::{c2c, config, loaded};
 const EXAMPLES: &[benchmp::cli::Example] = &[benchmp::cli::Example {
     command: "",
     quick: "-N 1 --enough-floor 1000 --max 1k 1 64",
-    long: "-t --json={tmp}/out.json 256m 64",
+    long: "-t --json={tmp}/out.json --md={tmp}/out.md 256m 64",
 }];
 
 fn main() {

@@ -21,17 +21,17 @@ pub const EXAMPLES: &[benchmp::cli::Example] = &[
     benchmp::cli::Example {
         command: "probe",
         quick: "probe -N 1",
-        long: "probe -N 1000000 --json={tmp}/out.json",
+        long: "probe -N 1000000 --json={tmp}/out.json --md={tmp}/out.md",
     },
     benchmp::cli::Example {
         command: "compare",
         quick: "compare {report_a} {report_b}",
-        long: "compare --json={tmp}/out.json --csv={tmp}/out.csv {report_a} {report_b}",
+        long: "compare --json={tmp}/out.json --csv={tmp}/out.csv --md={tmp}/out.md {report_a} {report_b}",
     },
     benchmp::cli::Example {
         command: "ab",
         quick: "ab --processes 1 --pairs 2 --rep-ms 1 '{bin}/benchmp probe --cpus 0' '{bin}/benchmp probe --cpus 0'",
-        long: "ab --time 1000 --json={tmp}/out.json --csv={tmp}/out.csv '{bin}/benchmp probe --cpus 0' '{bin}/benchmp probe --cpus 0'",
+        long: "ab --time 1000 --json={tmp}/out.json --csv={tmp}/out.csv --md={tmp}/out.md '{bin}/benchmp probe --cpus 0' '{bin}/benchmp probe --cpus 0'",
     },
     benchmp::cli::Example {
         command: "suite",
@@ -41,7 +41,7 @@ pub const EXAMPLES: &[benchmp::cli::Example] = &[
     benchmp::cli::Example {
         command: "summary",
         quick: "summary {suite}",
-        long: "summary --json={tmp}/out.json --csv={tmp}/out.csv {suite}",
+        long: "summary --json={tmp}/out.json --csv={tmp}/out.csv --md={tmp}/out.md {suite}",
     },
     benchmp::cli::Example {
         command: "efficiency",
