@@ -216,7 +216,10 @@ impl<T: ToolData> Export for ToolReport<'_, T> {
 pub fn markdown<T: ToolData>(report: &Report<T>) -> String {
     let args = shlex::try_join(report.args.iter().skip(1).map(String::as_str))
         .unwrap_or_else(|_| report.args.get(1..).unwrap_or(&[]).join(" "));
-    let mut head = format!("**{}** `{}`", report.tool, args.replace('`', "'"));
+    // One line whatever the arguments hold: control characters escaped, no backtick to end
+    // the code span early.
+    let args = foundation::error::printable(&args).replace('`', "'");
+    let mut head = format!("**{}** `{args}`", report.tool);
     if report.quality.verdict.noisy {
         head.push_str(" (noisy: the JSON report's quality.verdict says why)");
     }
