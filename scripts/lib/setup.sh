@@ -17,6 +17,24 @@ setup_as_root() {
   fi
 }
 
+# setup_backports_suite: prints the backports suite (bookworm-backports) when a package is
+# installed from it, after adding that suite to apt's sources if it was not there (a file of its
+# own, at apt's default low priority: nothing else is taken from it unless asked); fails
+# otherwise.
+setup_backports_suite() {
+  local codename suite
+  dpkg-query -W -f '${Version}\n' 2>/dev/null | grep -q '~bpo' || return 1
+  codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+  [ -n "$codename" ] || return 1
+  suite="$codename-backports"
+  if ! apt-cache policy 2>/dev/null | grep -q " $suite/"; then
+    printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' "$suite" |
+      setup_as_root tee "/etc/apt/sources.list.d/socbench-$suite.sources" >/dev/null || return 1
+    setup_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null 2>&1 || return 1
+  fi
+  echo "$suite"
+}
+
 # setup_apt CMD PACKAGE [CMD PACKAGE ...]: installs each PACKAGE whose CMD is not on PATH.
 setup_apt() {
   local missing=() cmds=()
@@ -39,6 +57,16 @@ setup_apt() {
   local rc=0
   { setup_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
     setup_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1 || rc=$?
+  # A package installed from the release's backports (a machine image with qemu-utils 10 from
+  # bookworm-backports, say) can break the release's own versions of its kin (qemu-system-arm
+  # 7.2): then the same packages are taken from backports too, as the installed one was.
+  local bpo
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 126 ] && bpo=$(setup_backports_suite); then
+    echo "setup: the release's packages conflict with ones installed from $bpo; installing ${missing[*]} from $bpo" >&2
+    rc=0
+    setup_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      -t "$bpo" "${missing[@]}" >"$log" 2>&1 || rc=$?
+  fi
   if [ "$rc" -ne 0 ]; then
     if [ "$rc" -eq 126 ]; then
       echo "setup: missing ${cmds[*]}: installing ${missing[*]} needs root or password-less sudo" >&2
