@@ -27,7 +27,8 @@ use plan::{Entry, Machine, Mode};
 /// `benchmp suite`'s options.
 #[derive(Debug, clap::Args)]
 pub struct SuiteArgs {
-    /// Fewer operations and repetitions (about a minute on a 2-core machine).
+    /// Fewer operations and repetitions (about a minute on a 2-core machine); the latency
+    /// sweep ends at four times the last-level cache or 256 MiB, whichever is smaller.
     #[arg(long, conflicts_with = "full")]
     pub quick: bool,
     /// Every operation, lmbench's 11 repetitions, more strides (tens of minutes).
