@@ -131,21 +131,32 @@ aarch64() {
     cargo "$1" --profile scripts --target aarch64-unknown-linux-musl "${@:2}"
 }
 beside_dir="${CARGO_TARGET_DIR:-target}/beside"
-builds() {
+# The script tests check structure, not figures: this machine's side runs the debug binaries
+# cargo test built above, the stand-in phone the aarch64 ones of builds().
+export SOCBENCH_BIN="${CARGO_TARGET_DIR:-target}/debug"
+export SOCBENCH_DEVICE_BIN="$beside_dir/aarch64-unknown-linux-musl/scripts"
+builds() (
   export CARGO_TARGET_DIR="$beside_dir"
   cargo build --release -p bw_mem --bin bw_mem
   aarch64 test -p bw_mem --test kernels
-  aarch64 test -p dto --lib kernels
+  aarch64 test -p dto --test kernels
   aarch64 build -p benchmp-cli -p bw_mem -p dhry -p dto --bins
+)
+# The stand-in phone's test (android.sh with a stand-in adb, its quick suite under qemu-user)
+# starts as soon as its aarch64 binaries are built, beside the rest, rather than after them.
+builds_then_android() {
+  local start
+  builds || { echo "test.sh: the release or aarch64 builds failed"; return 1; }
+  start=$SECONDS
+  echo "-- android (at ${SECONDS} s)"
+  scripts/tests/test_android.sh || { echo "test.sh: script test 'android' failed"; return 1; }
+  echo "   android: $((SECONDS - start)) s"
 }
-beside builds "CARGO_TARGET_DIR=$beside_dir: cargo build --release -p bw_mem --bin bw_mem; the aarch64 tests and build in scripts/test.sh's builds()" builds
+beside builds "CARGO_TARGET_DIR=$beside_dir: cargo build --release -p bw_mem --bin bw_mem; the aarch64 tests and build in scripts/test.sh's builds(); SOCBENCH_BIN=$SOCBENCH_BIN SOCBENCH_DEVICE_BIN=$SOCBENCH_DEVICE_BIN scripts/tests/test_android.sh (the one that failed is named above)" builds_then_android
 
-# The script tests check structure, not figures: this machine's side runs the debug binaries
-# cargo test built above, the stand-in phone the aarch64 ones of builds(). The lmbench
-# harness, suite and LAVA tests run one after another beside the crates' tests (each holds on
-# a busy machine, and the crates' tests spend much of their time waiting on child processes).
-export SOCBENCH_BIN="${CARGO_TARGET_DIR:-target}/debug"
-export SOCBENCH_DEVICE_BIN="$beside_dir/aarch64-unknown-linux-musl/scripts"
+# The lmbench harness, suite and LAVA tests run one after another beside the crates' tests
+# (each holds on a busy machine, and the crates' tests spend much of their time waiting on
+# child processes).
 # script_tests: each script test in turn, its time and a line for each one that failed.
 script_tests() {
   local rc=0 t start
@@ -185,9 +196,6 @@ await builds
 release_bw_mem=$(realpath -m "$beside_dir/release/bw_mem")
 stage release_kernels "BW_MEM_RELEASE=$release_bw_mem cargo test --workspace --test not_optimised_away" \
   env BW_MEM_RELEASE="$release_bw_mem" cargo test --workspace --test not_optimised_away
-# The stand-in phone runs the aarch64 binaries built above.
-stage android "SOCBENCH_BIN=$SOCBENCH_BIN SOCBENCH_DEVICE_BIN=$SOCBENCH_DEVICE_BIN scripts/tests/test_android.sh" \
-  scripts/tests/test_android.sh
 
 # The device test, a stage of its own after everything else (its guest keeps both CPUs busy):
 # the emulated SoC built from the aarch64 binaries above (the rest of its tools built into the
