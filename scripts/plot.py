@@ -31,12 +31,11 @@ def load(path):
         return None
 
 
-def param(m, *names):
-    p = m.get("params") or {}
-    for n in names:
-        if n in p:
-            return p[n]
-    return None
+def sizing(m, key):
+    """A measurement's size, stride or layout as the tool declared it (its `sizing`, the
+    framework's one definition of what sizes a figure), never a guess at the tool's own
+    parameter names; None when the tool declared none."""
+    return (m.get("sizing") or {}).get(key)
 
 
 def human(nbytes):
@@ -51,8 +50,8 @@ def latency_plot(path, data, out):
     """One PNG per lat_mem_rd report."""
     series = {}
     for m in data.get("measurements", []):
-        size = param(m, "size_bytes", "range_bytes", "len_bytes")
-        stride = param(m, "stride_bytes", "stride")
+        size = sizing(m, "size_bytes")
+        stride = sizing(m, "stride_bytes")
         if size is None:
             continue
         clusters = m["aggregate"].get("per_cluster", [])

@@ -376,17 +376,6 @@ fn noise_lines(tool: &str, reasons: &[String]) -> String {
     out
 }
 
-/// A measurement's name in a note line: its name, and its size when it has one (`rd 64M`).
-fn measurement_label<T: ToolData>(m: &Measurement<T>) -> String {
-    let size = serde_json::to_value(&m.params)
-        .ok()
-        .and_then(|p| p.get("size_bytes").and_then(serde_json::Value::as_u64));
-    match size {
-        Some(b) => format!("{} {}", m.name, crate::size::HumanSize(b)),
-        None => m.name.clone(),
-    }
-}
-
 /// The note lines of the run conditions: each child's counts (`tool: counters: rd child 0
 /// (CPU 0): ...`), each measurement's power (`tool: power: rd 64M: battery:battery 2.61 W
 /// ...`) and what a frequency pin set and wrote back.
@@ -394,11 +383,7 @@ fn condition_lines<T: ToolData>(report: &Report<T>) -> Vec<String> {
     let mut lines = Vec::new();
     for m in &report.measurements {
         if let Some(p) = &m.power {
-            lines.push(format!(
-                "{}: power: {}\n",
-                report.tool,
-                p.line(&measurement_label(m))
-            ));
+            lines.push(format!("{}: power: {}\n", report.tool, p.line(&m.label())));
         }
         for c in &m.children {
             if let Some(k) = &c.counters {

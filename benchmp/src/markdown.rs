@@ -123,6 +123,7 @@ mod tests {
             better: crate::schema::Better::Higher,
             value,
             samples: vec![value; 3],
+            sizing: Default::default(),
         };
         let md = figures(&[f(Some(1), Some(0), 1000.0), f(None, None, 2e13)]);
         let lines: Vec<&str> = md.lines().collect();

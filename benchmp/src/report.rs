@@ -11,7 +11,7 @@ use crate::host::{Build, Host};
 use crate::quality::{MachineState, Overlap, RunVerdict};
 use crate::run::{ChildRun, Data, LoadRun};
 use crate::sched::Placement;
-use crate::schema::{Figure, Metric, Pair};
+use crate::schema::{Figure, Metric, Pair, Sizing};
 use crate::timing::Calibration;
 use crate::topology::Topology;
 
@@ -32,11 +32,18 @@ pub trait ToolData: std::fmt::Debug + Sized + 'static {
     /// The report's tool section (`extra`).
     type Extra: Data;
 
+    /// What sizes a measurement of these parameters besides its name ([`Sizing`]: its array
+    /// size, stride, order): the one place a tool says which of its parameters make a figure
+    /// what it is. Nothing by default (a figure named by its name alone).
+    fn sizing(_params: &Self::Params) -> Sizing {
+        Sizing::default()
+    }
+
     /// The figures a comparison judges ([`Report::figures`]), from the report as finished so
-    /// far: by default each measurement's per-cluster figures under its name
-    /// ([`default_figures`]).
+    /// far: by default each measurement's per-cluster figures under its name and sizing
+    /// ([`default_figures`], [`Measurement::label`]).
     fn figures(report: &Report<Self>) -> Vec<Figure> {
-        default_figures(&report.measurements, |m| m.name.clone())
+        default_figures(&report.measurements, Measurement::label)
     }
 
     /// What the tool finds odd about its own figures that is not noise ([`Quality::notes`]);
@@ -83,6 +90,10 @@ pub struct Measurement<T: ToolData> {
     pub name: String,
     /// Tool-specific parameters (e.g. `size_bytes`, `stride_bytes`).
     pub params: T::Params,
+    /// What sizes it besides its name, as the tool declares it ([`ToolData::sizing`]; absent
+    /// from reports made before it was kept).
+    #[serde(default, skip_serializing_if = "Sizing::is_empty")]
+    pub sizing: Sizing,
     /// How samples become figures.
     pub metric: Metric,
     /// Representative sample rule.
@@ -119,6 +130,7 @@ impl<T: ToolData> Clone for Measurement<T> {
         Measurement {
             name: self.name.clone(),
             params: self.params.clone(),
+            sizing: self.sizing.clone(),
             metric: self.metric.clone(),
             rule: self.rule,
             enough_us: self.enough_us,
@@ -231,6 +243,12 @@ pub struct Incomplete {
 }
 
 impl<T: ToolData> Measurement<T> {
+    /// Its name with its sizing (`rd 64M`, `loads 256M stride 64 random`): what its figures
+    /// are called unless the tool names them otherwise.
+    pub fn label(&self) -> String {
+        self.sizing.label(&self.name)
+    }
+
     /// The figure the text output shows, per the aggregate mode.
     pub fn figure(&self, mode: AggregateMode) -> f64 {
         self.aggregate.get(mode)
@@ -289,6 +307,7 @@ pub fn default_figures<T: ToolData>(
                 better,
                 value: k.total,
                 samples: system_samples(&samples, additive),
+                sizing: m.sizing.clone(),
             });
         }
         if m.aggregate.per_cluster.len() > 1 {
@@ -300,6 +319,7 @@ pub fn default_figures<T: ToolData>(
                 better,
                 value: m.aggregate.cluster,
                 samples: system_samples(&per_child, additive),
+                sizing: m.sizing.clone(),
             });
         }
     }
@@ -340,6 +360,7 @@ mod figure_tests {
             better: Better::Higher,
             value: 1.0,
             samples: vec![1.0],
+            sizing: Sizing::default(),
         };
         assert_eq!(f.describe(), "rd 64M cpu3");
         let sys = Figure {

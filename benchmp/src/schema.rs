@@ -1,7 +1,8 @@
 //! The words every report and comparison is written in: a [`Figure`] (what was measured, on
 //! which CPU or cluster, in which unit, which way is better, its value and samples), the
 //! direction [`Better`], the timed interval [`Pair`] children send, and the [`Metric`] that
-//! turns one into a figure. A leaf: it imports nothing of the crate.
+//! turns one into a figure, and a figure's [`Sizing`]. A leaf: it imports nothing of the crate
+//! but its size words.
 
 use serde::{Deserialize, Serialize};
 
@@ -101,6 +102,54 @@ impl Metric {
     }
 }
 
+/// What sizes a measurement or figure besides its name, typed, as the tool that makes it
+/// declares it ([`crate::ToolData::sizing`]). Two figures of one tool are the same figure
+/// when their names and sizings are equal; settings a command may change without changing
+/// what is measured (pages, an implementation, a variant) are not part of it. Readers (ab,
+/// compare, the summary's headline, the plots, LAVA's report) take a figure's size, stride,
+/// order and level from here, never from a tool's own parameter names.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sizing {
+    /// The array or buffer size, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+    /// The distance between consecutive accesses, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stride_bytes: Option<u64>,
+    /// The access order or layout (`random`, `sequential`, `conflict`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<String>,
+    /// The level of the memory hierarchy a figure stands for (`L1`, `L2`, `DRAM`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<String>,
+}
+
+impl Sizing {
+    /// Nothing sizes it (a figure named by its name alone).
+    pub fn is_empty(&self) -> bool {
+        *self == Sizing::default()
+    }
+
+    /// `name` with its sizing after it: `rd 64M`, `loads 256M stride 64 random`. The size is
+    /// left out when the name already shows it (`memcpy_64k 4k portable 64K`).
+    pub fn label(&self, name: &str) -> String {
+        let mut out = name.to_string();
+        if let Some(b) = self.size_bytes {
+            let shown = crate::size::HumanSize(b).to_string();
+            if !out.contains(&shown) {
+                out = format!("{out} {shown}");
+            }
+        }
+        if let Some(s) = self.stride_bytes {
+            out = format!("{out} stride {s}");
+        }
+        for part in [&self.layout, &self.level].into_iter().flatten() {
+            out = format!("{out} {part}");
+        }
+        out
+    }
+}
+
 /// One figure of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Figure {
@@ -119,6 +168,9 @@ pub struct Figure {
     pub value: f64,
     /// The values it comes from (one per accepted interval, or per timed operation).
     pub samples: Vec<f64>,
+    /// What sizes it ([`Sizing`]; absent from reports made before figures carried it).
+    #[serde(default, skip_serializing_if = "Sizing::is_empty")]
+    pub sizing: Sizing,
 }
 
 impl Figure {

@@ -79,14 +79,14 @@ impl Params {
         }
     }
 
-    /// The name of its figure (`fcp 4K`, `cp 8M conflict`), the same in every run of the
-    /// same command.
-    pub fn figure_name(&self) -> String {
-        let size = benchmp::size::HumanSize(self.size_bytes);
-        if self.conflict {
-            format!("{} {size} conflict", self.op)
-        } else {
-            format!("{} {size}", self.op)
+    /// What makes its figure what it is besides the operation ([`BwMem`]'s
+    /// `ToolData::sizing`): the size, and the copies' `conflict` layout. Its figure is
+    /// `fcp 4K`, `cp 8M conflict`, the same in every run of the same command.
+    pub fn sizing(&self) -> benchmp::schema::Sizing {
+        benchmp::schema::Sizing {
+            size_bytes: Some(self.size_bytes),
+            layout: self.conflict.then(|| "conflict".to_string()),
+            ..Default::default()
         }
     }
 }
@@ -259,10 +259,10 @@ mod tests {
         };
         let k = Kernel::select(Op::Cp, None).unwrap();
         let p = Params::new(&plan(Op::Cp, true), k, 8 << 20, Pages::Small);
-        assert_eq!(p.figure_name(), "cp 8M conflict");
+        assert_eq!(p.sizing().label(p.op.name()), "cp 8M conflict");
         // The conflict layout is only kept for the copies.
         let k = Kernel::select(Op::Rd, None).unwrap();
         let p = Params::new(&plan(Op::Rd, true), k, 4096, Pages::Small);
-        assert_eq!(p.figure_name(), "rd 4K");
+        assert_eq!(p.sizing().label(p.op.name()), "rd 4K");
     }
 }

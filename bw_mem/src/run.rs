@@ -18,9 +18,10 @@ impl ToolData for BwMem {
     type Child = ChildDetail;
     type Extra = Extra;
 
-    /// Each measurement's figures under its own name, with its size ([`Params::figure_name`]).
-    fn figures(report: &Report) -> Vec<benchmp::schema::Figure> {
-        benchmp::report::default_figures(&report.measurements, |m| m.params.figure_name())
+    /// The size, and the copies' conflict layout ([`Params::sizing`]): each measurement's
+    /// figures are named `rd 64M`, `cp 8M conflict`.
+    fn sizing(params: &Params) -> benchmp::schema::Sizing {
+        params.sizing()
     }
 
     /// A note for every child whose figure is a shape artifact ([`crate::shape::notes`]).

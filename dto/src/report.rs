@@ -81,6 +81,14 @@ impl benchmp::ToolData for DtoData {
     type Sample = RoundTicks;
     type Child = Sources;
     type Extra = Extra;
+
+    /// The bytes per operation (the test, pages and implementation are in the name).
+    fn sizing(p: &RoundParams) -> benchmp::schema::Sizing {
+        benchmp::schema::Sizing {
+            size_bytes: Some(p.size_bytes as u64),
+            ..Default::default()
+        }
+    }
 }
 
 /// dto's report.

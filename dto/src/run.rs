@@ -334,6 +334,10 @@ fn measure_cells(
                         better: Better::Lower,
                         value: cell.current_trimmed_mean_ns,
                         samples,
+                        sizing: benchmp::schema::Sizing {
+                            size_bytes: Some(b.size as u64),
+                            ..Default::default()
+                        },
                     });
                     cells.push(cell);
                 }

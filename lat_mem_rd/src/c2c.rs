@@ -329,6 +329,7 @@ pub fn figures(m: &Matrix) -> Vec<Figure> {
             better: Better::Lower,
             value: p.ns,
             samples: p.samples.clone(),
+            sizing: Default::default(),
         })
         .collect()
 }

@@ -4,7 +4,7 @@
 
 use benchmp::ToolData;
 use benchmp::schema::Better;
-use benchmp::schema::Figure;
+use benchmp::schema::{Figure, Sizing};
 use benchmp::sys::mem::Pages;
 use serde::{Deserialize, Serialize};
 
@@ -20,6 +20,16 @@ impl ToolData for LatMemRd {
     type Sample = ();
     type Child = ChildNote;
     type Extra = Extra;
+
+    /// Array size, stride and chain layout: a measurement is `loads 256M stride 64 random`.
+    fn sizing(p: &Params) -> Sizing {
+        Sizing {
+            size_bytes: Some(p.size_bytes),
+            stride_bytes: Some(p.stride_bytes),
+            layout: Some(p.layout.clone()),
+            level: None,
+        }
+    }
 
     /// The plateaus of the summarised curves ([`figures`]).
     fn figures(report: &Report) -> Vec<Figure> {
@@ -143,6 +153,12 @@ pub fn figures(report: &Report) -> Vec<Figure> {
                 better: Better::Lower,
                 value: p.ns,
                 samples,
+                sizing: Sizing {
+                    size_bytes: None,
+                    stride_bytes: Some(s.stride_bytes),
+                    layout: Some(s.layout.clone()),
+                    level: Some(p.label.clone()),
+                },
             });
         }
     }

@@ -786,6 +786,31 @@ fn an_interrupted_sweep_keeps_the_sizes_it_measured() {
         .map(|m| m["params"]["size_bytes"].as_u64().unwrap())
         .collect();
     assert!(sizes.windows(2).all(|w| w[0] < w[1]), "{sizes:?}");
+    // Each measurement and each of its figures carries the sizing lat_mem_rd declares, and
+    // the figures are named by it: one name per size, not `loads` for every one.
+    for (m, size) in measured.iter().zip(&sizes) {
+        assert_eq!(
+            m["sizing"]["size_bytes"].as_u64(),
+            Some(*size),
+            "{}",
+            m["sizing"]
+        );
+        assert_eq!(m["sizing"]["stride_bytes"], m["params"]["stride_bytes"]);
+    }
+    let names: Vec<&str> = v["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), measured.len(), "{names:?}");
+    for (name, size) in names.iter().zip(&sizes) {
+        let shown = benchmp::size::HumanSize(*size).to_string();
+        assert!(
+            name.starts_with(&format!("loads {shown} stride ")),
+            "{names:?}"
+        );
+    }
     // The Markdown file says it too, with a figure per size that finished.
     let md = std::fs::read_to_string(dir.join("sweep.md")).unwrap();
     assert!(

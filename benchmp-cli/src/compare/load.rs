@@ -141,7 +141,8 @@ fn read_bounded(path: &Path, meta: &std::fs::Metadata) -> Result<Vec<u8>, Compar
 /// A report from before figures were kept gets its measurements' default figures.
 fn with_figures(mut report: Report<AnyTool>) -> Report<AnyTool> {
     if report.figures.is_empty() {
-        report.figures = benchmp::report::default_figures(&report.measurements, |m| m.name.clone());
+        report.figures =
+            benchmp::report::default_figures(&report.measurements, benchmp::Measurement::label);
     }
     report
 }

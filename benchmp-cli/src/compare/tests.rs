@@ -16,6 +16,7 @@ fn fig(name: &str, cpu: Option<usize>, better: Better, samples: &[f64]) -> Figur
         better,
         value: samples.iter().sum::<f64>() / samples.len().max(1) as f64,
         samples: samples.to_vec(),
+        sizing: Default::default(),
     }
 }
 

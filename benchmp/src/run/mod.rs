@@ -198,6 +198,8 @@ pub struct Paced {
     pub metric: crate::schema::Metric,
     /// The tool's parameters of the measurement, as in its report.
     pub params: serde_json::Value,
+    /// What sizes it besides its name ([`crate::ToolData::sizing`]).
+    pub sizing: crate::schema::Sizing,
 }
 
 /// What one load child achieved over the measuring children's window.

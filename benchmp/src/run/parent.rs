@@ -388,6 +388,7 @@ fn steps<S: Data, C: Data>(
         measurement: cfg.label.clone(),
         metric: paced.metric.clone(),
         params: paced.params.clone(),
+        sizing: Some(paced.sizing.clone()),
         cpus: kids
             .iter()
             .filter(|k| !load(k))

@@ -17,7 +17,7 @@ use std::sync::{Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
-use crate::schema::Metric;
+use crate::schema::{Metric, Sizing};
 
 /// `R,W`: the descriptors a worker reads the driver's commands from and writes to.
 pub const FDS_ENV: &str = "BENCHMP_AB_FDS";
@@ -51,6 +51,10 @@ pub enum ToDriver {
         /// The tool's parameters of the measurement (sizes, strides, settings).
         #[serde(default)]
         params: serde_json::Value,
+        /// What sizes it besides its name, as the tool declares it: with the name, what makes
+        /// two sides' measurements the same figure (absent from builds before it was sent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sizing: Option<Sizing>,
         /// CPU of each measuring child.
         cpus: Vec<Option<usize>>,
         /// The children can renew their buffers ([`ToWorker::Renew`]); absent from older
@@ -95,6 +99,9 @@ pub struct Planned {
     /// Its parameters, as in [`ToDriver::Ready`].
     #[serde(default)]
     pub params: serde_json::Value,
+    /// Its sizing, as in [`ToDriver::Ready`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sizing: Option<Sizing>,
 }
 
 /// One child's timed repetition of one step.
@@ -284,6 +291,10 @@ mod tests {
                 unit: "MB/s".into(),
             },
             params: serde_json::json!({"size_bytes": 1}),
+            sizing: Some(Sizing {
+                size_bytes: Some(1),
+                ..Sizing::default()
+            }),
             cpus: vec![Some(1)],
             renews: true,
         };

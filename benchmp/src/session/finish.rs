@@ -6,7 +6,7 @@
 use crate::cli::OutputArgs;
 use crate::host::{Build, Host};
 use crate::quality::{MachineState, NoisePolicy, judge};
-use crate::report::{Quality, Report, ToolData};
+use crate::report::{Measurement, Quality, Report, ToolData};
 use crate::run::Error;
 use crate::sys::clock::now_ns;
 use crate::timing::Calibration;
@@ -103,7 +103,7 @@ impl<T: ToolData> Session<T> {
                 .iter()
                 .map(|m| m.calibration_ns)
                 .sum::<u64>();
-        let figures = crate::report::default_figures(&self.measurements, |m| m.name.clone());
+        let figures = crate::report::default_figures(&self.measurements, Measurement::label);
         Report {
             tool: self.tool.clone(),
             version: env!("CARGO_PKG_VERSION").to_string(),
@@ -207,6 +207,7 @@ mod tests {
             better: crate::schema::Better::Lower,
             value: 1.0,
             samples: vec![1.0],
+            sizing: Default::default(),
         }
     }
 

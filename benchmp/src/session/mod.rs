@@ -288,6 +288,7 @@ impl<T: ToolData> Session<T> {
             .into_iter()
             .map(|(measurement, p)| Planned {
                 measurement,
+                sizing: Some(T::sizing(&p)),
                 params: serde_json::to_value(&p).unwrap_or_default(),
             })
             .collect();
@@ -402,7 +403,13 @@ impl<T: ToolData> Session<T> {
         };
         if let Some(worker) = self.worker {
             let params = serde_json::to_value(&spec.params).unwrap_or_default();
-            pace(&mut cfg, worker, &spec.metric, params);
+            pace(
+                &mut cfg,
+                worker,
+                &spec.metric,
+                params,
+                T::sizing(&spec.params),
+            );
         }
         let cool_down = match self.conditions.cool_down {
             Some(limit) => Some(crate::quality::cool_down(
@@ -526,6 +533,7 @@ impl<T: ToolData> Session<T> {
         let aggregate = aggregate(&figures, &all, &spec.metric, spec.rule, self.sequential);
         Ok(Measurement {
             name: spec.name,
+            sizing: T::sizing(&spec.params),
             params: spec.params,
             metric: spec.metric,
             rule: spec.rule,
@@ -579,7 +587,13 @@ pub fn works<'a, T: ToolData>(
 /// Makes a measurement a `benchmp ab` worker's: every child sizes its count to the driver's
 /// repetition length (fixed counts too: the driver shares one count between both builds) and
 /// times one repetition per step. Load children run only during their side's repetitions.
-fn pace(cfg: &mut RunConfig, worker: Worker, metric: &Metric, params: serde_json::Value) {
+fn pace(
+    cfg: &mut RunConfig,
+    worker: Worker,
+    metric: &Metric,
+    params: serde_json::Value,
+    sizing: crate::schema::Sizing,
+) {
     cfg.iterations = Iterations::Calibrate { hint: None };
     cfg.enough_ns = worker.rep_ns;
     cfg.warmup_us = 0;
@@ -587,5 +601,6 @@ fn pace(cfg: &mut RunConfig, worker: Worker, metric: &Metric, params: serde_json
     cfg.paced = Some(crate::run::Paced {
         metric: metric.clone(),
         params,
+        sizing,
     });
 }

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use benchmp::cpulist::format_cpu_list;
 use benchmp::run::LoadRun;
 use benchmp::schema::Better;
-use benchmp::schema::Figure;
+use benchmp::schema::{Figure, Sizing};
 use benchmp::size::HumanSize;
 use benchmp::topology::Topology;
 use benchmp::{Measurement, ToolData};
@@ -24,6 +24,15 @@ impl ToolData for Loaded {
     type Sample = ();
     type Child = ChildNote;
     type Extra = Table;
+
+    /// The chain's size and stride (the row's delay is in its name).
+    fn sizing(p: &RowParams) -> Sizing {
+        Sizing {
+            size_bytes: Some(p.size_bytes),
+            stride_bytes: Some(p.stride_bytes),
+            ..Sizing::default()
+        }
+    }
 
     /// One figure per row ([`figures`]).
     fn figures(report: &Report) -> Vec<Figure> {
@@ -236,6 +245,11 @@ pub fn figures(t: &Table) -> Vec<Figure> {
             better: Better::Lower,
             value: r.latency_ns,
             samples: r.samples.clone(),
+            sizing: Sizing {
+                size_bytes: Some(t.size_bytes),
+                stride_bytes: Some(t.stride_bytes),
+                ..Sizing::default()
+            },
         })
         .collect()
 }

@@ -108,8 +108,8 @@ pub(super) struct Worker {
 /// What listening to a worker gave.
 #[derive(Debug)]
 pub(super) enum Heard {
-    /// One message.
-    Message(ToDriver),
+    /// One message (boxed: a Ready is a few hundred bytes, the other variants none).
+    Message(Box<ToDriver>),
     /// It closed its pipe and exited.
     Ended,
     /// Nothing within the time given.
@@ -216,18 +216,20 @@ impl Worker {
             }
         };
         match heard {
-            Heard::Message(ToDriver::Hello { tool, .. }) => {
-                let tool = bounded(&tool);
-                self.tool = Some(tool.clone());
-                Ok(tool)
-            }
-            Heard::Message(other) => Err(not_a_tool(
-                self,
-                format!(
-                    "sent a {} message before its hello: not a socbench tool",
-                    kind(&other)
-                ),
-            )),
+            Heard::Message(m) => match *m {
+                ToDriver::Hello { tool, .. } => {
+                    let tool = bounded(&tool);
+                    self.tool = Some(tool.clone());
+                    Ok(tool)
+                }
+                other => Err(not_a_tool(
+                    self,
+                    format!(
+                        "sent a {} message before its hello: not a socbench tool",
+                        kind(&other)
+                    ),
+                )),
+            },
             Heard::Silent => Err(not_a_tool(
                 self,
                 format!(
@@ -263,7 +265,7 @@ impl Worker {
                     self.plan = Some(
                         measurements
                             .iter()
-                            .map(|m| figure_label(&m.measurement, &m.params))
+                            .map(|m| figure_label(&m.measurement, m.sizing.as_ref(), &m.params))
                             .collect(),
                     );
                 }
@@ -271,6 +273,7 @@ impl Worker {
                     measurement,
                     metric,
                     params,
+                    sizing,
                     cpus,
                     renews,
                 }) => {
@@ -280,6 +283,7 @@ impl Worker {
                         metric: self.checked_metric(metric)?,
                         params_b: params.clone(),
                         params,
+                        sizing,
                         cpus,
                         renews,
                     }));
@@ -460,7 +464,7 @@ impl Worker {
     /// and the timeout are errors (the worker is killed with the rest on drop).
     pub(super) fn recv(&mut self, timeout: Duration) -> Result<Option<ToDriver>> {
         match self.listen(timeout)? {
-            Heard::Message(m) => Ok(Some(m)),
+            Heard::Message(m) => Ok(Some(*m)),
             Heard::Ended => Ok(None),
             Heard::Silent => anyhow::bail!(
                 "{} '{}' said nothing for {} s; killed",
@@ -482,7 +486,7 @@ impl Worker {
             if let Some(pos) = self.buf.iter().position(|&c| c == b'\n') {
                 let line: Vec<u8> = self.buf.drain(..=pos).collect();
                 return match serde_json::from_slice(&line) {
-                    Ok(msg) => Ok(Heard::Message(msg)),
+                    Ok(msg) => Ok(Heard::Message(Box::new(msg))),
                     Err(_) => Err(self.not_a_message(&line, "")),
                 };
             }

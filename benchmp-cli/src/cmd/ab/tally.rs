@@ -2,7 +2,7 @@
 //! pair.
 
 use super::*;
-use benchmp::schema::Pair;
+use benchmp::schema::{Pair, Sizing};
 
 /// One figure's pairs as they accumulate over the process pairs.
 #[derive(Debug)]
@@ -285,6 +285,9 @@ pub(super) struct Ready {
     pub(super) measurement: String,
     pub(super) metric: Metric,
     pub(super) params: serde_json::Value,
+    /// What sizes it besides its name, as the tool declared it (`None` from a build before
+    /// workers sent it).
+    pub(super) sizing: Option<Sizing>,
     /// B's parameters (the figure is A's account; B's settings may differ).
     pub(super) params_b: serde_json::Value,
     pub(super) cpus: Vec<Option<usize>>,
@@ -295,27 +298,35 @@ pub(super) struct Ready {
 impl Ready {
     /// The figure this measurement is ([`figure_label`]).
     pub(super) fn figure(&self) -> String {
-        figure_label(&self.measurement, &self.params)
+        figure_label(&self.measurement, self.sizing.as_ref(), &self.params)
     }
 }
 
-/// What makes two measurements the same figure: the name and the parameters that size it
-/// (array size, stride, access order). Other parameters (page size, implementation, variant)
-/// are settings two commands may differ in. Shortened and printable, as a worker sent it.
-pub(super) fn figure_label(measurement: &str, p: &serde_json::Value) -> String {
-    let mut label = bounded(measurement);
-    let size = p.get("size_bytes").and_then(serde_json::Value::as_u64);
-    if let Some(b) = size {
-        let shown = benchmp::size::HumanSize(b).to_string();
-        if !label.contains(&shown) {
-            label = format!("{label} {shown}");
+/// What makes two measurements the same figure: the name and what sizes it, as the tool
+/// declared it ([`Sizing::label`]). A worker of a build from before tools declared their
+/// sizing sent only its parameters: for it, the parameters those tools sized their figures by
+/// (`size_bytes`, `stride_bytes`, `layout`, which give the same label), so that such a build
+/// can still be paired with a newer one. Shortened and printable, as a worker sent it.
+pub(super) fn figure_label(
+    measurement: &str,
+    sizing: Option<&Sizing>,
+    p: &serde_json::Value,
+) -> String {
+    let legacy;
+    let sizing = match sizing {
+        Some(s) => s,
+        None => {
+            legacy = Sizing {
+                size_bytes: p.get("size_bytes").and_then(serde_json::Value::as_u64),
+                stride_bytes: p.get("stride_bytes").and_then(serde_json::Value::as_u64),
+                layout: p
+                    .get("layout")
+                    .and_then(serde_json::Value::as_str)
+                    .map(str::to_string),
+                level: None,
+            };
+            &legacy
         }
-    }
-    if let Some(s) = p.get("stride_bytes").and_then(serde_json::Value::as_u64) {
-        label = format!("{label} stride {s}");
-    }
-    if let Some(l) = p.get("layout").and_then(serde_json::Value::as_str) {
-        label = format!("{label} {}", bounded(l));
-    }
-    label
+    };
+    bounded(&sizing.label(measurement))
 }

@@ -2,6 +2,7 @@
 
 use super::tally::value;
 use super::*;
+use benchmp::schema::Sizing;
 
 #[test]
 fn commands_split_into_environment_program_and_arguments() {
@@ -87,8 +88,8 @@ fn a_step_becomes_the_tools_system_figure() {
 }
 
 #[test]
-fn a_figure_is_its_name_size_stride_and_layout_not_its_settings() {
-    let ready = |name: &str, params: serde_json::Value, cpu| Ready {
+fn a_figure_is_its_name_and_declared_sizing_not_its_settings() {
+    let ready = |name: &str, sizing: Option<Sizing>, params: serde_json::Value, cpu| Ready {
         measurement: name.into(),
         metric: Metric::Latency {
             per_iteration: 1.0,
@@ -96,21 +97,38 @@ fn a_figure_is_its_name_size_stride_and_layout_not_its_settings() {
         },
         params_b: params.clone(),
         params,
+        sizing,
         cpus: vec![Some(cpu)],
         renews: false,
     };
-    let p = |size: u64, pages: &str| serde_json::json!({"size_bytes": size, "stride_bytes": 64, "layout": "random", "pages": pages});
-    let a = ready("loads", p(256 << 20, "thp"), 1);
+    let sized = |size: u64| {
+        Some(Sizing {
+            size_bytes: Some(size),
+            stride_bytes: Some(64),
+            layout: Some("random".into()),
+            level: None,
+        })
+    };
+    // The tool's own names for its settings are not read when it declared its sizing.
+    let p = |pages: &str| serde_json::json!({"pages": pages});
+    let a = ready("loads", sized(256 << 20), p("thp"), 1);
     assert_eq!(a.figure(), "loads 256M stride 64 random");
     // Another page size is a setting: the same figure.
-    assert!(same_figure(&a, &ready("loads", p(256 << 20, "small"), 1)).is_ok());
-    let e = same_figure(&a, &ready("loads", p(64 << 20, "thp"), 1)).unwrap_err();
+    assert!(same_figure(&a, &ready("loads", sized(256 << 20), p("small"), 1)).is_ok());
+    let e = same_figure(&a, &ready("loads", sized(64 << 20), p("thp"), 1)).unwrap_err();
     assert!(e.downcast_ref::<Usage>().is_some(), "{e}");
     assert!(e.to_string().contains("the same figure"), "{e}");
-    let e = same_figure(&a, &ready("loads", p(256 << 20, "thp"), 0)).unwrap_err();
+    let e = same_figure(&a, &ready("loads", sized(256 << 20), p("thp"), 0)).unwrap_err();
     assert!(e.to_string().contains("on the same CPUs"), "{e}");
+    // A worker of an older build sent only its parameters: the same figure as a newer one's.
+    let old = serde_json::json!({"size_bytes": 256u64 << 20, "stride_bytes": 64, "layout": "random", "pages": "thp"});
+    assert!(same_figure(&a, &ready("loads", None, old, 1)).is_ok());
     // A name that already shows its size is not given it twice.
-    let rd = ready("rd 64M", serde_json::json!({"size_bytes": 64u64 << 20}), 0);
+    let rd = Sizing {
+        size_bytes: Some(64 << 20),
+        ..Sizing::default()
+    };
+    let rd = ready("rd 64M", Some(rd), serde_json::Value::Null, 0);
     assert_eq!(rd.figure(), "rd 64M");
 }
 
@@ -133,6 +151,7 @@ fn the_block_length_follows_where_the_variance_lives() {
         },
         params: serde_json::Value::Null,
         params_b: serde_json::Value::Null,
+        sizing: None,
         cpus: vec![Some(0)],
         renews: false,
     };

@@ -31,11 +31,11 @@ pub struct Headline {
 /// Reports with more figures than this are summed up by one of them, named, and their range.
 const LISTED: usize = 6;
 
-/// `(stride, label)` of a latency plateau figure (`random stride 64 DRAM`).
+/// `(stride, level)` of a latency plateau figure, as its sizing declares them (lat_mem_rd's
+/// `random stride 64 DRAM`: stride 64, level DRAM). A report made before figures carried
+/// their sizing has none, and is headed by the rules for any figures.
 pub(super) fn plateau(f: &Figure) -> Option<(u64, &str)> {
-    let (_, rest) = f.name.split_once(" stride ")?;
-    let (stride, label) = rest.split_once(' ')?;
-    Some((stride.parse().ok()?, label))
+    Some((f.sizing.stride_bytes?, f.sizing.level.as_deref()?))
 }
 
 /// The headline of a report's figures:

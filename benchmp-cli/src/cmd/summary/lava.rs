@@ -126,40 +126,45 @@ impl Lines {
     }
 }
 
-/// lat_mem_rd: (name, ns) of every plateau its curve summary found (`-L1`, `-L2-2`, ...,
-/// with `-s64` and `-c1` when the report has several strides or clusters).
-fn plateaus(label: &str, report: &serde_json::Value) -> Vec<(String, f64)> {
-    let Some(summaries) = report["extra"]["summary"].as_array() else {
-        return Vec::new();
-    };
-    let distinct = |key: &str| {
-        let mut seen: Vec<&serde_json::Value> = Vec::new();
-        for s in summaries {
-            if !seen.contains(&&s[key]) {
-                seen.push(&s[key]);
-            }
-        }
+/// (name, value) of every latency plateau among a report's figures, as their sizing declares
+/// them (lat_mem_rd's: a stride and a level; `-L1`, `-DRAM`, with `-s64` and `-c1` when the
+/// report has several strides or clusters).
+fn plateaus(label: &str, figures: &[benchmp::schema::Figure]) -> Vec<(String, f64)> {
+    let found: Vec<(&benchmp::schema::Figure, u64, &str)> = figures
+        .iter()
+        .filter_map(|f| Some((f, f.sizing.stride_bytes?, f.sizing.level.as_deref()?)))
+        .filter(|(f, _, _)| f.value.is_finite())
+        .collect();
+    let distinct = |mut seen: Vec<Option<u64>>| {
+        seen.sort_unstable();
+        seen.dedup();
         seen.len()
     };
-    let (strides, clusters) = (distinct("stride_bytes"), distinct("cluster"));
-    let mut out = Vec::new();
-    for s in summaries {
-        let mut parts = vec![label.to_string()];
-        if strides > 1 {
-            parts.push(format!("s{}", s["stride_bytes"]));
-        }
-        if clusters > 1 {
-            parts.push(format!("c{}", s["cluster"]));
-        }
-        for p in s["shape"]["plateaus"].as_array().into_iter().flatten() {
-            if let Some(ns) = p["ns"].as_f64().filter(|v| v.is_finite()) {
-                let mut name: Vec<&str> = parts.iter().map(String::as_str).collect();
-                name.push(p["label"].as_str().unwrap_or("plateau"));
-                out.push((case_name(&name), ns));
+    let strides = distinct(found.iter().map(|p| Some(p.1)).collect());
+    let clusters = distinct(
+        found
+            .iter()
+            .map(|p| p.0.cluster.map(|c| c as u64))
+            .collect(),
+    );
+    found
+        .iter()
+        .map(|(f, stride, level)| {
+            let mut parts = vec![label.to_string()];
+            if strides > 1 {
+                parts.push(format!("s{stride}"));
             }
-        }
-    }
-    out
+            if clusters > 1 {
+                parts.push(format!(
+                    "c{}",
+                    f.cluster.map_or("all".into(), |c| c.to_string())
+                ));
+            }
+            parts.push((*level).to_string());
+            let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+            (case_name(&parts), f.value)
+        })
+        .collect()
 }
 
 /// (name, value, unit) of the headline's figure per cluster, where the report has one for
@@ -290,7 +295,7 @@ fn entry(lines: &mut Lines, dir: &Path, row: &Row) -> Result<()> {
                         subs.push((n, Some(v), Some(u)));
                     }
                 }
-                for (n, ns) in plateaus(label, &data) {
+                for (n, ns) in plateaus(label, figures) {
                     subs.push((n, Some(ns), Some("ns".to_string())));
                 }
                 for (n, count) in counter_cases(label, &data) {
@@ -529,8 +534,32 @@ mod tests {
             better: Better::Higher,
             value,
             samples: vec![value],
+            sizing: Default::default(),
         }])
         .unwrap()
+    }
+
+    /// lat_mem_rd's plateau figures at stride 64 on cluster 0, sized as it declares them.
+    fn plateau_figures(levels: &[(&str, f64)]) -> String {
+        let figures: Vec<Figure> = levels
+            .iter()
+            .map(|&(level, ns)| Figure {
+                name: format!("random stride 64 {level}"),
+                cpu: Some(0),
+                cluster: Some(0),
+                unit: "ns".into(),
+                better: Better::Lower,
+                value: ns,
+                samples: vec![ns],
+                sizing: benchmp::schema::Sizing {
+                    size_bytes: None,
+                    stride_bytes: Some(64),
+                    layout: Some("random".into()),
+                    level: Some(level.into()),
+                },
+            })
+            .collect();
+        serde_json::to_string(&figures).unwrap()
     }
 
     #[test]
@@ -587,8 +616,8 @@ mod tests {
         std::fs::write(
             d.join("lat.json"),
             format!(
-                r#"{{"figures":{},{clean},"extra":{{"summary":[{{"stride_bytes":64,"cluster":0,"shape":{{"plateaus":[{{"label":"L1","ns":1.25}},{{"label":"DRAM","ns":95.5}}]}}}}]}}}}"#,
-                figures("ns", 95.5)
+                r#"{{"figures":{},{clean}}}"#,
+                plateau_figures(&[("L1", 1.25), ("DRAM", 95.5)])
             ),
         )
         .unwrap();
@@ -637,6 +666,7 @@ stop
             better: Better::Higher,
             value,
             samples: vec![value],
+            sizing: Default::default(),
         };
         let figures = [f(Some(0), 300.0), f(Some(1), 200.0), f(None, 500.0)];
         assert_eq!(

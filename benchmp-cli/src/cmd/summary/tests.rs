@@ -13,18 +13,37 @@ fn fig(name: &str, cpu: Option<usize>, cluster: Option<usize>, value: f64) -> Fi
         better: Better::Lower,
         value,
         samples: vec![value],
+        sizing: Default::default(),
+    }
+}
+
+/// A latency plateau's figure as lat_mem_rd makes it: named, and sized by stride and level.
+fn plateau_fig(stride: u64, level: &str, value: f64) -> Figure {
+    Figure {
+        sizing: benchmp::schema::Sizing {
+            stride_bytes: Some(stride),
+            layout: Some("random".into()),
+            level: Some(level.into()),
+            size_bytes: None,
+        },
+        ..fig(
+            &format!("random stride {stride} {level}"),
+            Some(0),
+            Some(0),
+            value,
+        )
     }
 }
 
 #[test]
 fn a_latency_sweep_is_its_dram_plateau_with_l1_beside_it() {
     let f = vec![
-        fig("random stride 16 L1", Some(0), Some(0), 1.1),
-        fig("random stride 16 DRAM", Some(0), Some(0), 90.0),
-        fig("random stride 64 L1", Some(0), Some(0), 1.2),
-        fig("random stride 64 L2", Some(0), Some(0), 4.0),
-        fig("random stride 64 DRAM", Some(0), Some(0), 110.0),
-        fig("random stride 64 L3", Some(0), Some(0), 12.0),
+        plateau_fig(16, "L1", 1.1),
+        plateau_fig(16, "DRAM", 90.0),
+        plateau_fig(64, "L1", 1.2),
+        plateau_fig(64, "L2", 4.0),
+        plateau_fig(64, "DRAM", 110.0),
+        plateau_fig(64, "L3", 12.0),
     ];
     let h = headline(&f).unwrap();
     assert_eq!(
@@ -41,6 +60,16 @@ fn a_latency_sweep_is_its_dram_plateau_with_l1_beside_it() {
     // No DRAM plateau found: the last one at that stride.
     let h = headline(&f[2..4]).unwrap();
     assert_eq!(h.value, 4.0);
+    // The rule follows the declared sizing, not the words of a name: figures named like
+    // plateaus but not sized as such are headed as any few figures are (the last).
+    let named_only: Vec<Figure> = f
+        .iter()
+        .map(|p| Figure {
+            sizing: Default::default(),
+            ..p.clone()
+        })
+        .collect();
+    assert_eq!(headline(&named_only).unwrap().value, 12.0);
 }
 
 #[test]
