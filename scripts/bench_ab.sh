@@ -80,7 +80,7 @@ cg=/sys/fs/cgroup/cpu
 for p in bw_mem lat_mem_rd dhry coremark benchmp; do
   build_release "$p" >/dev/null || die "cannot build $p"
 done
-bin="$top/${CARGO_TARGET_DIR:-target}/release"
+bin=$(cd "${CARGO_TARGET_DIR:-target}/release" && pwd)
 second=${AB_SECOND:-}
 # Only the A/A kind runs a second build.
 case " ${AB_KINDS:-aa} " in *" aa "*) ;; *) second=unused ;; esac

@@ -35,7 +35,7 @@ read -r -a extra <<< "${QUIET_ARGS:---quick}"
 for p in bw_mem lat_mem_rd dhry coremark dto benchmp; do
   build_release "$p" >/dev/null || die "cannot build $p"
 done
-bin="$top/${CARGO_TARGET_DIR:-target}/release"
+bin=$(cd "${CARGO_TARGET_DIR:-target}/release" && pwd)
 keep=${QUIET_KEEP:-}
 if [ -z "$keep" ]; then
   keep=$(mktemp -d "${TMPDIR:-/tmp}/socbench-quiet.XXXXXX")
