@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plots a suite results folder (PNG files next to the results), from the tools' JSON only.
+"""Plots a suite results folder (PNG files in its plots/ folder), from the tools' JSON only.
 
 - lat_mem_rd: latency against array size (log2 axis), one line per stride and per cluster,
   with the cache sizes sysfs reports marked;
@@ -21,7 +21,6 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-import suite_record  # noqa: E402
 
 
 def load(path):
@@ -135,7 +134,7 @@ def bandwidth_plot(reports, out):
     return png
 
 
-def regression_plots(out):
+def regression_plots(out, dest):
     """One PNG per regressed figure of compare.json (suite.sh --baseline or --ab): both sides'
     samples as strips with their central values, so a reader sees the shift and the spread;
     for a paired comparison (--ab) also each pair's difference over time."""
@@ -183,7 +182,7 @@ def regression_plots(out):
             dx.set_ylabel("current against base, % (positive: worse)")
             dx.legend(fontsize=7, loc="upper right")
         slug = "".join(c if c.isalnum() else "_" for c in f"{row['entry']}-{row['figure']}")
-        png = out / f"compare-{slug}.png"
+        png = dest / f"compare-{slug}.png"
         fig.tight_layout()
         fig.savefig(png, dpi=110)
         plt.close(fig)
@@ -268,6 +267,10 @@ def main():
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 2
     out = pathlib.Path(sys.argv[1])
+    # Every plot of the folder in plots/, which benchmp suite records as its own (so --force
+    # removes it with the rest); dto's distribution plots stay beside distributions.csv.
+    plots = out / "plots"
+    plots.mkdir(exist_ok=True)
     made = []
     bw = []
     failed = failed_entries(out)
@@ -279,20 +282,20 @@ def main():
         if not data or "measurements" not in data:
             continue
         if data.get("tool") == "lat_mem_rd" and "handshake" in (data.get("extra") or {}):
-            png = c2c_plot(path, data, out)
+            png = c2c_plot(path, data, plots)
             if png:
                 made.append(png)
         elif data.get("tool") == "lat_mem_rd" and "rows" in (data.get("extra") or {}):
-            png = loaded_plot(path, data, out)
+            png = loaded_plot(path, data, plots)
             if png:
                 made.append(png)
         elif data.get("tool") == "lat_mem_rd":
-            png = latency_plot(path, data, out)
+            png = latency_plot(path, data, plots)
             if png:
                 made.append(png)
         elif data.get("tool") == "bw_mem":
             bw.append((path, data))
-    png = bandwidth_plot(bw, out)
+    png = bandwidth_plot(bw, plots)
     if png:
         made.append(png)
     plot_dist = pathlib.Path(__file__).with_name("plot_distributions.py")
@@ -303,14 +306,9 @@ def main():
                     subprocess.run([sys.executable, str(plot_dist), str(dist.parent), page, op],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
             made.extend(sorted(dist.parent.glob("*.png")))
-    made.extend(regression_plots(out))
+    made.extend(regression_plots(out, plots))
     for m in made:
         print(f"plot: {m}")
-    # The plots are the suite's files too: benchmp suite --force removes them with the rest.
-    if (out / suite_record.RECORD).is_file():
-        why = suite_record.record(out, made)
-        if why:
-            print(f"plot.py: the plots are not recorded as the suite's: {why}", file=sys.stderr)
     return 0
 
 

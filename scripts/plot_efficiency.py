@@ -3,7 +3,8 @@
 baseline, one line per cluster, each point a frequency (the lowest and highest labelled in
 MHz); a panel per command and placement (one CPU of the cluster, all of its CPUs), every
 cluster in each panel. Reads only efficiency.json's `curves` (the points benchmp computed),
-writes efficiency.png beside it and adds it to the folder's record (.socbench-efficiency.json).
+writes efficiency.png beside it (a file `benchmp efficiency` records as its own, so --force
+removes it with the rest).
 
 Usage: scripts/plot_efficiency.py RESULTS_DIR
 
@@ -18,8 +19,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-
-import suite_record  # noqa: E402
 
 
 def panels(curves):
@@ -71,10 +70,6 @@ def main():
     png = out / "efficiency.png"
     fig.savefig(png, dpi=110)
     print(f"plot: {png}")
-    if (out / suite_record.EFFICIENCY_RECORD).is_file():
-        why = suite_record.record(out, [png], suite_record.EFFICIENCY_RECORD)
-        if why:
-            print(f"plot_efficiency.py: the plot is not recorded as the sweep's: {why}", file=sys.stderr)
     return 0
 
 

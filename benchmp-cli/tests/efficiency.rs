@@ -306,7 +306,7 @@ fn a_sweep_of_two_clusters_gives_each_step_its_figure_power_and_cost() {
     }
     assert!(out.join("steps/c3-coremark-one-3302400.json").is_file());
 
-    // The plot: a picture of the curves, recorded in the folder.
+    // The plot: a picture of the curves, a file the sweep recorded as its own.
     let plot = std::process::Command::new("python3")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/plot_efficiency.py"))
         .arg(&out)

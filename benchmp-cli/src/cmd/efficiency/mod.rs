@@ -152,12 +152,14 @@ struct Document<'a> {
 }
 
 /// The results folder's own files.
-const FILES: [&str; 5] = [
+const FILES: [&str; 6] = [
     "efficiency.json",
     "efficiency.csv",
     "efficiency.txt",
     "energy_model.txt",
     "steps/",
+    // scripts/plot_efficiency.py's, recorded here so that the plot is the sweep's own file.
+    "efficiency.png",
 ];
 
 /// What the sweep has measured so far, written whole into its folder.

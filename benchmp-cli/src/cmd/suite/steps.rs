@@ -172,7 +172,8 @@ pub(super) fn open_folder(args: &SuiteArgs, inputs: &Inputs) -> Result<Folder> {
         .filter(|e| !kept.iter().any(|r| r.label == e.label))
         .collect();
     let with_ab = inputs.ab_bin.is_some();
-    let mut shared: Vec<String> = vec!["status.tsv".into(), "summary.json".into()];
+    // plots/: scripts/plot.py's (recorded here, so the plots are the suite's own files).
+    let mut shared: Vec<String> = vec!["status.tsv".into(), "summary.json".into(), "plots/".into()];
     if with_ab {
         shared.push("ab/".into());
     }
