@@ -20,7 +20,7 @@ const CHANGES: usize = 4;
 #[derive(Debug, Serialize)]
 struct Listed {
     name: String,
-    kind: benchmp::power::Kind,
+    kind: &'static str,
     unit: String,
     covers: String,
     #[serde(skip_serializing_if = "Option::is_none")]

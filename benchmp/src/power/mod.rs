@@ -1,6 +1,6 @@
 //! Power, energy and temperature beside every measurement: the sources a machine offers
-//! ([`sources`]: powercap, hwmon, power_supply, IIO energy meters of the ODPM kind, and an
-//! external meter, [`cmd`]), the sampler the parent runs from its poll loop while the children
+//! ([`sources`]; each family a file implementing [`meter::Family`] and its [`meter::Meter`]:
+//! [`battery`], [`powercap`], [`hwmon`], [`odpm`]; and an external meter, [`cmd`]), the sampler the parent runs from its poll loop while the children
 //! are timed ([`sampler`]), and what each measurement records ([`record`]).
 //!
 //! SoC teams judge cores by performance per watt and fill the kernel's Energy Model from each
@@ -12,14 +12,20 @@
 
 use std::path::Path;
 
+pub mod battery;
 pub mod cmd;
 pub mod discover;
+pub mod hwmon;
+pub mod meter;
+pub mod odpm;
+pub mod powercap;
 pub mod record;
 pub mod sampler;
 pub mod sources;
 
+pub use meter::{Family, Meter};
 pub use record::{Baseline, PowerRecord, Work};
-pub use sources::{Found, Kind, Source, Unusable};
+pub use sources::{Found, Source, Unusable};
 
 use crate::error::{EXIT_FAILED, EXIT_UNSUPPORTED, EXIT_USAGE, ExitStatus};
 
@@ -268,12 +274,12 @@ fn listing(found: &Found, root: &Path) -> String {
 fn cmd_source(command: &str) -> Source {
     Source {
         name: "cmd".into(),
-        kind: Kind::Cmd,
+        kind: "cmd",
         unit: "W",
         covers: format!("external meter ({})", foundation::error::printable(command)),
         paths: Vec::new(),
         cluster: None,
-        reader: sources::Reader::Cmd,
+        meter: std::sync::Arc::new(meter::External),
     }
 }
 

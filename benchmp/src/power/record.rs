@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::sources::Kind;
 use crate::topology::Topology;
 
 /// Where a source's energy comes from (JSON `counter` or `samples`).
@@ -29,8 +28,8 @@ pub enum From {
 pub struct SourceRecord {
     /// Its name (`battery:battery`).
     pub name: String,
-    /// Its family.
-    pub kind: Kind,
+    /// Its family (`powercap`, `hwmon`, `power_supply`, `odpm`, `cmd`).
+    pub kind: String,
     /// The unit it reads in (`uJ`, `uW`, `uA*uV`, ...).
     pub unit: String,
     /// What it covers.
@@ -319,7 +318,7 @@ mod tests {
     fn source(name: &str, net_mean_w: f64, cluster: Option<usize>) -> SourceRecord {
         SourceRecord {
             name: name.into(),
-            kind: Kind::Odpm,
+            kind: "odpm".into(),
             unit: "uWs".into(),
             covers: String::new(),
             cluster,

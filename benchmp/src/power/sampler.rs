@@ -12,7 +12,7 @@
 //! the reason, and the measurement stands.
 
 use super::record::{Baseline, From, PowerRecord, Series, SourceRecord, TempRecord};
-use super::sources::{self, Reader, Value};
+use super::sources::{self, Reading, Value};
 use super::{Power, PowerError};
 use crate::sys::clock::now_ns;
 
@@ -215,18 +215,14 @@ impl<'a> PowerWindow<'a> {
         let trace = self.power.trace;
         for ((source, track), value) in self.power.sources.iter().zip(&mut self.tracks).zip(values)
         {
-            let w = match (&source.reader, value) {
-                (Reader::Cmd, _) => {
+            let w = match (source.meter.reading(), value) {
+                (Reading::External, _) => {
                     let latest = readings.iter().rev().find(|(rt, _)| *rt <= t);
                     latest.map(|&(_, w)| w)
                 }
-                (Reader::Counter { wrap_uj, .. }, Ok(Value::Energy { uj, at_ms })) => {
+                (Reading::Counter { wrap_uj }, Ok(Value::Energy { uj, at_ms })) => {
                     track.samples += 1;
-                    counter(track, t, uj, at_ms, *wrap_uj)
-                }
-                (Reader::Odpm { .. }, Ok(Value::Energy { uj, at_ms })) => {
-                    track.samples += 1;
-                    counter(track, t, uj, at_ms, None)
+                    counter(track, t, uj, at_ms, wrap_uj)
                 }
                 (_, Ok(Value::Power(w))) => {
                     track.samples += 1;
@@ -307,8 +303,8 @@ impl<'a> PowerWindow<'a> {
             .iter()
             .zip(std::mem::take(&mut self.tracks))
         {
-            let figures = match &source.reader {
-                Reader::Cmd => match &meter {
+            let figures = match source.meter.reading() {
+                Reading::External => match &meter {
                     Some(Ok(readings)) => {
                         let inside: Vec<&(u64, f64)> = readings
                             .iter()
@@ -326,7 +322,7 @@ impl<'a> PowerWindow<'a> {
                     Some(Err(why)) => Err((why.clone(), 0)),
                     None => Err(("the meter is not running".to_string(), 0)),
                 },
-                Reader::Counter { .. } | Reader::Odpm { .. } => {
+                Reading::Counter { .. } => {
                     if track.missing.is_none() && track.changes.is_empty() {
                         track.fail(
                             "its counter did not move in the window (it updates more slowly than the window lasts, or is stuck)"
@@ -381,7 +377,7 @@ impl<'a> PowerWindow<'a> {
             });
             let record = |from, samples, period_ms| SourceRecord {
                 name: source.name.clone(),
-                kind: source.kind,
+                kind: source.kind.to_string(),
                 unit: source.unit.to_string(),
                 covers: source.covers.clone(),
                 cluster: source.cluster,
@@ -647,15 +643,15 @@ mod tests {
         let mut power = nothing();
         power.sources.push(super::super::Source {
             name: "powercap:package-0".into(),
-            kind: super::super::Kind::Powercap,
+            kind: "powercap",
             unit: "uJ",
             covers: String::new(),
             paths: vec![file.clone()],
             cluster: None,
-            reader: Reader::Counter {
+            meter: std::sync::Arc::new(super::super::meter::EnergyCounter {
                 path: file,
                 wrap_uj: Some(262_143_328_850),
-            },
+            }),
         });
         let mut w = PowerWindow::new(&mut power, Vec::new());
         w.opened();

@@ -4,87 +4,17 @@
 //! `inN_input` mV), power_supply batteries (`power_now` µW, or `current_now` µA ×
 //! `voltage_now` µV, signed by `status`) and IIO energy meters of the ODPM kind
 //! (`energy_value`: cumulative µWs per rail). Each source says what it covers and how one
-//! reading is taken; one that this process cannot use here says why.
+//! reading is taken (its family's [`Meter`], one file per family: `battery.rs`,
+//! `powercap.rs`, `hwmon.rs`, `odpm.rs`); one that this process cannot use here says why.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::meter::{Files, Meter, Reading};
 use crate::sysfs::entries;
 pub use crate::sysfs::{MAX_ATTR_BYTES, read_attr};
-
-/// The family a source belongs to (JSON: `powercap`, `hwmon`, `power_supply`, `odpm`, `cmd`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    /// A powercap zone's energy counter (RAPL on Intel and AMD).
-    Powercap,
-    /// A hardware monitor channel.
-    Hwmon,
-    /// A battery of the power_supply class.
-    PowerSupply,
-    /// A rail of an IIO energy meter of the ODPM kind (Pixel phones).
-    Odpm,
-    /// An external meter (`--power-cmd`).
-    Cmd,
-}
-
-impl std::fmt::Display for Kind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Kind::Powercap => "powercap",
-            Kind::Hwmon => "hwmon",
-            Kind::PowerSupply => "power_supply",
-            Kind::Odpm => "odpm",
-            Kind::Cmd => "cmd",
-        })
-    }
-}
-
-/// How one reading of a source is taken.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Reader {
-    /// A cumulative energy counter in µJ; powercap's wraps to 0 past `wrap_uj`.
-    Counter {
-        /// The counter file.
-        path: PathBuf,
-        /// `max_energy_range_uj`, where the counter wraps (powercap).
-        wrap_uj: Option<u64>,
-    },
-    /// An instantaneous power in µW (`powerN_input`, `powerN_average`).
-    Power {
-        /// The file.
-        path: PathBuf,
-    },
-    /// A current times a voltage: hwmon's mA × mV (`scale` 1e-6 to W).
-    CurrVolt {
-        /// Current file.
-        curr: PathBuf,
-        /// Voltage file.
-        volt: PathBuf,
-        /// Product to watts.
-        scale: f64,
-    },
-    /// A battery: `power_now` µW or `current_now` µA × `voltage_now` µV, magnitude only
-    /// (its `status`, Discharging, gives the sign); read only while it discharges.
-    Battery {
-        /// The supply's folder.
-        dir: PathBuf,
-        /// Whether it has `power_now`.
-        power_now: bool,
-    },
-    /// One rail of an ODPM `energy_value` file: cumulative µWs with the meter's own
-    /// timestamp (ms).
-    Odpm {
-        /// The device's `energy_value`.
-        path: PathBuf,
-        /// The rail's name in it.
-        rail: String,
-    },
-    /// The readings of `--power-cmd`.
-    Cmd,
-}
 
 /// One reading of a source.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -101,13 +31,13 @@ pub enum Value {
 }
 
 /// A power or energy source found here.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Source {
     /// Its stable name (`powercap:package-0`, `hwmon:ina3221:VDD_CPU`, `battery:battery`,
     /// `odpm:S4M_VDD_CPUCL0`, `cmd`).
     pub name: String,
-    /// Its family.
-    pub kind: Kind,
+    /// Its family (`powercap`, `hwmon`, `power_supply`, `odpm`, `cmd`: JSON `kind`).
+    pub kind: &'static str,
     /// The unit it reads in (`uJ`, `uW`, `mA*mV`, `uA*uV`, `uWs`, `W`).
     pub unit: &'static str,
     /// What it covers (a package, the cores, DRAM, a rail, the whole battery).
@@ -116,15 +46,28 @@ pub struct Source {
     pub paths: Vec<PathBuf>,
     /// The CPU cluster (topology index) its rail feeds, when its name says (`CPUCL<n>`).
     pub cluster: Option<usize>,
-    /// How a reading is taken.
-    pub reader: Reader,
+    /// How a reading is taken ([`Meter`]: its family's).
+    pub meter: Arc<dyn Meter>,
+}
+
+impl PartialEq for Source {
+    /// The same source: every field, the meter by what it reads.
+    fn eq(&self, other: &Source) -> bool {
+        self.name == other.name
+            && self.kind == other.kind
+            && self.unit == other.unit
+            && self.covers == other.covers
+            && self.paths == other.paths
+            && self.cluster == other.cluster
+            && format!("{:?}", self.meter) == format!("{:?}", other.meter)
+    }
 }
 
 impl Source {
     /// Whether its energy comes from a counter read at the window's edges (else from the
     /// integral of its power samples).
     pub fn is_counter(&self) -> bool {
-        matches!(self.reader, Reader::Counter { .. } | Reader::Odpm { .. })
+        matches!(self.meter.reading(), Reading::Counter { .. })
     }
 }
 
@@ -170,110 +113,16 @@ pub(super) fn number<T: std::str::FromStr>(path: &Path) -> Result<T, String> {
     })
 }
 
-/// One line of an ODPM `energy_value`: `CH3(T=473848)[S4M_VDD_CPUCL0], 3161249`.
-fn odpm_line(line: &str) -> Option<(String, u64, u64)> {
-    let rest = line.trim().strip_prefix("CH")?;
-    let (_, rest) = rest.split_once("(T=")?;
-    let (t, rest) = rest.split_once(")[")?;
-    let (rail, rest) = rest.split_once(']')?;
-    let value = rest.trim().strip_prefix(',')?.trim();
-    Some((
-        rail.to_string(),
-        t.trim().parse().ok()?,
-        value.parse().ok()?,
-    ))
-}
-
-/// An ODPM `energy_value`'s rails in its order: name, timestamp (ms), cumulative energy (µWs).
-pub type Rails = Vec<(String, u64, u64)>;
-
-/// Parses an ODPM `energy_value` (lines that are not a rail's, as `t=<ms>`, are skipped).
-pub fn parse_odpm(text: &str) -> Rails {
-    text.lines().filter_map(odpm_line).collect()
-}
-
-/// A battery's status: only a discharging battery's current is the load's.
-fn battery_status(dir: &Path) -> Result<(), String> {
-    let path = dir.join("status");
-    let status = read_attr(&path).map_err(|e| unreadable(&path, &e))?;
-    if status == "Discharging" {
-        Ok(())
-    } else {
-        Err(format!(
-            "the battery's status is {}: only a discharging battery's current is the load's (the charger's otherwise); unplug it or choose another source",
-            foundation::error::excerpt(status.as_bytes(), 40)
-        ))
-    }
-}
-
-/// Takes one reading of `source`, or says why it cannot (the ODPM file is read once per call;
-/// [`read_all`] shares one read between a device's rails).
+/// Takes one reading of `source`, or says why it cannot.
 pub fn read(source: &Source) -> Result<Value, String> {
-    match &source.reader {
-        Reader::Counter { path, .. } => Ok(Value::Energy {
-            uj: number(path)?,
-            at_ms: None,
-        }),
-        Reader::Power { path } => Ok(Value::Power(number::<f64>(path)?.abs() * 1e-6)),
-        Reader::CurrVolt { curr, volt, scale } => Ok(Value::Power(
-            (number::<f64>(curr)? * number::<f64>(volt)?).abs() * scale,
-        )),
-        Reader::Battery { dir, power_now } => {
-            battery_status(dir)?;
-            let w = if *power_now {
-                number::<f64>(&dir.join("power_now"))?.abs() * 1e-6
-            } else {
-                (number::<f64>(&dir.join("current_now"))?
-                    * number::<f64>(&dir.join("voltage_now"))?)
-                .abs()
-                    * 1e-12
-            };
-            Ok(Value::Power(w))
-        }
-        Reader::Odpm { path, rail } => {
-            let text = read_attr(path).map_err(|e| unreadable(path, &e))?;
-            odpm_value(&parse_odpm(&text), path, rail)
-        }
-        Reader::Cmd => Err("the external meter is read from its output".into()),
-    }
+    source.meter.read(&mut Files::default())
 }
 
-fn odpm_value(rails: &Rails, path: &Path, rail: &str) -> Result<Value, String> {
-    rails
-        .iter()
-        .find(|(name, _, _)| name == rail)
-        .map(|&(_, t, uws)| Value::Energy {
-            uj: uws,
-            at_ms: Some(t),
-        })
-        .ok_or_else(|| {
-            format!(
-                "{} no longer lists the rail {rail}",
-                foundation::error::shown(path)
-            )
-        })
-}
-
-/// One reading of each source, an ODPM file read once for all its rails.
+/// One reading of each source, every file read once however many sources share it (an ODPM
+/// device's rails).
 pub fn read_all(sources: &[Source]) -> Vec<Result<Value, String>> {
-    let mut odpm_files: BTreeMap<&Path, Result<Rails, String>> = BTreeMap::new();
-    sources
-        .iter()
-        .map(|s| match &s.reader {
-            Reader::Odpm { path, rail } => {
-                let rails = odpm_files.entry(path.as_path()).or_insert_with(|| {
-                    read_attr(path)
-                        .map(|t| parse_odpm(&t))
-                        .map_err(|e| unreadable(path, &e))
-                });
-                match rails {
-                    Ok(r) => odpm_value(r, path, rail),
-                    Err(e) => Err(e.clone()),
-                }
-            }
-            _ => read(s),
-        })
-        .collect()
+    let mut files = Files::default();
+    sources.iter().map(|s| s.meter.read(&mut files)).collect()
 }
 
 /// A thermal zone to sample: its type (with the zone's folder when two share one) and its

@@ -107,10 +107,10 @@ pub struct Machine {
     pub llc_bytes: u64,
 }
 
-/// The quick plan's latency sweep ends here, MiB, whatever the last-level cache: a guest
-/// that reports its host's 480 MiB L3 would otherwise sweep to 1,920 MiB, a minute and a half
-/// of the "about a minute" quick mode promises. The default and full plans go to four times
-/// the cache, where memory's plateau is.
+/// The quick plan's latency sweep ends here, MiB, whatever the last-level cache: Intel Xeon
+/// guests report their host's L3 (260 MiB on one, 480 MiB on another), so the sweep went to
+/// 1,040 MiB or more: 89 s of the "about a minute" quick mode promises, on a busy 2-CPU guest.
+/// The default and full plans go to four times the cache, where memory's plateau is.
 pub const QUICK_LAT_MIB: u64 = 256;
 
 /// The entries of `mode` on `machine`, in the order they run.
