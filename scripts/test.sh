@@ -135,12 +135,13 @@ beside_dir="${CARGO_TARGET_DIR:-target}/beside"
 # cargo test built above, the stand-in phone the aarch64 ones of builds().
 export SOCBENCH_BIN="${CARGO_TARGET_DIR:-target}/debug"
 export SOCBENCH_DEVICE_BIN="$beside_dir/aarch64-unknown-linux-musl/scripts"
+# (Chained with &&: called after `||` below, where `set -e` does not stop at a failure.)
 builds() (
   export CARGO_TARGET_DIR="$beside_dir"
-  cargo build --release -p bw_mem --bin bw_mem
-  aarch64 test -p bw_mem --test kernels
-  aarch64 test -p dto --test kernels
-  aarch64 build -p benchmp-cli -p bw_mem -p dhry -p dto --bins
+  cargo build --release -p bw_mem --bin bw_mem &&
+    aarch64 test -p bw_mem --test kernels &&
+    aarch64 test -p dto --test kernels &&
+    aarch64 build -p benchmp-cli -p bw_mem -p dhry -p dto --bins
 )
 # The stand-in phone's test (android.sh with a stand-in adb, its quick suite under qemu-user)
 # starts as soon as its aarch64 binaries are built, beside the rest, rather than after them.
