@@ -101,16 +101,9 @@ pub(super) fn unreadable(path: &Path, e: &std::io::Error) -> String {
     }
 }
 
-/// A number from a file, or why not.
+/// A number from a file, or why not (a round of readings of that one file, [`Files::number`]).
 pub(super) fn number<T: std::str::FromStr>(path: &Path) -> Result<T, String> {
-    let text = read_attr(path).map_err(|e| unreadable(path, &e))?;
-    text.parse::<T>().map_err(|_| {
-        format!(
-            "{} holds {}, not a number",
-            foundation::error::shown(path),
-            foundation::error::excerpt(text.as_bytes(), 40)
-        )
-    })
+    Files::default().number(path)
 }
 
 /// Takes one reading of `source`, or says why it cannot.
