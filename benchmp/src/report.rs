@@ -57,7 +57,25 @@ pub trait ToolData: std::fmt::Debug + Sized + 'static {
     fn noise(_report: &Report<Self>) -> Vec<String> {
         Vec::new()
     }
+
+    /// The work a measurement's power is divided by ([`crate::power::PowerRecord::per_watt`]),
+    /// when the tool's headline figure is its own rather than the measurement's (dhry's DMIPS
+    /// by `--aggregate`, from its tool section): the system's and each cluster's. `None` by
+    /// default: the measurement's own figures ([`crate::session::works`]).
+    fn work(_extra: &Self::Extra, _measurement: &Measurement<Self>) -> Option<Works> {
+        None
+    }
+
+    /// Whether the report keeps each sample's tool detail (`Benchmark::Sample`); a tool that
+    /// writes every sample elsewhere (dto's distributions.csv) keeps only their timing.
+    const SAMPLE_DETAIL_KEPT: bool = true;
 }
+
+/// The system's work and each cluster's (index, work), to put per watt ([`ToolData::work`]).
+pub type Works = (
+    crate::power::Work<'static>,
+    Vec<(usize, crate::power::Work<'static>)>,
+);
 
 /// Any tool's report read without knowing the tool (`benchmp compare`, scripts): its tool
 /// data stay JSON values.

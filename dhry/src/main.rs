@@ -91,7 +91,7 @@ fn run(cli: &Cli) -> Result<i32> {
         (None, None) => RunPlan::AtLeastSeconds(cli.time),
     };
     let timed = dhry::run::time(cli.variant, plan, &cli.placement, &cli.output)?;
-    let mut session = timed.session;
+    let session = timed.session;
     let setup = Setup {
         variant: cli.variant,
         plan,
@@ -104,10 +104,6 @@ fn run(cli: &Cli) -> Result<i32> {
         |cpu, probed| benchmp::freq::clock_of_child(&session.topology, cpu, cli.mhz, probed);
     let m = &session.measurements()[0];
     let summary = Summary::new(m, &timed.loops, &session.topology, setup, clock_of);
-    let topology = session.topology.clone();
-    if let Some(m) = session.measurements_mut().first_mut() {
-        report::per_watt(m, &topology, &summary);
-    }
     let report = session.finish(&cli.output, Some(summary.clone()));
     // Decided before the report is written, which it is either way.
     let failed = !summary.verification_passed;

@@ -240,15 +240,6 @@ pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result
         // Paired, each measurement is a figure, as benchmp makes them.
         session.set_figures(figures);
     }
-    // Every sample is in distributions.csv and the current side's in the figures: the rounds'
-    // records keep their timing, not a third copy of the ticks.
-    for m in session.measurements_mut() {
-        for c in &mut m.children {
-            for s in &mut c.samples {
-                s.detail = None;
-            }
-        }
-    }
     Ok(session.finish(output, Some(extra)))
 }
 

@@ -199,8 +199,8 @@ impl Work<'_> {
 impl PowerRecord {
     /// Puts the system figure per net watt of the first source, and each cluster's figure
     /// (`clusters`: index and work) per net watt of the rail that feeds it. The session calls
-    /// it with the measurement's own figures; a tool whose headline figure is its own (dhry's
-    /// DMIPS by `--aggregate`) calls it again with that.
+    /// it once, when it makes the report: with the tool's work when it names one (dhry's DMIPS
+    /// by `--aggregate`, [`crate::ToolData::work`]), else the measurement's own figures.
     pub fn per_watt(
         &mut self,
         system: Work<'_>,

@@ -34,11 +34,7 @@ impl<T: ToolData> Session<T> {
     ) -> Report<T> {
         // Written back before the report, so the report can say it was.
         let pinned = crate::freq::pin::release();
-        let mut report = self.report(output, extra);
-        report.pinned = pinned;
-        if !parts.is_empty() {
-            join(&mut report, parts, output);
-        }
+        let mut report = self.report(output, extra, pinned, parts);
         complete(&mut report, self.figures);
         report
     }
@@ -51,7 +47,9 @@ impl<T: ToolData> Session<T> {
         if let Some(output) = &self.reports
             && self.worker.is_none()
         {
-            let mut report = self.report(output, None);
+            let mut report = self.report(output, None, crate::freq::pin::record(), Vec::new());
+            report.figures =
+                crate::report::default_figures(&report.measurements, Measurement::label);
             report.incomplete = Some(crate::report::Incomplete {
                 signal: sig.as_str().to_string(),
                 running: running.map(str::to_string),
@@ -62,11 +60,27 @@ impl<T: ToolData> Session<T> {
         Error::Interrupted(sig)
     }
 
-    /// The report of the measurements so far, with the default figures and no notes.
-    fn report(&self, output: &OutputArgs, extra: Option<T::Extra>) -> Report<T> {
-        let after = MachineState::capture(&self.topology.root, &self.topology.online());
-        let children: Vec<_> = self
-            .measurements
+    /// The report of the measurements so far (or of `parts`, [`Session::finish_joined`]),
+    /// their power per unit of work put on and the noise verdict judged once; its figures and
+    /// notes are left to the caller.
+    fn report(
+        &self,
+        output: &OutputArgs,
+        extra: Option<T::Extra>,
+        pinned: Option<crate::freq::pin::PinRecord>,
+        parts: Vec<Report<T>>,
+    ) -> Report<T> {
+        let Own {
+            measurements,
+            after,
+            calibration,
+            calibration_ns,
+        } = if parts.is_empty() {
+            Own::of(self, extra.as_ref())
+        } else {
+            Own::joined(parts)
+        };
+        let children: Vec<_> = measurements
             .iter()
             .flat_map(|m| m.children.iter().cloned())
             .collect();
@@ -79,11 +93,56 @@ impl<T: ToolData> Session<T> {
                 ..NoisePolicy::default()
             },
         );
-        let (timing_overhead_ns, timing_overhead_source) = self
+        Report {
+            tool: self.tool.clone(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            args: self.args.clone(),
+            host: Host::current(),
+            build: Build::current(),
+            topology: self.topology.clone(),
+            calibration,
+            placement: self.placement.clone(),
+            aggregate_mode: output.aggregate,
+            measurements,
+            quality: Quality {
+                before: self.before.clone(),
+                after,
+                verdict,
+                notes: Vec::new(),
+            },
+            wall_ns: now_ns() - self.started_ns,
+            calibration_ns,
+            pid: std::process::id() as i32,
+            phases: self.phases.clone(),
+            figures: Vec::new(),
+            pinned,
+            power_baseline: self.power.as_ref().and_then(|p| p.baseline.clone()),
+            extra,
+            incomplete: None,
+        }
+    }
+}
+
+/// What a report holds of the session's own measuring (or of the finished reports it
+/// joins): its measurements, the machine after them, the calibration and its time.
+struct Own<T: ToolData> {
+    measurements: Vec<Measurement<T>>,
+    after: MachineState,
+    calibration: Calibration,
+    calibration_ns: u64,
+}
+
+impl<T: ToolData> Own<T> {
+    /// The session's measurements as the report keeps them: each one's power put per unit of
+    /// its work (the tool's, [`ToolData::work`], else its own figures'), sample detail kept
+    /// when the tool keeps it ([`ToolData::SAMPLE_DETAIL_KEPT`]).
+    fn of(session: &Session<T>, extra: Option<&T::Extra>) -> Own<T> {
+        let after = MachineState::capture(&session.topology.root, &session.topology.online());
+        let (timing_overhead_ns, timing_overhead_source) = session
             .timing_only
             .clone()
             .unwrap_or((0.0, crate::timing::ValueSource::NotNeeded));
-        let calibration = self.calibration.clone().unwrap_or(Calibration {
+        let calibration = session.calibration.clone().unwrap_or(Calibration {
             enough_us: 0,
             timing_overhead_ns,
             loop_overhead_ns: 0.0,
@@ -98,40 +157,66 @@ impl<T: ToolData> Session<T> {
             cache_written: false,
         });
         let calibration_ns = calibration.measured_ns
-            + self
+            + session
                 .measurements
                 .iter()
                 .map(|m| m.calibration_ns)
                 .sum::<u64>();
-        let figures = crate::report::default_figures(&self.measurements, Measurement::label);
-        Report {
-            tool: self.tool.clone(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            args: self.args.clone(),
-            host: Host::current(),
-            build: Build::current(),
-            topology: self.topology.clone(),
+        let measurements = session
+            .measurements
+            .iter()
+            .zip(&session.operations)
+            .map(|(m, &operation)| kept(m, operation, extra, &session.topology))
+            .collect();
+        Own {
+            measurements,
+            after,
             calibration,
-            placement: self.placement.clone(),
-            aggregate_mode: output.aggregate,
-            measurements: self.measurements.clone(),
-            quality: Quality {
-                before: self.before.clone(),
-                after,
-                verdict,
-                notes: Vec::new(),
-            },
-            wall_ns: now_ns() - self.started_ns,
             calibration_ns,
-            pid: std::process::id() as i32,
-            phases: self.phases.clone(),
-            figures,
-            pinned: crate::freq::pin::record(),
-            power_baseline: self.power.as_ref().and_then(|p| p.baseline.clone()),
-            extra,
-            incomplete: None,
         }
     }
+
+    /// The finished reports of sessions a joined one stood for: their measurements, the
+    /// machine after the last, the first's calibration and all of their calibration time
+    /// (`parts` is not empty).
+    fn joined(parts: Vec<Report<T>>) -> Own<T> {
+        let calibration = parts[0].calibration.clone();
+        let calibration_ns = parts.iter().map(|r| r.calibration_ns).sum();
+        let after = parts[parts.len() - 1].quality.after.clone();
+        Own {
+            measurements: parts.into_iter().flat_map(|r| r.measurements).collect(),
+            after,
+            calibration,
+            calibration_ns,
+        }
+    }
+}
+
+/// A measurement as its report keeps it ([`Own::of`]).
+fn kept<T: ToolData>(
+    m: &Measurement<T>,
+    operation: &'static str,
+    extra: Option<&T::Extra>,
+    topology: &crate::topology::Topology,
+) -> Measurement<T> {
+    let mut kept = m.clone();
+    if let Some(p) = kept.power.as_mut() {
+        match extra.and_then(|e| T::work(e, m)) {
+            Some((system, clusters)) => p.per_watt(system, &clusters, topology),
+            None => {
+                let (system, clusters) = super::works(m, operation);
+                p.per_watt(system, &clusters, topology);
+            }
+        }
+    }
+    if !T::SAMPLE_DETAIL_KEPT {
+        for c in &mut kept.children {
+            for s in &mut c.samples {
+                s.detail = None;
+            }
+        }
+    }
+    kept
 }
 
 /// Makes `report` the tool's: its figures (`given`, else [`ToolData::figures`]), its notes,
@@ -161,30 +246,6 @@ fn complete<T: ToolData>(report: &mut Report<T>, given: Option<Vec<crate::schema
                 .map(|r| format!("not judged as noise on an emulated CPU: {r}")),
         );
     }
-}
-
-/// [`Session::finish_joined`]'s joining of `parts` into `report`.
-fn join<T: ToolData>(report: &mut Report<T>, parts: Vec<Report<T>>, output: &OutputArgs) {
-    report.calibration = parts[0].calibration.clone();
-    report.calibration_ns = parts.iter().map(|r| r.calibration_ns).sum();
-    if let Some(last) = parts.last() {
-        report.quality.after = last.quality.after.clone();
-    }
-    report.measurements = parts.into_iter().flat_map(|r| r.measurements).collect();
-    let children: Vec<_> = report
-        .measurements
-        .iter()
-        .flat_map(|m| m.children.iter().cloned())
-        .collect();
-    report.quality.verdict = judge(
-        &children,
-        &report.quality.before,
-        &report.quality.after,
-        &NoisePolicy {
-            max_lost_pct: output.noise_lost,
-            ..NoisePolicy::default()
-        },
-    );
 }
 
 #[cfg(test)]

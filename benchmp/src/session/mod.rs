@@ -122,6 +122,9 @@ pub struct Session<T: ToolData> {
     conditions: crate::cli::ConditionsArgs,
     started_ns: u64,
     measurements: Vec<Measurement<T>>,
+    /// What one operation of each measurement's latency is ([`Spec::operation`]), for its
+    /// energy per operation when the report is made.
+    operations: Vec<&'static str>,
     phases: Vec<crate::report::ParentPhase>,
     /// The power sources sampled beside every measurement (`None`: there are none, and
     /// nothing is sampled).
@@ -215,6 +218,7 @@ impl<T: ToolData> Session<T> {
             conditions,
             started_ns,
             measurements: Vec::new(),
+            operations: Vec::new(),
             phases: Vec::new(),
             power,
             worker,
@@ -298,12 +302,6 @@ impl<T: ToolData> Session<T> {
     /// Measurements so far.
     pub fn measurements(&self) -> &[Measurement<T>] {
         &self.measurements
-    }
-
-    /// Measurements so far, for a tool to complete before [`Session::finish`] (dhry's energy
-    /// per DMIPS, dto's samples without the detail its figures were made from).
-    pub fn measurements_mut(&mut self) -> &mut [Measurement<T>] {
-        &mut self.measurements
     }
 
     /// The figures of the report, made by the tool while it measured (from what the report
@@ -462,12 +460,11 @@ impl<T: ToolData> Session<T> {
         let operation = spec.operation;
         let mut m = self.record(spec, enough_us, ran, attempts)?;
         m.cool_down = cool_down;
-        if let Some(mut p) = power {
-            let (system, clusters) = works(&m, operation);
-            p.per_watt(system, &clusters, &self.topology);
-            m.power = Some(p);
-        }
+        // Its figures per watt are put on when the report is made (the tool may name the
+        // work, [`ToolData::work`]).
+        m.power = power;
         self.measurements.push(m);
+        self.operations.push(operation);
         Ok(self.measurements.last().expect("pushed above"))
     }
 

@@ -32,34 +32,27 @@ impl benchmp::ToolData for Dhry {
     fn figures(report: &Report) -> Vec<benchmp::schema::Figure> {
         benchmp::report::default_figures(&report.measurements, |m| m.params.figure_name())
     }
+
+    /// The run's DMIPS per watt (`power.per_energy`, `per_cluster`) are the figures the text
+    /// shows: the total by `--aggregate` and each cluster's DMIPS, each per net watt of its
+    /// source.
+    fn work(summary: &Summary, _: &benchmp::Measurement<Dhry>) -> Option<benchmp::report::Works> {
+        use benchmp::power::Work;
+        let dmips = |value| Work::Rate {
+            value,
+            unit: "DMIPS",
+        };
+        let clusters = summary
+            .clusters
+            .iter()
+            .map(|c| (c.cluster, dmips(c.dmips_total)))
+            .collect();
+        Some((dmips(summary.total_dmips), clusters))
+    }
 }
 
 /// dhry's report.
 pub type Report = benchmp::Report<Dhry>;
-
-/// Puts the run's DMIPS per watt (`power.per_energy`, `per_cluster`) on the figures the text
-/// shows: the total by `--aggregate` and each cluster's DMIPS, each per net watt of its
-/// source. Without a power source it does nothing. `measurement` is the run's one, before its
-/// session finishes; `topology` the session's.
-pub fn per_watt(
-    measurement: &mut benchmp::Measurement<Dhry>,
-    topology: &benchmp::topology::Topology,
-    summary: &Summary,
-) {
-    use benchmp::power::Work;
-    let dmips = |value| Work::Rate {
-        value,
-        unit: "DMIPS",
-    };
-    let clusters: Vec<(usize, Work<'_>)> = summary
-        .clusters
-        .iter()
-        .map(|c| (c.cluster, dmips(c.dmips_total)))
-        .collect();
-    if let Some(p) = measurement.power.as_mut() {
-        p.per_watt(dmips(summary.total_dmips), &clusters, topology);
-    }
-}
 
 /// Parameters of one measurement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
