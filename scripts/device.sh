@@ -10,6 +10,7 @@ set -euo pipefail
 usage() {
   cat <<'USAGE'
 Usage: scripts/device.sh [--bin-dir DIR] [--out DIR] [--profile scripts|release]
+       scripts/device.sh --setup
 
 Builds the emulated SoC (cached in ${XDG_CACHE_HOME:-~/.cache}/socbench/device), runs
 scripts/lava/jobs/qemu-soc.yaml on it with lava-run and prints LAVA's results: every test
@@ -26,6 +27,8 @@ compared (benchmp compare). No figure is judged: an emulated CPU's are not the h
                   build) or release
   --out DIR       where the run goes: lava-run's log and output, the guest's results
                   (default results/device-<timestamp>)
+  --setup         only install and fetch what the test needs (below) and exit: the test
+                  command's set-up, so the test itself is timed without it
   -h, --help      this text
 
 Installs what it needs (Debian's qemu-system-arm, device-tree-compiler, lava-dispatcher,
@@ -49,9 +52,10 @@ top=$(cd "$here/.." && pwd)
 # shellcheck source=scripts/lib/bench.sh
 . "$here/lib/bench.sh"
 
-bin_dir="" out="" profile=scripts
+bin_dir="" out="" profile=scripts setup_only=0
 while [ $# -gt 0 ]; do
   case "$1" in
+    --setup) setup_only=1 ;;
     --bin-dir) [ $# -ge 2 ] || die "--bin-dir needs a folder"; bin_dir=$2; shift ;;
     --out) [ $# -ge 2 ] || die "--out needs a folder"; out=$2; shift ;;
     --profile) [ $# -ge 2 ] || die "--profile needs scripts or release"; profile=$2; shift ;;
@@ -65,10 +69,14 @@ if [ -n "$bin_dir" ]; then
   [ -d "$bin_dir" ] || die "--bin-dir $bin_dir is not a folder"
   bin_dir=$(cd "$bin_dir" && pwd)
 fi
-[ -n "$out" ] || out="$top/results/device-$(date +%Y%m%d-%H%M%S)"
-[ ! -e "$out" ] || die "--out $out already exists (give a new folder)"
-mkdir -p "$out" || die "cannot make --out $out"
-out=$(cd "$out" && pwd)
+if [ "$setup_only" = 1 ]; then
+  [ -z "$out$bin_dir" ] || die "--setup takes no --out or --bin-dir (it runs nothing)"
+else
+  [ -n "$out" ] || out="$top/results/device-$(date +%Y%m%d-%H%M%S)"
+  [ ! -e "$out" ] || die "--out $out already exists (give a new folder)"
+  mkdir -p "$out" || die "cannot make --out $out"
+  out=$(cd "$out" && pwd)
+fi
 [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ] \
   || cannot "this host is not Debian amd64: libguestfs's appliance (LAVA's overlay step) boots the amd64 kernel package here"
 
@@ -153,6 +161,10 @@ kernel_image="$cache/arm64-kernel/boot/vmlinuz-$arm_version"
 # supermin (libguestfs's appliance) reads modules.dep, which the package leaves to depmod.
 [ -f "$amd_modules/modules.dep" ] || depmod -b "$cache/amd64-kernel" "$amd_version"
 [ -f "$arm_modules/modules.dep" ] || depmod -b "$cache/arm64-kernel" "$arm_version"
+if [ "$setup_only" = 1 ]; then
+  say "set-up done: the packages are in $cache"
+  exit 0
+fi
 
 # --- The device tree: QEMU's own for the dictionary's board, its CPUs regrouped into the
 # clusters above, each CPU with its capacity-dmips-mhz (the kernel's cpu_capacity).

@@ -37,6 +37,9 @@ setup_rustup_component rustfmt clippy || ok=0
 setup_rust_target aarch64-unknown-linux-musl || ok=0
 setup_python_packages || ok=0
 setup_tracefs || true
+# The device test's own set-up (QEMU, LAVA's dispatcher, Debian's arm64 kernel and busybox):
+# done here, so that the test's time is the test's.
+if [ "$device" = 1 ]; then scripts/device.sh --setup || ok=0; fi
 if [ "$ok" = 0 ]; then
   echo "test.sh: the set-up above is incomplete; nothing was tested" >&2
   exit 1
@@ -141,8 +144,11 @@ builds() (
   cargo build --release -p bw_mem --bin bw_mem &&
     aarch64 test -p bw_mem --test kernels &&
     aarch64 test -p dto --test kernels &&
-    aarch64 build -p benchmp-cli -p bw_mem -p dhry -p dto --bins
+    aarch64 build -p benchmp-cli -p bw_mem -p dhry -p dto "${device_packages[@]}" --bins
 )
+# The device test's other tools, built here with the rest when it runs (device.sh finds them).
+device_packages=()
+if [ "$device" = 1 ]; then device_packages=(-p lat_mem_rd -p coremark -p ftrace); fi
 # The stand-in phone's test (android.sh with a stand-in adb, its quick suite under qemu-user)
 # starts as soon as its aarch64 binaries are built, beside the rest, rather than after them.
 builds_then_android() {
@@ -175,6 +181,13 @@ script_tests() {
 }
 beside script_tests "SOCBENCH_BIN=$SOCBENCH_BIN scripts/tests/test_lmbench_harness.sh $SOCBENCH_BIN; SOCBENCH_BIN=$SOCBENCH_BIN scripts/tests/test_suite.sh; SOCBENCH_BIN=$SOCBENCH_BIN scripts/tests/test_lava.sh (the one that failed is named above)" script_tests
 
+# Shell lint and Python's compile check (one CPU, half a minute) beside the rest.
+lint() {
+  shellcheck -x scripts/*.sh scripts/lib/*.sh scripts/lava/*.sh scripts/tests/*.sh scripts/tests/fake-adb .ci/run &&
+    python3 -m py_compile scripts/*.py
+}
+beside lint "shellcheck -x scripts/*.sh scripts/lib/*.sh scripts/lava/*.sh scripts/tests/*.sh scripts/tests/fake-adb .ci/run; python3 -m py_compile scripts/*.py" lint
+
 # The exit-contract test (benchmp-cli/tests/contract.rs: every binary, command and option, about
 # 2,000 short runs that mostly wait on process start-up) runs beside everything after it;
 # every other test runs here first.
@@ -187,9 +200,7 @@ beside contract "cargo test --workspace --test contract" cargo test --workspace 
 stage traces "cargo test --workspace --test record --test power -- --ignored" \
   cargo test --workspace --no-fail-fast --test record --test power -- --ignored
 
-stage shellcheck "shellcheck -x scripts/*.sh scripts/lib/*.sh scripts/lava/*.sh scripts/tests/*.sh scripts/tests/fake-adb .ci/run" \
-  shellcheck -x scripts/*.sh scripts/lib/*.sh scripts/lava/*.sh scripts/tests/*.sh scripts/tests/fake-adb .ci/run
-stage py_compile "python3 -m py_compile scripts/*.py" python3 -m py_compile scripts/*.py
+await lint
 await script_tests
 await contract
 await builds

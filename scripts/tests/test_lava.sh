@@ -56,6 +56,21 @@ echo "== lint: scripts/lava is POSIX sh (shellcheck -s sh)"
 shellcheck -s sh -x "$top"/scripts/lava/*.sh "$top"/scripts/lava/devices/*-init \
   || fail "shellcheck -s sh found problems in scripts/lava"
 
+echo "== device.sh: bad options are refused before anything is installed or run"
+# device_refuses LINE ARGS...: scripts/device.sh ARGS exits 2 with the one line LINE.
+device_refuses() {
+  local want=$1 rc=0 err
+  shift
+  err=$("$top/scripts/device.sh" "$@" 2>&1 >/dev/null) || rc=$?
+  if [ "$rc" -ne 2 ] || [ "$err" != "$want" ]; then
+    fail "device.sh $*: exit $rc, '$err' (want 2, '$want')"
+  fi
+}
+device_refuses "device.sh: unknown option '--bogus' (see --help)" --bogus
+device_refuses "device.sh: --setup takes no --out or --bin-dir (it runs nothing)" --setup --out "$tmp/device-out"
+device_refuses "device.sh: --profile 'fast' is not scripts or release" --profile fast
+[ ! -e "$tmp/device-out" ] || fail "device.sh --setup --out made its folder"
+
 echo "== the definitions and example jobs hold what LAVA requires"
 python3 - "$top" <<'PY'
 import os, pathlib, re, sys, yaml
