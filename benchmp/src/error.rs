@@ -70,6 +70,17 @@ pub fn chain_line(e: &anyhow::Error) -> String {
     msg
 }
 
+/// Any error with its causes, as `{:#}` shows an `anyhow` chain: each cause after a colon.
+pub fn chain_of(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut line = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        line += &format!(": {c}");
+        cause = c.source();
+    }
+    line
+}
+
 /// Recognises one error type in a chain and gives its exit status ([`probe`]).
 pub type ExitProbe = fn(&(dyn std::error::Error + 'static)) -> Option<i32>;
 
@@ -88,7 +99,11 @@ pub fn exit_code_by(e: &anyhow::Error, probes: &[ExitProbe]) -> i32 {
         return EXIT_FAILED;
     }
     for cause in e.chain() {
-        let known = [probe::<Usage> as ExitProbe, probe::<Unsupported>];
+        let known = [
+            probe::<Usage> as ExitProbe,
+            probe::<Unsupported>,
+            probe::<Refused>,
+        ];
         if let Some(code) = known.iter().chain(probes).find_map(|p| p(cause)) {
             return code;
         }

@@ -151,7 +151,7 @@ pub fn emit<T: ToolData>(
     report: &Report<T>,
     output: &OutputArgs,
     text: impl FnOnce(&Report<T>) -> String,
-) -> anyhow::Result<i32> {
+) -> Result<i32, crate::output::Error> {
     emit_with(report, output, &text(report), None)
 }
 
@@ -163,7 +163,7 @@ pub fn emit_with<T: ToolData>(
     output: &OutputArgs,
     text: &str,
     csv: Option<&str>,
-) -> anyhow::Result<i32> {
+) -> Result<i32, crate::output::Error> {
     let tool = ToolReport { report, text, csv };
     crate::output::emit(&tool, Outputs::of(output))?;
     Ok(if report.quality.verdict.noisy && output.fail_on_noise {
@@ -186,23 +186,18 @@ impl<T: ToolData> Export for ToolReport<'_, T> {
         self.text.to_string()
     }
 
-    fn json(&self) -> anyhow::Result<String> {
+    fn json(&self) -> Result<String, crate::output::Error> {
         crate::output::json_text(self.report)
     }
 
-    fn csv(&self) -> anyhow::Result<String> {
-        use anyhow::Context;
+    fn csv(&self) -> Result<String, crate::output::Error> {
         match self.csv {
             Some(c) => Ok(c.to_string()),
-            None => {
-                let mut buf = Vec::new();
-                write_csv(self.report, &mut buf).context("cannot render the CSV")?;
-                Ok(String::from_utf8(buf)?)
-            }
+            None => crate::output::Error::csv_text(|buf| write_csv(self.report, buf)),
         }
     }
 
-    fn markdown(&self) -> anyhow::Result<String> {
+    fn markdown(&self) -> Result<String, crate::output::Error> {
         Ok(markdown(self.report))
     }
 
@@ -319,7 +314,7 @@ pub fn write_partial<T: ToolData>(report: &Report<T>, output: &OutputArgs) {
                 "{tool}: interrupted: the {measured} measurement(s) that finished are in {} (marked incomplete)",
                 foundation::error::printable(&target)
             ),
-            Err(e) => foundation::errln!("{tool}: interrupted, and {e:#}"),
+            Err(e) => foundation::errln!("{tool}: interrupted, and {}", crate::error::chain_of(&e)),
         }
     }
 }

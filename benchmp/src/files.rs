@@ -55,13 +55,13 @@ impl Write for StagedFile {
 pub fn write_file(
     path: &str,
     write: impl FnOnce(&mut BufWriter<OutputFile>) -> std::io::Result<()>,
-) -> anyhow::Result<()> {
-    use anyhow::Context;
-    let mut f =
-        StagedFile::create(Path::new(path)).with_context(|| format!("cannot write {path}"))?;
-    write(f.writer())
-        .and_then(|()| f.commit())
-        .with_context(|| format!("cannot write {path}"))
+) -> Result<(), crate::output::Error> {
+    StagedFile::create(Path::new(path))
+        .and_then(|mut f| write(f.writer()).and_then(|()| f.commit()))
+        .map_err(|source| crate::output::Error::File {
+            path: path.to_string(),
+            source,
+        })
 }
 
 /// The device and inode of a path's file (through symlinks), if it exists.
@@ -152,7 +152,10 @@ mod tests {
             Err(std::io::Error::other("disk full"))
         })
         .unwrap_err();
-        assert!(format!("{e:#}").contains("cannot write"), "{e:#}");
+        assert_eq!(
+            crate::error::chain_of(&e),
+            format!("cannot write {}: disk full", p.display())
+        );
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "old");
         assert_eq!(names(&d), ["r.csv"]);
         let _ = std::fs::remove_dir_all(d);

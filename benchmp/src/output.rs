@@ -12,6 +12,48 @@
 
 use std::io::Write as _;
 
+/// Why a result could not be rendered or written; each names what it was doing and carries
+/// its cause ([`std::error::Error::source`]), so a full disk or a resource limit under it is
+/// still found ([`crate::error::exit_code_by`]).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The result could not be serialised as JSON.
+    #[error("cannot render the JSON")]
+    Json(#[from] serde_json::Error),
+    /// The CSV could not be written into memory.
+    #[error("cannot render the CSV")]
+    Csv(#[source] std::io::Error),
+    /// A rendered CSV could not be read back (as the Markdown table).
+    #[error("cannot read the CSV back")]
+    CsvRead(#[from] csv::Error),
+    /// A rendered CSV was not UTF-8.
+    #[error("the CSV is not UTF-8")]
+    Utf8(#[from] std::string::FromUtf8Error),
+    /// The text or a format on stdout or stderr could not be written.
+    #[error("cannot write the result to {0}")]
+    Stream(&'static str, #[source] std::io::Error),
+    /// A report file could not be written whole (the earlier file, if any, is as it was).
+    #[error("cannot write {path}")]
+    File {
+        /// The file as given.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// The CSV `write` rendered into `buf` (for [`Export::csv`]).
+    pub fn csv_text(
+        write: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>,
+    ) -> Result<String, Error> {
+        let mut buf = Vec::new();
+        write(&mut buf).map_err(Error::Csv)?;
+        Ok(String::from_utf8(buf)?)
+    }
+}
+
 use clap::Args;
 
 use crate::aggregate::AggregateMode;
@@ -21,11 +63,11 @@ pub trait Export {
     /// The table shown on stdout when neither JSON nor CSV goes there.
     fn text(&self) -> String;
     /// The JSON, pretty-printed, ending in a newline.
-    fn json(&self) -> anyhow::Result<String>;
+    fn json(&self) -> Result<String, Error>;
     /// The CSV: a header, then one row per figure or entry.
-    fn csv(&self) -> anyhow::Result<String>;
+    fn csv(&self) -> Result<String, Error>;
     /// The Markdown (`--md`): by default the CSV as a table ([`crate::markdown::from_csv`]).
-    fn markdown(&self) -> anyhow::Result<String> {
+    fn markdown(&self) -> Result<String, Error> {
         crate::markdown::from_csv(&self.csv()?)
     }
     /// Warnings and notes for a reader, on the stream the result does not use (none by
@@ -80,19 +122,18 @@ impl<'a> Outputs<'a> {
 }
 
 /// `value` as pretty JSON with a final newline.
-pub fn json_text<T: serde::Serialize>(value: &T) -> anyhow::Result<String> {
+pub fn json_text<T: serde::Serialize>(value: &T) -> Result<String, Error> {
     Ok(serde_json::to_string_pretty(value)? + "\n")
 }
 
 /// How a result renders one format.
-type Render<E> = fn(&E) -> anyhow::Result<String>;
+type Render<E> = fn(&E) -> Result<String, Error>;
 
 /// Writes `result`: on stdout the format asked there (`--json`, `--csv` or `--md` alone),
 /// else its text on its stream; then its notes on the other stream; then each file asked for.
 /// The terminal output comes first, so a file that fails to write at the end (a full disk,
 /// /dev/full) loses only that file, never the result on the screen.
-pub fn emit<E: Export>(result: &E, to: Outputs) -> anyhow::Result<()> {
-    use anyhow::Context;
+pub fn emit<E: Export>(result: &E, to: Outputs) -> Result<(), Error> {
     let formats: [(Option<&str>, Render<E>); 3] =
         [(to.json, E::json), (to.csv, E::csv), (to.md, E::markdown)];
     match formats.iter().find(|(p, _)| *p == Some("-")) {
@@ -100,7 +141,7 @@ pub fn emit<E: Export>(result: &E, to: Outputs) -> anyhow::Result<()> {
         None => to
             .text
             .write(&result.text())
-            .with_context(|| format!("cannot write the result to {}", to.text.name()))?,
+            .map_err(|e| Error::Stream(to.text.name(), e))?,
     }
     let notes = result.notes();
     if !notes.is_empty() {
@@ -117,12 +158,11 @@ pub fn emit<E: Export>(result: &E, to: Outputs) -> anyhow::Result<()> {
 
 /// Writes a command's result to stdout and flushes it, so a closed or full stdout (`>
 /// /dev/full`) is an error naming it (exit 1), not a panic of `print!`.
-pub fn write_stdout(text: &str) -> anyhow::Result<()> {
-    use anyhow::Context;
+pub fn write_stdout(text: &str) -> Result<(), Error> {
     let mut o = std::io::stdout().lock();
     o.write_all(text.as_bytes())
         .and_then(|()| o.flush())
-        .context("cannot write the result to stdout")
+        .map_err(|e| Error::Stream("stdout", e))
 }
 
 fn percent(s: &str) -> Result<f64, String> {
@@ -457,10 +497,10 @@ mod tests {
         fn text(&self) -> String {
             String::new()
         }
-        fn json(&self) -> anyhow::Result<String> {
+        fn json(&self) -> Result<String, Error> {
             Ok("{\"a\": 1}\n".into())
         }
-        fn csv(&self) -> anyhow::Result<String> {
+        fn csv(&self) -> Result<String, Error> {
             Ok("a\n1\n".into())
         }
     }

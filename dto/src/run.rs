@@ -89,7 +89,12 @@ fn refuse_outputs_on_inputs(configs: &[Config], o: &OutputArgs) -> Result<()> {
 fn emit(r: &Report, o: &OutputArgs) -> Result<i32> {
     let e = r.extra.as_ref().context("the report lacks dto's results")?;
     let csv = report::render_csv(e)?;
-    benchmp::export::emit_with(r, o, &report::render_text(e, &r.host.arch), Some(&csv))
+    Ok(benchmp::export::emit_with(
+        r,
+        o,
+        &report::render_text(e, &r.host.arch),
+        Some(&csv),
+    )?)
 }
 
 /// dto's own CPU for the rounds, used when no option and no LMBENCH_SCHED chose any: PERF_CPU

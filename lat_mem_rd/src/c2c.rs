@@ -199,12 +199,12 @@ pub fn run(
     let repetitions = session.repetitions();
     let matrix = measure(&mut session, &cpus)?;
     let report = session.finish(output, Some(matrix));
-    benchmp::emit(&report, output, |r| {
+    Ok(benchmp::emit(&report, output, |r| {
         r.extra
             .as_ref()
             .map(|m| render(m, repetitions))
             .unwrap_or_default()
-    })
+    })?)
 }
 
 /// Measures every ordered pair of `cpus` (at least two, each allowed), each in a measurement

@@ -8,14 +8,12 @@ impl benchmp::output::Export for Comparison {
         render_text(self)
     }
 
-    fn json(&self) -> anyhow::Result<String> {
+    fn json(&self) -> Result<String, benchmp::output::Error> {
         benchmp::output::json_text(self)
     }
 
-    fn csv(&self) -> anyhow::Result<String> {
-        let mut v = Vec::new();
-        write_csv(self, &mut v)?;
-        Ok(String::from_utf8(v)?)
+    fn csv(&self) -> Result<String, benchmp::output::Error> {
+        benchmp::output::Error::csv_text(|buf| write_csv(self, buf))
     }
 }
 

@@ -283,9 +283,9 @@ pub fn run(
         Session::<Loaded>::start(crate::measure::TOOL, placement, timing, Some(output))?;
     let table = measure(&mut session, req)?;
     let report = session.finish(output, Some(table));
-    benchmp::emit(&report, output, |r| {
+    Ok(benchmp::emit(&report, output, |r| {
         r.extra.as_ref().map(render).unwrap_or_default()
-    })
+    })?)
 }
 
 /// Checks the request, measures the unloaded row and one row per delay, and returns the table.

@@ -20,11 +20,11 @@ impl Export for AbResult<'_> {
         render_text(self.report)
     }
 
-    fn json(&self) -> Result<String> {
+    fn json(&self) -> Result<String, benchmp::output::Error> {
         self.comparison.json()
     }
 
-    fn csv(&self) -> Result<String> {
+    fn csv(&self) -> Result<String, benchmp::output::Error> {
         self.comparison.csv()
     }
 }

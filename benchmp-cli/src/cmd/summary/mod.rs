@@ -350,14 +350,12 @@ impl benchmp::output::Export for Summary {
         render(self)
     }
 
-    fn json(&self) -> Result<String> {
+    fn json(&self) -> Result<String, benchmp::output::Error> {
         benchmp::output::json_text(self)
     }
 
-    fn csv(&self) -> Result<String> {
-        let mut buf = Vec::new();
-        write_csv(self, &mut buf)?;
-        Ok(String::from_utf8(buf)?)
+    fn csv(&self) -> Result<String, benchmp::output::Error> {
+        benchmp::output::Error::csv_text(|buf| write_csv(self, buf))
     }
 }
 

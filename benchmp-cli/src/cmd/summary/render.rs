@@ -1,7 +1,5 @@
 //! The summary as a table and as CSV (its JSON is the [`super::Summary`] itself).
 
-use anyhow::Result;
-
 use super::{Outcome, Summary, number};
 
 /// The summary as a table: entry, tool, figure, unit, seconds (verdict), notes.
@@ -111,7 +109,7 @@ pub fn render(s: &Summary) -> String {
 }
 
 /// One CSV row per entry.
-pub fn write_csv(s: &Summary, w: impl std::io::Write) -> Result<()> {
+pub fn write_csv(s: &Summary, w: impl std::io::Write) -> std::io::Result<()> {
     let mut out = csv::Writer::from_writer(w);
     // The energy columns only where a report has a power record, as in the table.
     let energy = s.entries.iter().any(|r| r.energy.is_some());

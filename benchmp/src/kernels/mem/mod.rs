@@ -179,7 +179,7 @@ impl Kernel {
     /// CPU has, or `want` when given; lmbench's and libc's operations have one implementation
     /// (`want` may only name `portable` for them). A missing instruction set is
     /// [`Unsupported`] (exit 3); `--isa` on an operation without variants is [`Usage`].
-    pub fn select(op: Op, want: Option<Isa>) -> anyhow::Result<Kernel> {
+    pub fn select(op: Op, want: Option<Isa>) -> Result<Kernel, crate::error::Refused> {
         if !op.has_variants() {
             return match want {
                 None | Some(Isa::Portable) => Ok(Kernel::new(op, Isa::Portable)),
@@ -451,6 +451,7 @@ pub fn available_list(op: Op) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ExitStatus as _;
 
     #[test]
     fn lmbench_ops_have_one_implementation() {
@@ -459,7 +460,7 @@ mod tests {
             assert_eq!(k.isa(), Isa::Portable);
             assert_eq!(Kernel::all_available(op).len(), 1);
             let e = Kernel::select(op, Some(Isa::Avx2)).unwrap_err();
-            assert_eq!(crate::cli::exit_code_of(&e), 2);
+            assert_eq!(e.exit_status(), 2);
         }
     }
 
@@ -531,6 +532,6 @@ mod tests {
             Isa::Avx512
         };
         let e = Kernel::select(Op::Rdvec, Some(foreign)).unwrap_err();
-        assert_eq!(crate::cli::exit_code_of(&e), 3, "{e}");
+        assert_eq!(e.exit_status(), 3, "{e}");
     }
 }
