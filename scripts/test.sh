@@ -142,8 +142,7 @@ export SOCBENCH_DEVICE_BIN="$beside_dir/aarch64-unknown-linux-musl/scripts"
 builds() (
   export CARGO_TARGET_DIR="$beside_dir"
   cargo build --release -p bw_mem --bin bw_mem &&
-    aarch64 test -p bw_mem --test kernels &&
-    aarch64 test -p dto --test kernels &&
+    aarch64 test -p bw_mem -p dto --test kernels &&
     aarch64 build -p benchmp-cli -p bw_mem -p dhry -p dto "${device_packages[@]}" --bins
 )
 # The device test's other tools, built here with the rest when it runs (device.sh finds them).
