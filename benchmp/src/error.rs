@@ -63,7 +63,7 @@ impl ExitStatus for Unsupported {
 /// An error chain as one line (`{:#}`: each cause after a colon), with the resource limit it
 /// ran into named with its value, so it can be raised.
 pub fn chain_line(e: &anyhow::Error) -> String {
-    let mut msg = format!("{e:#}").replace('\n', " ");
+    let mut msg = chain_of(e.as_ref()).replace('\n', " ");
     if let Some(limit) = foundation::error::Limit::in_chain(e.as_ref()) {
         msg += &format!(" ({limit})");
     }

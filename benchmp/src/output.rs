@@ -12,6 +12,10 @@
 
 use std::io::Write as _;
 
+use clap::Args;
+
+use crate::aggregate::AggregateMode;
+
 /// Why a result could not be rendered or written; each names what it was doing and carries
 /// its cause ([`std::error::Error::source`]), so a full disk or a resource limit under it is
 /// still found ([`crate::error::exit_code_by`]).
@@ -53,10 +57,6 @@ impl Error {
         Ok(String::from_utf8(buf)?)
     }
 }
-
-use clap::Args;
-
-use crate::aggregate::AggregateMode;
 
 /// A result in the three forms a command writes.
 pub trait Export {
