@@ -11,6 +11,7 @@ usage() {
 Usage: scripts/android.sh [options] TOOL [ARGS...]
        scripts/android.sh [options] suite [--quick | --full] [--only TOOL]... [--power SRC[,SRC...]]
                           [--power-cmd CMD] [--power-hz HZ] [--power-baseline S] [--quiet-wait S]
+                          [--no-rerun]
 
 Builds aarch64-unknown-linux-musl binaries (static, linked with rust-lld), pushes them to the
 device, runs TOOL with ARGS (or the whole suite: `benchmp suite` on the device, the same plan
@@ -107,14 +108,14 @@ suite_args=()
 if [ "$tool" = suite ]; then
   while [ $# -gt 0 ]; do
     case "$1" in
-      --quick|--full) suite_args+=("$1") ;;
+      --quick|--full|--no-rerun) suite_args+=("$1") ;;
       --only) [ $# -ge 2 ] || die "suite: --only needs a tool name"
               case " $SUITE_TOOLS " in *" $2 "*) ;; *) die "suite: unknown tool '$2' (tools: $SUITE_TOOLS)" ;; esac
               suite_args+=(--only "$2"); shift ;;
       # As one word, so a value starting with '-' stays a value.
       --power|--power-cmd|--power-hz|--power-baseline|--quiet-wait)
         [ $# -ge 2 ] || die "suite: $1 needs a value"; suite_args+=("$1=$2"); shift ;;
-      *) die "suite takes --quick or --full, --only TOOL, --quiet-wait S and the power options (--power, --power-cmd, --power-hz, --power-baseline)" ;;
+      *) die "suite takes --quick or --full, --only TOOL, --quiet-wait S, --no-rerun and the power options (--power, --power-cmd, --power-hz, --power-baseline)" ;;
     esac
     shift
   done

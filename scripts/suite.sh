@@ -17,7 +17,7 @@ set -uo pipefail
 
 usage() {
   cat <<'USAGE'
-Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR [--force] | --resume DIR] [--baseline DIR | --ab BIN_DIR [--ab-time S] [--ab-processes N]] [--power SRC[,SRC...]] [--power-cmd CMD] [--power-hz HZ] [--power-baseline S] [--quiet-wait S] [--no-build] [--bin-dir DIR] [--no-plots]
+Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR [--force] | --resume DIR] [--baseline DIR | --ab BIN_DIR [--ab-time S] [--ab-processes N]] [--power SRC[,SRC...]] [--power-cmd CMD] [--power-hz HZ] [--power-baseline S] [--quiet-wait S] [--no-rerun] [--no-build] [--bin-dir DIR] [--no-plots]
 
   --quick        fewer operations and repetitions (about a minute)
   --full         every operation, lmbench's 11 repetitions, more strides (tens of minutes)
@@ -55,6 +55,8 @@ Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR [--force]
                  the CPUs it runs on to be quiet (none more than 10 % busy), saying so; after
                  a wait that ran out the next ones wait 2 s at most. A noisy entry is run
                  once more at the end, and the suite says which stayed noisy and why
+  --no-rerun     measure each entry once: a noisy entry stays noisy, a parallel entry whose
+                 children ran apart stays failed (a bounded run time on a busy machine)
   --no-build     use the binaries already built
   --bin-dir DIR  where the binaries are (default target/release)
   --no-plots     skip the PNG plots
@@ -86,7 +88,7 @@ absolute() { case "$1" in /*) printf '%s' "$1" ;; *) printf '%s' "$PWD/$1" ;; es
 pass=() out="" build=1 bin_dir="" plots=1 resume=0
 while [ $# -gt 0 ]; do
   case "$1" in
-    --quick|--full|--force) pass+=("$1") ;;
+    --quick|--full|--force|--no-rerun) pass+=("$1") ;;
     --only) [ $# -ge 2 ] || die "--only needs a tool name"; pass+=(--only "$2"); shift ;;
     --out) [ $# -ge 2 ] || die "--out needs a folder"; [ -n "$2" ] || die "--out needs a folder"
            [ "$resume" = 0 ] || die "--out and --resume cannot be used together"

@@ -54,7 +54,7 @@ fn benchmp() -> Tool {
 }
 
 /// A folder of stand-in tools.
-fn standins(test: &str) -> PathBuf {
+fn standins(test: &str) -> benchmp::testing::TempDir {
     let d = temp_dir("benchmp-suite-bin", test);
     for &t in benchmp_cli::suite_tools() {
         let p = d.join(t);
@@ -389,15 +389,19 @@ fn what_every_entry_would_refuse_is_refused_before_anything_runs() {
 struct Background {
     log: PathBuf,
     pids: Vec<i32>,
+    /// The log's folder, removed at the end.
+    _dir: benchmp::testing::TempDir,
 }
 
 impl Background {
     fn new(test: &str) -> Background {
-        let log = temp_dir("benchmp-suite-log", test).join("log");
+        let dir = temp_dir("benchmp-suite-log", test);
+        let log = dir.join("log");
         std::fs::write(&log, "").unwrap();
         Background {
             log,
             pids: Vec::new(),
+            _dir: dir,
         }
     }
 
@@ -692,28 +696,28 @@ fn noisy_entries_run_again_and_busy_cpus_are_waited_for() {
     let t = benchmp();
     // The quick suite's dhry and coremark entries into `u`, the stand-ins doing `dhry` and
     // `coremark`.
-    let suite = |u: &Path, dhry: &str, coremark: &str| {
+    let suite_with = |u: &Path, dhry: &str, coremark: &str, extra: &[&str]| {
+        let mut args = vec![
+            "suite",
+            "--quick",
+            "--quiet-wait",
+            "0",
+            "--bin-dir",
+            s(&bin),
+            "--only",
+            "dhry",
+            "--only",
+            "coremark",
+            "--out",
+            s(u),
+        ];
+        args.extend_from_slice(extra);
         t.clone()
             .with_env("STANDIN_dhry", Some(dhry))
             .with_env("STANDIN_coremark", Some(coremark))
-            .run_bounded(
-                &[
-                    "suite",
-                    "--quick",
-                    "--quiet-wait",
-                    "0",
-                    "--bin-dir",
-                    s(&bin),
-                    "--only",
-                    "dhry",
-                    "--only",
-                    "coremark",
-                    "--out",
-                    s(u),
-                ],
-                HANG,
-            )
+            .run_bounded(&args, HANG)
     };
+    let suite = |u: &Path, dhry: &str, coremark: &str| suite_with(u, dhry, coremark, &[]);
     let u = temp_dir("benchmp-suite", "again");
     let o = suite(&u, "noisy-once", "noisy");
     let out = stdout(&o);
@@ -759,6 +763,20 @@ fn noisy_entries_run_again_and_busy_cpus_are_waited_for() {
     // the first left to stand in for it.
     assert_eq!(status("coremark-P1"), "failed", "{r:?}");
     assert!(!u.join("coremark-P1.json").exists());
+    let _ = std::fs::remove_dir_all(&u);
+
+    // --no-rerun: each entry measured once; the noisy one stays noisy (its report kept), the
+    // one whose children ran apart stays refused and fails the suite.
+    let u = temp_dir("benchmp-suite", "no-rerun");
+    let o = suite_with(&u, "noisy-once", "apart-once", &["--no-rerun"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    assert!(!out.contains("run again"), "{out}");
+    let r = rows(&u);
+    let status = |label: &str| r.iter().find(|row| row[0] == label).unwrap()[4].clone();
+    assert_eq!(status("dhry-P1"), "noisy", "{r:?}");
+    assert!(u.join("dhry-P1.json").exists());
+    assert_eq!(status("coremark-P1"), "failed", "{r:?}");
     let _ = std::fs::remove_dir_all(&u);
 
     // Status 0 and no report: failed (exit 1), and said.
@@ -829,7 +847,7 @@ fn noisy_entries_run_again_and_busy_cpus_are_waited_for() {
 }
 
 /// A small tmpfs mounted for one test, unmounted when dropped.
-struct SmallDisk(PathBuf);
+struct SmallDisk(benchmp::testing::TempDir);
 
 impl SmallDisk {
     fn mount(test: &str) -> Option<SmallDisk> {
@@ -1010,7 +1028,7 @@ fn summary_says_what_is_wrong_with_a_report() {
     )
     .unwrap();
     let closed = folder(&root, "closed", &rows);
-    for d in [&root, &unreadable] {
+    for d in [&*root, unreadable.as_path()] {
         std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o000)).unwrap();

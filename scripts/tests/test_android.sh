@@ -85,7 +85,7 @@ refused "a results folder under a file" "android.sh: --results $tmp/stub/benchmp
   --results "$tmp/stub/benchmp/r" benchmp probe
 refused "a results folder where nothing can be written" "android.sh: --results /proc/socbench-$$ cannot be written (/proc)" \
   --results "/proc/socbench-$$" benchmp probe
-refused "a suite option that is not --quick or --full" "android.sh: suite takes --quick or --full, --only TOOL, --quiet-wait S and the power options (--power, --power-cmd, --power-hz, --power-baseline)" suite --fast
+refused "a suite option that is not --quick or --full" "android.sh: suite takes --quick or --full, --only TOOL, --quiet-wait S, --no-rerun and the power options (--power, --power-cmd, --power-hz, --power-baseline)" suite --fast
 refused "a power option without its value" "android.sh: suite: --power-hz needs a value" suite --quick --power-hz
 refused "an unknown tool in --tools" "android.sh: --tools: unknown tool 'nosuch' (tools: $(. "$top/scripts/lib/tools.sh"; echo "$ALL_BINARIES"))" \
   --tools benchmp,nosuch benchmp probe
@@ -170,7 +170,7 @@ echo "== the quick suite on the device: benchmp suite runs the plan there, one a
 only=(--only bw_mem --only dhry --only dto)
 rc=0
 "$top/scripts/android.sh" "${device_bin[@]}" --tools benchmp,bw_mem,dhry,dto --device-dir "$tmp/dev ice/socbench" \
-  --results "$tmp/results4" -s "$good" suite --quick "${only[@]}" --quiet-wait 1 > "$tmp/suite.log" 2>&1 || rc=$?
+  --results "$tmp/results4" -s "$good" suite --quick "${only[@]}" --quiet-wait 1 --no-rerun > "$tmp/suite.log" 2>&1 || rc=$?
 dir=$(find "$tmp/results4" -maxdepth 1 -type d -name 'android-*' | head -n 1)
 [ -n "$dir" ] || fail "the suite left no results folder: $(tail -n 20 "$tmp/suite.log")"
 # The layout benchmp suite writes here: every entry of the plan (benchmp suite --list on this

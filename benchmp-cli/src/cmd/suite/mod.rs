@@ -82,9 +82,14 @@ pub struct SuiteArgs {
     /// Before each entry, wait up to this many seconds for the CPUs it runs on to be quiet
     /// (none more than 10 % busy over half a second); after a wait that ran out, the next
     /// ones wait 2 s at most. 0 does not wait. A noisy entry is run once more at the end
-    /// either way.
+    /// either way (unless --no-rerun).
     #[arg(long, value_name = "S", default_value_t = 10.0, value_parser = wait_seconds)]
     pub quiet_wait: f64,
+    /// Measure each entry once: a noisy entry is kept as noisy, and a parallel entry whose
+    /// children ran apart as failed, instead of being run once more at the end. For a run
+    /// whose length matters more than its noise (a machine known to be busy, a CI job).
+    #[arg(long)]
+    pub no_rerun: bool,
     /// Pass --trace to every entry: each tool's phases become trace_marker slices (for a
     /// capture around the suite, as scripts/android.sh --trace makes).
     #[arg(long)]

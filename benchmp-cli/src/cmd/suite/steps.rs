@@ -287,7 +287,7 @@ fn alpha(inputs: &Inputs) -> f64 {
 }
 
 /// Runs every entry left to run (each paired with `--ab`'s build when asked), then the noisy
-/// ones once more; a stop signal ends it with its status.
+/// ones once more (not with `--no-rerun`); a stop signal ends it with its status.
 pub(super) fn entries(
     args: &SuiteArgs,
     inputs: &Inputs,
@@ -311,9 +311,10 @@ pub(super) fn entries(
         match runner.run(e, status, false)? {
             Run::Interrupted(sig) => return stopped(sig, dest, true).map(ControlFlow::Break),
             Run::Ended { outcome, apart, .. } => match outcome {
-                Outcome::Failed if apart => noisy.push(e),
+                Outcome::Failed if apart && !args.no_rerun => noisy.push(e),
                 Outcome::Failed => tally.failures += 1,
-                Outcome::Noisy => noisy.push(e),
+                Outcome::Noisy if !args.no_rerun => noisy.push(e),
+                Outcome::Noisy => {}
                 Outcome::Ok | Outcome::Interrupted => {}
             },
         }
