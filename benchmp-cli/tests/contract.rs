@@ -181,7 +181,7 @@ static SPENT: Mutex<BTreeMap<String, (usize, Duration)>> = Mutex::new(BTreeMap::
 /// The scene every run of the test shares: the binaries, their copies (the programs run), the
 /// inputs made once, and the hostile places.
 struct Scene {
-    root: PathBuf,
+    root: benchmp::testing::TempDir,
     places: Places,
     /// A copy of each binary, the program each run starts, with its identity to check.
     programs: BTreeMap<String, PathBuf>,

@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod temp;
+pub use temp::{TempDir, fixture_copy, temp_dir};
+
 /// Environment every run starts from: lmbench's calibration variables fixed (nothing is
 /// calibrated, no cache is read or written) and no placement or trace settings inherited.
 pub const FIXED_CALIBRATION: [(&str, &str); 4] = [
@@ -362,29 +365,6 @@ pub fn stderr(o: &Output) -> String {
 pub fn parse_json(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", stdout(o)))
-}
-
-/// A fresh, empty temporary folder for one test (`<tmp>/<prefix>-<pid>-<name>`).
-pub fn temp_dir(prefix: &str, name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("{prefix}-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temporary folder");
-    d
-}
-
-/// A copy of benchmp's captured sysfs tree `name` (`tests/fixtures/NAME/sys`) in a fresh
-/// folder for one test, to point `BENCHMP_SYSFS_ROOT` at; returns the copy's `sys`.
-pub fn fixture_copy(name: &str, test: &str) -> PathBuf {
-    let dir = temp_dir("benchmp-fixture", &format!("{name}-{test}"));
-    let root = dir.join("sys");
-    let fixture = format!("{}/tests/fixtures/{name}/sys", env!("CARGO_MANIFEST_DIR"));
-    let cp = Command::new("cp")
-        .args(["-a", &fixture])
-        .arg(&root)
-        .status()
-        .expect("cp");
-    assert!(cp.success(), "cannot copy {fixture}");
-    root
 }
 
 /// Skips the rest of a test that cannot run on this machine, saying why, in a way the test

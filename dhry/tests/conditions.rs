@@ -2,7 +2,7 @@
 //! reads (cooling device, scaling_max_freq, time_in_state), frequency pinning written back
 //! after a run and after SIGINT, cool-down, and counters.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use benchmp::testing::{ReadFeed, Tool, stderr};
@@ -11,7 +11,7 @@ fn dhry() -> Tool {
     Tool::new("dhry", env!("CARGO_BIN_EXE_dhry"))
 }
 
-fn fixture_copy(name: &str, test: &str) -> PathBuf {
+fn fixture_copy(name: &str, test: &str) -> benchmp::testing::TempDir {
     benchmp::testing::fixture_copy(name, &format!("dhry-{test}"))
 }
 
@@ -137,7 +137,7 @@ fn a_throttle_on_the_phone_fixture_names_the_cpu_and_both_clocks() {
 }
 
 /// The vm2 fixture with cpufreq for both CPUs, as a phone's policy would read.
-fn cpufreq_tree(test: &str) -> PathBuf {
+fn cpufreq_tree(test: &str) -> benchmp::testing::TempDir {
     let root = fixture_copy("vm2", test);
     for cpu in [0, 1] {
         let d = root.join(format!("devices/system/cpu/cpu{cpu}/cpufreq"));
@@ -218,7 +218,10 @@ fn pin_freq_writes_the_run_cpus_and_writes_every_value_back() {
 
 /// Starts a minute-long pinned run, waits until the pin is written, then `stop`s it (given
 /// the parent's pid); returns its output and the tree.
-fn stopped_pinned_run(test: &str, stop: impl FnOnce(u32)) -> (std::process::Output, PathBuf) {
+fn stopped_pinned_run(
+    test: &str,
+    stop: impl FnOnce(u32),
+) -> (std::process::Output, benchmp::testing::TempDir) {
     let root = cpufreq_tree(test);
     let mut child = dhry()
         .with_env("BENCHMP_SYSFS_ROOT", Some(root.to_str().unwrap()))

@@ -17,7 +17,7 @@ fn dhry() -> Tool {
     Tool::new("dhry", env!("CARGO_BIN_EXE_dhry"))
 }
 
-fn fixture_copy(name: &str, test: &str) -> PathBuf {
+fn fixture_copy(name: &str, test: &str) -> benchmp::testing::TempDir {
     benchmp::testing::fixture_copy(name, &format!("dhry-power-{test}"))
 }
 
@@ -839,7 +839,7 @@ fn without_a_source_nothing_is_added_and_a_baseline_is_refused() {
 
 /// The phone tree with CPU 1 in a cpufreq policy of its own, so that CPUs 0 and 1, the two
 /// this machine has, are two clusters, fed by the rails CPUCL0 and CPUCL1.
-fn split_phone(test: &str) -> PathBuf {
+fn split_phone(test: &str) -> benchmp::testing::TempDir {
     let root = fixture_copy("phone8-power", test);
     let cpus = root.join("devices/system/cpu");
     let cp = Command::new("cp")
