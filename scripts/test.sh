@@ -75,14 +75,8 @@ stage() {
 }
 
 stage fmt "cargo fmt --all -- --check" cargo fmt --all -- --check
-stage clippy "cargo clippy --workspace --all-targets -- -D warnings" \
-  cargo clippy --workspace --all-targets -- -D warnings
-# Every test must run here: a test that cannot (a missing tool, no tracefs) fails instead
-# of skipping (benchmp::testing::skip).
-export SOCBENCH_REQUIRE_ALL=1
-stage build "cargo test --workspace --no-run" cargo test --workspace --no-run
 
-# Jobs that run beside the rest, each in its own process group (job control) so that an early
+# Jobs that run beside the stages, each in its own process group (job control) so that an early
 # end stops it with everything it started, its output kept until it is awaited. Every test
 # holds on a busy machine (scripts/tests/*, the crates' tests), so they may share the CPUs.
 declare -A job_pid job_log job_rerun
@@ -100,7 +94,7 @@ beside() {
 # await NAME: waits for it and prints its output; a failure is remembered as a stage's.
 await() {
   local rc=0
-  echo "== $1 (run beside the tests above; awaited at ${SECONDS} s)" >&2
+  echo "== $1 (run beside; awaited at ${SECONDS} s)" >&2
   wait "${job_pid[$1]}" || rc=$?
   cat "${job_log[$1]}"
   rm -f "${job_log[$1]}"
@@ -120,53 +114,69 @@ trap stop_jobs EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# The release and aarch64 builds and their tests compile and run beside the crates' and the
-# script tests, in a target folder of their own so that neither waits for the other's lock:
+# --- The builds: the compiler's passes, side by side, before any test runs (so the tests'
+# time below is the tests'). Each cargo has a target folder of its own, so none waits for
+# another's lock: clippy's (a check build: nothing it makes serves the others), the debug
+# build of every test, and beside_dir's release and aarch64 builds:
 #  - the release build's hot loops must not be optimised away (a lower bound on the time a
 #    64 MiB read can take; not a performance test): bw_mem built here with fat LTO, checked
-#    by the test built above once this job is done (stage release_kernels);
-#  - NEON kernels and the portable fallbacks (bw_mem's and dto's), built for aarch64 and run
+#    by a test built with the rest (stage release_kernels);
+#  - NEON kernels and the portable fallbacks (bw_mem's and dto's), built for aarch64 to run
 #    under qemu-user, and the stand-in phone's binaries for the android.sh test: one aarch64
 #    build with the scripts profile (no LTO, parallel codegen), its dependencies shared. The
 #    binaries are built with benchmp's `testing` feature, which the kernel tests turn on: one
 #    benchmp and one library per tool serve both (without it benchmp and every crate above it
 #    compiled twice: 109 -> 56 CPU-seconds for the binaries on the 2-CPU guest). The feature
 #    only adds benchmp::testing, which no binary calls.
+target_dir="${CARGO_TARGET_DIR:-target}"
+beside_dir="$target_dir/beside"
 aarch64() {
   CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=rust-lld \
   CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUNNER=qemu-aarch64-static \
     cargo "$1" --profile scripts --target aarch64-unknown-linux-musl "${@:2}"
 }
-beside_dir="${CARGO_TARGET_DIR:-target}/beside"
-# The script tests check structure, not figures: this machine's side runs the debug binaries
-# cargo test built above, the stand-in phone the aarch64 ones of builds().
-export SOCBENCH_BIN="${CARGO_TARGET_DIR:-target}/debug"
-export SOCBENCH_DEVICE_BIN="$beside_dir/aarch64-unknown-linux-musl/scripts"
+# The device test's other tools, built here with the rest when it runs (given to device.sh).
+device_packages=()
+if [ "$device" = 1 ]; then device_packages=(-p lat_mem_rd -p coremark -p ftrace); fi
 # (Chained with &&: called after `||` below, where `set -e` does not stop at a failure.)
 builds() (
   export CARGO_TARGET_DIR="$beside_dir"
   cargo build --release -p bw_mem --bin bw_mem &&
-    aarch64 test -p bw_mem -p dto --test kernels &&
+    aarch64 test -p bw_mem -p dto --test kernels --no-run &&
     aarch64 build -p benchmp-cli -p bw_mem -p dhry -p dto "${device_packages[@]}" --bins --features benchmp/testing
 )
-# The device test's other tools, built here with the rest when it runs (given to device.sh).
-device_packages=()
-if [ "$device" = 1 ]; then device_packages=(-p lat_mem_rd -p coremark -p ftrace); fi
-# The stand-in phone's test (android.sh with a stand-in adb, its quick suite under qemu-user)
-# starts as soon as its aarch64 binaries are built, beside the rest, rather than after them.
-builds_then_android() {
-  local start
-  builds || { echo "test.sh: the release or aarch64 builds failed"; return 1; }
+beside builds "CARGO_TARGET_DIR=$beside_dir: cargo build --release -p bw_mem --bin bw_mem; the aarch64 builds in scripts/test.sh's builds()" builds
+beside clippy "CARGO_TARGET_DIR=$target_dir/clippy cargo clippy --workspace --all-targets -- -D warnings" \
+  env CARGO_TARGET_DIR="$target_dir/clippy" cargo clippy --workspace --all-targets -- -D warnings
+stage build "cargo test --workspace --no-run" cargo test --workspace --no-run
+await clippy
+await builds
+builds_s=$SECONDS
+
+# --- The tests, side by side. Every test must run here: a test that cannot (a missing tool,
+# no tracefs) fails instead of skipping (benchmp::testing::skip).
+export SOCBENCH_REQUIRE_ALL=1
+# The script tests check structure, not figures: this machine's side runs the debug binaries
+# cargo test built above, the stand-in phone the aarch64 ones of builds().
+export SOCBENCH_BIN="$target_dir/debug"
+export SOCBENCH_DEVICE_BIN="$beside_dir/aarch64-unknown-linux-musl/scripts"
+# The aarch64 kernels under qemu-user, then the stand-in phone's test (android.sh with a
+# stand-in adb, its quick suite under qemu-user).
+aarch64_tests() {
+  local start=$SECONDS
+  echo "-- kernels under qemu-user (at ${SECONDS} s)"
+  CARGO_TARGET_DIR="$beside_dir" aarch64 test -p bw_mem -p dto --test kernels ||
+    { echo "test.sh: the aarch64 kernel tests failed"; return 1; }
+  echo "   kernels: $((SECONDS - start)) s"
   start=$SECONDS
   echo "-- android (at ${SECONDS} s)"
   scripts/tests/test_android.sh || { echo "test.sh: script test 'android' failed"; return 1; }
   echo "   android: $((SECONDS - start)) s"
 }
-beside builds "CARGO_TARGET_DIR=$beside_dir: cargo build --release -p bw_mem --bin bw_mem; the aarch64 tests and build in scripts/test.sh's builds(); SOCBENCH_BIN=$SOCBENCH_BIN SOCBENCH_DEVICE_BIN=$SOCBENCH_DEVICE_BIN scripts/tests/test_android.sh (the one that failed is named above)" builds_then_android
+beside aarch64 "CARGO_TARGET_DIR=$beside_dir cargo test --profile scripts --target aarch64-unknown-linux-musl -p bw_mem -p dto --test kernels (with the runner of scripts/test.sh's aarch64()); SOCBENCH_BIN=$SOCBENCH_BIN SOCBENCH_DEVICE_BIN=$SOCBENCH_DEVICE_BIN scripts/tests/test_android.sh (the one that failed is named above)" aarch64_tests
 
-# The lmbench harness, suite and LAVA tests run one after another beside the crates' tests
-# (each holds on a busy machine, and the crates' tests spend much of their time waiting on
-# child processes).
+# The lmbench harness, suite and LAVA tests one after another (each holds on a busy machine,
+# and the crates' tests spend much of their time waiting on child processes).
 # script_tests: each script test in turn, its time and a line for each one that failed.
 script_tests() {
   local rc=0 t start
@@ -184,7 +194,7 @@ script_tests() {
 }
 beside script_tests "SOCBENCH_BIN=$SOCBENCH_BIN scripts/tests/test_lmbench_harness.sh $SOCBENCH_BIN; SOCBENCH_BIN=$SOCBENCH_BIN scripts/tests/test_suite.sh; SOCBENCH_BIN=$SOCBENCH_BIN scripts/tests/test_lava.sh (the one that failed is named above)" script_tests
 
-# Shell lint and Python's compile check (one CPU, half a minute) beside the rest.
+# Shell lint and Python's compile check (one CPU, half a minute).
 lint() {
   shellcheck -x scripts/*.sh scripts/lib/*.sh scripts/lava/*.sh scripts/tests/*.sh scripts/tests/fake-adb .ci/run &&
     python3 -m py_compile scripts/*.py
@@ -202,15 +212,16 @@ beside contract "cargo test --workspace --test contract" cargo test --workspace 
 # set.
 stage traces "cargo test --workspace --test record --test power -- --ignored" \
   cargo test --workspace --no-fail-fast --test record --test power -- --ignored
-
-await lint
-await script_tests
-await contract
-await builds
 # (An absolute path: the test runs in bw_mem's folder.)
 release_bw_mem=$(realpath -m "$beside_dir/release/bw_mem")
 stage release_kernels "BW_MEM_RELEASE=$release_bw_mem cargo test --workspace --test not_optimised_away" \
   env BW_MEM_RELEASE="$release_bw_mem" cargo test --workspace --test not_optimised_away
+
+await lint
+await script_tests
+await contract
+await aarch64
+tests_s=$((SECONDS - builds_s))
 
 # The device test, a stage of its own after everything else (its guest keeps both CPUs busy):
 # the emulated SoC made with the aarch64 binaries of builds() above (its other tools built
@@ -230,6 +241,7 @@ device_test() {
 if [ "$device" = 1 ]; then
   stage device "scripts/device.sh --bin-dir $SOCBENCH_DEVICE_BIN (scripts/test.sh --no-device leaves it out)" \
     device_test
+  device_s=$((SECONDS - builds_s - tests_s))
 fi
 
 if [ ${#failed[@]} -gt 0 ]; then
@@ -237,4 +249,4 @@ if [ ${#failed[@]} -gt 0 ]; then
   for f in "${failed[@]}"; do echo "  $f" >&2; done
   exit 1
 fi
-echo "test.sh: every stage passed (${SECONDS} s)" >&2
+echo "test.sh: every stage passed (${SECONDS} s after set-up: the builds ${builds_s} s, then the tests ${tests_s} s${device_s:+, then the device test ${device_s} s})" >&2
