@@ -329,13 +329,15 @@ fn a_child_stopped_while_the_others_ran_is_not_a_parallel_figure() {
         return;
     }
     let tag = "sigstop";
-    // About a second of timed intervals per child (500 × 2 ms); into the timed phase of every
-    // attempt, one child is frozen for two seconds, as a debugger or a phone's freezer would:
-    // the measurement is repeated, then refused. (Half of each, tried to save time, let a
-    // freeze fall before the timed phase on a busy machine, so an attempt ran together.)
+    // Half a second of timed intervals per child (250 × 2 ms); once both children have used
+    // 150 ms of CPU time (into the timed phase, however busy the machine), one is frozen for
+    // two seconds in every attempt, as a debugger or a phone's freezer would: the measurement
+    // is repeated, then refused. The freeze outlasts the other child's run even when the
+    // machine triples it (in a fresh clone's test run a second-long run stretched to 3.4 s
+    // around a 2 s freeze, and the two still overlapped).
     let out = benchmp::testing::output_with_each_second_child_frozen(
-        probe(tag).args(["-P", "2", "-N", "500", "--json"]),
-        Duration::from_millis(300),
+        probe(tag).args(["-P", "2", "-N", "250", "--json"]),
+        Duration::from_millis(150),
         Duration::from_secs(2),
         benchmp::quality::ATTEMPTS as usize,
     );
@@ -354,8 +356,8 @@ fn a_child_stopped_while_the_others_ran_is_not_a_parallel_figure() {
     // Frozen in the first attempt only: the figure comes from a repeat whose children ran
     // together (or, on a machine busy enough to part them again, the same refusal).
     let out = benchmp::testing::output_with_each_second_child_frozen(
-        probe(tag).args(["-P", "2", "-N", "500", "--json"]),
-        Duration::from_millis(300),
+        probe(tag).args(["-P", "2", "-N", "250", "--json"]),
+        Duration::from_millis(150),
         Duration::from_secs(2),
         1,
     );

@@ -474,9 +474,11 @@ pub fn children_of(parent: u32) -> Vec<i32> {
     found
 }
 
-/// Waits (up to a minute) until `parent` has two children, lets them run for `after`, then
-/// stops the second one forked (SIGSTOP) for `stopped`, as a debugger or a phone's freezer
-/// would.
+/// Waits (up to a minute) until `parent` has two children and each has run for `after` of CPU
+/// time, then stops the second one forked (SIGSTOP) for `stopped`, as a debugger or a phone's
+/// freezer would. CPU time, not time since the fork:
+/// on a busy machine a child can take longer than `after` to get through its start-up, and a
+/// freeze there only delays the start both children wait for.
 pub fn freeze_second_child(parent: u32, after: Duration, stopped: Duration) {
     assert!(
         freeze_second_of_new_pair(parent, &mut Vec::new(), after, stopped),
@@ -504,7 +506,16 @@ fn freeze_second_of_new_pair(
         return false;
     }
     seen.extend(&kids);
-    std::thread::sleep(after);
+    loop {
+        match (cpu_time(kids[0]), cpu_time(kids[1])) {
+            (Some(a), Some(b)) if a >= after && b >= after => break,
+            (Some(_), Some(_)) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5))
+            }
+            // One ended (or a minute went by) first.
+            _ => return false,
+        }
+    }
     let pid = nix::unistd::Pid::from_raw(kids[1]);
     if kill(pid, Signal::SIGSTOP).is_err() {
         return false;
@@ -512,6 +523,17 @@ fn freeze_second_of_new_pair(
     std::thread::sleep(stopped);
     let _ = kill(pid, Signal::SIGCONT);
     true
+}
+
+/// The CPU time (user and system) process `pid` has used, from /proc; None once it is gone.
+fn cpu_time(pid: i32) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command's closing parenthesis: state is the first, utime the 12th.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let mut f = rest.split(' ').skip(11);
+    let ticks: u64 = f.next()?.parse::<u64>().ok()? + f.next()?.parse::<u64>().ok()?;
+    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK).ok()??;
+    (hz > 0).then(|| Duration::from_secs_f64(ticks as f64 / hz as f64))
 }
 
 /// Runs `cmd` with its output captured and, for each of its first `runs` pairs of children
