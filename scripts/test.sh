@@ -3,7 +3,8 @@
 # integration tests, the release-build kernel check, the aarch64 kernels under qemu, shell
 # lint, and the script tests (android.sh with a stand-in adb running the quick suite under
 # qemu, one quick suite run here, the LAVA definitions). Tests check correctness only; no
-# test asserts a time.
+# test asserts a time. After the set-up, every build first, then every test, then the device
+# test; the last line gives the time of each.
 #
 #   scripts/test.sh           everything (what CI runs), installing what it needs first; last,
 #                             as a stage of its own, the device test (scripts/device.sh: the
