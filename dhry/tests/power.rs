@@ -67,7 +67,12 @@ fn source<'a>(power: &'a serde_json::Value, name: &str) -> &'a serde_json::Value
         .unwrap_or_else(|| panic!("no source {name} in {}", power["sources"]))
 }
 
-/// Asserts that `name`'s energy is the profile's integral over the window within 1 %.
+/// Asserts that `name`'s energy is the profile's integral over the window within 1 %, and
+/// within what the fixture's files could tell at the window's ends: a file's value changes
+/// only when the feed rewrites it (every 3 ms, or later when its thread waits for a CPU), so a
+/// read at an end can be as old as the rewrite before it. On an idle 2-CPU machine a rewrite
+/// at the window's start came ~40 ms late once in a dozen runs, and the sources read 1-2 %
+/// more than served.
 fn assert_energy(
     power: &serde_json::Value,
     name: &str,
@@ -75,12 +80,22 @@ fn assert_energy(
     profile: impl Fn(&Moment) -> f64,
 ) {
     let (w0, w1) = window(power);
-    let want = integral(moments, w0, w1, profile);
+    let want = integral(moments, w0, w1, &profile);
+    // The energy of the rewrite interval around each end: what a read there may miss.
+    let at_end = |t: u64| -> f64 {
+        moments
+            .windows(2)
+            .filter(|w| w[0].mono_ns < t && t <= w[1].mono_ns)
+            .map(|w| profile(&w[1]) * (w[1].mono_ns - w[0].mono_ns) as f64 / 1e9)
+            .sum()
+    };
+    let slack = at_end(w0) + at_end(w1);
     let s = source(power, name);
     let got = s["energy_j"].as_f64().unwrap();
     assert!(
-        want > 0.0 && (got / want - 1.0).abs() < 0.01,
-        "{name}: {got} J over the window, the fixture served {want} J: {s}"
+        want > 0.0 && (got - want).abs() < 0.01 * want + slack,
+        "{name}: {got} J over the window, the fixture served {want} J (files rewritten around \
+         the window's ends worth {slack} J): {s}"
     );
     let mean = s["mean_w"].as_f64().unwrap();
     assert!(
