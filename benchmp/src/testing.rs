@@ -476,9 +476,9 @@ pub fn children_of(parent: u32) -> Vec<i32> {
 
 /// Waits (up to a minute) until `parent` has two children and each has run for `after` of CPU
 /// time, then stops the second one forked (SIGSTOP) for `stopped`, as a debugger or a phone's
-/// freezer would. CPU time, not time since the fork:
-/// on a busy machine a child can take longer than `after` to get through its start-up, and a
-/// freeze there only delays the start both children wait for.
+/// freezer would. CPU time, not time since the fork: on a busy machine a child can take longer
+/// than `after` to get through its start-up, and a freeze there only delays the start both
+/// children wait for.
 pub fn freeze_second_child(parent: u32, after: Duration, stopped: Duration) {
     assert!(
         freeze_second_of_new_pair(parent, &mut Vec::new(), after, stopped),
@@ -525,11 +525,15 @@ fn freeze_second_of_new_pair(
     true
 }
 
-/// The CPU time (user and system) process `pid` has used, from /proc; None once it is gone.
+/// The CPU time (user and system) process `pid` has used, from /proc; None once it has ended
+/// (gone, or a zombie).
 fn cpu_time(pid: i32) -> Option<Duration> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // Fields after the command's closing parenthesis: state is the first, utime the 12th.
     let rest = &stat[stat.rfind(')')? + 2..];
+    if rest.starts_with('Z') {
+        return None;
+    }
     let mut f = rest.split(' ').skip(11);
     let ticks: u64 = f.next()?.parse::<u64>().ok()? + f.next()?.parse::<u64>().ok()?;
     let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK).ok()??;

@@ -18,13 +18,6 @@ pub struct TempDir {
     owned: PathBuf,
 }
 
-impl TempDir {
-    /// The path, as an owned value.
-    pub fn to_path_buf(&self) -> PathBuf {
-        self.path.clone()
-    }
-}
-
 impl std::ops::Deref for TempDir {
     type Target = Path;
     fn deref(&self) -> &Path {
