@@ -35,7 +35,7 @@ pub const EXAMPLES: &[benchmp::cli::Example] = &[
     },
     benchmp::cli::Example {
         command: "suite",
-        quick: "suite --quick --quiet-wait 0 --only dhry --out {tmp}/out --bin-dir {stubs}",
+        quick: "suite --quick --quiet-wait 0 --no-rerun --only dhry --out {tmp}/out --bin-dir {stubs}",
         long: "suite --only dhry --out {tmp}/out --bin-dir {stubs}",
     },
     benchmp::cli::Example {
