@@ -25,7 +25,7 @@ fn main() {
         Ok(code) => benchmp::cli::exit(code),
         Err(e) => benchmp::cli::exit(benchmp::cli::report_error_by(
             "benchmp",
-            &e,
+            &*e,
             cmd::examples::PROBES,
         )),
     }

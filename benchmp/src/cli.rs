@@ -338,13 +338,17 @@ where
 }
 
 /// Prints `tool: message` for an error and returns its exit status.
-pub fn report_error(tool: &str, e: &anyhow::Error) -> i32 {
+pub fn report_error(tool: &str, e: &(dyn std::error::Error + 'static)) -> i32 {
     report_error_by(tool, e, &[])
 }
 
 /// [`report_error`] for a command whose own errors carry their status too (`probes`: the
 /// benchmp binary's comparison errors), so this module needs none of the modules above it.
-pub fn report_error_by(tool: &str, e: &anyhow::Error, probes: &[crate::error::ExitProbe]) -> i32 {
+pub fn report_error_by(
+    tool: &str,
+    e: &(dyn std::error::Error + 'static),
+    probes: &[crate::error::ExitProbe],
+) -> i32 {
     // One line, whatever the chain holds: line breaks become spaces, and any other control
     // character (a worker's escape sequence, a value typed with a newline) is shown escaped.
     let msg = crate::error::chain_line(e);
@@ -354,12 +358,15 @@ pub fn report_error_by(tool: &str, e: &anyhow::Error, probes: &[crate::error::Ex
 
 /// The exit status of any error chain a tool can end with: the framework's errors
 /// ([`crate::run::error::PROBES`]) and the usage and unsupported markers.
-pub fn exit_code_of(e: &anyhow::Error) -> i32 {
+pub fn exit_code_of(e: &(dyn std::error::Error + 'static)) -> i32 {
     exit_code_by(e, &[])
 }
 
 /// [`exit_code_of`], with `probes` recognising a command's own errors as well.
-pub fn exit_code_by(e: &anyhow::Error, probes: &[crate::error::ExitProbe]) -> i32 {
+pub fn exit_code_by(
+    e: &(dyn std::error::Error + 'static),
+    probes: &[crate::error::ExitProbe],
+) -> i32 {
     let mut all = crate::run::error::PROBES.to_vec();
     all.extend_from_slice(probes);
     crate::error::exit_code_by(e, &all)

@@ -62,15 +62,15 @@ impl ExitStatus for Unsupported {
 
 /// An error chain as one line (`{:#}`: each cause after a colon), with the resource limit it
 /// ran into named with its value, so it can be raised.
-pub fn chain_line(e: &anyhow::Error) -> String {
-    let mut msg = chain_of(e.as_ref()).replace('\n', " ");
-    if let Some(limit) = foundation::error::Limit::in_chain(e.as_ref()) {
+pub fn chain_line(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut msg = chain_of(e).replace('\n', " ");
+    if let Some(limit) = foundation::error::Limit::in_chain(e) {
         msg += &format!(" ({limit})");
     }
     msg
 }
 
-/// Any error with its causes, as `{:#}` shows an `anyhow` chain: each cause after a colon.
+/// Any error with its causes, each after a colon (as `{:#}` shows an `anyhow` chain).
 pub fn chain_of(e: &(dyn std::error::Error + 'static)) -> String {
     let mut line = e.to_string();
     let mut cause = e.source();
@@ -94,11 +94,13 @@ pub fn probe<T: ExitStatus>(e: &(dyn std::error::Error + 'static)) -> Option<i32
 /// [`EXIT_FAILED`], whatever was being done; otherwise the first cause that is a [`Usage`] or
 /// [`Unsupported`] marker, or that one of `probes` recognises, decides; a chain of none is
 /// [`EXIT_FAILED`].
-pub fn exit_code_by(e: &anyhow::Error, probes: &[ExitProbe]) -> i32 {
-    if foundation::error::Limit::in_chain(e.as_ref()).is_some() {
+pub fn exit_code_by(e: &(dyn std::error::Error + 'static), probes: &[ExitProbe]) -> i32 {
+    if foundation::error::Limit::in_chain(e).is_some() {
         return EXIT_FAILED;
     }
-    for cause in e.chain() {
+    let mut next = Some(e);
+    while let Some(cause) = next {
+        next = cause.source();
         let known = [
             probe::<Usage> as ExitProbe,
             probe::<Unsupported>,
@@ -115,20 +117,33 @@ pub fn exit_code_by(e: &anyhow::Error, probes: &[ExitProbe]) -> i32 {
 mod tests {
     use super::*;
 
+    /// An error with a cause, as a library's context variant is.
+    #[derive(Debug, thiserror::Error)]
+    #[error("while doing x")]
+    struct Context(#[source] Box<dyn std::error::Error + Send + Sync>);
+
+    /// Taken as bad input where it is recognised (as a library's own usage error is).
+    impl ExitStatus for Context {
+        fn exit_status(&self) -> i32 {
+            EXIT_USAGE
+        }
+    }
+
     #[test]
     fn markers_decide_and_the_rest_fails() {
-        assert_eq!(exit_code_by(&anyhow::Error::new(Usage("x".into())), &[]), 2);
+        assert_eq!(exit_code_by(&Usage("x".into()), &[]), 2);
+        let unsupported = Context(Box::new(Unsupported("x".into())));
+        assert_eq!(exit_code_by(&unsupported, &[]), 3);
+        assert_eq!(chain_line(&unsupported), "while doing x: x");
+        assert_eq!(exit_code_by(&Context("plain".into()), &[]), 1);
         assert_eq!(
-            exit_code_by(
-                &anyhow::Error::new(Unsupported("x".into())).context("ctx"),
-                &[]
-            ),
-            3
+            exit_code_by(&Context("plain".into()), &[probe::<Context>]),
+            2
         );
-        assert_eq!(exit_code_by(&anyhow::anyhow!("plain"), &[]), 1);
         // Bad input that failed on a resource limit is a failure, not bad input.
-        let emfile = anyhow::Error::new(std::io::Error::from_raw_os_error(nix::libc::EMFILE))
-            .context(Usage("cannot open x".into()));
-        assert_eq!(exit_code_by(&emfile, &[]), 1);
+        let emfile = Context(Box::new(std::io::Error::from_raw_os_error(
+            nix::libc::EMFILE,
+        )));
+        assert_eq!(exit_code_by(&emfile, &[probe::<Context>]), 1);
     }
 }

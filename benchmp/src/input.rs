@@ -201,7 +201,7 @@ mod tests {
 
     #[test]
     fn an_input_error_is_bad_input() {
-        let e = anyhow::Error::new(InputError::Missing("x".into()));
+        let e = InputError::Missing("x".into());
         assert_eq!(
             crate::error::exit_code_by(&e, &[crate::error::probe::<InputError>]),
             EXIT_USAGE

@@ -17,7 +17,7 @@
 //!         (0..n).fold(0, |a, i| std::hint::black_box(a ^ i))
 //!     }
 //! }
-//! # fn main() -> anyhow::Result<()> {
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let placement = benchmp::cli::PlacementArgs::default();
 //! let timing = benchmp::cli::TimingArgs::default();
 //! let mut s = Session::<NoData>::start("spin", &placement, &timing, None)?;
@@ -64,7 +64,7 @@ pub use export::emit;
 pub use foundation::console;
 pub use foundation::errln;
 pub use report::{AnyTool, Measurement, NoData, Report, ToolData};
-pub use run::{Benchmark, ChildInfo, Data, Error, Iterations};
+pub use run::{Benchmark, BuildError, ChildInfo, Data, Error, Iterations};
 pub use schema::Metric;
 pub use session::{Loads, Session, Spec};
 pub use size::parse_size;

@@ -4,20 +4,29 @@
 //! class names ([`crate::cli::report_error`]).
 
 use crate::cli::{self, Example};
+use crate::error::ExitProbe;
 
 /// Parses `T`, starts logging (`trace`: whether the arguments ask for a trace), runs `run`
-/// and exits with its status, or with its error's.
-pub fn main<T: clap::Parser>(
+/// and exits with its status, or with its error's. `E` is any error that shows itself as a
+/// `dyn Error` (a binary's `anyhow::Error`, a boxed library error; not a box of an `anyhow`
+/// error, which hides the types in its chain); `probes` recognise the tool's own error types
+/// in it, as the framework's are ([`crate::cli::report_error_by`]).
+pub fn main<T, E>(
     tool: &str,
     examples: &[Example],
+    probes: &[ExitProbe],
     trace: impl FnOnce(&T) -> bool,
-    run: impl FnOnce(T) -> anyhow::Result<i32>,
-) -> ! {
+    run: impl FnOnce(T) -> Result<i32, E>,
+) -> !
+where
+    T: clap::Parser,
+    E: std::ops::Deref<Target = dyn std::error::Error + Send + Sync + 'static>,
+{
     let args: T = cli::parse(examples);
     cli::init_logging(trace(&args));
     let code = match run(args) {
         Ok(code) => code,
-        Err(e) => cli::report_error(tool, &e),
+        Err(e) => cli::report_error_by(tool, &*e, probes),
     };
     cli::exit(code)
 }

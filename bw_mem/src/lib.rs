@@ -9,6 +9,7 @@
 //! tests check: operations, kernels, buffers and output.
 
 pub mod bench;
+pub mod error;
 pub mod limits;
 pub mod plan;
 pub mod report;
@@ -21,3 +22,4 @@ pub mod text;
 // run them too); bw_mem names them as it always has.
 pub use benchmp::kernels::mem as kernels;
 pub use benchmp::kernels::mem::ops;
+pub use error::Error;

@@ -86,8 +86,11 @@ const EXAMPLES: &[benchmp::cli::Example] = &[benchmp::cli::Example {
     long: "-N 1000000 --json={tmp}/out.json --md={tmp}/out.md 64m rd",
 }];
 
+/// The tool's own errors, whose exit status its library decides.
+const PROBES: &[benchmp::error::ExitProbe] = &[benchmp::error::probe::<bw_mem::Error>];
+
 fn main() {
-    benchmp::tool::main("bw_mem", EXAMPLES, |c: &Cli| c.output.trace, run)
+    benchmp::tool::main("bw_mem", EXAMPLES, PROBES, |c: &Cli| c.output.trace, run)
 }
 
 fn run(mut cli: Cli) -> Result<i32> {

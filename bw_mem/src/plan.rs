@@ -3,6 +3,7 @@
 
 use benchmp::{Usage, parse_size};
 
+use crate::Error;
 use crate::ops::Op;
 use crate::sweep::{self, MIN_SIZE};
 
@@ -30,7 +31,7 @@ fn op_named(name: &str) -> Result<Op, Usage> {
 
 /// Reads the positional arguments. Without a sweep: exactly `<size> <what> [conflict]`, size
 /// at least 512 (lmbench's rule); with `--sweep FROM..TO` (and `step`): `<what> [conflict]`.
-pub fn plan(args: &[String], sweep_range: Option<&str>, step: f64) -> anyhow::Result<Plan> {
+pub fn plan(args: &[String], sweep_range: Option<&str>, step: f64) -> Result<Plan, Error> {
     match sweep_range {
         None => {
             if !(2..=3).contains(&args.len()) {
@@ -83,8 +84,8 @@ mod tests {
         v.iter().map(|s| s.to_string()).collect()
     }
 
-    fn code(e: anyhow::Error) -> i32 {
-        benchmp::cli::exit_code_of(&e)
+    fn code(e: Error) -> i32 {
+        benchmp::cli::exit_code_by(&e, &[benchmp::error::probe::<Error>])
     }
 
     #[test]

@@ -2,11 +2,11 @@
 //! size argument per pass, MB = 10^6) per second, each size's calibration starting from the
 //! count the size before it ended with.
 
-use anyhow::Context as _;
 use benchmp::progress::Progress;
 use benchmp::size::HumanSize;
 use benchmp::{ChildInfo, Iterations, Pages, Session, Spec, ToolData};
 
+use crate::Error;
 use crate::bench::BwBench;
 use crate::kernels::Kernel;
 use crate::plan::Plan;
@@ -63,14 +63,14 @@ pub fn measure(
     plan: &Plan,
     kernel: Kernel,
     pages: Pages,
-) -> anyhow::Result<()> {
+) -> Result<(), Error> {
     let mut progress = Progress::new("bw_mem", plan.sizes.len());
     let mut hint: Option<(u64, u64)> = None;
     for &size in &plan.sizes {
         if plan.sweep {
             progress.step(&HumanSize(size).to_string());
         }
-        let nbytes = usize::try_from(size).context("size does not fit in this address space")?;
+        let nbytes = usize::try_from(size).map_err(|_| Error::TooLarge(size))?;
         let spec = spec(plan, kernel, size, pages, hint);
         let m = s.measure(spec, |c: &ChildInfo| {
             Ok(BwBench::new(kernel, nbytes, plan.conflict, pages)?.among(c.parallel))

@@ -2,6 +2,8 @@
 
 use benchmp::{Usage, parse_size};
 
+use crate::Error;
+
 /// Most sizes one sweep may have (a factor close to 1 over a wide range would run for days).
 pub const MAX_SIZES: usize = 1000;
 
@@ -9,7 +11,7 @@ pub const MAX_SIZES: usize = 1000;
 pub const MIN_SIZE: u64 = 512;
 
 /// Parses `FROM..TO` (each with lmbench's size suffixes), both at least 512 and FROM ≤ TO.
-pub fn parse_range(text: &str) -> anyhow::Result<(u64, u64)> {
+pub fn parse_range(text: &str) -> Result<(u64, u64), Error> {
     let (a, b) = text.split_once("..").ok_or_else(|| {
         Usage(format!(
             "--sweep '{text}' is not FROM..TO (e.g. --sweep 4k..512m)"

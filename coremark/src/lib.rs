@@ -39,8 +39,9 @@ pub use iterate::{
 };
 pub use validate::{KnownRun, Validation, seedcrc, validate};
 
-/// Errors from building a context or parsing its parameters.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+/// Errors of the library: building a context or parsing its parameters (bad input), and the
+/// runs it starts.
+#[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The total data size leaves less than the minimum per workload.
     #[error("data size {total} bytes is too small: at least {min} bytes are needed")]
@@ -90,6 +91,39 @@ pub enum Error {
         /// The text given.
         text: String,
     },
+    /// The parent could not be pinned to a CPU to size the iteration count there.
+    #[error("sizing the iteration count")]
+    Sizing {
+        /// Why the pin failed.
+        #[source]
+        source: benchmp::sys::affinity::AffinityError,
+    },
+    /// A child ran more iterations than a context counts (32 bits).
+    #[error("{child}: {iterations} iterations do not fit")]
+    TooManyIterations {
+        /// Which child.
+        child: String,
+        /// Its count.
+        iterations: u64,
+    },
+    /// A child's result holds no timed run.
+    #[error(transparent)]
+    Untimed(#[from] benchmp::run::Untimed),
+    /// The measurement failed: its status is the framework's.
+    #[error(transparent)]
+    Run(#[from] benchmp::Error),
+}
+
+impl benchmp::error::ExitStatus for Error {
+    fn exit_status(&self) -> i32 {
+        match self {
+            Error::Run(e) => benchmp::cli::exit_code_of(e),
+            Error::Sizing { .. } | Error::TooManyIterations { .. } | Error::Untimed(_) => {
+                benchmp::EXIT_FAILED
+            }
+            _ => benchmp::EXIT_USAGE,
+        }
+    }
 }
 
 /// The three seeds of a run. Seeds drive all generated data; use values only known at run

@@ -59,8 +59,17 @@ const EXAMPLES: &[benchmp::cli::Example] = &[benchmp::cli::Example {
     long: "--iterations 1000000000 --json={tmp}/out.json --md={tmp}/out.md",
 }];
 
+/// The tool's own errors, whose exit status its library decides.
+const PROBES: &[benchmp::error::ExitProbe] = &[benchmp::error::probe::<coremark::Error>];
+
 fn main() {
-    benchmp::tool::main("coremark", EXAMPLES, |c: &Cli| c.output.trace, |c| run(&c))
+    benchmp::tool::main(
+        "coremark",
+        EXAMPLES,
+        PROBES,
+        |c: &Cli| c.output.trace,
+        |c| run(&c),
+    )
 }
 
 fn run(cli: &Cli) -> anyhow::Result<i32> {

@@ -99,14 +99,16 @@ pub fn sizing_cpu(topology: &Topology, placement: &[Option<usize>]) -> Option<us
 /// index; the CRCs are validated by [`crate::report::Report::new`].
 pub fn context_runs(
     m: &benchmp::Measurement<crate::report::CoreMarkData>,
-) -> anyhow::Result<Vec<ContextRun>> {
+) -> Result<Vec<ContextRun>, crate::Error> {
     m.children
         .iter()
         .map(|c| {
-            let (s, &result) = c.timed_detail().map_err(anyhow::Error::msg)?;
-            let iterations = u32::try_from(s.iterations).map_err(|_| {
-                anyhow::anyhow!("{}: {} iterations do not fit", c.who(), s.iterations)
-            })?;
+            let (s, &result) = c.timed_detail()?;
+            let iterations =
+                u32::try_from(s.iterations).map_err(|_| crate::Error::TooManyIterations {
+                    child: c.who(),
+                    iterations: s.iterations,
+                })?;
             Ok(ContextRun {
                 cpu: c.cpu,
                 run: Measurement {

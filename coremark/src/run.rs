@@ -13,7 +13,7 @@ use benchmp::{Iterations, Session, Spec};
 use crate::parallel::{self, ContextBench};
 use crate::report::{ContextRun, CoreMarkData, Params};
 use crate::timing::{self, MAX_ATTEMPTS, MIN_VALID_SECONDS};
-use crate::{Context, text};
+use crate::{Context, Error, text};
 
 /// The nominal count of a benchmp ab worker, whose repetitions the driver sizes.
 pub const WORKER_ITERATIONS: u32 = 100;
@@ -40,7 +40,7 @@ pub fn time(
     given: Option<u32>,
     placement: &PlacementArgs,
     reports: &OutputArgs,
-) -> anyhow::Result<Timed> {
+) -> Result<Timed, Error> {
     let timing = TimingArgs {
         repetitions: 1,
         ..Default::default()
@@ -68,7 +68,7 @@ pub fn time(
             (auto.iterations, per)
         }
     })
-    .map_err(|m| anyhow::anyhow!("sizing the iteration count: {m}"))?;
+    .map_err(|source| Error::Sizing { source })?;
     if progress {
         benchmp::console::err(&text::timing(iterations, contexts));
     }
@@ -107,7 +107,7 @@ fn timed_run(
     ctx: &Context,
     iterations: u32,
     ns_per_iteration: f64,
-) -> anyhow::Result<Vec<ContextRun>> {
+) -> Result<Vec<ContextRun>, Error> {
     // A silent child is called hung only well after the expected run time (a slow core may
     // take several times the sizing CPU's time).
     session.set_repetitions(1);

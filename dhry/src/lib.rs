@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use strings::{as_text, str_copy};
 use types::{Arrays, Enumeration, Globals, Heap, MainLocals, RecPtr, Str30};
 
-/// Errors of the library: clock reads and invalid plans.
+/// Errors of the library: clock reads, invalid plans, and the runs it starts.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// `clock_gettime(CLOCK_THREAD_CPUTIME_ID)` failed.
@@ -49,6 +49,39 @@ pub enum Error {
         /// The target asked for.
         seconds: f64,
     },
+    /// The parent could not be pinned to a CPU to size the run count there.
+    #[error("sizing the run count")]
+    Sizing {
+        /// Why the pin failed.
+        #[source]
+        source: benchmp::sys::affinity::AffinityError,
+    },
+    /// The probe that sizes the run count failed.
+    #[error("sizing the run count")]
+    Probe {
+        /// Why.
+        #[source]
+        source: Box<Error>,
+    },
+    /// A child's result holds no timed loop.
+    #[error(transparent)]
+    Untimed(#[from] benchmp::run::Untimed),
+    /// The measurement failed: its status is the framework's.
+    #[error(transparent)]
+    Run(#[from] benchmp::Error),
+}
+
+impl benchmp::error::ExitStatus for Error {
+    fn exit_status(&self) -> i32 {
+        match self {
+            Error::ZeroRuns | Error::InvalidTarget { .. } => benchmp::EXIT_USAGE,
+            Error::Run(e) => benchmp::cli::exit_code_of(e),
+            Error::Probe { source } => source.exit_status(),
+            Error::ThreadCpuClock { .. } | Error::Sizing { .. } | Error::Untimed(_) => {
+                benchmp::EXIT_FAILED
+            }
+        }
+    }
 }
 
 /// Dhrystones per second of the VAX 11/780, the machine defined as 1 MIPS.

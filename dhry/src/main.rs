@@ -79,8 +79,17 @@ const EXAMPLES: &[benchmp::cli::Example] = &[benchmp::cli::Example {
     long: "--time 1000 --json={tmp}/out.json --md={tmp}/out.md",
 }];
 
+/// The tool's own errors, whose exit status its library decides.
+const PROBES: &[benchmp::error::ExitProbe] = &[benchmp::error::probe::<dhry::Error>];
+
 fn main() {
-    benchmp::tool::main("dhry", EXAMPLES, |c: &Cli| c.output.trace, |c| run(&c))
+    benchmp::tool::main(
+        "dhry",
+        EXAMPLES,
+        PROBES,
+        |c: &Cli| c.output.trace,
+        |c| run(&c),
+    )
 }
 
 fn run(cli: &Cli) -> Result<i32> {

@@ -235,11 +235,11 @@ pub fn expected_seconds(runs: u64, probes: &[Probe]) -> f64 {
 /// Each child's timed loop (benchmp's sample) and its [`LoopDetail`], in child order.
 pub fn loop_results(
     m: &benchmp::Measurement<crate::report::Dhry>,
-) -> anyhow::Result<Vec<(Sample<LoopDetail>, LoopDetail)>> {
+) -> Result<Vec<(Sample<LoopDetail>, LoopDetail)>, Error> {
     m.children
         .iter()
         .map(|c| {
-            let (s, detail) = c.timed_detail().map_err(anyhow::Error::msg)?;
+            let (s, detail) = c.timed_detail()?;
             Ok((s.clone(), detail.clone()))
         })
         .collect()

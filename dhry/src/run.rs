@@ -5,7 +5,6 @@
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use anyhow::Context as _;
 use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
 use benchmp::run::{Iterations, Sample};
 use benchmp::{ChildInfo, Session, Spec};
@@ -14,7 +13,7 @@ use crate::measure::scale_runs;
 use crate::parallel::{self, LoopBench, Probe, RunPlan};
 use crate::report::LoopDetail;
 use crate::report::{Dhry, Params};
-use crate::{VAX_11_780_DHRYSTONES_PER_SECOND, Variant};
+use crate::{Error, VAX_11_780_DHRYSTONES_PER_SECOND, Variant};
 
 /// Timed loops tried for `--time` before settling for one shorter than the target.
 pub const MAX_ATTEMPTS: u32 = 4;
@@ -42,7 +41,7 @@ pub fn time(
     plan: RunPlan,
     placement: &PlacementArgs,
     reports: &OutputArgs,
-) -> anyhow::Result<Timed> {
+) -> Result<Timed, Error> {
     let timing = TimingArgs {
         repetitions: 1,
         ..TimingArgs::default()
@@ -88,7 +87,7 @@ pub fn time(
 
 /// Times the variant on one CPU per cluster the children run on (the parent pinned there
 /// for the probe, its mask restored after), before any child is forked.
-fn probe(variant: Variant, plan: RunPlan, session: &Session<Dhry>) -> anyhow::Result<Vec<Probe>> {
+fn probe(variant: Variant, plan: RunPlan, session: &Session<Dhry>) -> Result<Vec<Probe>, Error> {
     // Under benchmp ab the driver sizes the repetitions: a short probe only sets the timeout,
     // where --time's 0.2 s probe cost every worker 0.3-0.4 s before its first pair.
     let time = if session.worker().is_some() {
@@ -100,9 +99,10 @@ fn probe(variant: Variant, plan: RunPlan, session: &Session<Dhry>) -> anyhow::Re
         .into_iter()
         .map(|cpu| {
             benchmp::sys::affinity::with_pinned(cpu, || parallel::probe_here(variant, cpu, time))
-                .map_err(anyhow::Error::msg)
-                .context("sizing the run count")?
-                .context("sizing the run count")
+                .map_err(|source| Error::Sizing { source })?
+                .map_err(|e| Error::Probe {
+                    source: Box::new(e),
+                })
         })
         .collect()
 }

@@ -158,7 +158,7 @@ pub fn run(
     threads: usize,
     func: Func,
     sizes: &[usize],
-) -> anyhow::Result<CheckReport> {
+) -> Result<CheckReport, crate::Error> {
     Ok(Pool::start(fns, threads, func, sizes)?.run(sizes))
 }
 
@@ -189,20 +189,22 @@ impl std::fmt::Debug for Pool {
 impl Pool {
     /// `threads` threads (at least one) checking `func`, each with buffers for the largest of
     /// `sizes`.
-    pub fn start(fns: MemFns, threads: usize, func: Func, sizes: &[usize]) -> anyhow::Result<Pool> {
-        use anyhow::Context;
+    pub fn start(
+        fns: MemFns,
+        threads: usize,
+        func: Func,
+        sizes: &[usize],
+    ) -> Result<Pool, crate::Error> {
         let largest = sizes.iter().map(|&n| room(func, n)).max().unwrap_or(0);
         let threads = threads.max(1);
         let mut workers = Vec::with_capacity(threads);
         for t in 0..threads {
-            let mut c = Checker::new(fns, t, largest)
-                .map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))
-                .with_context(|| {
-                    format!(
-                        "the check's buffers for thread {t} of {threads} ({} bytes) cannot be allocated",
-                        2 * (largest + 2 * GUARD + 128)
-                    )
-                })?;
+            let mut c = Checker::new(fns, t, largest).map_err(|_| crate::Error::CheckBuffers {
+                thread: t,
+                threads,
+                bytes: 2 * (largest + 2 * GUARD + 128),
+                source: std::io::Error::from(std::io::ErrorKind::OutOfMemory),
+            })?;
             let (work, jobs) = std::sync::mpsc::channel::<std::sync::Arc<[usize]>>();
             let (report, done) = std::sync::mpsc::channel();
             let thread = std::thread::Builder::new()
@@ -217,7 +219,11 @@ impl Pool {
                         }
                     }
                 })
-                .with_context(|| format!("thread {t} of {threads} of the check cannot start"))?;
+                .map_err(|source| crate::Error::CheckThread {
+                    thread: t,
+                    threads,
+                    source,
+                })?;
             workers.push(Worker {
                 work: Some(work),
                 done,

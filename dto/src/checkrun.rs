@@ -5,12 +5,12 @@
 
 use std::time::Duration;
 
-use anyhow::{Context, Result};
 use benchmp::cli::{PlacementArgs, TimingArgs};
 use benchmp::sys::process::Exit;
 use benchmp::{Iterations, Session, Spec};
 use serde::{Deserialize, Serialize};
 
+use crate::Error;
 use crate::check::{self, CheckReport, Func};
 use crate::impls::{ImplSpec, Loaded};
 use crate::measure::load;
@@ -125,7 +125,7 @@ pub fn check(
     env: &[(String, String)],
     timeout: Duration,
     json: bool,
-) -> Result<i32> {
+) -> Result<i32, Error> {
     spec.require()?;
     // Inherited by the children, which load the implementation (this process never does).
     crate::measure::set_process_env(env)?;
@@ -145,7 +145,7 @@ pub fn check(
 /// Runs the four functions' checks of `spec`, each in a child with `threads` threads. The
 /// library's variables must already be in this process's environment. A child that dies
 /// makes the check fail with the function and the first size that dies on its own.
-pub fn run(spec: &ImplSpec, threads: usize, timeout: Duration) -> Result<Outcome> {
+pub fn run(spec: &ImplSpec, threads: usize, timeout: Duration) -> Result<Outcome, Error> {
     // A malformed LMBENCH_SCHED is refused as `dto ab` refuses it (exit 2), although the
     // check's children are unpinned whatever it says: a typo is never silently passed.
     benchmp::sched::env_policy()?;
@@ -169,8 +169,8 @@ pub fn run(spec: &ImplSpec, threads: usize, timeout: Duration) -> Result<Outcome
                 out.report.merge(r);
             }
             Err(e) => {
-                let Some(how) = e.downcast_ref::<benchmp::Error>().and_then(death) else {
-                    return Err(e.context(format!("{func} check of {spec}")));
+                let Some(how) = died(&e) else {
+                    return Err(Error::at(format!("{func} check of {spec}"), e));
                 };
                 return Err(narrow(&mut session, spec, threads, func, &sizes, &how));
             }
@@ -188,23 +188,29 @@ fn narrow(
     func: Func,
     sizes: &[usize],
     how: &str,
-) -> anyhow::Error {
+) -> Error {
     for &size in sizes {
         match check_in_child(session, spec, threads, func, &[size]) {
             Ok(_) => {}
             Err(e) => {
-                return match e.downcast_ref::<benchmp::Error>().and_then(death) {
-                    Some(at) => {
-                        anyhow::anyhow!("check failed: {func} {at} at size {size} ({spec})")
-                    }
-                    None => e.context(format!("{func} check of {spec} at size {size}")),
+                return match died(&e) {
+                    Some(at) => Error::CheckFailed(format!("{func} {at} at size {size} ({spec})")),
+                    None => Error::at(format!("{func} check of {spec} at size {size}"), e),
                 };
             }
         }
     }
-    anyhow::anyhow!(
-        "check failed: {func} {how} during its check, but no size ended its child on its own ({spec})"
-    )
+    Error::CheckFailed(format!(
+        "{func} {how} during its check, but no size ended its child on its own ({spec})"
+    ))
+}
+
+/// How a check's child died, when `e` says it did ([`death`]).
+fn died(e: &Error) -> Option<String> {
+    match e {
+        Error::Run(run) => death(run),
+        _ => None,
+    }
 }
 
 /// One child checking `func` at `sizes`: the source it loaded and what it found.
@@ -214,7 +220,7 @@ fn check_in_child(
     threads: usize,
     func: Func,
     sizes: &[usize],
-) -> Result<(String, CheckReport)> {
+) -> Result<(String, CheckReport), Error> {
     let name = match sizes {
         [one] => format!("{func} size {one}"),
         _ => func.to_string(),
@@ -235,8 +241,8 @@ fn check_in_child(
             report: None,
         })
     })?;
-    let child = m.children.first().context("no child reported")?;
-    let (_, r) = child.timed_detail().map_err(|e| anyhow::anyhow!(e))?;
+    let child = m.children.first().ok_or(Error::NoChild)?;
+    let (_, r) = child.timed_detail()?;
     Ok((child.detail.clone().unwrap_or_default(), r.clone()))
 }
 

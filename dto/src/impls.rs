@@ -86,7 +86,7 @@ impl ImplSpec {
 impl ImplSpec {
     /// [`ImplSpec::preflight`] as an error of its class: a kernel this CPU lacks is
     /// unsupported here (exit 3), a library that is not a file a usage error (exit 2).
-    pub fn require(&self) -> anyhow::Result<()> {
+    pub fn require(&self) -> Result<(), benchmp::error::Refused> {
         match self.preflight() {
             Ok(()) => Ok(()),
             Err((code, msg)) if code == benchmp::EXIT_UNSUPPORTED => {

@@ -7,6 +7,7 @@ pub mod check;
 pub mod checkrun;
 pub mod cli;
 pub mod env;
+pub mod error;
 pub mod freq;
 pub mod impls;
 pub mod kernels;
@@ -17,3 +18,5 @@ pub mod report;
 pub mod run;
 pub mod sys;
 pub mod text;
+
+pub use error::Error;

@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use anyhow::Result;
 use benchmp::cli::write_stdout;
 
 use dto::bench::{ab_configs, speedup_configs};
@@ -37,15 +36,21 @@ const EXAMPLES: &[benchmp::cli::Example] = &[
     },
 ];
 
+/// The tool's own errors, whose exit status its library decides.
+const PROBES: &[benchmp::error::ExitProbe] = &[benchmp::error::probe::<dto::Error>];
+
 fn main() {
     let trace = |cli: &Cli| match &cli.cmd {
         Cmd::Ab { common, .. } | Cmd::Speedup { common, .. } => common.output.trace,
         _ => false,
     };
-    benchmp::tool::main("dto", EXAMPLES, trace, run_cli)
+    benchmp::tool::main("dto", EXAMPLES, PROBES, trace, run_cli)
 }
 
-fn run_cli(cli: Cli) -> Result<i32> {
+/// A boxed error keeps its type for the probes (a box of `dto::Error`, of a framework error).
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+fn run_cli(cli: Cli) -> Result<i32, BoxError> {
     match cli.cmd {
         Cmd::List { json } => {
             let listing = Listing::here();
@@ -64,7 +69,13 @@ fn run_cli(cli: Cli) -> Result<i32> {
             json,
         } => {
             let timeout = Duration::from_secs(timeout);
-            dto::checkrun::check(&imp, threads as usize, &env, timeout, json)
+            Ok(dto::checkrun::check(
+                &imp,
+                threads as usize,
+                &env,
+                timeout,
+                json,
+            )?)
         }
         Cmd::Ab {
             baseline,
@@ -74,18 +85,25 @@ fn run_cli(cli: Cli) -> Result<i32> {
             common: c,
         } => {
             let configs = ab_configs(baseline, current, label, no_cpu, &c.env);
-            perf(Mode::Ab, configs, c.only, c.pages, &c.placement, &c.output)
+            Ok(perf(
+                Mode::Ab,
+                configs,
+                c.only,
+                c.pages,
+                &c.placement,
+                &c.output,
+            )?)
         }
         Cmd::Speedup { imps, common: c } => {
             let configs = speedup_configs(imps, &c.env);
-            perf(
+            Ok(perf(
                 Mode::Speedup,
                 configs,
                 c.only,
                 c.pages,
                 &c.placement,
                 &c.output,
-            )
+            )?)
         }
     }
 }

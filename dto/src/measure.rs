@@ -12,7 +12,8 @@
 use std::ffi::c_void;
 use std::sync::atomic::{Ordering, compiler_fence};
 
-use anyhow::{Context, Result, bail};
+use benchmp::BuildError;
+use benchmp::error::Refused;
 use serde::{Deserialize, Serialize};
 
 use crate::bench::{Bench, Config, Op, PageKind};
@@ -76,10 +77,10 @@ pub struct Sources {
 
 /// Loads an implementation in the calling process, its failure marked with the exit status
 /// it calls for (2: a library that cannot be used, 3: a kernel this CPU lacks).
-pub fn load(spec: &ImplSpec) -> Result<Loaded> {
+pub fn load(spec: &ImplSpec) -> Result<Loaded, Refused> {
     impls::load(spec).map_err(|e: LoadError| match e.exit_code() {
-        benchmp::EXIT_UNSUPPORTED => anyhow::Error::new(benchmp::Unsupported(e.to_string())),
-        _ => anyhow::Error::new(benchmp::Usage(e.to_string())),
+        benchmp::EXIT_UNSUPPORTED => benchmp::Unsupported(e.to_string()).into(),
+        _ => benchmp::Usage(e.to_string()).into(),
     })
 }
 
@@ -114,7 +115,7 @@ pub struct Round {
 impl Round {
     /// Loads both implementations and maps and fills the buffers (in the child, after it was
     /// pinned).
-    pub fn new(plan: &RoundPlan) -> Result<Round> {
+    pub fn new(plan: &RoundPlan) -> Result<Round, BuildError> {
         let a = load(&plan.config.baseline)?;
         let b = if plan.config.current == plan.config.baseline {
             None
@@ -127,10 +128,9 @@ impl Round {
             current: b.as_ref().map_or(&a.source, |b| &b.source).clone(),
         };
         let size = plan.bench.size;
-        let map = |what: &str| {
+        let map = |what: &'static str| {
             benchmp::Buffer::new(size, plan.pages.pages())
-                .map_err(anyhow::Error::new)
-                .with_context(|| format!("{what} buffer"))
+                .map_err(|source| crate::Error::Buffer { what, source })
         };
         let mut src = map("source")?;
         let mut dst = map("destination")?;
@@ -262,7 +262,7 @@ pub struct Calls {
 impl Calls {
     /// Loads the implementations and maps the buffers as a round does (in the child, after
     /// it was pinned); `timer_hz` converts the ticks to ns, as dto's analysis does.
-    pub fn new(plan: &RoundPlan, timer_hz: f64) -> Result<Calls> {
+    pub fn new(plan: &RoundPlan, timer_hz: f64) -> Result<Calls, BuildError> {
         Ok(Calls {
             round: Round::new(plan)?,
             rng: (sys::timer_start() as u32) | 1,
@@ -322,9 +322,9 @@ impl benchmp::Benchmark for Calls {
 
 /// Sets variables in this process (before a library is loaded in it or in its children).
 /// Must be called while the process is single-threaded.
-pub fn set_process_env(vars: &[(String, String)]) -> Result<()> {
+pub fn set_process_env(vars: &[(String, String)]) -> Result<(), crate::Error> {
     if benchmp::sys::process::thread_count() != 1 {
-        bail!("environment variables can only be set while single-threaded");
+        return Err(crate::Error::Threaded);
     }
     for (k, v) in vars {
         // SAFETY: the process has one thread (checked above), so nothing reads the

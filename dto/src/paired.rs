@@ -6,9 +6,9 @@
 //! it, its figure ns per call. The driver keeps the repetitions, so there are no rounds and
 //! no distributions.csv.
 
-use anyhow::{Context, Result, anyhow, bail};
 use benchmp::{ChildInfo, Iterations, Loads, Session, Spec};
 
+use crate::Error;
 use crate::bench::{Bench, PageKind};
 use crate::measure::{Calls, RoundPlan};
 use crate::plan::RunPlan;
@@ -65,7 +65,7 @@ pub fn measure(
     plan: &RunPlan,
     selected: (&[&'static Bench], &[PageKind], &[usize]),
     timer_hz: f64,
-) -> Result<()> {
+) -> Result<(), Error> {
     let cells = cells(plan, selected);
     session.plan(cells.iter().map(|(name, rp, _)| (name.clone(), params(rp))))?;
     for (name, rp, cpu) in &cells {
@@ -82,15 +82,20 @@ pub fn measure(
             |_: &ChildInfo| Ok(benchmp::run::Idle),
         );
         drop(env);
-        let m = measured.with_context(|| format!("{name} on CPU {cpu}"))?;
+        let m = measured.map_err(|e| Error::at(format!("{name} on CPU {cpu}"), e))?;
         for child in &m.children {
+            let failed = |why: &str| Error::Child {
+                what: name.clone(),
+                child: child.who(),
+                why: why.into(),
+            };
             for s in &child.samples {
                 if let Some(f) = s.detail.as_ref().and_then(|t| t.failure.as_ref()) {
-                    bail!("{name}: {}: {f}", child.who());
+                    return Err(failed(f));
                 }
             }
             if child.samples.is_empty() {
-                return Err(anyhow!("{name}: {}: no repetitions", child.who()));
+                return Err(failed("no repetitions"));
             }
         }
     }

@@ -481,8 +481,12 @@ fn result_line(r: &Extra) -> String {
 }
 
 /// One CSV row per cell.
-pub fn render_csv(r: &Extra) -> anyhow::Result<String> {
-    let mut w = csv::Writer::from_writer(Vec::new());
+pub fn render_csv(r: &Extra) -> Result<String, benchmp::output::Error> {
+    benchmp::output::Error::csv_text(|buf| write_csv(r, buf))
+}
+
+fn write_csv(r: &Extra, buf: &mut Vec<u8>) -> std::io::Result<()> {
+    let mut w = csv::Writer::from_writer(buf);
     w.write_record([
         "test",
         "op",
@@ -536,7 +540,7 @@ pub fn render_csv(r: &Extra) -> anyhow::Result<String> {
             c.cpu.to_string(),
         ])?;
     }
-    Ok(String::from_utf8(w.into_inner()?)?)
+    w.flush()
 }
 
 /// The result of `dto check` (its `--json`).

@@ -6,7 +6,6 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow, bail};
 use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
 use benchmp::files::StagedFile;
 use benchmp::progress::Progress;
@@ -14,6 +13,7 @@ use benchmp::sched::{ChosenBy, ToolDefault};
 use benchmp::schema::Figure;
 use benchmp::{Iterations, Session, Spec};
 
+use crate::Error;
 use crate::bench::{self, Bench, Config, PageKind};
 use crate::env::{DEFAULT_CPU, Settings};
 use crate::freq::FreqPin;
@@ -37,7 +37,7 @@ pub fn perf(
     mut pages: Vec<PageKind>,
     placement: &PlacementArgs,
     output: &OutputArgs,
-) -> Result<i32> {
+) -> Result<i32, Error> {
     output.check()?;
     refuse_outputs_on_inputs(&configs, output)?;
     let settings = Settings::from_process().map_err(benchmp::Usage)?;
@@ -55,7 +55,7 @@ pub fn perf(
     };
     let r = run(&plan, placement, output)?;
     // Decided before the report is written, which it is either way.
-    let e = r.extra.as_ref().context("the report lacks dto's results")?;
+    let e = r.extra.as_ref().ok_or(Error::NoResults)?;
     let code = emit(&r, output)?;
     let _ = notes.write(&text::verdict_notes(e));
     if e.regressions > 0 {
@@ -66,7 +66,7 @@ pub fn perf(
 
 /// Refuses a result file (`--json`, `--csv`, `--md`) that is one of the libraries measured (a
 /// link or another spelling counts): the report would replace the input.
-fn refuse_outputs_on_inputs(configs: &[Config], o: &OutputArgs) -> Result<()> {
+fn refuse_outputs_on_inputs(configs: &[Config], o: &OutputArgs) -> Result<(), Error> {
     let protected = configs
         .iter()
         .flat_map(|c| [&c.baseline, &c.current])
@@ -86,8 +86,8 @@ fn refuse_outputs_on_inputs(configs: &[Config], o: &OutputArgs) -> Result<()> {
 /// Writes the report as asked through benchmp's exporter: the guide's text (or JSON, or the
 /// per-cell CSV), the run-quality notes on the other stream, then the report files. Returns 1
 /// for a noisy run under --fail-on-noise, else 0.
-fn emit(r: &Report, o: &OutputArgs) -> Result<i32> {
-    let e = r.extra.as_ref().context("the report lacks dto's results")?;
+fn emit(r: &Report, o: &OutputArgs) -> Result<i32, Error> {
+    let e = r.extra.as_ref().ok_or(Error::NoResults)?;
     let csv = report::render_csv(e)?;
     Ok(benchmp::export::emit_with(
         r,
@@ -120,7 +120,7 @@ pub fn unused_perf_cpu(perf_cpu: Option<usize>, chosen_by: Option<ChosenBy>) -> 
 }
 
 /// The CPUs of the children, each pinned and each once (a cell per CPU).
-fn pinned_cpus(placement: &benchmp::sched::Placement) -> Result<Vec<usize>> {
+fn pinned_cpus(placement: &benchmp::sched::Placement) -> Result<Vec<usize>, Error> {
     let mut cpus = Vec::new();
     for (i, c) in placement.cpus.iter().enumerate() {
         let Some(c) = *c else {
@@ -153,7 +153,7 @@ pub fn round_deadline(b: &Bench, pages: PageKind, iters: u32) -> Duration {
 }
 
 /// Runs every cell and returns the report (measurement only; printing is the caller's).
-pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result<Report> {
+pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result<Report, Error> {
     let st = &plan.settings;
     let benches = bench::select(&plan.only, st.short).map_err(benchmp::Usage)?;
     preflight(plan)?;
@@ -250,7 +250,7 @@ pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result
 
 /// Refuses, before anything runs, the timer and implementations this machine lacks (3) or
 /// that cannot be loaded (2).
-fn preflight(plan: &RunPlan) -> Result<()> {
+fn preflight(plan: &RunPlan) -> Result<(), Error> {
     sys::timer_check().map_err(benchmp::Unsupported)?;
     for c in &plan.configs {
         c.baseline.require()?;
@@ -266,7 +266,7 @@ fn page_sizes(
     plan: &RunPlan,
     benches: &[&'static Bench],
     cpus: usize,
-) -> Result<Vec<(PageKind, Option<String>)>> {
+) -> Result<Vec<(PageKind, Option<String>)>, Error> {
     let largest = benches.iter().map(|b| b.size).max().unwrap_or(0);
     let mut page_sizes = Vec::new();
     for &p in &plan.pages {
@@ -301,7 +301,7 @@ fn measure_cells(
     (benches, measured, cpus): (&[&'static Bench], &[PageKind], &[usize]),
     dist: &mut Distributions,
     hz: f64,
-) -> Result<(Vec<Cell>, Vec<Figure>)> {
+) -> Result<(Vec<Cell>, Vec<Figure>), Error> {
     let st = &plan.settings;
     let to_ns = |t: u64| t as f64 * 1e9 / hz;
     let total = measured.len() * benches.len() * plan.configs.len() * st.rounds as usize;
@@ -384,7 +384,7 @@ fn rounds(
     n: u32,
     cpus: &[usize],
     progress: &mut Progress,
-) -> Result<Vec<CpuTicks>> {
+) -> Result<Vec<CpuTicks>, Error> {
     let b = rp.bench;
     let mut out: Vec<CpuTicks> = vec![(Vec::new(), Vec::new()); cpus.len()];
     for round in 1..=n {
@@ -406,7 +406,7 @@ fn rounds(
         ));
         if let Some(sig) = benchmp::sys::process::interrupted() {
             // The rounds that finished go to the report files, marked incomplete.
-            return Err(anyhow::Error::new(session.interrupted_at(sig, None)).context(what()));
+            return Err(Error::at(what(), session.interrupted_at(sig, None)));
         }
         let params = RoundParams {
             test: b.name.into(),
@@ -434,17 +434,19 @@ fn rounds(
         let env = EnvGuard::set(&rp.config.env);
         let measured = session.measure(spec, |_| Round::new(rp));
         drop(env);
-        let m = measured.with_context(what)?;
+        let m = measured.map_err(|e| Error::at(what(), e))?;
         for (i, child) in m.children.iter().enumerate() {
-            let (_, ticks) = child
-                .timed_detail()
-                .map_err(|e| anyhow!(e))
-                .with_context(what)?;
+            let (_, ticks) = child.timed_detail().map_err(|e| Error::at(what(), e))?;
+            let failed = |why: &str| Error::Child {
+                what: what(),
+                child: child.who(),
+                why: why.into(),
+            };
             if let Some(f) = &ticks.failure {
-                bail!("{}: {}: {f}", what(), child.who());
+                return Err(failed(f));
             }
             if ticks.baseline.is_empty() || ticks.current.is_empty() {
-                bail!("{}: {}: no samples", what(), child.who());
+                return Err(failed("no samples"));
             }
             out[i].0.push(ticks.baseline.clone());
             out[i].1.push(ticks.current.clone());
@@ -461,12 +463,16 @@ fn analyse(
     ticks: &CpuTicks,
     st: &Settings,
     to_ns: &dyn Fn(u64) -> f64,
-) -> Result<(Cell, Vec<f64>)> {
+) -> Result<(Cell, Vec<f64>), Error> {
     let b = rp.bench;
     let mut bl: Vec<f64> = ticks.0.iter().flatten().map(|&t| to_ns(t)).collect();
     let mut cu: Vec<f64> = ticks.1.iter().flatten().map(|&t| to_ns(t)).collect();
     if bl.is_empty() || cu.is_empty() {
-        bail!("{} {} on CPU {cpu}: no samples", b.name, rp.pages.short());
+        return Err(Error::NoSamples(format!(
+            "{} {} on CPU {cpu}",
+            b.name,
+            rp.pages.short()
+        )));
     }
     sort(&mut bl);
     sort(&mut cu);
@@ -512,7 +518,7 @@ struct Distributions {
 impl Distributions {
     /// Makes RESULTS_DIR and starts the file in it: creating the hidden copy is the write
     /// attempt that refuses (exit 2) a folder that cannot be written, before anything runs.
-    fn create(dir: &Path, path: &Path) -> Result<Distributions> {
+    fn create(dir: &Path, path: &Path) -> Result<Distributions, Error> {
         std::fs::create_dir_all(dir).map_err(|e| {
             benchmp::Usage(format!("RESULTS_DIR {} cannot be made: {e}", dir.display()))
         })?;
@@ -524,7 +530,11 @@ impl Distributions {
             ))
         })?;
         let mut w = csv::Writer::from_writer(f);
-        w.write_record(DIST_COLUMNS)?;
+        w.write_record(DIST_COLUMNS)
+            .map_err(|e| Error::Distributions {
+                path: path.to_path_buf(),
+                source: e.into(),
+            })?;
         Ok(Distributions {
             w,
             path: path.to_path_buf(),
@@ -539,7 +549,7 @@ impl Distributions {
         cpu: usize,
         ticks: &CpuTicks,
         to_ns: &dyn Fn(u64) -> f64,
-    ) -> Result<()> {
+    ) -> Result<(), Error> {
         let cpu = cpu.to_string();
         for (version, rounds) in [("baseline", &ticks.0), ("current", &ticks.1)] {
             for (r, samples) in rounds.iter().enumerate() {
@@ -556,7 +566,10 @@ impl Distributions {
                             &format!("{:.1}", to_ns(t)),
                             &cpu,
                         ])
-                        .with_context(|| format!("writing {}", self.path.display()))?;
+                        .map_err(|e| Error::Distributions {
+                            path: self.path.clone(),
+                            source: e.into(),
+                        })?;
                 }
             }
         }
@@ -564,14 +577,14 @@ impl Distributions {
     }
 
     /// Puts the complete file in place.
-    fn finish(self) -> Result<()> {
-        let what = || format!("writing {}", self.path.display());
-        let staged = self
-            .w
-            .into_inner()
-            .map_err(|e| e.into_error())
-            .with_context(what)?;
-        staged.commit().with_context(what)
+    fn finish(self) -> Result<(), Error> {
+        let path = self.path;
+        let failed = |source| Error::Distributions {
+            path: path.clone(),
+            source,
+        };
+        let staged = self.w.into_inner().map_err(|e| failed(e.into_error()))?;
+        staged.commit().map_err(failed)
     }
 }
 

@@ -180,7 +180,7 @@ pub fn run(
     placement: &PlacementArgs,
     timing: &TimingArgs,
     output: &OutputArgs,
-) -> anyhow::Result<i32> {
+) -> Result<i32, crate::Error> {
     let mut session = Session::<C2c>::start(crate::measure::TOOL, placement, timing, Some(output))?;
     let cpus = session.cpu_set();
     if cpus.len() < 2 {
@@ -209,7 +209,7 @@ pub fn run(
 
 /// Measures every ordered pair of `cpus` (at least two, each allowed), each in a measurement
 /// of `session` on the pair's CPUs, and returns the matrix.
-pub fn measure(session: &mut Session<C2c>, cpus: &[usize]) -> anyhow::Result<Matrix> {
+pub fn measure(session: &mut Session<C2c>, cpus: &[usize]) -> Result<Matrix, crate::Error> {
     let page = SharedPage::new()?;
     let line = page.word(0);
     let mut pairs = Vec::new();

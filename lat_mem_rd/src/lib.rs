@@ -15,6 +15,7 @@ pub mod chain;
 pub mod cli;
 pub mod config;
 pub mod curve;
+pub mod error;
 pub mod kernels;
 pub mod loaded;
 pub mod measure;
@@ -22,3 +23,5 @@ pub mod report;
 pub mod summary;
 pub mod sweep;
 pub mod text;
+
+pub use error::Error;

@@ -14,8 +14,11 @@ const EXAMPLES: &[benchmp::cli::Example] = &[benchmp::cli::Example {
     long: "-t --json={tmp}/out.json --md={tmp}/out.md 256m 64",
 }];
 
+/// The tool's own errors, whose exit status its library decides.
+const PROBES: &[benchmp::error::ExitProbe] = &[benchmp::error::probe::<lat_mem_rd::Error>];
+
 fn main() {
-    benchmp::tool::main(TOOL, EXAMPLES, |c: &Cli| c.output.trace, run)
+    benchmp::tool::main(TOOL, EXAMPLES, PROBES, |c: &Cli| c.output.trace, run)
 }
 
 fn run(mut cli: Cli) -> Result<i32> {
@@ -25,7 +28,7 @@ fn run(mut cli: Cli) -> Result<i32> {
     // --c2c and --loaded are not lmbench outputs: they do not take lmbench's stream.
     if cli.c2c {
         let output = cli.output.results_on(Stream::Stdout);
-        return c2c::run(&cli.placement, &cli.timing, &output);
+        return Ok(c2c::run(&cli.placement, &cli.timing, &output)?);
     }
     if cli.loaded {
         // One chaser measures; the load children are --load-cpus. A -P it would ignore is
@@ -42,7 +45,7 @@ fn run(mut cli: Cli) -> Result<i32> {
         let stride = loaded::stride(len, &cli.strides)?;
         let floor = cli.enough_floor.unwrap_or(config::ENOUGH_FLOOR_US);
         let req = cli.load.request(len, stride, pages, floor, cli.seed);
-        return loaded::run(&req, &cli.placement, &cli.timing, &output);
+        return Ok(loaded::run(&req, &cli.placement, &cli.timing, &output)?);
     }
     let sweep = config::check(&cli.request(), config::system_page_size())?;
     let printer = Printer {

@@ -18,7 +18,6 @@
 //! 256 MiB one lmbench iteration alone lasts longer than 1.2 × ENOUGH. lmbench's count is
 //! recorded with every point.
 
-use anyhow::Context;
 use benchmp::cli::{OutputArgs, PlacementArgs, TimingArgs};
 use benchmp::progress::Progress;
 use benchmp::run::Iterations;
@@ -156,13 +155,11 @@ pub(crate) fn build_child(
     pages: Pages,
     fixed_seed: Option<u64>,
     child: &ChildInfo,
-) -> anyhow::Result<Chase> {
+) -> Result<Chase, crate::Error> {
     let t = now_ns();
-    let buf = Buffer::new(g.alloc_bytes(), pages).with_context(|| {
-        format!(
-            "cannot allocate {} for the chain",
-            HumanSize(g.alloc_bytes() as u64)
-        )
+    let buf = Buffer::new(g.alloc_bytes(), pages).map_err(|source| crate::Error::Alloc {
+        size: HumanSize(g.alloc_bytes() as u64).to_string(),
+        source,
     })?;
     let seed = seed_for(fixed_seed, g.range as u64, child.index);
     let plan = Plan::new(g, Some(seed));
@@ -276,8 +273,8 @@ pub fn run(
     timing: &TimingArgs,
     output: &OutputArgs,
     mhz: Option<f64>,
-    mut on_event: impl FnMut(Event) -> anyhow::Result<()>,
-) -> anyhow::Result<Finished> {
+    mut on_event: impl FnMut(Event) -> Result<(), crate::Error>,
+) -> Result<Finished, crate::Error> {
     let t0 = now_ns();
     let mut session = Session::start(TOOL, placement, timing, Some(output))?;
     // Every child maps LEN plus two pages at every size: refuse what cannot fit, now.
@@ -384,7 +381,7 @@ impl SizeRun<'_> {
         (stride, size): (u64, u64),
         points: &[Point],
         curves: &[Curve],
-    ) -> anyhow::Result<Point> {
+    ) -> Result<Point, crate::Error> {
         let sweep = self.sweep;
         let g = Geometry {
             range: size as usize,
@@ -413,7 +410,7 @@ impl SizeRun<'_> {
         // lmbench subtracts its loop overhead once per call of count loads; a pass is 100.
         spec.loop_overhead_share = LOADS_PER_PASS as f64 / lmbench_count(g.range, g.stride) as f64;
         spec.iterations = Iterations::Calibrate { hint: predicted };
-        let make = |child: &ChildInfo| build_child(&g, sweep.pages, sweep.seed, child);
+        let make = |child: &ChildInfo| Ok(build_child(&g, sweep.pages, sweep.seed, child)?);
         let (m, framework_ns) = match sweep.strategy {
             Strategy::Predicted => (session.measure(spec, make)?.clone(), 0),
             Strategy::RecalibrateEachSize => {

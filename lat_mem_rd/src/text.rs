@@ -7,10 +7,10 @@
 
 use std::fmt::Write;
 
-use anyhow::Context as _;
 use benchmp::cli::Stream;
 use benchmp::size::HumanSize;
 
+use crate::Error;
 use crate::measure::Event;
 use crate::summary::CurveSummary;
 
@@ -27,18 +27,19 @@ pub struct Printer {
 }
 
 impl Printer {
-    fn write(&self, s: &str) -> anyhow::Result<()> {
+    fn write(&self, s: &str) -> Result<(), Error> {
         if !self.on {
             return Ok(());
         }
         benchmp::progress::clear_line();
-        self.to
-            .write(s)
-            .with_context(|| format!("cannot write the result to {}", self.to.name()))
+        self.to.write(s).map_err(|source| Error::Write {
+            stream: self.to.name().to_string(),
+            source,
+        })
     }
 
     /// Writes what `e` adds to the text: a block's header, a line, or a block's end.
-    pub fn event(&self, e: Event) -> anyhow::Result<()> {
+    pub fn event(&self, e: Event) -> Result<(), Error> {
         match e {
             Event::StrideStart(stride) => self.write(&header(stride)),
             Event::Point(p) => self.write(&line(p.size_bytes, p.ns)),

@@ -126,7 +126,7 @@ pub fn run(args: ProbeArgs) -> Result<i32> {
     let make = |info: &ChildInfo| {
         let fail = (fail_child == Some(info.index)).then_some(fail_how);
         if fail == Some(Failure::Error) {
-            anyhow::bail!("setup failed on purpose");
+            return Err("setup failed on purpose".into());
         }
         Ok(Spin {
             acc: info.index as u64,

@@ -224,8 +224,8 @@ mod tests {
         assert_eq!(e.exit_code(), 3);
         assert_eq!(Error::Interrupted(Signal::SIGINT).exit_code(), 130);
         let size = crate::size::parse_size("12q").unwrap_err();
-        assert_eq!(exit_code_by(&anyhow::Error::new(size), PROBES), 2);
-        let e = anyhow::Error::new(Error::Unsupported(Unsupported("x".into()))).context("c");
+        assert_eq!(exit_code_by(&size, PROBES), 2);
+        let e = Error::Unsupported(Unsupported("x".into()));
         assert_eq!(exit_code_by(&e, PROBES), 3);
     }
 }

@@ -32,11 +32,16 @@ pub mod worker;
 pub use error::{Error, Stage};
 pub use parent::{Idle, run, run_beside};
 
-/// What builds a child's benchmark, in the child once it is pinned: any
-/// `FnMut(&ChildInfo) -> anyhow::Result<B>`, named once for every function that takes one.
-pub trait Make<B>: FnMut(&ChildInfo) -> anyhow::Result<B> {}
+/// Any error a tool's benchmark can fail to build with: the child reports it with its causes
+/// and the exit status the framework's types in it decide ([`error::PROBES`]).
+pub type BuildError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
-impl<B, F: FnMut(&ChildInfo) -> anyhow::Result<B>> Make<B> for F {}
+/// What builds a child's benchmark, in the child once it is pinned: any
+/// `FnMut(&ChildInfo) -> Result<B, BuildError>` (`?` turns any error into one), named once for
+/// every function that takes one.
+pub trait Make<B>: FnMut(&ChildInfo) -> Result<B, BuildError> {}
+
+impl<B, F: FnMut(&ChildInfo) -> Result<B, BuildError>> Make<B> for F {}
 
 /// The load benchmark of a run without load children (never built).
 pub(crate) fn parent_idle() -> Idle {
@@ -392,16 +397,17 @@ impl<S, C> ChildRun<S, C> {
 
     /// The first accepted sample and what the benchmark recorded about it: the timed
     /// interval of a fixed-count run. The error says what is missing.
-    pub fn timed_detail(&self) -> Result<(&Sample<S>, &S), String> {
+    pub fn timed_detail(&self) -> Result<(&Sample<S>, &S), Untimed> {
+        let who = Who {
+            index: self.index,
+            cpu: self.cpu,
+        };
         let s = self
             .samples
             .iter()
             .find(|s| s.accepted)
-            .ok_or_else(|| format!("{}: no timed interval", self.who()))?;
-        let detail = s
-            .detail
-            .as_ref()
-            .ok_or_else(|| format!("{}: no record of its timed interval", self.who()))?;
+            .ok_or(Untimed::NoInterval(who))?;
+        let detail = s.detail.as_ref().ok_or(Untimed::NoRecord(who))?;
         Ok((s, detail))
     }
 
@@ -410,6 +416,17 @@ impl<S, C> ChildRun<S, C> {
         self.cpu
             .or_else(|| self.samples.last().and_then(|s| s.cpu_end))
     }
+}
+
+/// What [`ChildRun::timed_detail`] found missing.
+#[derive(Debug, thiserror::Error)]
+pub enum Untimed {
+    /// The child has no accepted sample.
+    #[error("{0}: no timed interval")]
+    NoInterval(Who),
+    /// Its timed interval carries no record of the benchmark's.
+    #[error("{0}: no record of its timed interval")]
+    NoRecord(Who),
 }
 
 /// `child 1 (CPU 3)` / `child 0 (unpinned)`.

@@ -78,8 +78,8 @@ where
     B: Benchmark,
     F: super::Make<B>,
 {
-    let idle = |_: &ChildInfo| -> anyhow::Result<Idle> {
-        anyhow::bail!("a run without load children has no load to build")
+    let idle = |_: &ChildInfo| -> Result<Idle, super::BuildError> {
+        Err("a run without load children has no load to build".into())
     };
     run_beside(cfg, make, idle, &mut Nothing)
 }

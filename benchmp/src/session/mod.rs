@@ -10,7 +10,7 @@ use crate::quality::{MachineState, Overlap};
 use crate::report::{Measurement, ToolData};
 use crate::run::Error;
 use crate::run::worker::Mode as Worker;
-use crate::run::{Benchmark, ChildInfo, Iterations, Make, RunConfig, run_beside};
+use crate::run::{Benchmark, BuildError, ChildInfo, Iterations, Make, RunConfig, run_beside};
 use crate::sched::{Placement, ToolDefault, check_cpu};
 use crate::schema::{Figure, Metric, Pair};
 use crate::sys::clock::now_ns;
@@ -366,9 +366,9 @@ impl<T: ToolData> Session<T> {
         &mut self,
         placed: Vec<Option<usize>>,
         spec: Spec<T::Params>,
-        make: &mut dyn FnMut(&ChildInfo) -> anyhow::Result<B>,
+        make: &mut dyn FnMut(&ChildInfo) -> Result<B, BuildError>,
         loads: Loads<'_>,
-        make_load: &mut dyn FnMut(&ChildInfo) -> anyhow::Result<L>,
+        make_load: &mut dyn FnMut(&ChildInfo) -> Result<L, BuildError>,
     ) -> Result<&Measurement<T>, Error>
     where
         B: Benchmark<Sample = T::Sample, Child = T::Child>,

@@ -514,7 +514,7 @@ mod tests {
             "unknown memory is not checked"
         );
         // The message names the error once, however it is rendered.
-        let chain = format!("{:#}", anyhow::Error::new(e));
+        let chain = crate::error::chain_line(&e);
         assert_eq!(chain.matches("MemAvailable").count(), 1, "{chain}");
     }
 

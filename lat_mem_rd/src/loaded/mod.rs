@@ -189,7 +189,9 @@ struct Loader {
 }
 
 impl Loader {
-    fn new(op: Op, len: usize, pages: Pages) -> anyhow::Result<Loader> {
+    /// In the load child: the framework's own errors (a kernel refused, memory it cannot map),
+    /// which it reports with their exit status.
+    fn new(op: Op, len: usize, pages: Pages) -> Result<Loader, benchmp::BuildError> {
         let kernel = Kernel::select(op, None)?;
         let bufs = Buffers::new(len, op.uses_second_buffer(), false, pages)?;
         Ok(Loader {
@@ -278,7 +280,7 @@ pub fn run(
     placement: &PlacementArgs,
     timing: &TimingArgs,
     output: &OutputArgs,
-) -> anyhow::Result<i32> {
+) -> Result<i32, crate::Error> {
     let mut session =
         Session::<Loaded>::start(crate::measure::TOOL, placement, timing, Some(output))?;
     let table = measure(&mut session, req)?;
@@ -289,7 +291,7 @@ pub fn run(
 }
 
 /// Checks the request, measures the unloaded row and one row per delay, and returns the table.
-pub fn measure(session: &mut Session<Loaded>, req: &Request) -> anyhow::Result<Table> {
+pub fn measure(session: &mut Session<Loaded>, req: &Request) -> Result<Table, crate::Error> {
     let chaser = match session.placement.cpus.first() {
         Some(&Some(c)) => c,
         _ => *session
@@ -337,15 +339,14 @@ pub fn measure(session: &mut Session<Loaded>, req: &Request) -> anyhow::Result<T
             need_bytes,
             have_bytes,
             ..
-        } => Usage(too_big(
+        } => crate::Error::Usage(Usage(too_big(
             req,
             g.alloc_bytes() as u64,
             cpus.len(),
             need_bytes,
             have_bytes,
-        ))
-        .into(),
-        other => anyhow::Error::new(other),
+        ))),
+        other => crate::Error::Memory(other),
     })?;
     let kernel = Kernel::select(req.load, None)?;
     let traffic = req.load.traffic(CHUNK_BYTES as u64);
@@ -378,7 +379,7 @@ pub fn measure(session: &mut Session<Loaded>, req: &Request) -> anyhow::Result<T
             let m = session.measure_on(
                 Some(&[chaser]),
                 spec.clone(),
-                |child: &ChildInfo| build_child(&g, req.pages, req.seed, child),
+                |child: &ChildInfo| Ok(build_child(&g, req.pages, req.seed, child)?),
                 benchmp::Loads {
                     cpus: if delay.is_some() { &load_cpus } else { &[] },
                     required: false,

@@ -262,7 +262,7 @@ fn one_step(
         Ok(e) => e,
         Err(e @ crate::cmd::suite::exec::JobError::Start { .. }) => {
             // The line names a resource limit that kept it from starting (ulimit -n, -u).
-            let line = benchmp::error::chain_line(&anyhow::Error::from(e));
+            let line = benchmp::error::chain_line(&e);
             write_whole(&err_file, format!("{line}\n").as_bytes())?;
             Ended::Status(127)
         }

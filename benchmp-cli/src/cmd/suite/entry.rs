@@ -112,7 +112,7 @@ impl Runner<'_> {
             Err(err @ JobError::Start { .. }) => {
                 let limited = foundation::error::Limit::in_chain(&err).is_some();
                 let err = anyhow::Error::from(err);
-                let line = benchmp::error::chain_line(&err);
+                let line = benchmp::error::chain_line(&*err);
                 write_whole(
                     &self.dest.join(format!("{}.err", e.label)),
                     format!("{line}\n").as_bytes(),

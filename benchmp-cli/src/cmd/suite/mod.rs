@@ -464,7 +464,7 @@ mod tests {
     #[test]
     fn usage_exit() {
         assert_eq!(
-            benchmp::cli::exit_code_of(&refuse::<()>("x".into()).unwrap_err()),
+            benchmp::cli::exit_code_of(&*refuse::<()>("x".into()).unwrap_err()),
             EXIT_USAGE
         );
     }

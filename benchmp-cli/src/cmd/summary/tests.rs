@@ -224,7 +224,7 @@ fn status_rows_old_and_new_are_read_and_a_bad_one_is_named_by_row() {
         let e = read_status(&d).unwrap_err();
         assert!(e.to_string().contains(says), "{e}");
         assert!(e.to_string().contains("status.tsv"), "{e}");
-        assert_eq!(benchmp::cli::exit_code_of(&e), benchmp::EXIT_USAGE, "{e}");
+        assert_eq!(benchmp::cli::exit_code_of(&*e), benchmp::EXIT_USAGE, "{e}");
     }
     let _ = std::fs::remove_dir_all(d);
 }

@@ -27,7 +27,7 @@ struct Failure {
 }
 
 impl Failure {
-    fn from_anyhow(e: &anyhow::Error) -> Failure {
+    fn of(e: &(dyn std::error::Error + 'static)) -> Failure {
         Failure {
             code: crate::error::exit_code_by(e, super::error::PROBES),
             message: crate::error::chain_line(e),
@@ -155,7 +155,7 @@ fn cpu_field(info: &ChildInfo) -> i64 {
 /// Pins a placed child to its CPU and checks it runs there; an unplaced one stays as it is.
 fn pin_if_placed(info: &ChildInfo) -> Result<(), Failure> {
     match info.cpu {
-        Some(cpu) => pin_and_verify(cpu).map_err(|e| Failure::from_anyhow(&e.into())),
+        Some(cpu) => pin_and_verify(cpu).map_err(|e| Failure::of(&e)),
         None => Ok(()),
     }
 }
@@ -171,14 +171,14 @@ fn life<B: Benchmark>(
     pin_if_placed(&info)?;
     let mut phases = Phases::default();
     // perf_event_open can take milliseconds (it waits for RCU): open before the common start.
-    let mut observers = super::observe::Observers::open(cfg, info.cpu)
-        .map_err(|e| Failure::from_anyhow(&e.into()))?;
+    let mut observers =
+        super::observe::Observers::open(cfg, info.cpu).map_err(|e| Failure::of(&e))?;
     // Each phase's timestamps are taken inside its span, so the trace slice encloses the
     // phase with only the marker writes between their edges.
     let mut bench = {
         let _s = tracing::info_span!("init").entered();
         let t = now_ns();
-        let b = make(&info).map_err(|e| Failure::from_anyhow(&e))?;
+        let b = make(&info).map_err(|e| Failure::of(&*e))?;
         phases.push("init", None, t, now_ns());
         b
     };
@@ -300,7 +300,7 @@ fn load_life<B: Benchmark, S: Data, C: Data>(
 ) -> Result<(), Failure> {
     let _child = tracing::info_span!("load", child = info.index, cpu = cpu_field(&info)).entered();
     pin_if_placed(&info)?;
-    let mut bench = make(&info).map_err(|e| Failure::from_anyhow(&e))?;
+    let mut bench = make(&info).map_err(|e| Failure::of(&*e))?;
     protocol::send(up, &Up::<S, C>::Ready).map_err(Failure::talking)?;
     if protocol::wait_byte(down) != LOAD {
         return Ok(());
