@@ -197,7 +197,7 @@ pub fn power(m: &serde_json::Value) -> Option<Power> {
         mean_w: num(&s["mean_w"]),
         baseline_w: num(&s["baseline_w"]),
         net_energy_j: num(&s["net_energy_j"]).or_else(|| num(&s["energy_j"])),
-        per_energy: summary::PerEnergy::of(m).map(|e| Quantity {
+        per_energy: summary::ReportedPerEnergy::of(m).map(|e| Quantity {
             value: e.value,
             unit: e.unit,
         }),

@@ -349,7 +349,7 @@ pub fn run(args: &SuiteArgs) -> Result<i32> {
 
 /// Leaves the folder's summary in it (`summary.json`, benchmp's headline rule) for whoever
 /// reads it later without a benchmp that runs there (the LAVA report of a phone's results).
-fn write_summary(dest: &Path) -> Result<summary::Summary> {
+fn write_summary(dest: &Path) -> Result<summary::FolderSummary> {
     // The folder is the suite's own: a file in it that cannot be read is a failure here, not
     // bad input.
     let s = summary::summarize(dest)

@@ -132,7 +132,7 @@ pub(super) fn common_prefix(names: &[String]) -> String {
 /// A measurement's figure per energy (`power.per_energy` of its report): the system figure
 /// per net watt of the first power source, or per joule (`DMIPS/W`, `iterations/J`, `nJ/load`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PerEnergy {
+pub struct ReportedPerEnergy {
     /// The value.
     pub value: f64,
     /// Its unit.
@@ -143,14 +143,14 @@ pub struct PerEnergy {
     pub energy_j: Option<f64>,
 }
 
-impl PerEnergy {
+impl ReportedPerEnergy {
     /// The `power.per_energy` of a report's measurement, if it has one with a finite value.
-    pub fn of(measurement: &serde_json::Value) -> Option<PerEnergy> {
+    pub fn of(measurement: &serde_json::Value) -> Option<ReportedPerEnergy> {
         let p = &measurement["power"]["per_energy"];
         let value = p["value"].as_f64().filter(|v| v.is_finite())?;
         let source = &measurement["power"]["sources"][0];
         let joules = |k: &str| source[k].as_f64().filter(|j| j.is_finite());
-        Some(PerEnergy {
+        Some(ReportedPerEnergy {
             value,
             unit: p["unit"].as_str().unwrap_or_default().to_string(),
             energy_j: joules("net_energy_j").or_else(|| joules("energy_j")),

@@ -30,7 +30,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::{Outcome, Row, bad, last_error_line, read_report, summarize};
+use super::{Outcome, SummaryRow, bad, last_error_line, read_report, summarize};
 
 /// A LAVA test case name: letters, digits, `.`, `_` and `-` only (others become `-`), the
 /// parts joined by `-`.
@@ -226,7 +226,7 @@ fn counter_cases(label: &str, report: &serde_json::Value) -> Vec<(String, f64)> 
 }
 
 /// One entry: its reasons, its result and its lines.
-fn entry(lines: &mut Lines, dir: &Path, row: &Row) -> Result<()> {
+fn entry(lines: &mut Lines, dir: &Path, row: &SummaryRow) -> Result<()> {
     let label = &row.entry;
     let name = case_name(&[label]);
     let code = row.exit;
@@ -417,7 +417,7 @@ fn compare(lines: &mut Lines, dir: &Path) -> Result<()> {
 /// The set `topology`: the CPUs and clusters the folder's first report ran on (every report
 /// carries the topology it saw), each cluster's size and capacity as cases, and a line in the
 /// log for each cluster and for an emulated or virtual CPU. Nothing when no report has one.
-fn topology(lines: &mut Lines, dir: &Path, rows: &[Row]) -> Result<()> {
+fn topology(lines: &mut Lines, dir: &Path, rows: &[SummaryRow]) -> Result<()> {
     let mut found = None;
     for r in rows {
         let path = dir.join(format!("{}.json", r.entry));

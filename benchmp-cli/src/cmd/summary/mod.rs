@@ -16,14 +16,14 @@ use anyhow::Result;
 use benchmp::schema::Figure;
 use serde::Serialize;
 
-pub use headline::{Headline, PerEnergy, headline, headline_measurement, number};
+pub use headline::{Headline, ReportedPerEnergy, headline, headline_measurement, number};
 pub use render::{render, write_csv};
 use status::bad;
 pub use status::{Outcome, STATUS_HEADER, StatusRow, outcome, read_status};
 
 /// One entry of the results folder.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Row {
+pub struct SummaryRow {
     /// The entry's label.
     pub entry: String,
     /// Its tool.
@@ -38,7 +38,7 @@ pub struct Row {
     pub headline: Option<Headline>,
     /// The headline measurement's figure per energy, where its report has a power record.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub energy: Option<PerEnergy>,
+    pub energy: Option<ReportedPerEnergy>,
     /// True when its report calls the run noisy.
     pub noisy: bool,
     /// Its worst verdict after a comparison (`FAIL (2/5)`), if the folder has one.
@@ -50,11 +50,11 @@ pub struct Row {
 
 /// The summary of a results folder.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Summary {
+pub struct FolderSummary {
     /// The folder.
     pub folder: PathBuf,
     /// One row per entry run, in order.
-    pub entries: Vec<Row>,
+    pub entries: Vec<SummaryRow>,
     /// True when the folder holds a comparison (the verdict column is shown).
     pub compared: bool,
     /// Entries that could not measure.
@@ -117,7 +117,7 @@ pub struct EntryReport {
     /// Why (`quality.verdict.reasons`).
     pub reasons: Vec<String>,
     /// Its measurements' names with their figure per energy (where they have a power record).
-    pub measured: Vec<(String, Option<PerEnergy>)>,
+    pub measured: Vec<(String, Option<ReportedPerEnergy>)>,
 }
 
 /// An entry's report: `None` when there is none; an error when the file is there but cannot
@@ -175,7 +175,7 @@ pub fn read_report(path: &Path) -> Result<Option<EntryReport>, benchmp::input::I
             .map(|m| {
                 (
                     m["name"].as_str().unwrap_or_default().to_string(),
-                    PerEnergy::of(m),
+                    ReportedPerEnergy::of(m),
                 )
             })
             .collect(),
@@ -183,7 +183,7 @@ pub fn read_report(path: &Path) -> Result<Option<EntryReport>, benchmp::input::I
 }
 
 /// The figure per energy of a report's headline measurement ([`headline_measurement`]).
-pub fn headline_energy(report: &EntryReport, headline: &Headline) -> Option<PerEnergy> {
+pub fn headline_energy(report: &EntryReport, headline: &Headline) -> Option<ReportedPerEnergy> {
     let names: Vec<&str> = report.measured.iter().map(|(n, _)| n.as_str()).collect();
     let i = headline_measurement(&names, headline)?;
     report.measured[i].1.clone()
@@ -261,7 +261,7 @@ fn joined(first: String, second: &str) -> String {
 /// Reads a results folder. Every file is read as an input ([`benchmp::input`]): one that
 /// cannot be read, and a status.tsv row that is not one, are bad input (exit status 2)
 /// naming the file; a report that is read but of no use is named in its entry's note.
-pub fn summarize(dir: &Path) -> Result<Summary> {
+pub fn summarize(dir: &Path) -> Result<FolderSummary> {
     let status = read_status(dir)?;
     let judged = verdicts(dir)?;
     let mut entries = Vec::new();
@@ -304,7 +304,7 @@ pub fn summarize(dir: &Path) -> Result<Summary> {
                 .cloned()
                 .unwrap_or_else(|| unjudged.clone())
         });
-        entries.push(Row {
+        entries.push(SummaryRow {
             entry: s.label,
             tool: s.tool,
             exit: s.exit,
@@ -318,7 +318,7 @@ pub fn summarize(dir: &Path) -> Result<Summary> {
         });
     }
     let count = |o: Outcome| entries.iter().filter(|r| r.status == o).count();
-    Ok(Summary {
+    Ok(FolderSummary {
         folder: dir.to_path_buf(),
         failed: count(Outcome::Failed),
         noisy: count(Outcome::Noisy),
@@ -345,7 +345,7 @@ pub struct SummaryArgs {
     pub lava: bool,
 }
 
-impl benchmp::output::Export for Summary {
+impl benchmp::output::Export for FolderSummary {
     fn text(&self) -> String {
         render(self)
     }

@@ -1,9 +1,9 @@
-//! The summary as a table and as CSV (its JSON is the [`super::Summary`] itself).
+//! The summary as a table and as CSV (its JSON is the [`super::FolderSummary`] itself).
 
-use super::{Outcome, Summary, number};
+use super::{FolderSummary, Outcome, number};
 
 /// The summary as a table: entry, tool, figure, unit, seconds (verdict), notes.
-pub fn render(s: &Summary) -> String {
+pub fn render(s: &FolderSummary) -> String {
     let mut head = vec!["entry", "tool", "figure", "unit", "s"];
     // Only where a report has a power record: without one the table is as it always was.
     let energy = s.entries.iter().any(|r| r.energy.is_some());
@@ -109,7 +109,7 @@ pub fn render(s: &Summary) -> String {
 }
 
 /// One CSV row per entry.
-pub fn write_csv(s: &Summary, w: impl std::io::Write) -> std::io::Result<()> {
+pub fn write_csv(s: &FolderSummary, w: impl std::io::Write) -> std::io::Result<()> {
     let mut out = csv::Writer::from_writer(w);
     // The energy columns only where a report has a power record, as in the table.
     let energy = s.entries.iter().any(|r| r.energy.is_some());

@@ -324,7 +324,7 @@ fn the_energy_column_is_there_only_where_a_report_has_a_power_record() {
     assert_eq!(s.entries[0].energy, None);
     assert_eq!(
         s.entries[1].energy,
-        Some(PerEnergy {
+        Some(ReportedPerEnergy {
             value: 250.0,
             unit: "DMIPS/W".into(),
             energy_j: Some(2.5),
