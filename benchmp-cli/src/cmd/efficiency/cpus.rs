@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 
-use super::plan::{self, Cluster, FreqSource};
+use super::plan::{self, FreqSource, SweepCluster};
 use super::{refuse, shown};
 
 /// The clusters of the sweep: the chosen CPUs grouped by the topology's clusters, each with
@@ -13,8 +13,8 @@ pub(super) fn clusters(
     topology: &benchmp::topology::Topology,
     cpus: &[usize],
     freqs: Option<&[f64]>,
-) -> Result<Vec<Cluster>> {
-    let mut out: Vec<Cluster> = Vec::new();
+) -> Result<Vec<SweepCluster>> {
+    let mut out: Vec<SweepCluster> = Vec::new();
     for &cpu in cpus {
         let index = topology.cluster_of(cpu);
         if let Some(c) = out.iter_mut().find(|c| c.index == index) {
@@ -47,7 +47,7 @@ pub(super) fn clusters(
             .or_else(|| num("cpuinfo_max_freq"))
             .unwrap_or(0);
         let (lo, hi) = (num("cpuinfo_min_freq"), num("cpuinfo_max_freq"));
-        out.push(Cluster {
+        out.push(SweepCluster {
             index,
             cpus: vec![cpu],
             policy,

@@ -23,7 +23,7 @@ mod sweep;
 use crate::cmd::outdir::write_whole;
 use crate::cmd::power_args::PowerArgs;
 use crate::cmd::summary::Outcome;
-use plan::{Cluster, Command, Step};
+use plan::{Command, Step, SweepCluster};
 use policy::snapshot;
 use result::{NotBack, StepResult};
 
@@ -120,7 +120,7 @@ fn step_args(cmd: &Command, step: &Step, json: &str, passed: &[String]) -> Vec<S
 
 /// How the sweep ended before its last step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Incomplete {
+pub struct IncompleteSweep {
     /// The stop signal (`SIGINT`); `None` while the sweep runs or when it was killed outright.
     pub signal: Option<String>,
     /// The step that was running when it was stopped.
@@ -141,14 +141,14 @@ struct Document<'a> {
     commands: &'a [Command],
     power: &'a PowerArgs,
     cool_down: Option<&'a str>,
-    clusters: &'a [Cluster],
+    clusters: &'a [SweepCluster],
     steps: &'a [StepResult],
     curves: Vec<result::Curve>,
     energy_model: Vec<result::EnergyModel>,
     /// Policy files not as before the sweep once it ended.
     not_back: &'a [NotBack],
     #[serde(skip_serializing_if = "Option::is_none")]
-    incomplete: Option<&'a Incomplete>,
+    incomplete: Option<&'a IncompleteSweep>,
 }
 
 /// The results folder's own files.
@@ -168,7 +168,7 @@ struct Outputs<'a> {
     host: String,
     root: &'a Path,
     commands: &'a [Command],
-    clusters: &'a [Cluster],
+    clusters: &'a [SweepCluster],
     args: &'a EfficiencyArgs,
 }
 
@@ -178,7 +178,7 @@ impl Outputs<'_> {
         &self,
         results: &[StepResult],
         not_back: &[NotBack],
-        incomplete: Option<&Incomplete>,
+        incomplete: Option<&IncompleteSweep>,
     ) -> Result<(String, String)> {
         let models = result::energy_models(self.clusters, self.commands, results);
         let doc = Document {
@@ -259,7 +259,7 @@ pub fn run(args: &EfficiencyArgs) -> Result<i32> {
         .iter()
         .filter(|r| r.status != Outcome::Interrupted)
         .count();
-    let incomplete = stopped.as_ref().map(|(sig, running)| Incomplete {
+    let incomplete = stopped.as_ref().map(|(sig, running)| IncompleteSweep {
         signal: Some(sig.as_str().to_string()),
         running: running.clone(),
         measured,

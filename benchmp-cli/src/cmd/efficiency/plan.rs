@@ -21,7 +21,7 @@ pub enum FreqSource {
 
 /// One cluster of the sweep: its CPUs and its cpufreq policy.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Cluster {
+pub struct SweepCluster {
     /// The topology's cluster index.
     pub index: usize,
     /// The CPUs swept (all of the cluster's, or those of `--cpus` in it).
@@ -55,19 +55,19 @@ pub struct Command {
 /// Where a step runs within its cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Placement {
+pub enum StepPlacement {
     /// On the cluster's first CPU.
     One,
     /// On every CPU of the cluster, one child each.
     All,
 }
 
-impl Placement {
+impl StepPlacement {
     /// Its word in a step's label.
     pub fn word(self) -> &'static str {
         match self {
-            Placement::One => "one",
-            Placement::All => "all",
+            StepPlacement::One => "one",
+            StepPlacement::All => "all",
         }
     }
 }
@@ -82,7 +82,7 @@ pub struct Step {
     /// Index into the plan's commands.
     pub command: usize,
     /// One CPU or all of them.
-    pub placement: Placement,
+    pub placement: StepPlacement,
     /// The CPUs it runs on.
     pub cpus: Vec<usize>,
     /// The pinned frequency, kHz.
@@ -232,20 +232,20 @@ pub fn describe(khz: &[u64]) -> String {
 
 /// The steps: per cluster, per frequency ascending, per command, on one CPU and then on all
 /// (once for a cluster of one CPU).
-pub fn steps(clusters: &[Cluster], commands: &[Command]) -> Vec<Step> {
+pub fn steps(clusters: &[SweepCluster], commands: &[Command]) -> Vec<Step> {
     let mut out = Vec::new();
     for (ci, c) in clusters.iter().enumerate() {
-        let placements: &[Placement] = if c.cpus.len() > 1 {
-            &[Placement::One, Placement::All]
+        let placements: &[StepPlacement] = if c.cpus.len() > 1 {
+            &[StepPlacement::One, StepPlacement::All]
         } else {
-            &[Placement::One]
+            &[StepPlacement::One]
         };
         for &khz in &c.swept_khz {
             for (k, cmd) in commands.iter().enumerate() {
                 for &p in placements {
                     let cpus = match p {
-                        Placement::One => c.cpus[..1].to_vec(),
-                        Placement::All => c.cpus.clone(),
+                        StepPlacement::One => c.cpus[..1].to_vec(),
+                        StepPlacement::All => c.cpus.clone(),
                     };
                     out.push(Step {
                         label: format!("c{}-{}-{}-{khz}", c.index, cmd.name, p.word()),
@@ -346,7 +346,7 @@ mod tests {
 
     #[test]
     fn every_command_at_every_frequency_on_one_cpu_and_on_all() {
-        let cluster = |index: usize, cpus: Vec<usize>, swept: Vec<u64>| Cluster {
+        let cluster = |index: usize, cpus: Vec<usize>, swept: Vec<u64>| SweepCluster {
             index,
             cpus,
             policy: format!("policy{index}"),

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::plan::{Cluster, Command, Placement, Step};
+use super::plan::{Command, Step, StepPlacement, SweepCluster};
 use crate::cmd::summary::{self, Outcome, number};
 use benchmp::schema::Better;
 use benchmp::schema::Figure;
@@ -35,7 +35,7 @@ pub struct Performance {
 /// The power record of the step's headline measurement (`measurements[*].power`), its first
 /// source.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Power {
+pub struct StepPower {
     /// The source (`battery:battery`, `odpm:S4M_VDD_CPUCL0`).
     pub source: String,
     /// What it covers.
@@ -88,7 +88,7 @@ pub struct StepResult {
     /// The figure per pinned MHz (all the step's CPUs together).
     pub per_mhz: Option<Quantity>,
     /// Its power record.
-    pub power: Option<Power>,
+    pub power: Option<StepPower>,
     /// Energy above the baseline per unit of work: `µJ/U` for a figure in `U/s`,
     /// `µJ/(U·s)` for another throughput (DMIPS), `nJ/op` for a latency in ns.
     pub energy_per_work: Option<Quantity>,
@@ -107,7 +107,7 @@ pub struct Read {
     /// The headline figure.
     pub performance: Option<Performance>,
     /// The headline measurement's power record.
-    pub power: Option<Power>,
+    pub power: Option<StepPower>,
     /// Whether the tool wrote its pin back (`pinned.files[*].restored`, all of them).
     pub tool_restored: Option<bool>,
     /// True when the report calls the run noisy.
@@ -179,7 +179,7 @@ pub fn read(text: &str) -> Read {
 
 /// The power record of a measurement: its first source's net power and energy, the figure
 /// per energy, the hottest zone.
-pub fn power(m: &serde_json::Value) -> Option<Power> {
+pub fn power(m: &serde_json::Value) -> Option<StepPower> {
     let p = &m["power"];
     let s = &p["sources"][0];
     let num = |v: &serde_json::Value| v.as_f64().filter(|x| x.is_finite());
@@ -190,7 +190,7 @@ pub fn power(m: &serde_json::Value) -> Option<Power> {
         .flatten()
         .filter_map(|t| num(&t["max_c"]))
         .reduce(f64::max);
-    Some(Power {
+    Some(StepPower {
         source: s["name"].as_str().unwrap_or_default().to_string(),
         covers: s["covers"].as_str().unwrap_or_default().to_string(),
         net_mean_w,
@@ -246,7 +246,7 @@ pub struct Curve {
     /// The command's name.
     pub command: String,
     /// One CPU or all of the cluster's (a cluster of one CPU has the same points in both).
-    pub placement: Placement,
+    pub placement: StepPlacement,
     /// The figure's unit.
     pub unit: String,
     /// Its points, frequency ascending: the steps with a figure and a power.
@@ -266,14 +266,18 @@ pub struct Point {
 
 /// The curves the plot draws: per cluster, command and placement, the points of the steps
 /// that have both a figure and a power record.
-pub fn curves(clusters: &[Cluster], commands: &[Command], results: &[StepResult]) -> Vec<Curve> {
+pub fn curves(
+    clusters: &[SweepCluster],
+    commands: &[Command],
+    results: &[StepResult],
+) -> Vec<Curve> {
     let mut out = Vec::new();
     for (ci, c) in clusters.iter().enumerate() {
         for (k, cmd) in commands.iter().enumerate() {
-            for placement in [Placement::One, Placement::All] {
+            for placement in [StepPlacement::One, StepPlacement::All] {
                 // A cluster of one CPU ran once: that run is both of its curves.
                 let ran = if c.cpus.len() == 1 {
-                    Placement::One
+                    StepPlacement::One
                 } else {
                     placement
                 };
@@ -355,7 +359,7 @@ pub fn cost(power_uw: u64, max_khz: u64, khz: u64) -> u64 {
 /// The Energy-Model tables: per cluster and command, each one-CPU step's net power (the EM's
 /// power is one CPU's) and its cost.
 pub fn energy_models(
-    clusters: &[Cluster],
+    clusters: &[SweepCluster],
     commands: &[Command],
     results: &[StepResult],
 ) -> Vec<EnergyModel> {
@@ -367,7 +371,7 @@ pub fn energy_models(
                 .filter(|r| {
                     r.step.cluster == ci
                         && r.step.command == k
-                        && r.step.placement == Placement::One
+                        && r.step.placement == StepPlacement::One
                 })
                 .filter_map(|r| {
                     let w = r.power.as_ref()?.net_mean_w;
@@ -448,7 +452,7 @@ fn watts(w: Option<f64>) -> String {
 }
 
 /// The text tables: one per cluster, a row per step.
-pub fn render(clusters: &[Cluster], commands: &[Command], results: &[StepResult]) -> String {
+pub fn render(clusters: &[SweepCluster], commands: &[Command], results: &[StepResult]) -> String {
     let mut out = String::new();
     for (ci, c) in clusters.iter().enumerate() {
         let rows: Vec<&StepResult> = results.iter().filter(|r| r.step.cluster == ci).collect();
@@ -567,7 +571,7 @@ pub fn render_energy_models(models: &[EnergyModel]) -> String {
 
 /// One CSV row per step.
 pub fn write_csv(
-    clusters: &[Cluster],
+    clusters: &[SweepCluster],
     commands: &[Command],
     results: &[StepResult],
     w: impl std::io::Write,

@@ -10,10 +10,10 @@ use anyhow::{Context as _, Result};
 use benchmp::{EXIT_FAILED, EXIT_OK};
 
 use super::cpus::{chosen_cpus, clusters};
-use super::plan::{self, Cluster, Command, Step};
+use super::plan::{self, Command, Step, SweepCluster};
 use super::policy::{not_back, say_not_back, snapshot, write_back};
 use super::result::{self, NotBack, StepResult};
-use super::{EfficiencyArgs, FILES, Incomplete, Outputs, refuse, shown, step_args};
+use super::{EfficiencyArgs, FILES, IncompleteSweep, Outputs, refuse, shown, step_args};
 use crate::cmd::outdir::{self, Input, OutDir, Take, write_whole};
 use crate::cmd::suite::exec::{Ended, Job};
 use crate::cmd::summary::Outcome;
@@ -31,7 +31,7 @@ pub(super) struct Inputs {
     /// The CPUs swept.
     cpus: Vec<usize>,
     /// Their clusters, each with the clocks swept.
-    pub(super) clusters: Vec<Cluster>,
+    pub(super) clusters: Vec<SweepCluster>,
     /// Every step, in order.
     pub(super) steps: Vec<Step>,
     /// Options every step passes to its tool (power, cool-down).
@@ -213,7 +213,7 @@ pub(super) fn steps(
         if let Some(sig) = benchmp::sys::process::interrupted() {
             return Ok((results, Some((sig, None))));
         }
-        let progress = Incomplete {
+        let progress = IncompleteSweep {
             signal: None,
             running: Some(step.label.clone()),
             measured: results.len(),
@@ -250,7 +250,7 @@ pub(super) fn steps(
 /// Runs one step's job, writes back a policy it left changed, and reads its report.
 fn one_step(
     step: &Step,
-    cluster: &Cluster,
+    cluster: &SweepCluster,
     job: Job,
     json: &Path,
     step_dir: &Path,
@@ -348,7 +348,7 @@ fn classify(ended: &Ended, read: &result::Read) -> (i32, Outcome) {
 /// After the sweep: each cluster's policy files compared with the start, what differs written
 /// back; what still differs, and a line per cluster saying so.
 pub(super) fn restore(
-    clusters: &[Cluster],
+    clusters: &[SweepCluster],
     at_start: &[Vec<(PathBuf, Option<String>)>],
 ) -> (Vec<NotBack>, Vec<String>) {
     foundation::claim::recover_stale();
