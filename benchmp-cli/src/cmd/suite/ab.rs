@@ -9,8 +9,8 @@ use anyhow::{Context as _, Result};
 use benchmp::output::Export as _;
 use benchmp_cli::compare::{Comparison, Counts};
 
-use super::exec::{Ended, Files, Job};
-use super::plan::{Entry, Word};
+use super::exec::{Ended, EntryFiles, Job};
+use super::plan::{SuiteEntry, Word};
 use super::{SuiteArgs, read_own, shown};
 use crate::cmd::outdir::write_whole;
 
@@ -31,12 +31,12 @@ pub(super) fn significant6(x: f64) -> String {
 /// One side's command for benchmp ab, as words a shell would split: the entry's environment
 /// and arguments with its result files dropped (the driver keeps the figures) and `{dir}` a
 /// folder of the side's own.
-pub(super) fn ab_words(bin: &Path, dest: &Path, e: &Entry, side: &str) -> Result<String> {
+pub(super) fn ab_words(bin: &Path, dest: &Path, e: &SuiteEntry, side: &str) -> Result<String> {
     let dir = dest.join("ab").join(format!("{}-{side}", e.label));
     if e.needs_dir() {
         std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", shown(&dir)))?;
     }
-    let files = Files {
+    let files = EntryFiles {
         json: PathBuf::new(),
         csv: PathBuf::new(),
         dir,
@@ -76,7 +76,7 @@ pub(super) struct AbRun<'a> {
 
 impl AbRun<'_> {
     /// The entry paired by benchmp ab, the baseline build (A) against this one (B).
-    pub(super) fn run(&self, e: &Entry) -> Result<Ended> {
+    pub(super) fn run(&self, e: &SuiteEntry) -> Result<Ended> {
         let dir = self.dest.join("ab");
         std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", shown(&dir)))?;
         let a = ab_words(self.base, self.dest, e, "base")?;

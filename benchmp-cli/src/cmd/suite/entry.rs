@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result};
 
 use super::exec::{Ended, Job, JobError, StatusFile};
-use super::plan::Entry;
+use super::plan::SuiteEntry;
 use super::quiet;
 use super::{head, one_line, shown};
 use crate::cmd::outdir::write_whole;
@@ -61,7 +61,12 @@ pub(super) enum Run {
 impl Runner<'_> {
     /// Waits for a quiet machine, runs `e`, records its row in `status` and prints its lines;
     /// `again` marks the second run of a noisy entry.
-    pub(super) fn run(&mut self, e: &Entry, status: &mut StatusFile, again: bool) -> Result<Run> {
+    pub(super) fn run(
+        &mut self,
+        e: &SuiteEntry,
+        status: &mut StatusFile,
+        again: bool,
+    ) -> Result<Run> {
         self.wait_quiet()?;
         let (extra, env): (&[String], &[(String, String)]) = if e.tool == "dto" {
             (&self.dto_extra, &self.dto_env)

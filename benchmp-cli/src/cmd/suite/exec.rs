@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
-use super::plan::{Entry, Word};
+use super::plan::{SuiteEntry, Word};
 use crate::cmd::summary::{STATUS_HEADER, StatusRow};
 
 /// Time a stopped entry has before SIGTERM, and as much again before SIGKILL.
@@ -37,7 +37,7 @@ pub enum Ended {
 
 /// The paths an entry's placeholders stand for.
 #[derive(Debug, Clone)]
-pub struct Files {
+pub struct EntryFiles {
     /// `LABEL.json`.
     pub json: PathBuf,
     /// `LABEL.csv`.
@@ -46,10 +46,10 @@ pub struct Files {
     pub dir: PathBuf,
 }
 
-impl Files {
+impl EntryFiles {
     /// The files of `label` in `out`.
-    pub fn of(out: &Path, label: &str) -> Files {
-        Files {
+    pub fn of(out: &Path, label: &str) -> EntryFiles {
+        EntryFiles {
             json: out.join(format!("{label}.json")),
             csv: out.join(format!("{label}.csv")),
             dir: out.join(label),
@@ -58,7 +58,7 @@ impl Files {
 
     /// The names, relative to the results folder, of everything running `entry` makes
     /// there (with `ab`, its pairing's too): its text, errors and reports, its folder.
-    pub fn names(entry: &Entry, ab: bool) -> Vec<String> {
+    pub fn names(entry: &SuiteEntry, ab: bool) -> Vec<String> {
         let l = &entry.label;
         let words = || entry.args.iter().chain(entry.env.iter().map(|(_, w)| w));
         let mut v = vec![format!("{l}.txt"), format!("{l}.err")];
@@ -148,11 +148,11 @@ impl Job {
     pub fn of_entry(
         bin: &Path,
         out: &Path,
-        entry: &Entry,
+        entry: &SuiteEntry,
         extra: &[String],
         extra_env: &[(String, String)],
     ) -> Job {
-        let files = Files::of(out, &entry.label);
+        let files = EntryFiles::of(out, &entry.label);
         let mut env: Vec<(String, String)> = entry
             .env
             .iter()
@@ -311,12 +311,12 @@ mod tests {
         );
         let dhry = plan.iter().find(|e| e.label == "dhry-P1").unwrap();
         assert_eq!(
-            Files::names(dhry, false),
+            EntryFiles::names(dhry, false),
             ["dhry-P1.txt", "dhry-P1.err", "dhry-P1.json", "dhry-P1.csv"]
         );
         let dto = plan.iter().find(|e| e.label == "dto-speedup").unwrap();
         assert_eq!(
-            Files::names(dto, true),
+            EntryFiles::names(dto, true),
             [
                 "dto-speedup.txt",
                 "dto-speedup.err",

@@ -22,7 +22,7 @@ use crate::cmd::outdir::{Input, write_whole};
 use crate::cmd::summary::{self, Outcome, StatusRow};
 use entry::{Run, Runner};
 use exec::StatusFile;
-use plan::{Entry, Machine, Mode};
+use plan::{Machine, Mode, SuiteEntry};
 
 /// `benchmp suite`'s options.
 #[derive(Debug, clap::Args)]
@@ -282,7 +282,7 @@ fn inputs(
 
 /// The rows an earlier run of a resumed folder finished (anything but interrupted) for
 /// entries of `plan`.
-fn finished(dir: &Path, plan: &[Entry]) -> Result<Vec<StatusRow>> {
+fn finished(dir: &Path, plan: &[SuiteEntry]) -> Result<Vec<StatusRow>> {
     let rows = match summary::read_status(dir) {
         Ok(rows) => rows,
         // Stopped before its first row was written.
@@ -368,7 +368,7 @@ fn write_summary(dest: &Path) -> Result<summary::FolderSummary> {
 /// that ended it.
 fn again(
     runner: &mut Runner<'_>,
-    noisy: &[&Entry],
+    noisy: &[&SuiteEntry],
     status: &mut StatusFile,
 ) -> Result<Result<usize, nix::sys::signal::Signal>> {
     if noisy.is_empty() {

@@ -41,7 +41,7 @@ impl fmt::Display for Word {
 
 /// One run of one tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub struct SuiteEntry {
     /// Names the entry's files (`LABEL.json`, `.csv`, `.txt`, `.err`, `LABEL/`).
     pub label: String,
     /// The tool's binary name.
@@ -52,7 +52,7 @@ pub struct Entry {
     pub args: Vec<Word>,
 }
 
-impl fmt::Display for Entry {
+impl fmt::Display for SuiteEntry {
     /// `LABEL|ENV|TOOL|ARGS`: the environment and arguments space-separated, `{json}`,
     /// `{csv}` and `{dir}` for the entry's files (the form `benchmp suite --list` prints).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -69,9 +69,9 @@ impl fmt::Display for Entry {
     }
 }
 
-impl Entry {
-    fn new(label: impl Into<String>, tool: &'static str, args: &str) -> Entry {
-        Entry {
+impl SuiteEntry {
+    fn new(label: impl Into<String>, tool: &'static str, args: &str) -> SuiteEntry {
+        SuiteEntry {
             label: label.into(),
             tool,
             env: Vec::new(),
@@ -114,7 +114,7 @@ pub struct Machine {
 pub const QUICK_LAT_MIB: u64 = 256;
 
 /// The entries of `mode` on `machine`, in the order they run.
-pub fn plan(mode: Mode, machine: Machine) -> Vec<Entry> {
+pub fn plan(mode: Mode, machine: Machine) -> Vec<SuiteEntry> {
     let ncpus = machine.cpus.max(1);
     let (mut n, mut ops, mut size) = (5, "rd wr rdwr cp bcopy bzero rdvec cpnt", "64m");
     let (mut lat_n, mut lat_strides, mut dhry_time) = (3, "64", "2");
@@ -144,7 +144,7 @@ pub fn plan(mode: Mode, machine: Machine) -> Vec<Entry> {
     let parallel: &[usize] = if ncpus == 1 { &[1] } else { &[1, ncpus] };
     for &p in parallel {
         for op in ops.split_whitespace() {
-            out.push(Entry::new(
+            out.push(SuiteEntry::new(
                 format!("bw_mem-{op}-P{p}"),
                 "bw_mem",
                 &format!("-P {p} -N {n} {size} {op} --stdout --json={{json}} --csv={{csv}}"),
@@ -153,13 +153,13 @@ pub fn plan(mode: Mode, machine: Machine) -> Vec<Entry> {
     }
     let lat =
         format!("-N {lat_n} {{t}}{lat_mib} {lat_strides} --stdout --json={{json}} --csv={{csv}}");
-    out.push(Entry::new(
+    out.push(SuiteEntry::new(
         "lat_mem_rd-t",
         "lat_mem_rd",
         &lat.replace("{t}", "-t "),
     ));
     if mode == Mode::Full {
-        out.push(Entry::new(
+        out.push(SuiteEntry::new(
             "lat_mem_rd-seq",
             "lat_mem_rd",
             &lat.replace("{t}", ""),
@@ -167,13 +167,13 @@ pub fn plan(mode: Mode, machine: Machine) -> Vec<Entry> {
     }
     if ncpus > 1 {
         // Core-to-core latency: every ordered pair of CPUs (a few seconds on a phone's eight).
-        out.push(Entry::new(
+        out.push(SuiteEntry::new(
             "lat_mem_rd-c2c",
             "lat_mem_rd",
             &format!("--c2c -N {c2c_n} --json={{json}}"),
         ));
         // Latency under load: the first CPU chases while every other one streams reads.
-        out.push(Entry::new(
+        out.push(SuiteEntry::new(
             "lat_mem_rd-loaded",
             "lat_mem_rd",
             &format!("--loaded {loaded_len} -N {loaded_n} --delays {delays} --json={{json}}"),
@@ -182,18 +182,18 @@ pub fn plan(mode: Mode, machine: Machine) -> Vec<Entry> {
     // CoreMark-compatible runs need at least 10 s each to validate; quick mode runs one core.
     let all_parallel: &[usize] = if all == 1 { &[1] } else { &[1, all] };
     for &p in all_parallel {
-        out.push(Entry::new(
+        out.push(SuiteEntry::new(
             format!("dhry-P{p}"),
             "dhry",
             &format!("-P {p} --time {dhry_time} --json={{json}} --csv={{csv}}"),
         ));
-        out.push(Entry::new(
+        out.push(SuiteEntry::new(
             format!("coremark-P{p}"),
             "coremark",
             &format!("-P {p} --json={{json}} --csv={{csv}}"),
         ));
     }
-    let mut dto = Entry::new("dto-speedup", "dto", "speedup --json={json}");
+    let mut dto = SuiteEntry::new("dto-speedup", "dto", "speedup --json={json}");
     if dto_short {
         dto.env.push(("PERF_SHORT".into(), Word::Text("1".into())));
     }
@@ -206,7 +206,7 @@ pub fn plan(mode: Mode, machine: Machine) -> Vec<Entry> {
 mod tests {
     use super::*;
 
-    fn line(e: &Entry) -> String {
+    fn line(e: &SuiteEntry) -> String {
         e.to_string()
     }
 

@@ -12,8 +12,8 @@ use benchmp::EXIT_OK;
 
 use super::ab::{self, AbRun};
 use super::entry::{Run, Runner};
-use super::exec::{Ended, Files, Job, StatusFile};
-use super::plan::{self, Entry, Machine};
+use super::exec::{Ended, EntryFiles, Job, StatusFile};
+use super::plan::{self, Machine, SuiteEntry};
 use super::{SuiteArgs, absolute, check_bins, finished, head, inputs as protected, machine};
 use super::{again, read_own, refuse, shown, stopped};
 use crate::cmd::outdir::{self, OutDir, Take};
@@ -35,7 +35,7 @@ pub(super) struct Inputs {
     pub(super) machine: Machine,
     used_cpus: Vec<usize>,
     /// The entries selected, in their order.
-    pub(super) plan: Vec<Entry>,
+    pub(super) plan: Vec<SuiteEntry>,
     /// The tools they need.
     needed: Vec<&'static str>,
 }
@@ -52,7 +52,7 @@ pub(super) fn inputs(args: &SuiteArgs) -> Result<ControlFlow<i32, Inputs>> {
     let cpus = args.cpus.as_ref().map(|c| c.0.clone());
     let topology = benchmp::topology::Topology::detect().map_err(benchmp::Error::from)?;
     let (machine, used_cpus) = machine(&topology, cpus.as_deref())?;
-    let plan: Vec<Entry> = plan::plan(args.mode(), machine)
+    let plan: Vec<SuiteEntry> = plan::plan(args.mode(), machine)
         .into_iter()
         .filter(|e| args.only.is_empty() || args.only.iter().any(|t| t == e.tool))
         .collect();
@@ -90,7 +90,7 @@ pub(super) fn inputs(args: &SuiteArgs) -> Result<ControlFlow<i32, Inputs>> {
 }
 
 /// `--baseline` is a folder holding a report of at least one selected entry.
-fn check_baseline(b: &Path, plan: &[Entry]) -> Result<()> {
+fn check_baseline(b: &Path, plan: &[SuiteEntry]) -> Result<()> {
     if !b.is_dir() {
         refuse(format!("--baseline {} is not a folder", b.display()))?;
     }
@@ -135,7 +135,7 @@ pub(super) fn open_folder(args: &SuiteArgs, inputs: &Inputs) -> Result<Folder> {
     };
     let recipe = super::Recipe {
         mode: format!("{:?}", args.mode()).to_lowercase(),
-        entries: inputs.plan.iter().map(Entry::to_string).collect(),
+        entries: inputs.plan.iter().map(SuiteEntry::to_string).collect(),
         cpus: inputs
             .cpus
             .as_deref()
@@ -166,7 +166,7 @@ pub(super) fn open_folder(args: &SuiteArgs, inputs: &Inputs) -> Result<Folder> {
     } else {
         Vec::new()
     };
-    let todo: Vec<&Entry> = inputs
+    let todo: Vec<&SuiteEntry> = inputs
         .plan
         .iter()
         .filter(|e| !kept.iter().any(|r| r.label == e.label))
@@ -180,7 +180,10 @@ pub(super) fn open_folder(args: &SuiteArgs, inputs: &Inputs) -> Result<Folder> {
     if with_ab || inputs.baseline.is_some() {
         shared.extend(["compare.txt", "compare.json", "compare.csv"].map(String::from));
     }
-    let entries_files: Vec<String> = todo.iter().flat_map(|e| Files::names(e, with_ab)).collect();
+    let entries_files: Vec<String> = todo
+        .iter()
+        .flat_map(|e| EntryFiles::names(e, with_ab))
+        .collect();
     let doomed = match take {
         Take::New => Vec::new(),
         Take::Force => out.recorded(),
@@ -298,7 +301,7 @@ pub(super) fn entries(
     let dest = runner.dest;
     let with_ab = inputs.ab_bin.is_some();
     let mut tally = Tally::default();
-    let mut noisy: Vec<&Entry> = Vec::new();
+    let mut noisy: Vec<&SuiteEntry> = Vec::new();
     let todo = inputs
         .plan
         .iter()
@@ -307,7 +310,7 @@ pub(super) fn entries(
         if let Some(sig) = benchmp::sys::process::interrupted() {
             return stopped(sig, dest, false).map(ControlFlow::Break);
         }
-        folder.out.record(&Files::names(e, with_ab))?;
+        folder.out.record(&EntryFiles::names(e, with_ab))?;
         match runner.run(e, status, false)? {
             Run::Interrupted(sig) => return stopped(sig, dest, true).map(ControlFlow::Break),
             Run::Ended { outcome, apart, .. } => match outcome {
@@ -344,7 +347,7 @@ pub(super) fn entries(
 /// counted, a stop signal recorded as the entry's interruption.
 fn paired(
     ab: &AbRun<'_>,
-    e: &Entry,
+    e: &SuiteEntry,
     status: &mut StatusFile,
     tally: &mut Tally,
 ) -> Result<ControlFlow<i32>> {
