@@ -3,12 +3,12 @@
 //! read without blocking from the parent's poll loop (no thread). Each reading's wall-clock
 //! time is put on CLOCK_MONOTONIC, the clock of the measurements' windows and of the trace.
 //!
-//! A meter is believed only as far as its readings go: one whose times go back or repeat,
-//! lie ahead of the moment the line arrived, or whose watts are below zero or beyond
-//! [`super::sampler::MAX_W`] gives no power for the window they fall in, nor does one whose
-//! readings do not reach from the window's start to its end ([`Meter::cover`]). A meter that
-//! ends or prints garbage after its first reading makes the power of every later window
-//! missing; the measurements stand.
+//! A meter ([`ExternalMeter`]) is believed only as far as its readings go: one whose times go
+//! back or repeat, lie ahead of the moment the line arrived, or whose watts are below zero or
+//! beyond [`super::sampler::MAX_W`] gives no power for the window they fall in, nor does one
+//! whose readings do not reach from the window's start to its end
+//! ([`ExternalMeter::cover`]). A meter that ends or prints garbage after its first reading
+//! makes the power of every later window missing; the measurements stand.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -31,12 +31,12 @@ const AHEAD_NS: i128 = 1_000_000_000;
 /// Refused readings remembered (the latest).
 const MAX_REFUSED: usize = 16;
 
-/// A reading: CLOCK_MONOTONIC ns and watts.
-pub type Reading = (u64, f64);
+/// An external meter's reading: CLOCK_MONOTONIC ns and watts.
+pub type TimedWatts = (u64, f64);
 
 /// A running external meter and what it printed so far.
 #[derive(Debug)]
-pub struct Meter {
+pub struct ExternalMeter {
     /// The command as given.
     pub command: String,
     child: std::process::Child,
@@ -45,7 +45,7 @@ pub struct Meter {
     line: Vec<u8>,
     lines: usize,
     err_tail: Vec<u8>,
-    readings: VecDeque<Reading>,
+    readings: VecDeque<TimedWatts>,
     /// Readings refused since it started: when each arrived (CLOCK_MONOTONIC ns) and why.
     refused: VecDeque<(u64, String)>,
     /// What went wrong after it started (a bad line, its end), kept for every later window.
@@ -69,10 +69,10 @@ fn realtime_offset_ns() -> i128 {
     wall - now_ns() as i128
 }
 
-impl Meter {
+impl ExternalMeter {
     /// Starts `command` (split into words as a shell would, run without one) and waits up to
     /// [`FIRST_READING`] for its first reading.
-    pub fn start(command: &str) -> Result<Meter, PowerError> {
+    pub fn start(command: &str) -> Result<ExternalMeter, PowerError> {
         let words = shlex::split(command).unwrap_or_default();
         let Some((program, args)) = words.split_first() else {
             return Err(PowerError::MeterUsage(
@@ -106,7 +106,7 @@ impl Meter {
         for f in [&out, &err] {
             let _ = crate::sys::process::set_nonblocking(f.as_fd());
         }
-        let mut meter = Meter {
+        let mut meter = ExternalMeter {
             command: command.to_string(),
             child,
             out,
@@ -149,7 +149,7 @@ impl Meter {
 
     /// Reads whatever the meter printed since the last call, without waiting: each line
     /// becomes a reading on CLOCK_MONOTONIC; a bad line or the meter's end is kept in
-    /// [`Meter::failed`].
+    /// [`ExternalMeter::failed`].
     pub fn drain(&mut self) {
         let mut chunk = [0u8; 8192];
         loop {
@@ -279,7 +279,12 @@ impl Meter {
     /// arrive; or why the meter gives no power for this window (it failed, a line was
     /// refused while the window was open, or its readings leave the start or the end
     /// uncovered). A stop signal ends the wait.
-    pub fn cover(&mut self, start: u64, end: u64, wait: Duration) -> Result<Vec<Reading>, String> {
+    pub fn cover(
+        &mut self,
+        start: u64,
+        end: u64,
+        wait: Duration,
+    ) -> Result<Vec<TimedWatts>, String> {
         let waited = Instant::now();
         loop {
             self.drain();
@@ -320,7 +325,7 @@ impl Meter {
 
     /// The readings from the last one at or before `from_ns` on, oldest first; the older
     /// ones are forgotten.
-    pub fn since(&mut self, from_ns: u64) -> Vec<Reading> {
+    pub fn since(&mut self, from_ns: u64) -> Vec<TimedWatts> {
         let keep_from = self
             .readings
             .iter()
@@ -331,7 +336,7 @@ impl Meter {
     }
 }
 
-impl Drop for Meter {
+impl Drop for ExternalMeter {
     fn drop(&mut self) {
         let pgid = nix::unistd::Pid::from_raw(self.child.id() as i32);
         crate::sys::process::kill_group(pgid, nix::sys::signal::Signal::SIGKILL);
@@ -357,8 +362,10 @@ mod tests {
 
     #[test]
     fn a_meter_is_read_on_the_monotonic_clock_and_ended_with_us() {
-        let m = Meter::start("sh -c 'while :; do echo \"$(date +%s.%N) 2.5\"; sleep 0.01; done'")
-            .unwrap();
+        let m = ExternalMeter::start(
+            "sh -c 'while :; do echo \"$(date +%s.%N) 2.5\"; sleep 0.01; done'",
+        )
+        .unwrap();
         let mut m = m;
         let first = m.since(0);
         assert!(!first.is_empty());
@@ -377,24 +384,24 @@ mod tests {
 
     #[test]
     fn a_meter_that_prints_something_else_or_nothing_is_refused() {
-        let e = Meter::start("echo hello").unwrap_err();
+        let e = ExternalMeter::start("echo hello").unwrap_err();
         assert!(
             e.to_string()
                 .contains("line 1 is not '<unix seconds> <watts>': \"hello\""),
             "{e}"
         );
-        let e = Meter::start("sh -c 'echo broken >&2; exit 4'").unwrap_err();
+        let e = ExternalMeter::start("sh -c 'echo broken >&2; exit 4'").unwrap_err();
         let text = e.to_string();
         assert!(
             text.contains("ended") && text.contains("\"broken\""),
             "{text}"
         );
         assert!(matches!(
-            Meter::start("/nonexistent/meter").unwrap_err(),
+            ExternalMeter::start("/nonexistent/meter").unwrap_err(),
             PowerError::MeterStart { .. }
         ));
         assert!(matches!(
-            Meter::start("").unwrap_err(),
+            ExternalMeter::start("").unwrap_err(),
             PowerError::MeterUsage(_)
         ));
     }

@@ -243,7 +243,7 @@ pub struct Power {
     /// Each cpufreq policy.
     pub policies: Vec<sources::FreqPolicy>,
     /// The external meter, when `--power-cmd` started one.
-    pub meter: Option<cmd::Meter>,
+    pub meter: Option<cmd::ExternalMeter>,
     /// Samples per second.
     pub hz: f64,
     /// Whether samples are also trace_marker counters (`--trace`).
@@ -366,7 +366,7 @@ impl Power {
                     }
                     _ => 0,
                 };
-                let m = cmd::Meter::start(command)?;
+                let m = cmd::ExternalMeter::start(command)?;
                 chosen.insert(at.min(chosen.len()), cmd_source(command));
                 Some(m)
             }
