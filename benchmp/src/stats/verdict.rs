@@ -74,7 +74,7 @@ impl Default for JudgeRule {
 /// direction: beyond the minimum effect, FAIL (worse) or IMPROVED (better), unless the
 /// samples are numerous enough for the KS test to reject and it does not (NOISY); else
 /// PASS. With too few samples for the test, the effect alone decides (dto's rule).
-pub fn judge(c: &Comparison, better: Better, rule: JudgeRule, n: (usize, usize)) -> Verdict {
+pub fn judge(c: &CellComparison, better: Better, rule: JudgeRule, n: (usize, usize)) -> Verdict {
     let worse_pct = match better {
         Better::Higher => -c.change_pct,
         Better::Lower => c.change_pct,
@@ -94,7 +94,7 @@ pub fn judge(c: &Comparison, better: Better, rule: JudgeRule, n: (usize, usize))
 
 /// Everything the analysis says about one A/B cell.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
+pub struct CellComparison {
     /// Trimmed mean of the baseline samples.
     pub baseline_mean: f64,
     /// Trimmed mean of the current samples.
@@ -115,7 +115,7 @@ pub fn compare(
     current: &[f64],
     min_effect_pct: f64,
     reference_only: bool,
-) -> Comparison {
+) -> CellComparison {
     let (tb, tc) = (trimmed(baseline), trimmed(current));
     let baseline_mean = mean(tb);
     let current_mean = mean(tc);
@@ -127,7 +127,7 @@ pub fn compare(
     } else {
         Verdict::Pass
     };
-    Comparison {
+    CellComparison {
         baseline_mean,
         current_mean,
         change_pct,
