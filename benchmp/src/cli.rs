@@ -86,8 +86,8 @@ pub struct PlacementArgs {
     pub conditions: ConditionsArgs,
     /// Set when this process runs as a `benchmp ab` worker: read from the driver's
     /// environment once, when the arguments are parsed. Not an option.
-    #[arg(skip = crate::run::worker::Mode::from_env())]
-    pub worker: Option<crate::run::worker::Mode>,
+    #[arg(skip = crate::run::worker::WorkerMode::from_env())]
+    pub worker: Option<crate::run::worker::WorkerMode>,
 }
 
 impl PlacementArgs {

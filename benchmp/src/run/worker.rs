@@ -188,21 +188,21 @@ fn link() -> Option<Result<&'static Mutex<Link>, LinkError>> {
 /// arguments are parsed ([`crate::cli::PlacementArgs::worker`]), and handed down from there
 /// (the session, the power sources, the tools' own choices).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Mode {
+pub struct WorkerMode {
     /// The repetition length the driver asked for ([`REP_ENV`], else [`DEFAULT_REP_US`]), ns.
     pub rep_ns: u64,
 }
 
-impl Mode {
+impl WorkerMode {
     /// The worker mode [`FDS_ENV`] and [`REP_ENV`] set; `None` when this process is no worker.
-    pub fn from_env() -> Option<Mode> {
+    pub fn from_env() -> Option<WorkerMode> {
         std::env::var_os(FDS_ENV)?;
         let rep_us = std::env::var(REP_ENV)
             .ok()
             .and_then(|v| v.trim().parse::<u64>().ok())
             .filter(|&us| us > 0)
             .unwrap_or(DEFAULT_REP_US);
-        Some(Mode {
+        Some(WorkerMode {
             rep_ns: rep_us * 1000,
         })
     }

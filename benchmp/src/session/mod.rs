@@ -9,7 +9,7 @@ use crate::cli::{OutputArgs, PlacementArgs, TimingArgs};
 use crate::quality::{MachineState, Overlap};
 use crate::report::{Measurement, ToolData};
 use crate::run::Error;
-use crate::run::worker::Mode as Worker;
+use crate::run::worker::WorkerMode;
 use crate::run::{Benchmark, BuildError, ChildInfo, Iterations, Make, RunConfig, run_beside};
 use crate::sched::{Placement, ToolDefault, check_cpu};
 use crate::schema::{Figure, Metric, Pair};
@@ -130,7 +130,7 @@ pub struct Session<T: ToolData> {
     /// nothing is sampled).
     power: Option<crate::power::Power>,
     /// Set when this run is a `benchmp ab` worker's ([`PlacementArgs::worker`]).
-    worker: Option<Worker>,
+    worker: Option<WorkerMode>,
     /// The figures the tool made itself while measuring ([`Session::set_figures`]).
     figures: Option<Vec<Figure>>,
     /// The tool's report files, where an interrupted run leaves what it measured
@@ -311,7 +311,7 @@ impl<T: ToolData> Session<T> {
     }
 
     /// The `benchmp ab` worker mode this run is in; `None` when it is no worker.
-    pub fn worker(&self) -> Option<Worker> {
+    pub fn worker(&self) -> Option<WorkerMode> {
         self.worker
     }
 
@@ -586,7 +586,7 @@ pub fn works<'a, T: ToolData>(
 /// times one repetition per step. Load children run only during their side's repetitions.
 fn pace(
     cfg: &mut RunConfig,
-    worker: Worker,
+    worker: WorkerMode,
     metric: &Metric,
     params: serde_json::Value,
     sizing: crate::schema::Sizing,
