@@ -208,7 +208,7 @@ pub fn parse_events(list: &str) -> Result<Vec<Event>, String> {
 /// Why the kernel would not open a counter.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("perf_event_open refused '{event}' ({errno}): {why}")]
-pub struct OpenError {
+pub struct CounterOpenError {
     /// The event.
     pub event: String,
     /// The kernel's error.
@@ -357,18 +357,18 @@ impl GroupReading {
 
 impl Group {
     /// Opens `events` as one group on the calling process, the first as its leader.
-    pub fn open(events: &[Event]) -> Result<Group, OpenError> {
+    pub fn open(events: &[Event]) -> Result<Group, CounterOpenError> {
         let format = u64::from(
             bindings::PERF_FORMAT_GROUP
                 | bindings::PERF_FORMAT_TOTAL_TIME_ENABLED
                 | bindings::PERF_FORMAT_TOTAL_TIME_RUNNING,
         );
-        let fail = |e: &Event, errno| OpenError {
+        let fail = |e: &Event, errno| CounterOpenError {
             event: e.name.clone(),
             errno,
             why: reason(errno, e.is_hardware()),
         };
-        let first = events.first().ok_or_else(|| OpenError {
+        let first = events.first().ok_or_else(|| CounterOpenError {
             event: String::new(),
             errno: nix::errno::Errno::EINVAL,
             why: "no events".into(),
