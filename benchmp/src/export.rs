@@ -151,7 +151,7 @@ pub fn emit<T: ToolData>(
     report: &Report<T>,
     output: &OutputArgs,
     text: impl FnOnce(&Report<T>) -> String,
-) -> Result<i32, crate::output::Error> {
+) -> Result<i32, crate::output::OutputError> {
     emit_with(report, output, &text(report), None)
 }
 
@@ -163,7 +163,7 @@ pub fn emit_with<T: ToolData>(
     output: &OutputArgs,
     text: &str,
     csv: Option<&str>,
-) -> Result<i32, crate::output::Error> {
+) -> Result<i32, crate::output::OutputError> {
     let tool = ToolReport { report, text, csv };
     crate::output::emit(&tool, Outputs::of(output))?;
     Ok(if report.quality.verdict.noisy && output.fail_on_noise {
@@ -186,18 +186,18 @@ impl<T: ToolData> Export for ToolReport<'_, T> {
         self.text.to_string()
     }
 
-    fn json(&self) -> Result<String, crate::output::Error> {
+    fn json(&self) -> Result<String, crate::output::OutputError> {
         crate::output::json_text(self.report)
     }
 
-    fn csv(&self) -> Result<String, crate::output::Error> {
+    fn csv(&self) -> Result<String, crate::output::OutputError> {
         match self.csv {
             Some(c) => Ok(c.to_string()),
-            None => crate::output::Error::csv_text(|buf| write_csv(self.report, buf)),
+            None => crate::output::OutputError::csv_text(|buf| write_csv(self.report, buf)),
         }
     }
 
-    fn markdown(&self) -> Result<String, crate::output::Error> {
+    fn markdown(&self) -> Result<String, crate::output::OutputError> {
         Ok(markdown(self.report))
     }
 

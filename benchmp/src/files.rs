@@ -55,10 +55,10 @@ impl Write for StagedFile {
 pub fn write_file(
     path: &str,
     write: impl FnOnce(&mut BufWriter<OutputFile>) -> std::io::Result<()>,
-) -> Result<(), crate::output::Error> {
+) -> Result<(), crate::output::OutputError> {
     StagedFile::create(Path::new(path))
         .and_then(|mut f| write(f.writer()).and_then(|()| f.commit()))
-        .map_err(|source| crate::output::Error::File {
+        .map_err(|source| crate::output::OutputError::File {
             path: path.to_string(),
             source,
         })

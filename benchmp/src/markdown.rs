@@ -55,7 +55,7 @@ pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
 }
 
 /// A CSV document (a header line, then records) as a Markdown table.
-pub fn from_csv(csv_text: &str) -> Result<String, crate::output::Error> {
+pub fn from_csv(csv_text: &str) -> Result<String, crate::output::OutputError> {
     let mut r = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(true)

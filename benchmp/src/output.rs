@@ -20,7 +20,7 @@ use crate::aggregate::AggregateMode;
 /// its cause ([`std::error::Error::source`]), so a full disk or a resource limit under it is
 /// still found ([`crate::error::exit_code_by`]).
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub enum OutputError {
     /// The result could not be serialised as JSON.
     #[error("cannot render the JSON")]
     Json(#[from] serde_json::Error),
@@ -47,13 +47,13 @@ pub enum Error {
     },
 }
 
-impl Error {
+impl OutputError {
     /// The CSV `write` rendered into `buf` (for [`Export::csv`]).
     pub fn csv_text(
         write: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>,
-    ) -> Result<String, Error> {
+    ) -> Result<String, OutputError> {
         let mut buf = Vec::new();
-        write(&mut buf).map_err(Error::Csv)?;
+        write(&mut buf).map_err(OutputError::Csv)?;
         Ok(String::from_utf8(buf)?)
     }
 }
@@ -63,11 +63,11 @@ pub trait Export {
     /// The table shown on stdout when neither JSON nor CSV goes there.
     fn text(&self) -> String;
     /// The JSON, pretty-printed, ending in a newline.
-    fn json(&self) -> Result<String, Error>;
+    fn json(&self) -> Result<String, OutputError>;
     /// The CSV: a header, then one row per figure or entry.
-    fn csv(&self) -> Result<String, Error>;
+    fn csv(&self) -> Result<String, OutputError>;
     /// The Markdown (`--md`): by default the CSV as a table ([`crate::markdown::from_csv`]).
-    fn markdown(&self) -> Result<String, Error> {
+    fn markdown(&self) -> Result<String, OutputError> {
         crate::markdown::from_csv(&self.csv()?)
     }
     /// Warnings and notes for a reader, on the stream the result does not use (none by
@@ -122,18 +122,18 @@ impl<'a> Outputs<'a> {
 }
 
 /// `value` as pretty JSON with a final newline.
-pub fn json_text<T: serde::Serialize>(value: &T) -> Result<String, Error> {
+pub fn json_text<T: serde::Serialize>(value: &T) -> Result<String, OutputError> {
     Ok(serde_json::to_string_pretty(value)? + "\n")
 }
 
 /// How a result renders one format.
-type Render<E> = fn(&E) -> Result<String, Error>;
+type Render<E> = fn(&E) -> Result<String, OutputError>;
 
 /// Writes `result`: on stdout the format asked there (`--json`, `--csv` or `--md` alone),
 /// else its text on its stream; then its notes on the other stream; then each file asked for.
 /// The terminal output comes first, so a file that fails to write at the end (a full disk,
 /// /dev/full) loses only that file, never the result on the screen.
-pub fn emit<E: Export>(result: &E, to: Outputs) -> Result<(), Error> {
+pub fn emit<E: Export>(result: &E, to: Outputs) -> Result<(), OutputError> {
     let formats: [(Option<&str>, Render<E>); 3] =
         [(to.json, E::json), (to.csv, E::csv), (to.md, E::markdown)];
     match formats.iter().find(|(p, _)| *p == Some("-")) {
@@ -141,7 +141,7 @@ pub fn emit<E: Export>(result: &E, to: Outputs) -> Result<(), Error> {
         None => to
             .text
             .write(&result.text())
-            .map_err(|e| Error::Stream(to.text.name(), e))?,
+            .map_err(|e| OutputError::Stream(to.text.name(), e))?,
     }
     let notes = result.notes();
     if !notes.is_empty() {
@@ -158,11 +158,11 @@ pub fn emit<E: Export>(result: &E, to: Outputs) -> Result<(), Error> {
 
 /// Writes a command's result to stdout and flushes it, so a closed or full stdout (`>
 /// /dev/full`) is an error naming it (exit 1), not a panic of `print!`.
-pub fn write_stdout(text: &str) -> Result<(), Error> {
+pub fn write_stdout(text: &str) -> Result<(), OutputError> {
     let mut o = std::io::stdout().lock();
     o.write_all(text.as_bytes())
         .and_then(|()| o.flush())
-        .map_err(|e| Error::Stream("stdout", e))
+        .map_err(|e| OutputError::Stream("stdout", e))
 }
 
 fn percent(s: &str) -> Result<f64, String> {
@@ -497,10 +497,10 @@ mod tests {
         fn text(&self) -> String {
             String::new()
         }
-        fn json(&self) -> Result<String, Error> {
+        fn json(&self) -> Result<String, OutputError> {
             Ok("{\"a\": 1}\n".into())
         }
-        fn csv(&self) -> Result<String, Error> {
+        fn csv(&self) -> Result<String, OutputError> {
             Ok("a\n1\n".into())
         }
     }

@@ -20,11 +20,11 @@ impl Export for AbResult<'_> {
         render_text(self.report)
     }
 
-    fn json(&self) -> Result<String, benchmp::output::Error> {
+    fn json(&self) -> Result<String, benchmp::output::OutputError> {
         self.comparison.json()
     }
 
-    fn csv(&self) -> Result<String, benchmp::output::Error> {
+    fn csv(&self) -> Result<String, benchmp::output::OutputError> {
         self.comparison.csv()
     }
 }

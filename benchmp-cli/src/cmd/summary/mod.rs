@@ -350,12 +350,12 @@ impl benchmp::output::Export for FolderSummary {
         render(self)
     }
 
-    fn json(&self) -> Result<String, benchmp::output::Error> {
+    fn json(&self) -> Result<String, benchmp::output::OutputError> {
         benchmp::output::json_text(self)
     }
 
-    fn csv(&self) -> Result<String, benchmp::output::Error> {
-        benchmp::output::Error::csv_text(|buf| write_csv(self, buf))
+    fn csv(&self) -> Result<String, benchmp::output::OutputError> {
+        benchmp::output::OutputError::csv_text(|buf| write_csv(self, buf))
     }
 }
 
