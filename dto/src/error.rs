@@ -31,7 +31,7 @@ pub enum Error {
     Untimed(#[from] benchmp::run::Untimed),
     /// The report or the check's result could not be rendered or written.
     #[error(transparent)]
-    Output(#[from] benchmp::output::Error),
+    Output(#[from] benchmp::output::OutputError),
     /// The check's result could not be rendered as JSON.
     #[error("cannot render the JSON")]
     Json(#[from] serde_json::Error),

@@ -481,8 +481,8 @@ fn result_line(r: &Extra) -> String {
 }
 
 /// One CSV row per cell.
-pub fn render_csv(r: &Extra) -> Result<String, benchmp::output::Error> {
-    benchmp::output::Error::csv_text(|buf| write_csv(r, buf))
+pub fn render_csv(r: &Extra) -> Result<String, benchmp::output::OutputError> {
+    benchmp::output::OutputError::csv_text(|buf| write_csv(r, buf))
 }
 
 fn write_csv(r: &Extra, buf: &mut Vec<u8>) -> std::io::Result<()> {

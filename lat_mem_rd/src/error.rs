@@ -41,7 +41,7 @@ pub enum Error {
     },
     /// The report could not be rendered or written.
     #[error(transparent)]
-    Output(#[from] benchmp::output::Error),
+    Output(#[from] benchmp::output::OutputError),
     /// The measurement failed: its status is the framework's.
     #[error(transparent)]
     Run(#[from] benchmp::Error),
