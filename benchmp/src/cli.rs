@@ -91,6 +91,14 @@ pub struct PlacementArgs {
 }
 
 impl PlacementArgs {
+    /// The pages a tool's buffers take: its command's `--pages` (`given`), else what a
+    /// `benchmp ab` driver asked of both sides, else system.
+    pub fn pages(&self, given: Option<crate::Pages>) -> crate::Pages {
+        given
+            .or(self.worker.and_then(|w| w.pages))
+            .unwrap_or(crate::Pages::System)
+    }
+
     /// What chooses the children's CPUs: --cpus, else --sched, else LMBENCH_SCHED, else -P;
     /// `None` when nothing does (benchmp's UNIQUE default, or a tool's own default CPU).
     pub fn chosen_by(&self) -> Option<ChosenBy> {

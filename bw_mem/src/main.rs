@@ -86,11 +86,14 @@ const EXAMPLES: &[benchmp::cli::Example] = &[benchmp::cli::Example {
     long: "-N 1000000 --json={tmp}/out.json --md={tmp}/out.md 64m rd",
 }];
 
-/// The tool's own errors, whose exit status its library decides.
-const PROBES: &[benchmp::error::ExitProbe] = &[benchmp::error::probe::<bw_mem::Error>];
-
 fn main() {
-    benchmp::tool::main("bw_mem", EXAMPLES, PROBES, |c: &Cli| c.output.trace, run)
+    benchmp::tool::main(
+        "bw_mem",
+        EXAMPLES,
+        &[benchmp::error::probe::<bw_mem::Error>],
+        |c: &Cli| c.output.trace,
+        run,
+    )
 }
 
 fn run(mut cli: Cli) -> Result<i32> {
@@ -106,7 +109,7 @@ fn run(mut cli: Cli) -> Result<i32> {
     cli.output.check()?;
     let plan = plan(&cli.args, cli.sweep.as_deref(), cli.step.unwrap_or(2.0))?;
     let kernel = Kernel::select(plan.op, cli.isa)?.with_build(cli.lmbench_build);
-    let pages = benchmp::run::worker::pages(cli.pages);
+    let pages = cli.placement.pages(cli.pages);
     let mut s = Session::start("bw_mem", &cli.placement, &cli.timing, Some(&cli.output))?;
     let parallel = s.parallel();
     let largest = plan.sizes.iter().copied().max().unwrap_or(0);

@@ -59,14 +59,11 @@ const EXAMPLES: &[benchmp::cli::Example] = &[benchmp::cli::Example {
     long: "--iterations 1000000000 --json={tmp}/out.json --md={tmp}/out.md",
 }];
 
-/// The tool's own errors, whose exit status its library decides.
-const PROBES: &[benchmp::error::ExitProbe] = &[benchmp::error::probe::<coremark::Error>];
-
 fn main() {
     benchmp::tool::main(
         "coremark",
         EXAMPLES,
-        PROBES,
+        &[benchmp::error::probe::<coremark::Error>],
         |c: &Cli| c.output.trace,
         |c| run(&c),
     )
@@ -82,7 +79,7 @@ fn run(cli: &Cli) -> anyhow::Result<i32> {
     // Under benchmp ab a repetition lasts the driver's few milliseconds, not the 10 s a
     // CoreMark-compatible result needs: only a CRC mismatch makes that run fail. Decided
     // before the report is written, which it is either way.
-    let paired = timed.session.worker().is_some() && report.mismatches.is_empty();
+    let paired = timed.session.paced() && report.mismatches.is_empty();
     let invalid = report.has_errors() && !paired;
     let framework = timed.session.finish(out, Some(report.clone()));
     let code = benchmp::emit(&framework, out, |r| {

@@ -49,12 +49,12 @@ pub fn time(
     let contexts = session.parallel();
     let progress = std::io::stderr().is_terminal();
     let given = given.filter(|&n| n > 0);
-    let worker = session.worker().is_some();
+    let paced = session.paced();
     let sizing_cpu = parallel::sizing_cpu(&session.topology, &session.placement.cpus);
     let (mut iterations, ns_per_iteration) = with_pinned(sizing_cpu, || match given {
         Some(n) => (n, timing::estimate_ns_per_iteration(ctx, n)),
         // Under benchmp ab the driver sizes one count for both builds: no 10 s sizing here.
-        None if worker => (
+        None if paced => (
             WORKER_ITERATIONS,
             timing::estimate_ns_per_iteration(ctx, WORKER_ITERATIONS),
         ),
@@ -84,7 +84,7 @@ pub fn time(
             .map(|r| r.run.seconds())
             .fold(f64::INFINITY, f64::min);
         // Under benchmp ab the repetitions are the driver's: no second run.
-        if given.is_some() || worker || shortest >= MIN_VALID_SECONDS || attempts >= MAX_ATTEMPTS {
+        if given.is_some() || paced || shortest >= MIN_VALID_SECONDS || attempts >= MAX_ATTEMPTS {
             return Ok(Timed {
                 session,
                 iterations,

@@ -79,14 +79,11 @@ const EXAMPLES: &[benchmp::cli::Example] = &[benchmp::cli::Example {
     long: "--time 1000 --json={tmp}/out.json --md={tmp}/out.md",
 }];
 
-/// The tool's own errors, whose exit status its library decides.
-const PROBES: &[benchmp::error::ExitProbe] = &[benchmp::error::probe::<dhry::Error>];
-
 fn main() {
     benchmp::tool::main(
         "dhry",
         EXAMPLES,
-        PROBES,
+        &[benchmp::error::probe::<dhry::Error>],
         |c: &Cli| c.output.trace,
         |c| run(&c),
     )

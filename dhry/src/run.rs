@@ -67,7 +67,7 @@ pub fn time(
         let loops = parallel::loop_results(m)?;
         match rerun_count(plan, runs, &loops) {
             // Under benchmp ab the repetitions are the driver's: no second run.
-            Some(more) if attempts < MAX_ATTEMPTS && session.worker().is_none() => {
+            Some(more) if attempts < MAX_ATTEMPTS && !session.paced() => {
                 // A fresh session, so the report holds only the loop it describes.
                 attempts += 1;
                 runs = more;
@@ -90,7 +90,7 @@ pub fn time(
 fn probe(variant: Variant, plan: RunPlan, session: &Session<Dhry>) -> Result<Vec<Probe>, Error> {
     // Under benchmp ab the driver sizes the repetitions: a short probe only sets the timeout,
     // where --time's 0.2 s probe cost every worker 0.3-0.4 s before its first pair.
-    let time = if session.worker().is_some() {
+    let time = if session.paced() {
         WORKER_PROBE
     } else {
         parallel::probe_time(plan)

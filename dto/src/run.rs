@@ -191,7 +191,7 @@ pub fn run(plan: &RunPlan, given: &PlacementArgs, output: &OutputArgs) -> Result
     let _guard = benchmp::sys::process::InterruptGuard::install();
     // Under benchmp ab a repetition is one call of the operation and the driver keeps them
     // all (crate::paired): no rounds, no distributions.csv.
-    let paired = session.worker().is_some();
+    let paired = session.paced();
     let csv_path = st.results_dir.join("distributions.csv");
     let mut dist = if paired {
         None

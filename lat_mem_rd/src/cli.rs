@@ -118,7 +118,7 @@ pub struct Cli {
 impl Cli {
     /// The pages asked: --pages, else what a benchmp ab driver asks of both sides, else system.
     pub fn pages(&self) -> Pages {
-        benchmp::run::worker::pages(self.pages)
+        self.placement.pages(self.pages)
     }
 
     /// What the sweep options ask for (checked by [`config::check`]).

@@ -14,11 +14,14 @@ const EXAMPLES: &[benchmp::cli::Example] = &[benchmp::cli::Example {
     long: "-t --json={tmp}/out.json --md={tmp}/out.md 256m 64",
 }];
 
-/// The tool's own errors, whose exit status its library decides.
-const PROBES: &[benchmp::error::ExitProbe] = &[benchmp::error::probe::<lat_mem_rd::Error>];
-
 fn main() {
-    benchmp::tool::main(TOOL, EXAMPLES, PROBES, |c: &Cli| c.output.trace, run)
+    benchmp::tool::main(
+        TOOL,
+        EXAMPLES,
+        &[benchmp::error::probe::<lat_mem_rd::Error>],
+        |c: &Cli| c.output.trace,
+        run,
+    )
 }
 
 fn run(mut cli: Cli) -> Result<i32> {

@@ -191,33 +191,71 @@ fn link() -> Option<Result<&'static Mutex<Link>, LinkError>> {
 pub struct WorkerMode {
     /// The repetition length the driver asked for ([`REP_ENV`], else [`DEFAULT_REP_US`]), ns.
     pub rep_ns: u64,
+    /// The pages the driver asked of both sides' buffers ([`PAGES_ENV`]), if any.
+    pub pages: Option<crate::Pages>,
 }
 
 impl WorkerMode {
-    /// The worker mode [`FDS_ENV`] and [`REP_ENV`] set; `None` when this process is no worker.
+    /// The worker mode [`FDS_ENV`], [`REP_ENV`] and [`PAGES_ENV`] set; `None` when this
+    /// process is no worker.
     pub fn from_env() -> Option<WorkerMode> {
+        use clap::ValueEnum;
         std::env::var_os(FDS_ENV)?;
         let rep_us = std::env::var(REP_ENV)
             .ok()
             .and_then(|v| v.trim().parse::<u64>().ok())
             .filter(|&us| us > 0)
             .unwrap_or(DEFAULT_REP_US);
+        let pages = std::env::var(PAGES_ENV)
+            .ok()
+            .and_then(|v| crate::Pages::from_str(v.trim(), false).ok());
         Some(WorkerMode {
             rep_ns: rep_us * 1000,
+            pages,
         })
     }
 }
 
-/// The pages a tool's buffers take: its command's `--pages` (`given`), else in worker mode
-/// what the driver asked of both sides ([`PAGES_ENV`]), else system.
-pub fn pages(given: Option<crate::Pages>) -> crate::Pages {
-    use clap::ValueEnum;
-    let asked = || {
-        std::env::var_os(FDS_ENV)?;
-        let v = std::env::var(PAGES_ENV).ok()?;
-        crate::Pages::from_str(v.trim(), false).ok()
-    };
-    given.or_else(asked).unwrap_or(crate::Pages::System)
+/// A session's one handle on the `benchmp ab` driver that paces it: what the session tells
+/// the driver and how it hands a measurement over to it. The children's side of the pacing
+/// is the harness's ([`super::Paced`], `parent::steps`).
+#[derive(Debug, Clone, Copy)]
+pub struct Driver {
+    mode: WorkerMode,
+}
+
+impl Driver {
+    /// Says hello to the driver as `tool` (its version and command line, which the driver
+    /// checks against the other side's).
+    pub fn join(mode: WorkerMode, tool: &str) -> Result<Driver, super::Error> {
+        send(&ToDriver::Hello {
+            tool: tool.to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            args: std::env::args().collect(),
+        })
+        .map_err(|e| match e {
+            LinkError::Env(_) => super::Error::DriverEnv(e.to_string()),
+            _ => super::Error::Driver(e.to_string()),
+        })?;
+        Ok(Driver { mode })
+    }
+
+    /// Tells the driver every measurement the run will make ([`ToDriver::Plan`]).
+    pub fn announce(&self, measurements: Vec<Planned>) -> Result<(), super::Error> {
+        announce_plan(measurements).map_err(|e| super::Error::Driver(e.to_string()))
+    }
+
+    /// Makes a measurement paced by the driver: every child sizes its count to the driver's
+    /// repetition length (fixed counts too: the driver shares one count between both builds)
+    /// and times one repetition per step. Load children run only during their side's
+    /// repetitions.
+    pub fn pace(&self, cfg: &mut super::RunConfig, paced: super::Paced) {
+        cfg.iterations = super::Iterations::Calibrate { hint: None };
+        cfg.enough_ns = self.mode.rep_ns;
+        cfg.warmup_us = 0;
+        cfg.sequential = false;
+        cfg.paced = Some(paced);
+    }
 }
 
 /// Sends one message to the driver.

@@ -45,7 +45,7 @@ impl<T: ToolData> Session<T> {
     /// keeps its figures); the error to end the run with.
     pub fn interrupted_at(&self, sig: nix::sys::signal::Signal, running: Option<&str>) -> Error {
         if let Some(output) = &self.reports
-            && self.worker.is_none()
+            && !self.paced()
         {
             let mut report = self.report(output, None, crate::freq::pin::record(), Vec::new());
             report.figures =

@@ -9,7 +9,7 @@ use crate::cli::{OutputArgs, PlacementArgs, TimingArgs};
 use crate::quality::{MachineState, Overlap};
 use crate::report::{Measurement, ToolData};
 use crate::run::Error;
-use crate::run::worker::WorkerMode;
+use crate::run::worker::Driver;
 use crate::run::{Benchmark, BuildError, ChildInfo, Iterations, Make, RunConfig, run_beside};
 use crate::sched::{Placement, ToolDefault, check_cpu};
 use crate::schema::{Figure, Metric, Pair};
@@ -129,8 +129,9 @@ pub struct Session<T: ToolData> {
     /// The power sources sampled beside every measurement (`None`: there are none, and
     /// nothing is sampled).
     power: Option<crate::power::Power>,
-    /// Set when this run is a `benchmp ab` worker's ([`PlacementArgs::worker`]).
-    worker: Option<WorkerMode>,
+    /// Set when this run is a `benchmp ab` worker's ([`PlacementArgs::worker`]): the driver
+    /// paces its measurements.
+    driver: Option<Driver>,
     /// The figures the tool made itself while measuring ([`Session::set_figures`]).
     figures: Option<Vec<Figure>>,
     /// The tool's report files, where an interrupted run leaves what it measured
@@ -180,22 +181,14 @@ impl<T: ToolData> Session<T> {
         // Installed before the conditions: a stop signal during the power baseline ends the
         // run through the tool's exit, which writes a frequency pin back.
         let signals = crate::sys::process::InterruptGuard::install();
-        let worker = placement.worker;
-        apply_conditions(&conditions, &topology, &resolved.cpus, worker.is_some())?;
-        let power =
-            crate::power::Power::open(&conditions.power_request(worker.is_some()), &topology)?;
+        let paced = placement.worker.is_some();
+        apply_conditions(&conditions, &topology, &resolved.cpus, paced)?;
+        let power = crate::power::Power::open(&conditions.power_request(paced), &topology)?;
         let before = MachineState::capture(&topology.root, &online);
-        if worker.is_some() {
-            crate::run::worker::send(&crate::run::worker::ToDriver::Hello {
-                tool: tool.to_string(),
-                version: env!("CARGO_PKG_VERSION").to_string(),
-                args: std::env::args().collect(),
-            })
-            .map_err(|e| match e {
-                crate::run::worker::LinkError::Env(_) => Error::DriverEnv(e.to_string()),
-                _ => Error::Driver(e.to_string()),
-            })?;
-        }
+        let driver = match placement.worker {
+            Some(mode) => Some(Driver::join(mode, tool)?),
+            None => None,
+        };
         Ok(Session {
             tool: tool.to_string(),
             args: std::env::args().collect(),
@@ -221,7 +214,7 @@ impl<T: ToolData> Session<T> {
             operations: Vec::new(),
             phases: Vec::new(),
             power,
-            worker,
+            driver,
             figures: None,
             reports: reports.cloned(),
             _signals: signals,
@@ -284,19 +277,18 @@ impl<T: ToolData> Session<T> {
         &self,
         measurements: impl IntoIterator<Item = (String, T::Params)>,
     ) -> Result<(), Error> {
-        use crate::run::worker::{Planned, announce_plan};
-        if self.worker.is_none() {
+        let Some(driver) = &self.driver else {
             return Ok(());
-        }
+        };
         let list = measurements
             .into_iter()
-            .map(|(measurement, p)| Planned {
+            .map(|(measurement, p)| crate::run::worker::Planned {
                 measurement,
                 sizing: Some(T::sizing(&p)),
                 params: serde_json::to_value(&p).unwrap_or_default(),
             })
             .collect();
-        announce_plan(list).map_err(|e| Error::Driver(e.to_string()))
+        driver.announce(list)
     }
 
     /// Measurements so far.
@@ -310,9 +302,11 @@ impl<T: ToolData> Session<T> {
         self.figures = Some(figures);
     }
 
-    /// The `benchmp ab` worker mode this run is in; `None` when it is no worker.
-    pub fn worker(&self) -> Option<WorkerMode> {
-        self.worker
+    /// True when `benchmp ab` paces this run (it is one side's worker): the driver sizes the
+    /// counts and times the repetitions, so a tool sizes nothing of its own and runs each
+    /// measurement once.
+    pub fn paced(&self) -> bool {
+        self.driver.is_some()
     }
 
     /// Runs one measurement on all children and records it.
@@ -399,14 +393,14 @@ impl<T: ToolData> Session<T> {
                 .unwrap_or_default(),
             sysfs: self.topology.root.clone(),
         };
-        if let Some(worker) = self.worker {
-            let params = serde_json::to_value(&spec.params).unwrap_or_default();
-            pace(
+        if let Some(driver) = &self.driver {
+            driver.pace(
                 &mut cfg,
-                worker,
-                &spec.metric,
-                params,
-                T::sizing(&spec.params),
+                crate::run::Paced {
+                    metric: spec.metric.clone(),
+                    params: serde_json::to_value(&spec.params).unwrap_or_default(),
+                    sizing: T::sizing(&spec.params),
+                },
             );
         }
         let cool_down = match self.conditions.cool_down {
@@ -579,25 +573,4 @@ pub fn works<'a, T: ToolData>(
         })
         .collect();
     (system, clusters)
-}
-
-/// Makes a measurement a `benchmp ab` worker's: every child sizes its count to the driver's
-/// repetition length (fixed counts too: the driver shares one count between both builds) and
-/// times one repetition per step. Load children run only during their side's repetitions.
-fn pace(
-    cfg: &mut RunConfig,
-    worker: WorkerMode,
-    metric: &Metric,
-    params: serde_json::Value,
-    sizing: crate::schema::Sizing,
-) {
-    cfg.iterations = Iterations::Calibrate { hint: None };
-    cfg.enough_ns = worker.rep_ns;
-    cfg.warmup_us = 0;
-    cfg.sequential = false;
-    cfg.paced = Some(crate::run::Paced {
-        metric: metric.clone(),
-        params,
-        sizing,
-    });
 }
