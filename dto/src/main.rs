@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use benchmp::cli::write_stdout;
 
-use dto::bench::{ab_configs, speedup_configs};
-use dto::cli::{Cli, Cmd};
+use dto::bench::{Config, ab_configs, speedup_configs};
+use dto::cli::{Cli, Cmd, Common};
 use dto::impls::Listing;
 use dto::report::{Mode, sorted_json};
 use dto::run::perf;
@@ -36,15 +36,18 @@ const EXAMPLES: &[benchmp::cli::Example] = &[
     },
 ];
 
-/// The tool's own errors, whose exit status its library decides.
-const PROBES: &[benchmp::error::ExitProbe] = &[benchmp::error::probe::<dto::Error>];
-
 fn main() {
     let trace = |cli: &Cli| match &cli.cmd {
         Cmd::Ab { common, .. } | Cmd::Speedup { common, .. } => common.output.trace,
         _ => false,
     };
-    benchmp::tool::main("dto", EXAMPLES, PROBES, trace, run_cli)
+    benchmp::tool::main(
+        "dto",
+        EXAMPLES,
+        &[benchmp::error::probe::<dto::Error>],
+        trace,
+        run_cli,
+    )
 }
 
 /// A boxed error keeps its type for the probes (a box of `dto::Error`, of a framework error).
@@ -85,25 +88,23 @@ fn run_cli(cli: Cli) -> Result<i32, BoxError> {
             common: c,
         } => {
             let configs = ab_configs(baseline, current, label, no_cpu, &c.env);
-            Ok(perf(
-                Mode::Ab,
-                configs,
-                c.only,
-                c.pages,
-                &c.placement,
-                &c.output,
-            )?)
+            measure(Mode::Ab, configs, c)
         }
         Cmd::Speedup { imps, common: c } => {
             let configs = speedup_configs(imps, &c.env);
-            Ok(perf(
-                Mode::Speedup,
-                configs,
-                c.only,
-                c.pages,
-                &c.placement,
-                &c.output,
-            )?)
+            measure(Mode::Speedup, configs, c)
         }
     }
+}
+
+/// `dto ab` and `dto speedup`: `configs` measured as `c` asks.
+fn measure(mode: Mode, configs: Vec<Config>, c: Common) -> Result<i32, BoxError> {
+    Ok(perf(
+        mode,
+        configs,
+        c.only,
+        c.pages,
+        &c.placement,
+        &c.output,
+    )?)
 }
