@@ -58,6 +58,52 @@ pub(super) enum Run {
     Interrupted(nix::sys::signal::Signal),
 }
 
+/// An entry that ended with a status: what its lines say of it.
+struct Finished<'a> {
+    label: &'a str,
+    code: i32,
+    secs: &'a str,
+    apart: bool,
+    err_file: &'a std::path::Path,
+}
+
+impl Finished<'_> {
+    /// Prints why it failed or was noisy (nothing when it measured).
+    fn say(&self, outcome: Outcome, report: Option<&EntryReport>) -> Result<()> {
+        let (code, secs) = (self.code, self.secs);
+        match outcome {
+            Outcome::Failed if code == 0 => {
+                outln!(
+                    "   FAILED (exit 0, {secs} s): it wrote no report ({}.json)",
+                    self.label
+                );
+            }
+            Outcome::Failed => {
+                let why = if self.apart {
+                    // The refusal itself, not a note printed before it.
+                    benchmp::input::read_text(self.err_file, 64 * 1024)
+                        .ok()
+                        .and_then(|t| {
+                            t.lines()
+                                .find(|l| l.contains(benchmp::run::overlap::RAN_APART))
+                                .map(|l| one_line(l, 300))
+                        })
+                        .unwrap_or_default()
+                } else {
+                    head(self.err_file)
+                };
+                outln!("   FAILED (exit {code}, {secs} s): {why}");
+            }
+            Outcome::Noisy => outln!(
+                "   NOISY (exit {code}, measured on a busy machine): {}",
+                reason(report)
+            ),
+            Outcome::Ok | Outcome::Interrupted => {}
+        }
+        Ok(())
+    }
+}
+
 impl Runner<'_> {
     /// Waits for a quiet machine, runs `e`, records its row in `status` and prints its lines;
     /// `again` marks the second run of a noisy entry.
@@ -68,38 +114,10 @@ impl Runner<'_> {
         again: bool,
     ) -> Result<Run> {
         self.wait_quiet()?;
-        let (extra, env): (&[String], &[(String, String)]) = if e.tool == "dto" {
-            (&self.dto_extra, &self.dto_env)
-        } else {
-            (&self.extra, &[])
-        };
         if again {
-            // The second run replaces the first: a report of the first must not stand in for
-            // a second run that wrote none (refused, its children apart this time).
-            for ext in ["json", "csv"] {
-                let f = self.dest.join(format!("{}.{ext}", e.label));
-                match std::fs::remove_file(&f) {
-                    Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
-                        return Err(err).with_context(|| format!("cannot remove {}", shown(&f)));
-                    }
-                    _ => {}
-                }
-            }
+            self.forget_first_run(e)?;
         }
-        let mut job = Job::of_entry(self.bin, self.dest, e, extra, env);
-        job.timeout = self.timeout;
-        job.hold = Some(self.hold);
-        if e.needs_dir() {
-            let d = self.dest.join(&e.label);
-            std::fs::create_dir_all(&d).with_context(|| format!("cannot create {}", shown(&d)))?;
-        }
-        let again_word = if again { " (again: it was noisy)" } else { "" };
-        outln!(
-            "{:<22} {} {}{again_word}",
-            e.label,
-            e.tool,
-            job.args.join(" ")
-        );
+        let job = self.job_of(e, again)?;
         let start = Instant::now();
         let row = |exit: i32, outcome: Outcome| StatusRow {
             label: e.label.clone(),
@@ -114,23 +132,7 @@ impl Runner<'_> {
                 status.set(row(128 + sig as i32, Outcome::Interrupted))?;
                 return Ok(Run::Interrupted(sig));
             }
-            Err(err @ JobError::Start { .. }) => {
-                let limited = foundation::error::Limit::in_chain(&err).is_some();
-                let err = anyhow::Error::from(err);
-                let line = benchmp::error::chain_line(&*err);
-                write_whole(
-                    &self.dest.join(format!("{}.err", e.label)),
-                    format!("{line}\n").as_bytes(),
-                )?;
-                if limited {
-                    // Nothing else would start either: the suite ends here (exit 1), the
-                    // entry recorded and the limit named.
-                    status.set(row(127, Outcome::Failed))?;
-                    outln!("   FAILED (exit 127): {}", one_line(&line, 300));
-                    return Err(err);
-                }
-                127
-            }
+            Err(err @ JobError::Start { .. }) => self.not_started(e, err, status, row)?,
             Err(err) => return Err(err.into()),
         };
         let report = summary::read_report(&self.dest.join(format!("{}.json", e.label)))
@@ -145,40 +147,83 @@ impl Runner<'_> {
         let done = row(code, outcome);
         let secs = done.seconds.clone();
         status.set(done)?;
-        match outcome {
-            Outcome::Failed if code == 0 => {
-                outln!(
-                    "   FAILED (exit 0, {secs} s): it wrote no report ({}.json)",
-                    e.label
-                );
-            }
-            Outcome::Failed => {
-                let why = if apart {
-                    // The refusal itself, not a note printed before it.
-                    benchmp::input::read_text(&err_file, 64 * 1024)
-                        .ok()
-                        .and_then(|t| {
-                            t.lines()
-                                .find(|l| l.contains(benchmp::run::overlap::RAN_APART))
-                                .map(|l| one_line(l, 300))
-                        })
-                        .unwrap_or_default()
-                } else {
-                    head(&err_file)
-                };
-                outln!("   FAILED (exit {code}, {secs} s): {why}");
-            }
-            Outcome::Noisy => outln!(
-                "   NOISY (exit {code}, measured on a busy machine): {}",
-                reason(report.as_ref())
-            ),
-            Outcome::Ok | Outcome::Interrupted => {}
-        }
+        let finished = Finished {
+            label: &e.label,
+            code,
+            secs: &secs,
+            apart,
+            err_file: &err_file,
+        };
+        finished.say(outcome, report.as_ref())?;
         Ok(Run::Ended {
             outcome,
             report,
             apart,
         })
+    }
+
+    /// Removes the first run's report of an entry run again: a report of the first must not
+    /// stand in for a second run that wrote none (refused, its children apart this time).
+    fn forget_first_run(&self, e: &SuiteEntry) -> Result<()> {
+        for ext in ["json", "csv"] {
+            let f = self.dest.join(format!("{}.{ext}", e.label));
+            match std::fs::remove_file(&f) {
+                Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(err).with_context(|| format!("cannot remove {}", shown(&f)));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The job that runs `e` (its folder made when it writes one), announced in its line.
+    fn job_of(&self, e: &SuiteEntry, again: bool) -> Result<Job> {
+        let (extra, env): (&[String], &[(String, String)]) = if e.tool == "dto" {
+            (&self.dto_extra, &self.dto_env)
+        } else {
+            (&self.extra, &[])
+        };
+        let mut job = Job::of_entry(self.bin, self.dest, e, extra, env);
+        job.timeout = self.timeout;
+        job.hold = Some(self.hold);
+        if e.needs_dir() {
+            let d = self.dest.join(&e.label);
+            std::fs::create_dir_all(&d).with_context(|| format!("cannot create {}", shown(&d)))?;
+        }
+        let again_word = if again { " (again: it was noisy)" } else { "" };
+        outln!(
+            "{:<22} {} {}{again_word}",
+            e.label,
+            e.tool,
+            job.args.join(" ")
+        );
+        Ok(job)
+    }
+
+    /// An entry whose tool could not start: its line in `LABEL.err`, and its status (127); a
+    /// resource limit ends the suite (exit 1) with the entry recorded and the limit named,
+    /// since nothing else would start either.
+    fn not_started(
+        &self,
+        e: &SuiteEntry,
+        err: JobError,
+        status: &mut StatusFile,
+        row: impl Fn(i32, Outcome) -> StatusRow,
+    ) -> Result<i32> {
+        let limited = foundation::error::Limit::in_chain(&err).is_some();
+        let err = anyhow::Error::from(err);
+        let line = benchmp::error::chain_line(&*err);
+        write_whole(
+            &self.dest.join(format!("{}.err", e.label)),
+            format!("{line}\n").as_bytes(),
+        )?;
+        if limited {
+            status.set(row(127, Outcome::Failed))?;
+            outln!("   FAILED (exit 127): {}", one_line(&line, 300));
+            return Err(err);
+        }
+        Ok(127)
     }
 
     /// Waits (bounded) until none of the CPUs is busy; after a wait that ran out, the next
