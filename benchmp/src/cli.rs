@@ -463,7 +463,7 @@ mod tests {
         let o = OutputArgs::default();
         assert_eq!(o.noise_lost, 2.0);
         assert_eq!(o.aggregate, AggregateMode::Cluster);
-        assert_eq!((o.files.json, o.files.csv, o.files.md), (None, None, None));
+        assert_eq!(o.files, ResultFiles::default());
     }
 
     #[test]
@@ -491,10 +491,12 @@ mod tests {
     fn an_output_is_never_the_program_or_a_protected_input() {
         let me = std::env::current_exe().unwrap();
         let me = me.to_str().unwrap();
-        let files = |json: Option<&str>, csv: Option<&str>, md: Option<&str>| ResultFiles {
-            json: json.map(String::from),
-            csv: csv.map(String::from),
-            md: md.map(String::from),
+        let files = |json: Option<&str>, csv: Option<&str>, md: Option<&str>| {
+            ResultFiles::of(
+                [("json", json), ("csv", csv), ("md", md)]
+                    .into_iter()
+                    .filter_map(|(n, v)| Some((n, v?.to_string()))),
+            )
         };
         let e = files(Some(me), None, None)
             .check_besides(&Protected::new())

@@ -197,8 +197,12 @@ impl<T: ToolData> Export for ToolReport<'_, T> {
         }
     }
 
-    fn markdown(&self) -> Result<String, crate::output::OutputError> {
-        Ok(markdown(self.report))
+    fn title(&self) -> Option<String> {
+        Some(title(self.report))
+    }
+
+    fn figures(&self) -> Option<&[crate::schema::Figure]> {
+        Some(&self.report.figures)
     }
 
     fn notes(&self) -> String {
@@ -206,9 +210,9 @@ impl<T: ToolData> Export for ToolReport<'_, T> {
     }
 }
 
-/// A tool's report as Markdown: a line naming the tool, its arguments and what the run's
-/// quality verdict or an interruption says, then its figures ([`crate::markdown::figures`]).
-pub fn markdown<T: ToolData>(report: &Report<T>) -> String {
+/// A tool's report in one line, over its figures where a format shows them (Markdown): the
+/// tool, its arguments, and what the run's quality verdict or an interruption says.
+pub fn title<T: ToolData>(report: &Report<T>) -> String {
     let args = shlex::try_join(report.args.iter().skip(1).map(String::as_str))
         .unwrap_or_else(|_| report.args.get(1..).unwrap_or(&[]).join(" "));
     // One line whatever the arguments hold: control characters escaped, no backtick to end
@@ -224,12 +228,7 @@ pub fn markdown<T: ToolData>(report: &Report<T>) -> String {
             i.signal, i.measured
         ));
     }
-    format!(
-        "{head}
-
-{}",
-        crate::markdown::figures(&report.figures)
-    )
+    head
 }
 
 /// Where a partial report goes instead of `path`: `path` itself when nothing complete would
@@ -276,39 +275,34 @@ pub fn partial_csv_path(path: &str) -> String {
     }
 }
 
-/// Writes an interrupted run's report to the tool's report files ([`partial_path`]) and says
-/// where on stderr, one line per file. JSON asked on stdout is printed there.
+/// Writes an interrupted run's report to the tool's report files (a self-describing format's
+/// where [`partial_path`] says, any other's where [`partial_csv_path`] says) and says where on
+/// stderr, one line per file. A self-describing format (JSON) asked on stdout is printed there.
 pub fn write_partial<T: ToolData>(report: &Report<T>, output: &OutputArgs) {
     let measured = report.measurements.len();
     let tool = &report.tool;
-    if output.files.json() == Some("-") {
-        let _ = write_json(report, std::io::stdout().lock());
+    let whole = ToolReport {
+        report,
+        text: "",
+        csv: None,
+    };
+    if let Some(text) = output
+        .files
+        .on_stdout()
+        .filter(|f| f.self_describing())
+        .and_then(|f| f.render(&whole).ok())
+    {
+        let _ = crate::output::write_stdout(&text);
     }
-    #[derive(PartialEq)]
-    enum Format {
-        Json,
-        Csv,
-        Md,
-    }
-    let files = [
-        (output.files.json(), Format::Json),
-        (output.files.csv(), Format::Csv),
-        (output.files.md(), Format::Md),
-    ];
-    for (path, format) in files {
-        let Some(path) = path.filter(|p| *p != "-") else {
-            continue;
-        };
-        let target = if format == Format::Json {
+    for (format, path) in output.files.to_files() {
+        let target = if format.self_describing() {
             partial_path(path, report)
         } else {
             partial_csv_path(path)
         };
-        let written = write_file(&target, |w| match format {
-            Format::Json => write_json(report, w),
-            Format::Csv => write_csv(report, w),
-            Format::Md => w.write_all(markdown(report).as_bytes()),
-        });
+        let written = format
+            .render(&whole)
+            .and_then(|text| write_file(&target, |w| w.write_all(text.as_bytes())));
         match written {
             Ok(()) => foundation::errln!(
                 "{tool}: interrupted: the {measured} measurement(s) that finished are in {} (marked incomplete)",

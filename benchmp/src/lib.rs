@@ -33,6 +33,7 @@ pub mod cpulist;
 pub mod error;
 pub mod export;
 pub mod files;
+pub mod format;
 pub mod freq;
 pub mod host;
 pub mod input;

@@ -1,10 +1,39 @@
-//! Markdown, the result files' third format (`--md[=FILE]`): a table a reader pastes into a
-//! review, an issue or a wiki page. Every result has it through
-//! [`crate::output::Export::markdown`]: by default its CSV as a table (a comparison's row per
-//! figure, a summary's row per entry), a tool's report its figures ([`figures`]). Pure: text
-//! in, text out.
+//! Markdown, the result files' third format (`--md[=FILE]`, [`Markdown`]): a table a reader
+//! pastes into a review, an issue or a wiki page. Every result has it from what it says of
+//! itself ([`crate::output::Export`]): its figures when it has them ([`figures`]: a tool's
+//! report), else its CSV as a table (a comparison's row per figure, a summary's row per
+//! entry), under its title when it has one. Pure: text in, text out.
 
+use crate::format::Format;
+use crate::output::{Export, OutputError};
 use crate::schema::Figure;
+
+/// `--md`: the result as a Markdown table.
+#[derive(Debug)]
+pub struct Markdown;
+
+impl Format for Markdown {
+    fn name(&self) -> &'static str {
+        "md"
+    }
+
+    fn help(&self) -> &'static str {
+        "Write the result as a Markdown table (a tool: its figures; a command: one row per \
+         figure or entry): to stdout instead of the text (--md), or to a file besides the text \
+         (--md=FILE)"
+    }
+
+    fn render(&self, result: &dyn Export) -> Result<String, OutputError> {
+        let table = match result.figures() {
+            Some(f) => figures(f),
+            None => from_csv(&result.csv()?)?,
+        };
+        Ok(match result.title() {
+            Some(title) => format!("{title}\n\n{table}"),
+            None => table,
+        })
+    }
+}
 
 /// A cell as Markdown shows it literally: `|` and `\` escaped, a line break as a space, an
 /// empty value as a space (an empty cell reads as a missing column in some renderers).
@@ -55,7 +84,7 @@ pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
 }
 
 /// A CSV document (a header line, then records) as a Markdown table.
-pub fn from_csv(csv_text: &str) -> Result<String, crate::output::OutputError> {
+pub fn from_csv(csv_text: &str) -> Result<String, OutputError> {
     let mut r = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(true)

@@ -1,9 +1,9 @@
 //! One way out for a command's result (a comparison, an A/B result, a suite's summary): the
-//! result says what it is as text, JSON and CSV ([`Export`], pure: strings, no files), and
-//! [`emit`] alone decides where each goes, as every command spells it: `--json` or `--csv`
-//! alone puts that form on stdout instead of the text, `--json=FILE` or `--csv=FILE` writes a
-//! file besides it (whole or not at all, [`crate::files::write_file`]), and a failed write
-//! names the file or the stream.
+//! result says what it is as text, JSON and CSV ([`Export`], pure: strings, no files), each
+//! format of [`crate::format::FORMATS`] renders it from that, and [`emit`] alone decides where
+//! each goes, as every command spells it: `--json` (or any format's option) alone puts that
+//! form on stdout instead of the text, `--json=FILE` writes a file besides it (whole or not at
+//! all, [`crate::files::write_file`]), and a failed write names the file or the stream.
 //!
 //! The tools' output options ([`OutputArgs`]) and the refusals that keep an output off an
 //! input or the running program ([`Protected`], [`ResultFiles::check_besides`]) are here too, so
@@ -13,6 +13,8 @@
 use std::io::Write as _;
 
 use clap::Args;
+
+use crate::format::{FORMATS, Format};
 
 use crate::aggregate::AggregateMode;
 
@@ -58,17 +60,23 @@ impl OutputError {
     }
 }
 
-/// A result in the three forms a command writes.
+/// What a result says of itself, from which every format renders it ([`Format`]).
 pub trait Export {
-    /// The table shown on stdout when neither JSON nor CSV goes there.
+    /// The table shown on stdout when no format goes there.
     fn text(&self) -> String;
     /// The JSON, pretty-printed, ending in a newline.
     fn json(&self) -> Result<String, OutputError>;
     /// The CSV: a header, then one row per figure or entry.
     fn csv(&self) -> Result<String, OutputError>;
-    /// The Markdown (`--md`): by default the CSV as a table ([`crate::markdown::from_csv`]).
-    fn markdown(&self) -> Result<String, OutputError> {
-        crate::markdown::from_csv(&self.csv()?)
+    /// One line that says what the result is, for formats that put a title over a table (a
+    /// tool's report: the tool, its arguments, its quality); none by default.
+    fn title(&self) -> Option<String> {
+        None
+    }
+    /// The figures, for formats that show them rather than the CSV's rows (a tool's report's);
+    /// none by default.
+    fn figures(&self) -> Option<&[crate::schema::Figure]> {
+        None
     }
     /// Warnings and notes for a reader, on the stream the result does not use (none by
     /// default).
@@ -77,16 +85,12 @@ pub trait Export {
     }
 }
 
-/// Where a result goes: `None` not asked, `Some("-")` stdout, `Some(FILE)` that file; the
-/// text, when no format is on stdout, to `text`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Where a result goes: each format's file as asked (`-` for stdout); the text, when no
+/// format is on stdout, to `text`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Outputs<'a> {
-    /// `--json[=FILE]`.
-    pub json: Option<&'a str>,
-    /// `--csv[=FILE]`.
-    pub csv: Option<&'a str>,
-    /// `--md[=FILE]`.
-    pub md: Option<&'a str>,
+    /// The formats asked for.
+    pub files: &'a ResultFiles,
     /// The text's stream (a tool's `--stdout`/`--stderr`; stdout for the commands).
     pub text: Stream,
 }
@@ -95,9 +99,7 @@ impl<'a> Outputs<'a> {
     /// A command's: the files as parsed (`--json` alone parses as `-`), the text on stdout.
     pub fn to(files: &'a ResultFiles) -> Outputs<'a> {
         Outputs {
-            json: files.json(),
-            csv: files.csv(),
-            md: files.md(),
+            files,
             text: Stream::Stdout,
         }
     }
@@ -113,7 +115,7 @@ impl<'a> Outputs<'a> {
     /// Where notes go: the stream the text does not use, or stderr when a format is on
     /// stdout, so nothing but data ever lands inside a data block.
     pub fn note_stream(&self) -> Stream {
-        if [self.json, self.csv, self.md].contains(&Some("-")) {
+        if !self.files.text_mode() {
             Stream::Stderr
         } else {
             self.text.other()
@@ -126,18 +128,13 @@ pub fn json_text<T: serde::Serialize>(value: &T) -> Result<String, OutputError> 
     Ok(serde_json::to_string_pretty(value)? + "\n")
 }
 
-/// How a result renders one format.
-type Render<E> = fn(&E) -> Result<String, OutputError>;
-
 /// Writes `result`: on stdout the format asked there (`--json`, `--csv` or `--md` alone),
 /// else its text on its stream; then its notes on the other stream; then each file asked for.
 /// The terminal output comes first, so a file that fails to write at the end (a full disk,
 /// /dev/full) loses only that file, never the result on the screen.
-pub fn emit<E: Export>(result: &E, to: Outputs) -> Result<(), OutputError> {
-    let formats: [(Option<&str>, Render<E>); 3] =
-        [(to.json, E::json), (to.csv, E::csv), (to.md, E::markdown)];
-    match formats.iter().find(|(p, _)| *p == Some("-")) {
-        Some((_, render)) => write_stdout(&render(result)?)?,
+pub fn emit(result: &dyn Export, to: Outputs) -> Result<(), OutputError> {
+    match to.files.on_stdout() {
+        Some(format) => write_stdout(&format.render(result)?)?,
         None => to
             .text
             .write(&result.text())
@@ -147,11 +144,9 @@ pub fn emit<E: Export>(result: &E, to: Outputs) -> Result<(), OutputError> {
     if !notes.is_empty() {
         let _ = to.note_stream().write(&notes);
     }
-    for (path, render) in formats {
-        if let Some(path) = path.filter(|p| *p != "-") {
-            let text = render(result)?;
-            crate::files::write_file(path, |w| w.write_all(text.as_bytes()))?;
-        }
+    for (format, path) in to.files.to_files() {
+        let text = format.render(result)?;
+        crate::files::write_file(path, |w| w.write_all(text.as_bytes()))?;
     }
     Ok(())
 }
@@ -172,61 +167,161 @@ fn percent(s: &str) -> Result<f64, String> {
     }
 }
 
-/// The result files every tool and command offers, declared here once and flattened into
-/// each one's options: a new format is a field here, a branch of [`emit`] and a method of
-/// [`Export`].
-#[derive(Debug, Clone, Default, Args)]
+/// The result files every tool and command offers, flattened into each one's options: one
+/// option per format of [`FORMATS`] (`--json[=FILE]`, `--csv[=FILE]`, `--md[=FILE]`), its
+/// value `-` for stdout (the option alone) or a file. A new format is a type of its own and
+/// its line in that list ([`crate::format`]).
+#[derive(Clone, Default)]
 pub struct ResultFiles {
-    /// Write the result as JSON (a tool's full report, a command's result in its layout): to
-    /// stdout instead of the text (--json), or to a file besides the text (--json=FILE).
-    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
-    pub json: Option<String>,
-    /// Write the result as CSV (a tool: one row per child per interval; a command: one row
-    /// per figure or entry): to stdout instead of the text (--csv), or to a file besides the
-    /// text (--csv=FILE).
-    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
-    pub csv: Option<String>,
-    /// Write the result as a Markdown table (a tool: its figures; a command: one row per
-    /// figure or entry): to stdout instead of the text (--md), or to a file besides the text
-    /// (--md=FILE).
-    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
-    pub md: Option<String>,
+    /// Each format given and its value, in the order of [`FORMATS`].
+    given: Vec<(&'static dyn Format, String)>,
 }
 
 impl ResultFiles {
+    /// `(format name, value)` of each format given.
+    fn pairs(&self) -> Vec<(&'static str, &str)> {
+        self.given
+            .iter()
+            .map(|(f, v)| (f.name(), v.as_str()))
+            .collect()
+    }
+}
+
+impl PartialEq for ResultFiles {
+    fn eq(&self, other: &Self) -> bool {
+        self.pairs() == other.pairs()
+    }
+}
+
+impl Eq for ResultFiles {}
+
+impl std::fmt::Debug for ResultFiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.pairs()).finish()
+    }
+}
+
+impl clap::FromArgMatches for ResultFiles {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut files = ResultFiles::default();
+        files.update_from_arg_matches(m)?;
+        Ok(files)
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        for &f in FORMATS {
+            if let Ok(Some(v)) = m.try_get_one::<String>(f.name()) {
+                self.given.retain(|(g, _)| g.name() != f.name());
+                self.given.push((f, v.clone()));
+            }
+        }
+        let order = |f: &dyn Format| FORMATS.iter().position(|g| g.name() == f.name());
+        self.given.sort_by_key(|(f, _)| order(*f));
+        Ok(())
+    }
+}
+
+impl clap::Args for ResultFiles {
+    /// One option per format: `--NAME` alone (stdout) or `--NAME=FILE`.
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        FORMATS.iter().fold(cmd, |cmd, f| {
+            cmd.arg(
+                clap::Arg::new(f.name())
+                    .long(f.name())
+                    .value_name("FILE")
+                    .num_args(0..=1)
+                    .require_equals(true)
+                    .default_missing_value("-")
+                    .action(clap::ArgAction::Set)
+                    .value_parser(clap::value_parser!(String))
+                    .help(f.help()),
+            )
+        })
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl ResultFiles {
+    /// These files: `(format name, value)` each, in any order (a name no format has is left
+    /// out).
+    pub fn of<'s>(given: impl IntoIterator<Item = (&'s str, String)>) -> ResultFiles {
+        let given: Vec<(&str, String)> = given.into_iter().collect();
+        ResultFiles {
+            given: FORMATS
+                .iter()
+                .filter_map(|&f| {
+                    let (_, v) = given.iter().find(|(n, _)| *n == f.name())?;
+                    Some((f, v.clone()))
+                })
+                .collect(),
+        }
+    }
+
+    /// The value of the format named `format`: `-` for stdout, else a file.
+    pub fn get(&self, format: &str) -> Option<&str> {
+        self.given
+            .iter()
+            .find(|(f, _)| f.name() == format)
+            .map(|(_, v)| v.as_str())
+    }
+
     /// `--json`'s value: `-` for stdout, else a file.
     pub fn json(&self) -> Option<&str> {
-        self.json.as_deref()
+        self.get("json")
     }
 
     /// `--csv`'s value: `-` for stdout, else a file.
     pub fn csv(&self) -> Option<&str> {
-        self.csv.as_deref()
+        self.get("csv")
     }
 
-    /// `--md`'s value: `-` for stdout, else a file.
-    pub fn md(&self) -> Option<&str> {
-        self.md.as_deref()
+    /// The format asked on stdout, if any (at most one: [`ResultFiles::check_besides`]).
+    pub fn on_stdout(&self) -> Option<&'static dyn Format> {
+        self.given.iter().find(|(_, v)| v == "-").map(|(f, _)| *f)
     }
 
-    /// Each format's option and value, in the order [`emit`] writes them.
-    fn named(&self) -> [(&'static str, Option<&str>); 3] {
-        [
-            ("--json", self.json()),
-            ("--csv", self.csv()),
-            ("--md", self.md()),
-        ]
+    /// Each format asked into a file, with the file, in the order of [`FORMATS`].
+    pub fn to_files(&self) -> impl Iterator<Item = (&'static dyn Format, &str)> {
+        self.given
+            .iter()
+            .filter(|(_, v)| v != "-")
+            .map(|(f, v)| (*f, v.as_str()))
+    }
+
+    /// Each file as its option names it (`--json`, the file), for refusals and notes.
+    pub fn named_files(&self) -> Vec<(String, &str)> {
+        self.to_files()
+            .map(|(f, p)| (format!("--{}", f.name()), p))
+            .collect()
+    }
+
+    /// The same formats with each file replaced by `place(format, file)` (stdout kept): where
+    /// an interrupted run writes its partial files.
+    pub fn placed(&self, place: impl Fn(&dyn Format, &str) -> String) -> ResultFiles {
+        ResultFiles {
+            given: self
+                .given
+                .iter()
+                .map(|(f, v)| {
+                    let v = if v == "-" { v.clone() } else { place(*f, v) };
+                    (*f, v)
+                })
+                .collect(),
+        }
     }
 
     /// Refuses what cannot all be honoured, before anything is measured: more than one format
     /// on stdout, a file that cannot be written ([`check_output_file`]) or is one of the
     /// `protected` files, two formats into one file.
     pub fn check_besides(&self, protected: &Protected) -> Result<(), crate::error::Usage> {
-        let named = self.named();
-        let on_stdout: Vec<&str> = named
+        let on_stdout: Vec<String> = self
+            .given
             .iter()
-            .filter(|(_, p)| *p == Some("-"))
-            .map(|(o, _)| *o)
+            .filter(|(_, v)| v == "-")
+            .map(|(f, _)| format!("--{}", f.name()))
             .collect();
         if on_stdout.len() > 1 {
             let (all, one) = if on_stdout.len() == 2 {
@@ -240,10 +335,7 @@ impl ResultFiles {
                 on_stdout[on_stdout.len() - 1]
             )));
         }
-        let files: Vec<(&str, &str)> = named
-            .iter()
-            .filter_map(|(o, p)| p.filter(|p| *p != "-").map(|p| (*o, p)))
-            .collect();
+        let files = self.named_files();
         for (option, p) in &files {
             protected.check(option, p)?;
             check_output_file(option, p)?;
@@ -262,7 +354,7 @@ impl ResultFiles {
 
     /// True when the text (no format) goes to the terminal streams.
     pub fn text_mode(&self) -> bool {
-        !self.named().iter().any(|(_, p)| *p == Some("-"))
+        self.on_stdout().is_none()
     }
 }
 
@@ -510,10 +602,13 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("benchmp-output-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let (j, c, m) = (dir.join("r.json"), dir.join("r.csv"), dir.join("r.md"));
+        let files = ResultFiles::of([
+            ("json", j.display().to_string()),
+            ("csv", c.display().to_string()),
+            ("md", m.display().to_string()),
+        ]);
         let to = Outputs {
-            json: j.to_str(),
-            csv: c.to_str(),
-            md: m.to_str(),
+            files: &files,
             text: Stream::Stderr,
         };
         emit(&Fixed, to).unwrap();
@@ -531,26 +626,22 @@ mod tests {
             Stream::Stderr
         );
         assert_eq!(
-            Outputs::to(&ResultFiles {
-                json: Some("-".into()),
-                ..Default::default()
-            })
-            .note_stream(),
+            Outputs::to(&ResultFiles::of([("json", "-".into())])).note_stream(),
             Stream::Stderr
         );
+        let csv_out = ResultFiles::of([("csv", "-".into())]);
         let on_stdout = Outputs {
-            csv: Some("-"),
+            files: &csv_out,
             text: Stream::Stderr,
-            ..Outputs::default()
         };
         assert_eq!(on_stdout.note_stream(), Stream::Stderr);
         // A file that cannot be written is named.
+        let full = ResultFiles::of([("json", "/dev/full".into())]);
         let e = emit(
             &Fixed,
             Outputs {
-                json: Some("/dev/full"),
+                files: &full,
                 text: Stream::Stderr,
-                ..Outputs::default()
             },
         )
         .unwrap_err();

@@ -60,10 +60,9 @@ pub fn run(args: CompareArgs) -> Result<i32> {
         },
         run_spread_pct: run_spread,
     };
-    let (json, csv) = (files.json(), files.csv());
     let (base, current) = compare::sides(runs, current_runs)?;
     let inputs: Vec<&Path> = base.iter().chain(&current).map(|p| p.as_path()).collect();
-    compare::refuse_overwrite(&inputs, &[("--json", json), ("--csv", csv)])?;
+    compare::refuse_overwrite(&inputs, &files.named_files())?;
     files.check_besides(&benchmp::cli::Protected::new())?;
     let load = |side: &[PathBuf]| {
         side.iter()

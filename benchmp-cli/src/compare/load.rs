@@ -149,19 +149,13 @@ fn with_figures(mut report: Report<AnyTool>) -> Report<AnyTool> {
 
 /// Refuses an output file that is one of the inputs (by inode, so `./a.json`, a symlink or a
 /// hard link to it count), before anything is read: writing it would destroy the input.
-pub fn refuse_overwrite(
-    inputs: &[&Path],
-    outputs: &[(&'static str, Option<&str>)],
-) -> Result<(), CompareError> {
-    for &(option, out) in outputs {
-        let Some(out) = out.filter(|o| *o != "-") else {
-            continue;
-        };
+pub fn refuse_overwrite(inputs: &[&Path], outputs: &[(String, &str)]) -> Result<(), CompareError> {
+    for (option, out) in outputs {
         let out = Path::new(out);
         for input in inputs.iter().flat_map(|p| input_files(p)) {
             if benchmp::files::same_file(&input, out) {
                 return Err(CompareError::OutputIsInput {
-                    option,
+                    option: option.clone(),
                     output: out.to_path_buf(),
                     input,
                 });

@@ -109,8 +109,8 @@ pub enum CompareError {
     /// An output file is one of the inputs (by inode: a link or another spelling counts).
     #[error("{option}={}: is the input {}; choose another output file", .output.display(), .input.display())]
     OutputIsInput {
-        /// --json or --csv.
-        option: &'static str,
+        /// The format's option (`--json`, `--csv`, `--md`).
+        option: String,
         /// The output path as given.
         output: PathBuf,
         /// The input file it is.

@@ -38,38 +38,24 @@ pub(super) fn write_outputs(r: &AbReport, args: &AbArgs) -> Result<()> {
         report: r,
         comparison: comparison(r),
     };
-    let (json, csv, md) = match &r.incomplete {
-        None => (
-            args.files.json.clone(),
-            args.files.csv.clone(),
-            args.files.md.clone(),
-        ),
+    let files = match &r.incomplete {
+        None => args.files.clone(),
         Some(_) => {
             let same = |v: &serde_json::Value| {
                 v["base"] == r.base.command.as_str() && v["current"] == r.current.command.as_str()
             };
-            let file = |p: &Option<String>, json: bool| {
-                p.as_ref().map(|p| match p.as_str() {
-                    "-" => p.clone(),
-                    p if json => benchmp::export::partial_json_path(p, same),
-                    p => benchmp::export::partial_csv_path(p),
-                })
-            };
-            (
-                file(&args.files.json, true),
-                file(&args.files.csv, false),
-                file(&args.files.md, false),
-            )
+            args.files.placed(|format, p| {
+                if format.self_describing() {
+                    benchmp::export::partial_json_path(p, same)
+                } else {
+                    benchmp::export::partial_csv_path(p)
+                }
+            })
         }
     };
-    let files = benchmp::cli::ResultFiles { json, csv, md };
     benchmp::output::emit(&result, Outputs::to(&files))?;
     if r.incomplete.is_some() {
-        for p in [&files.json, &files.csv, &files.md]
-            .into_iter()
-            .flatten()
-            .filter(|p| *p != "-")
-        {
+        for (_, p) in files.to_files() {
             benchmp::errln!(
                 "benchmp: interrupted: the pairs taken so far are in {} (marked incomplete)",
                 foundation::error::printable(p)
