@@ -191,30 +191,16 @@ impl<'a> Driver<'a> {
             .iter()
             .filter(|t| t.judgement.is_none())
             .count();
-        // The budget holds for the whole comparison, worker start-up included: no process
-        // pair starts once it is spent.
-        if round > 0
-            && budgeted(args)
-            && self.started.elapsed() >= total_budget(args, self.tallies.len())
-        {
-            self.rule.budget_spent_after = Some(round);
+        if self.budget_spent_before(round) {
             return Ok(ControlFlow::Break(()));
         }
         let plan = Plan::new(args, self.started, round, &self.tallies, self.overhead);
         let offset = self.rng.below(layout::MAX_OFFSET);
         let a_first = self.rng.coin();
         let (mut a, mut b) = self.sides.spawn(offset, a_first, args.aslr)?;
-        let (tool_a, tool_b) = match self.hellos(round, &mut a, &mut b)? {
-            ControlFlow::Continue(tools) => tools,
-            ControlFlow::Break(()) => return Ok(ControlFlow::Break(())),
-        };
-        if tool_a != tool_b {
-            return Err(Usage(format!(
-                "A runs {tool_a} and B runs {tool_b}: ab compares two builds or settings of one tool"
-            ))
-            .into());
+        if self.greet(round, &mut a, &mut b)?.is_break() {
+            return Ok(ControlFlow::Break(()));
         }
-        self.tools = (tool_a, tool_b);
         let mut index = 0;
         let measured = pair_round(
             args,
@@ -226,21 +212,93 @@ impl<'a> Driver<'a> {
             &mut index,
         );
         if round == 0 && self.rule.unit() == Unit::ProcessPairs {
-            // The false-alarm rate holds for the whole comparison: split over every figure
-            // (a sweep's hundred points would otherwise give a few false verdicts by chance).
-            self.rule.figures = self.tallies.len().max(1);
-            self.rule.confidence = 1.0 - args.alpha / self.rule.figures as f64;
-            self.spending = Spending::new(args.alpha / self.rule.figures as f64);
+            self.split_alpha();
         }
+        if self
+            .end_pair(round, &mut a, &mut b, measured, index)?
+            .is_break()
+        {
+            return Ok(ControlFlow::Break(()));
+        }
+        if self.rule.unit() == Unit::ProcessPairs
+            && self
+                .account(round, round_started, paired_before, undecided_before)
+                .is_break()
+        {
+            return Ok(ControlFlow::Break(()));
+        }
+        if self.tallies.iter().all(|t| t.judgement.is_some()) {
+            return Ok(ControlFlow::Break(()));
+        }
+        Ok(ControlFlow::Continue(()))
+    }
+
+    /// Whether the budget is spent before process pair `round` starts (never before the
+    /// first), noted in the rule when it is.
+    fn budget_spent_before(&mut self, round: usize) -> bool {
+        let args = self.args;
+        // The budget holds for the whole comparison, worker start-up included: no process
+        // pair starts once it is spent.
+        if round > 0
+            && budgeted(args)
+            && self.started.elapsed() >= total_budget(args, self.tallies.len())
+        {
+            self.rule.budget_spent_after = Some(round);
+            return true;
+        }
+        false
+    }
+
+    /// Both sides' hellos, refusing two sides that run different tools; their tools' names
+    /// kept. Break when a side failed to say it once pairs were taken ([`Driver::hellos`]).
+    fn greet(&mut self, round: usize, a: &mut Worker, b: &mut Worker) -> Result<ControlFlow<()>> {
+        let (tool_a, tool_b) = match self.hellos(round, a, b)? {
+            ControlFlow::Continue(tools) => tools,
+            ControlFlow::Break(()) => return Ok(ControlFlow::Break(())),
+        };
+        if tool_a != tool_b {
+            return Err(Usage(format!(
+                "A runs {tool_a} and B runs {tool_b}: ab compares two builds or settings of one tool"
+            ))
+            .into());
+        }
+        self.tools = (tool_a, tool_b);
+        Ok(ControlFlow::Continue(()))
+    }
+
+    /// After the first process pair of a comparison over process pairs, when the figures are
+    /// known: the false-alarm rate split over them.
+    fn split_alpha(&mut self) {
+        let alpha = self.args.alpha;
+        // The false-alarm rate holds for the whole comparison: split over every figure
+        // (a sweep's hundred points would otherwise give a few false verdicts by chance).
+        self.rule.figures = self.tallies.len().max(1);
+        self.rule.confidence = 1.0 - alpha / self.rule.figures as f64;
+        self.spending = Spending::new(alpha / self.rule.figures as f64);
+    }
+
+    /// The end of process pair `round`, whose pairing gave `measured` over `index` figures: a
+    /// side that failed ends the comparison (as its error when no figure has pairs yet); else
+    /// a pairing error, or another count of figures than the first pair's, is the comparison's
+    /// error; else both sides are waited for, their ends kept. Break when a side failed or did
+    /// not exit with 0.
+    fn end_pair(
+        &mut self,
+        round: usize,
+        a: &mut Worker,
+        b: &mut Worker,
+        measured: Result<()>,
+        index: usize,
+    ) -> Result<ControlFlow<()>> {
         let unexplained = measured
             .as_ref()
             .err()
             .is_some_and(|e| e.downcast_ref::<Usage>().is_none());
         if unexplained && benchmp::sys::process::interrupted().is_none() {
             // A command that could not be sent (EPIPE) may come from a side that just died.
-            settle(&mut a, &mut b);
+            settle(a, b);
         }
-        if let Some(failed) = [&a, &b].into_iter().find(|w| w.failed()) {
+        if let Some(failed) = [&*a, &*b].into_iter().find(|w| w.failed()) {
             if !self.measured_any() {
                 measured?;
                 return Err(failed_before_pairs(failed));
@@ -259,16 +317,6 @@ impl<'a> Driver<'a> {
         }
         self.ends = (a.finish()?, b.finish()?);
         if self.ends.0.exit != Some(0) || self.ends.1.exit != Some(0) {
-            return Ok(ControlFlow::Break(()));
-        }
-        if self.rule.unit() == Unit::ProcessPairs
-            && self
-                .account(round, round_started, paired_before, undecided_before)
-                .is_break()
-        {
-            return Ok(ControlFlow::Break(()));
-        }
-        if self.tallies.iter().all(|t| t.judgement.is_some()) {
             return Ok(ControlFlow::Break(()));
         }
         Ok(ControlFlow::Continue(()))

@@ -2,6 +2,8 @@
 //! CSV, a comparison in `benchmp compare`'s schema ([`benchmp_cli::compare::Comparison`]) whose rows
 //! carry their pairs, so what reads a comparison reads this one too.
 
+use std::fmt::Write as _;
+
 use benchmp::output::{Export, Outputs};
 use benchmp::stats::verdict::JudgeRule;
 use benchmp_cli::compare::paired::AbRun;
@@ -138,58 +140,7 @@ fn side(cpus: &[Option<usize>], values: &[f64], median: f64) -> Side {
 
 /// The table: one row per figure, then the counts.
 pub fn render_text(r: &AbReport) -> String {
-    use std::fmt::Write as _;
-    // With one process pair each figure spends its own alpha over its looks: the last looks'
-    // widest interval is the one to name.
-    let confidence = match r.rule.unit() {
-        Unit::RepetitionPairs if !r.figures.is_empty() => r
-            .figures
-            .iter()
-            .map(|f| f.paired.judgement.confidence)
-            .fold(f64::INFINITY, f64::min),
-        _ => r.rule.confidence,
-    };
-    let conf = format!("{:.4}", confidence * 100.0);
-    let conf = conf.trim_end_matches('0').trim_end_matches('.');
-    let units = if r.rule.unit() == Unit::ProcessPairs {
-        format!("up to {} process pairs", r.rule.processes)
-    } else {
-        "one process pair".to_string()
-    };
-    // Alpha is spent over the looks: each look's interval has its own confidence.
-    let looks = match r.rule.looked_at.len() {
-        0 => String::new(),
-        1 => " in 1 look".to_string(),
-        n => format!(" spent over {n} looks"),
-    };
-    // How both sides' buffers were backed and kept.
-    let buffers = match (&r.rule.pages, r.rule.renew) {
-        (Some(p), true) => format!(", buffers (where the tool has them) {p} and renewed"),
-        (Some(p), false) => format!(", buffers (where the tool has them) {p}"),
-        (None, true) => ", buffers (where the tool has them) renewed".to_string(),
-        (None, false) => String::new(),
-    };
-    // How both sides' processes were laid out (layout.rs).
-    let layout = match &r.rule.layout {
-        Some(l) => format!(
-            ", equal paths and environments, stacks moved by the same 0-{} bytes per process pair{}",
-            l.max_offset_bytes.saturating_sub(1),
-            if l.aslr { ", ASLR on" } else { "" }
-        ),
-        None => String::new(),
-    };
-    let mut out = format!(
-        "benchmp ab: A '{}' vs B '{}' (minimum effect {:.1} %, alpha {} over {} figure(s){looks}: {conf} % intervals at the last, {units}{buffers}{layout}, {} order)\n",
-        foundation::error::printable(&r.base.command),
-        foundation::error::printable(&r.current.command),
-        r.rule.min_effect_pct,
-        r.rule.alpha,
-        r.rule.figures,
-        match r.rule.order {
-            Order::Random => "random",
-            Order::Abba => "ABBA",
-        }
-    );
+    let mut out = header(r);
     let w = r
         .figures
         .iter()
@@ -203,42 +154,124 @@ pub fn render_text(r: &AbReport) -> String {
         "figure", "A median", "B median", "unit", "procs", "pairs", "s", "change", "interval"
     );
     for f in &r.figures {
-        let j = &f.paired.judgement;
-        let arrow = match f.better {
-            Better::Higher => "↑",
-            Better::Lower => "↓",
-        };
-        // A process pair a stop signal cut short holds pairs too.
-        let finished: usize = f.paired.processes.iter().map(|p| p.pairs).sum();
-        let procs = f.paired.processes.len() + usize::from(f.paired.differences.len() > finished);
-        let change = if j.estimate_pct.is_finite() {
-            format!("{:>+6.2}%", j.estimate_pct)
-        } else {
-            "-".into()
-        };
-        let interval = if j.low_pct.is_finite() && j.high_pct.is_finite() {
-            format!("[{:+.2}, {:+.2}]%", j.low_pct, j.high_pct)
-        } else {
-            "-".into()
-        };
-        let _ = writeln!(
-            out,
-            "{:<w$}  {:>12}  {:>12}  {:<14}  {:>5}  {:>6}  {:>6.1}  {:>7}  {:<18}  {}{}",
-            f.measurement,
-            benchmp::number::table_number(f.base_median, 2),
-            benchmp::number::table_number(f.current_median, 2),
-            format!("{} {arrow}", f.unit),
-            procs,
-            f.paired.differences.len(),
-            f.paired.seconds,
-            change,
-            interval,
-            f.verdict.label(),
-            j.why
-                .as_deref()
-                .map_or(String::new(), |w| format!(" ({w})"))
-        );
+        write_row(&mut out, f, w);
     }
+    write_counts(&mut out, r);
+    out
+}
+
+/// The table's first line: the commands and the rule the verdicts were reached by.
+fn header(r: &AbReport) -> String {
+    let conf = confidence_shown(r);
+    let units = if r.rule.unit() == Unit::ProcessPairs {
+        format!("up to {} process pairs", r.rule.processes)
+    } else {
+        "one process pair".to_string()
+    };
+    // Alpha is spent over the looks: each look's interval has its own confidence.
+    let looks = match r.rule.looked_at.len() {
+        0 => String::new(),
+        1 => " in 1 look".to_string(),
+        n => format!(" spent over {n} looks"),
+    };
+    let buffers = buffers_text(&r.rule);
+    let layout = layout_text(&r.rule);
+    format!(
+        "benchmp ab: A '{}' vs B '{}' (minimum effect {:.1} %, alpha {} over {} figure(s){looks}: {conf} % intervals at the last, {units}{buffers}{layout}, {} order)\n",
+        foundation::error::printable(&r.base.command),
+        foundation::error::printable(&r.current.command),
+        r.rule.min_effect_pct,
+        r.rule.alpha,
+        r.rule.figures,
+        match r.rule.order {
+            Order::Random => "random",
+            Order::Abba => "ABBA",
+        }
+    )
+}
+
+/// The confidence of the intervals at the last look, percent, without trailing zeros.
+fn confidence_shown(r: &AbReport) -> String {
+    // With one process pair each figure spends its own alpha over its looks: the last looks'
+    // widest interval is the one to name.
+    let confidence = match r.rule.unit() {
+        Unit::RepetitionPairs if !r.figures.is_empty() => r
+            .figures
+            .iter()
+            .map(|f| f.paired.judgement.confidence)
+            .fold(f64::INFINITY, f64::min),
+        _ => r.rule.confidence,
+    };
+    let conf = format!("{:.4}", confidence * 100.0);
+    conf.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// How both sides' buffers were backed and kept, as the header says it (empty when as each
+/// command had them).
+fn buffers_text(rule: &AbRule) -> String {
+    match (&rule.pages, rule.renew) {
+        (Some(p), true) => format!(", buffers (where the tool has them) {p} and renewed"),
+        (Some(p), false) => format!(", buffers (where the tool has them) {p}"),
+        (None, true) => ", buffers (where the tool has them) renewed".to_string(),
+        (None, false) => String::new(),
+    }
+}
+
+/// How both sides' processes were laid out (layout.rs), as the header says it (empty when the
+/// rule does not record it).
+fn layout_text(rule: &AbRule) -> String {
+    match &rule.layout {
+        Some(l) => format!(
+            ", equal paths and environments, stacks moved by the same 0-{} bytes per process pair{}",
+            l.max_offset_bytes.saturating_sub(1),
+            if l.aslr { ", ASLR on" } else { "" }
+        ),
+        None => String::new(),
+    }
+}
+
+/// Appends one figure's row to the table, its name in a column `w` wide.
+fn write_row(out: &mut String, f: &AbFigure, w: usize) {
+    let j = &f.paired.judgement;
+    let arrow = match f.better {
+        Better::Higher => "↑",
+        Better::Lower => "↓",
+    };
+    // A process pair a stop signal cut short holds pairs too.
+    let finished: usize = f.paired.processes.iter().map(|p| p.pairs).sum();
+    let procs = f.paired.processes.len() + usize::from(f.paired.differences.len() > finished);
+    let change = if j.estimate_pct.is_finite() {
+        format!("{:>+6.2}%", j.estimate_pct)
+    } else {
+        "-".into()
+    };
+    let interval = if j.low_pct.is_finite() && j.high_pct.is_finite() {
+        format!("[{:+.2}, {:+.2}]%", j.low_pct, j.high_pct)
+    } else {
+        "-".into()
+    };
+    let _ = writeln!(
+        out,
+        "{:<w$}  {:>12}  {:>12}  {:<14}  {:>5}  {:>6}  {:>6.1}  {:>7}  {:<18}  {}{}",
+        f.measurement,
+        benchmp::number::table_number(f.base_median, 2),
+        benchmp::number::table_number(f.current_median, 2),
+        format!("{} {arrow}", f.unit),
+        procs,
+        f.paired.differences.len(),
+        f.paired.seconds,
+        change,
+        interval,
+        f.verdict.label(),
+        j.why
+            .as_deref()
+            .map_or(String::new(), |w| format!(" ({w})"))
+    );
+}
+
+/// Appends the table's last lines: the figures per verdict, and whether a stop signal cut the
+/// comparison short.
+fn write_counts(out: &mut String, r: &AbReport) {
     let _ = writeln!(
         out,
         "{} figures: {} PASS, {} FAIL, {} IMPROVED, {} NOISY (change: B against A, positive = B worse)",
@@ -255,5 +288,4 @@ pub fn render_text(r: &AbReport) -> String {
             i.signal
         );
     }
-    out
 }

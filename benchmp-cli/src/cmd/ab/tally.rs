@@ -60,6 +60,31 @@ impl Tally {
         (!self.d.is_empty() && self.seconds > 0.0).then(|| self.seconds / self.d.len() as f64)
     }
 
+    /// Adds one pair of steps: each side's figure by `metric`, their log ratio (positive: B
+    /// worse, as `better` says), and each side's preemptions, migrations, timed and CPU time.
+    fn add_pair(&mut self, metric: &Metric, better: Better, sa: &[StepSample], sb: &[StepSample]) {
+        let (xa, xb) = (
+            value(metric, sa, &self.clusters),
+            value(metric, sb, &self.clusters),
+        );
+        // Whatever counts a worker sends, the totals saturate rather than overflow.
+        let sum = |v: &[StepSample], f: fn(&StepSample) -> u64| {
+            v.iter().fold(0u64, |acc, s| acc.saturating_add(f(s)))
+        };
+        let longest = |v: &[StepSample]| v.iter().map(|s| s.elapsed_ns).max().unwrap_or(0);
+        self.pre.0 = self.pre.0.saturating_add(sum(sa, |s| s.preempted));
+        self.pre.1 = self.pre.1.saturating_add(sum(sb, |s| s.preempted));
+        self.mig.0 += sa.iter().filter(|s| s.cpus.0 != s.cpus.1).count();
+        self.mig.1 += sb.iter().filter(|s| s.cpus.0 != s.cpus.1).count();
+        self.timed.0 = self.timed.0.saturating_add(longest(sa));
+        self.timed.1 = self.timed.1.saturating_add(longest(sb));
+        self.cpu.0 = self.cpu.0.saturating_add(sum(sa, |s| s.cpu_ns));
+        self.cpu.1 = self.cpu.1.saturating_add(sum(sb, |s| s.cpu_ns));
+        self.va.push(xa);
+        self.vb.push(xb);
+        self.d.push(paired::log_ratio(xa, xb, better));
+    }
+
     /// Where the variance of its differences lives, within and between process pairs.
     pub(super) fn variance(&self) -> Option<paired::variance::Components> {
         let sizes: Vec<usize> = self.processes.iter().map(|p| p.pairs).collect();
@@ -151,101 +176,160 @@ pub(super) fn pair_block(
     b.step(iterations, timeout)?;
     let metric = t.ready.metric.clone();
     let better = metric.better();
-    let alone = rule.unit() == Unit::RepetitionPairs;
-    let start = Instant::now();
-    let first = t.d.len();
-    let (mut renewed_at, mut renewed_pairs, mut renewals) = (Instant::now(), 0usize, 0usize);
+    let mut block = Block {
+        budget,
+        alone: rule.unit() == Unit::RepetitionPairs,
+        start: Instant::now(),
+        first: t.d.len(),
+        renewed_at: Instant::now(),
+        renewed_pairs: 0,
+        renewals: 0,
+    };
     loop {
         let a_first = match rule.order {
             Order::Random => rng.coin(),
             Order::Abba => t.d.len().is_multiple_of(2),
         };
-        let (sa, sb) = if a_first {
-            let sa = a.step(iterations, timeout)?;
-            (sa, b.step(iterations, timeout)?)
-        } else {
-            let sb = b.step(iterations, timeout)?;
-            (a.step(iterations, timeout)?, sb)
-        };
-        let (xa, xb) = (
-            value(&metric, &sa, &t.clusters),
-            value(&metric, &sb, &t.clusters),
-        );
-        // Whatever counts a worker sends, the totals saturate rather than overflow.
-        let sum = |v: &[StepSample], f: fn(&StepSample) -> u64| {
-            v.iter().fold(0u64, |acc, s| acc.saturating_add(f(s)))
-        };
-        let longest = |v: &[StepSample]| v.iter().map(|s| s.elapsed_ns).max().unwrap_or(0);
-        t.pre.0 = t.pre.0.saturating_add(sum(&sa, |s| s.preempted));
-        t.pre.1 = t.pre.1.saturating_add(sum(&sb, |s| s.preempted));
-        t.mig.0 += sa.iter().filter(|s| s.cpus.0 != s.cpus.1).count();
-        t.mig.1 += sb.iter().filter(|s| s.cpus.0 != s.cpus.1).count();
-        t.timed.0 = t.timed.0.saturating_add(longest(&sa));
-        t.timed.1 = t.timed.1.saturating_add(longest(&sb));
-        t.cpu.0 = t.cpu.0.saturating_add(sum(&sa, |s| s.cpu_ns));
-        t.cpu.1 = t.cpu.1.saturating_add(sum(&sb, |s| s.cpu_ns));
-        t.va.push(xa);
-        t.vb.push(xb);
-        t.d.push(paired::log_ratio(xa, xb, better));
-        let n = t.d.len() - first;
-        let spent = args.pairs.is_none() && start.elapsed() >= budget;
-        if alone {
+        let (sa, sb) = step_both(a, b, a_first, iterations, timeout)?;
+        t.add_pair(&metric, better, &sa, &sb);
+        let n = t.d.len() - block.first;
+        if block.over(args, rule, t, n) {
+            break;
+        }
+        // Fresh buffers on both sides (in a random order) after a block of pairs that took ten
+        // times what the last renewal did, unless the process pair's end is nearer than that.
+        if block.renewal_due(args, rule, t, n) {
+            let both = renew_both(rng, a, b, t)?;
+            block.renewed(n, both);
+        }
+    }
+    block.end(a, b, t)
+}
+
+/// One measurement's block of pairs in one process pair, as it is taken.
+struct Block {
+    /// Its share of the budget.
+    budget: Duration,
+    /// The only process pair: the repetition pairs are the units, looked at as they come.
+    alone: bool,
+    /// When its timed pairs began.
+    start: Instant,
+    /// Where its pairs begin among the tally's.
+    first: usize,
+    /// When both sides' buffers were last renewed (or the pairs began).
+    renewed_at: Instant,
+    /// Its pairs at that renewal.
+    renewed_pairs: usize,
+    /// Renewals of both sides' buffers so far.
+    renewals: usize,
+}
+
+impl Block {
+    /// Whether the block ends after its `n`th pair. With one process pair: when a look at the
+    /// repetition pairs decides the verdict, or at the last look (the budget spent, or the
+    /// most pairs taken) whatever it says; the look's judgement is set in the tally.
+    /// Otherwise: once `--pairs` pairs are taken, or without it once the budget is spent and
+    /// it has `MIN_BLOCK_PAIRS`.
+    fn over(&self, args: &AbArgs, rule: &AbRule, t: &mut Tally, n: usize) -> bool {
+        let spent = args.pairs.is_none() && self.start.elapsed() >= self.budget;
+        if self.alone {
             let last = spent || n >= rule.looks.max_pairs;
             if last || rule.looks.is_look(n) {
                 // Information: the share of the budget spent, or of the pairs with --pairs.
                 let info = match args.pairs {
                     _ if last => 1.0,
                     Some(max) => n as f64 / max as f64,
-                    None => start.elapsed().as_secs_f64() / budget.as_secs_f64(),
+                    None => self.start.elapsed().as_secs_f64() / self.budget.as_secs_f64(),
                 };
                 let confidence = confidence_at(t.spending.look(info));
                 let j = paired::judge_pairs(&t.d, rule.min_effect_pct, confidence);
                 if last || j.decision != Decision::Undecided {
                     t.judgement = Some(j);
-                    break;
+                    return true;
                 }
             }
-        } else if args.pairs.map_or(spent && n >= MIN_BLOCK_PAIRS, |p| n >= p) {
-            break;
-        }
-        // Fresh buffers on both sides (in a random order) after a block of pairs that took ten
-        // times what the last renewal did, unless the process pair's end is nearer than that.
-        let cost = t.renew_cost.unwrap_or(0.0);
-        let block_done = n - renewed_pairs >= RENEW_PAIRS
-            && renewed_at.elapsed().as_secs_f64() * RENEW_SHARE >= cost;
-        let room = match args.pairs {
-            Some(p) => p - n >= RENEW_PAIRS,
-            None => (start.elapsed().as_secs_f64() + cost / RENEW_SHARE) < budget.as_secs_f64(),
-        };
-        if rule.renew && t.renews && block_done && room {
-            let began = Instant::now();
-            let (first, second) = if rng.coin() {
-                (&mut *a, &mut *b)
-            } else {
-                (&mut *b, &mut *a)
-            };
-            let renewed = first.renew(first.renew_timeout(t.renew_cost))?;
-            let both = second.renew(second.renew_timeout(t.renew_cost))? && renewed;
-            t.renew_cost = Some(began.elapsed().as_secs_f64());
-            // A side short of memory for a second set beside the first: no more tries.
-            t.renews = both;
-            renewals += usize::from(both);
-            (renewed_at, renewed_pairs) = (Instant::now(), n);
+            false
+        } else {
+            args.pairs.map_or(spent && n >= MIN_BLOCK_PAIRS, |p| n >= p)
         }
     }
-    a.send(ToWorker::Stop)?;
-    b.send(ToWorker::Stop)?;
-    t.seconds += start.elapsed().as_secs_f64();
-    let block = &t.d[first..];
-    let estimate = paired::hodges_lehmann(block);
-    t.processes.push(ProcessPair {
-        pairs: block.len(),
-        estimate,
-        estimate_pct: estimate.exp_m1() * 100.0,
-        renewals,
-        stack_offset_bytes: Some(a.stack_offset),
-    });
-    Ok(())
+
+    /// Whether both sides' buffers are renewed after its `n`th pair: when the rule and the
+    /// tally allow it, and the pairs since the last renewal (`RENEW_PAIRS` at least) took ten
+    /// times what it did, unless the block's end is nearer than that (`RENEW_PAIRS` pairs
+    /// with `--pairs`, else ten times the last renewal's cost).
+    fn renewal_due(&self, args: &AbArgs, rule: &AbRule, t: &Tally, n: usize) -> bool {
+        let cost = t.renew_cost.unwrap_or(0.0);
+        let block_done = n - self.renewed_pairs >= RENEW_PAIRS
+            && self.renewed_at.elapsed().as_secs_f64() * RENEW_SHARE >= cost;
+        let room = match args.pairs {
+            Some(p) => p - n >= RENEW_PAIRS,
+            None => {
+                (self.start.elapsed().as_secs_f64() + cost / RENEW_SHARE)
+                    < self.budget.as_secs_f64()
+            }
+        };
+        rule.renew && t.renews && block_done && room
+    }
+
+    /// Notes a renewal after its `n`th pair, counted when `both` sides renewed.
+    fn renewed(&mut self, n: usize, both: bool) {
+        self.renewals += usize::from(both);
+        (self.renewed_at, self.renewed_pairs) = (Instant::now(), n);
+    }
+
+    /// Ends the block: both sides told to stop, its time added to the tally's, and its pairs
+    /// kept in the tally as one process pair's, with their estimate.
+    fn end(self, a: &mut Worker, b: &mut Worker, t: &mut Tally) -> Result<()> {
+        a.send(ToWorker::Stop)?;
+        b.send(ToWorker::Stop)?;
+        t.seconds += self.start.elapsed().as_secs_f64();
+        let block = &t.d[self.first..];
+        let estimate = paired::hodges_lehmann(block);
+        t.processes.push(ProcessPair {
+            pairs: block.len(),
+            estimate,
+            estimate_pct: estimate.exp_m1() * 100.0,
+            renewals: self.renewals,
+            stack_offset_bytes: Some(a.stack_offset),
+        });
+        Ok(())
+    }
+}
+
+/// One timed repetition on each side, back to back, A's first when `a_first`: A's samples and
+/// B's.
+fn step_both(
+    a: &mut Worker,
+    b: &mut Worker,
+    a_first: bool,
+    iterations: u64,
+    timeout: Duration,
+) -> Result<(Vec<StepSample>, Vec<StepSample>)> {
+    if a_first {
+        let sa = a.step(iterations, timeout)?;
+        Ok((sa, b.step(iterations, timeout)?))
+    } else {
+        let sb = b.step(iterations, timeout)?;
+        Ok((a.step(iterations, timeout)?, sb))
+    }
+}
+
+/// Renews both sides' buffers, in a random order; what it took is kept as the tally's
+/// renewal cost. Whether both sides renewed.
+fn renew_both(rng: &mut XorShift, a: &mut Worker, b: &mut Worker, t: &mut Tally) -> Result<bool> {
+    let began = Instant::now();
+    let (first, second) = if rng.coin() {
+        (&mut *a, &mut *b)
+    } else {
+        (&mut *b, &mut *a)
+    };
+    let renewed = first.renew(first.renew_timeout(t.renew_cost))?;
+    let both = second.renew(second.renew_timeout(t.renew_cost))? && renewed;
+    t.renew_cost = Some(began.elapsed().as_secs_f64());
+    // A side short of memory for a second set beside the first: no more tries.
+    t.renews = both;
+    Ok(both)
 }
 
 /// One side's figure for one step: the tool's own system figure
