@@ -225,117 +225,153 @@ fn counter_cases(label: &str, report: &serde_json::Value) -> Vec<(String, f64)> 
         .collect()
 }
 
-/// One entry: its reasons, its result and its lines.
-fn entry(lines: &mut Lines, dir: &Path, row: &SummaryRow) -> Result<()> {
+/// Why an entry's exit status counts against it, if it does: not supported here (exit 3),
+/// stopped with the suite, refused because its children ran apart, or a failed tool (not a
+/// noisy run's exit 1, which its report explains). All but the stopped one quote the last
+/// line of `LABEL.err`.
+fn exit_reason(dir: &Path, row: &SummaryRow) -> Result<Option<Reason>> {
     let label = &row.entry;
-    let name = case_name(&[label]);
     let code = row.exit;
-    let mut reasons = Vec::new();
     let last = || -> Result<String> { Ok(last_error_line(&dir.join(format!("{label}.err")))?) };
-    if code == benchmp::EXIT_UNSUPPORTED {
-        reasons.push(Reason {
-            kind: "unsupported",
-            measured: Some((f64::from(code), "status")),
-            text: format!("not supported here (exit 3): {}", last()?),
-        });
+    let (kind, text) = if code == benchmp::EXIT_UNSUPPORTED {
+        let text = format!("not supported here (exit 3): {}", last()?);
+        ("unsupported", text)
     } else if row.status == Outcome::Interrupted {
-        reasons.push(Reason {
-            kind: "interrupted",
-            measured: Some((f64::from(code), "status")),
-            text: format!("the suite was stopped while it ran (exit {code})"),
-        });
+        let text = format!("the suite was stopped while it ran (exit {code})");
+        ("interrupted", text)
     } else if code == benchmp::EXIT_FAILED
         && row.status != Outcome::Noisy
         && last()?.contains(benchmp::run::overlap::RAN_APART)
     {
         // A parallel run refused because another task kept its children apart: no figure,
         // and nothing known against the device, as with a noisy one.
-        reasons.push(Reason {
-            kind: "apart",
-            measured: Some((f64::from(code), "status")),
-            text: format!("its children ran apart on a busy machine: {}", last()?),
-        });
+        let text = format!("its children ran apart on a busy machine: {}", last()?);
+        ("apart", text)
     } else if code != 0 && row.status != Outcome::Noisy {
-        reasons.push(Reason {
-            kind: "exit",
-            measured: Some((f64::from(code), "status")),
-            text: format!("the tool failed (exit {code}): {}", last()?),
-        });
-    }
+        let text = format!("the tool failed (exit {code}): {}", last()?);
+        ("exit", text)
+    } else {
+        return Ok(None);
+    };
+    let measured = Some((f64::from(code), "status"));
+    Ok(Some(Reason {
+        kind,
+        measured,
+        text,
+    }))
+}
+
+/// A case beside an entry's own: its name, measurement and unit.
+type SubCase = (String, Option<f64>, Option<String>);
+
+/// What an entry's report gives its lines.
+#[derive(Debug, Default)]
+struct ReportCases {
+    /// The headline figure: value and unit.
+    figure: Option<(f64, String)>,
+    /// The cases beside the entry's own, in the order they are written.
+    subs: Vec<SubCase>,
+    /// The reasons the report gives against the entry, in the order they are logged.
+    reasons: Vec<Reason>,
+}
+
+/// What an entry's report (`LABEL.json`) says: its headline figure, the cases beside it
+/// ([`sub_cases`]), and why it counts against the entry: no report or no figures where the
+/// tool exited 0, a noisy run, no headline figure.
+fn report_cases(dir: &Path, row: &SummaryRow) -> Result<ReportCases> {
+    let label = &row.entry;
     let path = dir.join(format!("{label}.json"));
-    let report = read_report(&path)?;
-    let mut subs: Vec<(String, Option<f64>, Option<String>)> = Vec::new();
-    let mut figure = None;
-    match &report {
-        None if code == 0 => reasons.push(Reason {
+    let missing = |text: String| ReportCases {
+        reasons: vec![Reason {
             kind: "report",
             measured: None,
-            text: format!("no JSON report ({label}.json)"),
-        }),
-        None => {}
-        Some(r) => match &r.figures {
-            Err(why) => {
-                if code == 0 {
-                    reasons.push(Reason {
-                        kind: "report",
-                        measured: None,
-                        text: why.clone(),
-                    });
-                }
-            }
-            Ok(figures) => {
-                figure = row.headline.as_ref().map(|h| (h.value, h.unit.clone()));
-                let text =
-                    benchmp::input::read_text_if_there(&path, benchmp::input::MAX_INPUT_BYTES)?
-                        .unwrap_or_default();
-                let data: serde_json::Value =
-                    serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
-                if let Some((value, _)) = &figure {
-                    for (n, v, u) in cluster_cases(label, figures, *value) {
-                        subs.push((n, Some(v), Some(u)));
-                    }
-                }
-                for (n, ns) in plateaus(label, figures) {
-                    subs.push((n, Some(ns), Some("ns".to_string())));
-                }
-                for (n, count) in counter_cases(label, &data) {
-                    subs.push((n, Some(count), Some("events".to_string())));
-                }
-                if let Some(e) = &row.energy {
-                    if let Some(j) = e.energy_j {
-                        subs.push((case_name(&[label, "energy"]), Some(j), Some("J".into())));
-                    }
-                    subs.push((
-                        case_name(&[label, "per-energy"]),
-                        Some(e.value),
-                        Some(e.unit.clone()),
-                    ));
-                }
-                if r.noisy {
-                    let shown: Vec<&str> = r.reasons.iter().take(3).map(String::as_str).collect();
-                    let more = r.reasons.len().saturating_sub(3);
-                    let more = if more > 0 {
-                        format!(" (and {more} more)")
-                    } else {
-                        String::new()
-                    };
-                    reasons.push(Reason {
-                        kind: "noisy",
-                        measured: Some((r.reasons.len() as f64, "reasons")),
-                        text: format!("noisy run: {}{more}", shown.join("; ")),
-                    });
-                }
-                if figure.is_none() {
-                    reasons.push(Reason {
-                        kind: "report",
-                        measured: None,
-                        text: format!("no headline figure for {label}: its report has no figures"),
-                    });
-                }
-            }
-        },
+            text,
+        }],
+        ..ReportCases::default()
+    };
+    let report = match read_report(&path)? {
+        None if row.exit == 0 => return Ok(missing(format!("no JSON report ({label}.json)"))),
+        None => return Ok(ReportCases::default()),
+        Some(r) => r,
+    };
+    let figures = match &report.figures {
+        Err(why) if row.exit == 0 => return Ok(missing(why.clone())),
+        Err(_) => return Ok(ReportCases::default()),
+        Ok(figures) => figures,
+    };
+    let figure = row.headline.as_ref().map(|h| (h.value, h.unit.clone()));
+    let subs = sub_cases(&path, row, figures, figure.as_ref().map(|f| f.0))?;
+    let mut reasons = Vec::new();
+    if report.noisy {
+        reasons.push(noisy_reason(&report.reasons));
     }
-    let result = if code == benchmp::EXIT_UNSUPPORTED {
+    if figure.is_none() {
+        let text = format!("no headline figure for {label}: its report has no figures");
+        reasons.extend(missing(text).reasons);
+    }
+    Ok(ReportCases {
+        figure,
+        subs,
+        reasons,
+    })
+}
+
+/// The cases beside an entry's own, in order: the headline's figure per cluster (for the
+/// headline `value`), lat_mem_rd's plateaus, the events `--counters` counted (read from the
+/// report at `path`) and the energy.
+fn sub_cases(
+    path: &Path,
+    row: &SummaryRow,
+    figures: &[benchmp::schema::Figure],
+    value: Option<f64>,
+) -> Result<Vec<SubCase>> {
+    let label = &row.entry;
+    let text = benchmp::input::read_text_if_there(path, benchmp::input::MAX_INPUT_BYTES)?
+        .unwrap_or_default();
+    let data: serde_json::Value = serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
+    let mut subs: Vec<SubCase> = Vec::new();
+    if let Some(value) = value {
+        for (n, v, u) in cluster_cases(label, figures, value) {
+            subs.push((n, Some(v), Some(u)));
+        }
+    }
+    for (n, ns) in plateaus(label, figures) {
+        subs.push((n, Some(ns), Some("ns".to_string())));
+    }
+    for (n, count) in counter_cases(label, &data) {
+        subs.push((n, Some(count), Some("events".to_string())));
+    }
+    if let Some(e) = &row.energy {
+        if let Some(j) = e.energy_j {
+            subs.push((case_name(&[label, "energy"]), Some(j), Some("J".into())));
+        }
+        let per = case_name(&[label, "per-energy"]);
+        subs.push((per, Some(e.value), Some(e.unit.clone())));
+    }
+    Ok(subs)
+}
+
+/// The reason a noisy run gives: measured as its report's count of reasons, the first three
+/// of them (and how many more) for the log.
+fn noisy_reason(why: &[String]) -> Reason {
+    let shown: Vec<&str> = why.iter().take(3).map(String::as_str).collect();
+    let more = why.len().saturating_sub(3);
+    let more = if more > 0 {
+        format!(" (and {more} more)")
+    } else {
+        String::new()
+    };
+    Reason {
+        kind: "noisy",
+        measured: Some((why.len() as f64, "reasons")),
+        text: format!("noisy run: {}{more}", shown.join("; ")),
+    }
+}
+
+/// An entry's result: `skip` when its tool exited 3, `pass` with no reason against it,
+/// `unknown` when the only reasons are a noisy run or children kept apart, `fail` otherwise.
+fn entry_result(code: i32, reasons: &[Reason]) -> &'static str {
+    if code == benchmp::EXIT_UNSUPPORTED {
         "skip"
     } else if reasons.is_empty() {
         "pass"
@@ -343,14 +379,25 @@ fn entry(lines: &mut Lines, dir: &Path, row: &SummaryRow) -> Result<()> {
         "unknown"
     } else {
         "fail"
-    };
+    }
+}
+
+/// One entry: its reasons, its result and its lines.
+fn entry(lines: &mut Lines, dir: &Path, row: &SummaryRow) -> Result<()> {
+    let name = case_name(&[&row.entry]);
+    let mut reasons: Vec<Reason> = exit_reason(dir, row)?.into_iter().collect();
+    let report = report_cases(dir, row)?;
+    reasons.extend(report.reasons);
+    let result = entry_result(row.exit, &reasons);
     for r in &reasons {
         lines.log(&name, &r.text);
     }
-    let (value, unit) = figure.map_or((None, None), |(v, u)| (Some(v), Some(u)));
+    let (value, unit) = report
+        .figure
+        .map_or((None, None), |(v, u)| (Some(v), Some(u)));
     lines.case(&name, result, value, unit.as_deref());
     lines.reasons(&name, result, &reasons);
-    for (n, v, u) in subs {
+    for (n, v, u) in report.subs {
         lines.case(&n, result, v, u.as_deref());
     }
     Ok(())

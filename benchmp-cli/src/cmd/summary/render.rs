@@ -1,51 +1,70 @@
 //! The summary as a table and as CSV (its JSON is the [`super::FolderSummary`] itself).
 
-use super::{FolderSummary, Outcome, number};
+use super::{FolderSummary, Outcome, SummaryRow, number};
 
 /// The summary as a table: entry, tool, figure, unit, seconds (verdict), notes.
 pub fn render(s: &FolderSummary) -> String {
-    let mut head = vec!["entry", "tool", "figure", "unit", "s"];
     // Only where a report has a power record: without one the table is as it always was.
     let energy = s.entries.iter().any(|r| r.energy.is_some());
-    if energy {
-        head.push("energy");
-    }
-    if s.compared {
-        head.push("verdict");
-    }
+    let head = head(energy, s.compared);
     let rows: Vec<Vec<String>> = s
         .entries
         .iter()
-        .map(|r| {
-            let mut v = vec![
-                foundation::error::printable(&r.entry).into_owned(),
-                foundation::error::printable(&r.tool).into_owned(),
-                number(r.headline.as_ref().map(|h| h.value)),
-                r.headline
-                    .as_ref()
-                    .map(|h| foundation::error::printable(&h.unit).into_owned())
-                    .unwrap_or_default(),
-                foundation::error::printable(&r.seconds).into_owned(),
-            ];
-            if energy {
-                v.push(r.energy.as_ref().map_or_else(String::new, |e| {
-                    format!(
-                        "{} {}",
-                        number(Some(e.value)),
-                        foundation::error::printable(&e.unit)
-                    )
-                }));
-            }
-            if s.compared {
-                v.push(
-                    foundation::error::printable(r.verdict.as_deref().unwrap_or_default())
-                        .into_owned(),
-                );
-            }
-            v
-        })
+        .map(|r| cells(r, energy, s.compared))
         .collect();
-    let widths: Vec<usize> = (0..head.len())
+    let widths = widths(&head, &rows);
+    let mut out = String::from("\n");
+    out += &header(&head, &widths);
+    for (r, row) in s.entries.iter().zip(&rows) {
+        out += &line(row, &widths, energy, &r.note);
+    }
+    out += &totals(s);
+    out
+}
+
+/// The table's column names: entry, tool, figure, unit, s, then energy (where a report has
+/// a power record) and verdict (where the folder holds a comparison).
+fn head(energy: bool, compared: bool) -> Vec<&'static str> {
+    let mut head = vec!["entry", "tool", "figure", "unit", "s"];
+    if energy {
+        head.push("energy");
+    }
+    if compared {
+        head.push("verdict");
+    }
+    head
+}
+
+/// One entry's cells, as printable text, in the order of [`head`]'s columns.
+fn cells(r: &SummaryRow, energy: bool, compared: bool) -> Vec<String> {
+    let mut v = vec![
+        foundation::error::printable(&r.entry).into_owned(),
+        foundation::error::printable(&r.tool).into_owned(),
+        number(r.headline.as_ref().map(|h| h.value)),
+        r.headline
+            .as_ref()
+            .map(|h| foundation::error::printable(&h.unit).into_owned())
+            .unwrap_or_default(),
+        foundation::error::printable(&r.seconds).into_owned(),
+    ];
+    if energy {
+        v.push(r.energy.as_ref().map_or_else(String::new, |e| {
+            format!(
+                "{} {}",
+                number(Some(e.value)),
+                foundation::error::printable(&e.unit)
+            )
+        }));
+    }
+    if compared {
+        v.push(foundation::error::printable(r.verdict.as_deref().unwrap_or_default()).into_owned());
+    }
+    v
+}
+
+/// Each column's width in characters: its widest cell, or its name where that is wider.
+fn widths(head: &[&str], rows: &[Vec<String>]) -> Vec<usize> {
+    (0..head.len())
         .map(|i| {
             rows.iter()
                 .map(|r| r[i].chars().count())
@@ -53,35 +72,50 @@ pub fn render(s: &FolderSummary) -> String {
                 .max()
                 .unwrap_or(0)
         })
-        .collect();
-    let mut out = String::from("\n");
+        .collect()
+}
+
+/// The table's first two lines: the column names padded to their widths, then `notes`; and
+/// under them a line of dashes as wide as each column.
+fn header(head: &[&str], widths: &[usize]) -> String {
     let cells: Vec<String> = head
         .iter()
-        .zip(&widths)
+        .zip(widths)
         .map(|(h, w)| format!("{h:<w$}"))
         .collect();
-    out += &format!("{}  notes\n", cells.join("  "));
     let dashes: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-    out += &format!("{}  -----\n", dashes.join("  "));
-    for (r, row) in s.entries.iter().zip(&rows) {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(i, (c, w))| {
-                if i == 2 || i == 4 || (energy && i == 5) {
-                    format!("{c:>w$}")
-                } else {
-                    format!("{c:<w$}")
-                }
-            })
-            .collect();
-        out += &format!(
-            "{}  {}\n",
-            cells.join("  "),
-            foundation::error::printable(&r.note)
-        );
-    }
+    format!(
+        "{}  notes\n{}  -----\n",
+        cells.join("  "),
+        dashes.join("  ")
+    )
+}
+
+/// One entry's line of the table: its cells padded to their widths (figure, seconds and
+/// energy to the right, the others to the left), then its note.
+fn line(row: &[String], widths: &[usize], energy: bool, note: &str) -> String {
+    let cells: Vec<String> = row
+        .iter()
+        .zip(widths)
+        .enumerate()
+        .map(|(i, (c, w))| {
+            if i == 2 || i == 4 || (energy && i == 5) {
+                format!("{c:>w$}")
+            } else {
+                format!("{c:<w$}")
+            }
+        })
+        .collect();
+    format!(
+        "{}  {}\n",
+        cells.join("  "),
+        foundation::error::printable(note)
+    )
+}
+
+/// The line under the table, after a blank one: how many entries over which tools, how many
+/// failed and were noisy (naming the noisy ones), how many were interrupted, and the folder.
+fn totals(s: &FolderSummary) -> String {
     let mut tools: Vec<&str> = s.entries.iter().map(|r| r.tool.as_str()).collect();
     tools.sort_unstable();
     tools.dedup();
@@ -98,14 +132,13 @@ pub fn render(s: &FolderSummary) -> String {
     if s.interrupted > 0 {
         counts += &format!(", {} interrupted", s.interrupted);
     }
-    out += &format!(
+    format!(
         "\n{} entries over {} tools ({}); {counts}. Results: {}\n",
         s.entries.len(),
         tools.len(),
         foundation::error::printable(&tools.join(", ")),
         foundation::error::shown(&s.folder)
-    );
-    out
+    )
 }
 
 /// One CSV row per entry.

@@ -124,75 +124,94 @@ pub fn read_status(dir: &Path) -> Result<Vec<StatusRow>> {
     }
     let mut rows = Vec::new();
     for (i, line) in lines.enumerate() {
-        let n = Some(i + 2);
         if line.is_empty() {
             continue;
         }
-        let cols: Vec<&str> = line.split('\t').collect();
-        let [label, tool, code, seconds, rest @ ..] = cols.as_slice() else {
-            return Err(bad(
-                &path,
-                n,
-                format!("{} column(s), not label, tool, exit, seconds", cols.len()),
-            ));
-        };
-        let (label, tool, code, seconds) = (*label, *tool, *code, *seconds);
-        if !plain_label(label) {
-            return Err(bad(
-                &path,
-                n,
-                format!(
-                    "label '{}' is not a file name",
-                    foundation::error::printable(label)
-                ),
-            ));
-        }
-        let exit: i32 = code.parse().map_err(|_| {
-            bad(
-                &path,
-                n,
-                format!(
-                    "exit status '{}' is not a number",
-                    foundation::error::printable(code)
-                ),
-            )
-        })?;
-        // `-` where not known; otherwise a finite, non-negative number of seconds (a time
-        // that is NaN, infinite or negative is no wall time, and would be shown as one).
-        if seconds != "-"
-            && !seconds
-                .parse::<f64>()
-                .is_ok_and(|x| x.is_finite() && x >= 0.0)
-        {
-            return Err(bad(
-                &path,
-                n,
-                format!(
-                    "seconds '{}' is not a number of seconds from 0 (or -)",
-                    foundation::error::printable(seconds)
-                ),
-            ));
-        }
-        let outcome = match rest.first() {
-            None => None,
-            Some(w) => Some(Outcome::from_word(w).ok_or_else(|| {
-                bad(
-                    &path,
-                    n,
-                    format!(
-                        "status '{}' is not ok, noisy, failed or interrupted",
-                        foundation::error::printable(w)
-                    ),
-                )
-            })?),
-        };
-        rows.push(StatusRow {
-            label: label.to_string(),
-            tool: tool.to_string(),
-            exit,
-            seconds: seconds.to_string(),
-            outcome,
-        });
+        rows.push(status_row(&path, i + 2, line)?);
     }
     Ok(rows)
+}
+
+/// One row of status.tsv (`path`), line `n` of the file: its columns checked in order
+/// (their count, the label, the exit status, the seconds, the status), the first wrong one
+/// bad input naming the row.
+fn status_row(path: &Path, n: usize, line: &str) -> Result<StatusRow> {
+    let n = Some(n);
+    let cols: Vec<&str> = line.split('\t').collect();
+    let [label, tool, code, seconds, rest @ ..] = cols.as_slice() else {
+        return Err(bad(
+            path,
+            n,
+            format!("{} column(s), not label, tool, exit, seconds", cols.len()),
+        ));
+    };
+    let (label, tool, code, seconds) = (*label, *tool, *code, *seconds);
+    if !plain_label(label) {
+        return Err(bad(
+            path,
+            n,
+            format!(
+                "label '{}' is not a file name",
+                foundation::error::printable(label)
+            ),
+        ));
+    }
+    let exit: i32 = code.parse().map_err(|_| {
+        bad(
+            path,
+            n,
+            format!(
+                "exit status '{}' is not a number",
+                foundation::error::printable(code)
+            ),
+        )
+    })?;
+    check_seconds(path, n, seconds)?;
+    let outcome = match rest.first() {
+        None => None,
+        Some(w) => Some(status_word(path, n, w)?),
+    };
+    Ok(StatusRow {
+        label: label.to_string(),
+        tool: tool.to_string(),
+        exit,
+        seconds: seconds.to_string(),
+        outcome,
+    })
+}
+
+/// A row's seconds column, at row `n` of status.tsv (`path`): `-` where not known;
+/// otherwise a finite, non-negative number of seconds (a time that is NaN, infinite or
+/// negative is no wall time, and would be shown as one), or bad input naming the row.
+fn check_seconds(path: &Path, n: Option<usize>, seconds: &str) -> Result<()> {
+    if seconds != "-"
+        && !seconds
+            .parse::<f64>()
+            .is_ok_and(|x| x.is_finite() && x >= 0.0)
+    {
+        return Err(bad(
+            path,
+            n,
+            format!(
+                "seconds '{}' is not a number of seconds from 0 (or -)",
+                foundation::error::printable(seconds)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A row's status column, at row `n` of status.tsv (`path`): the [`Outcome`] it names, or
+/// bad input naming the row.
+fn status_word(path: &Path, n: Option<usize>, w: &str) -> Result<Outcome> {
+    Outcome::from_word(w).ok_or_else(|| {
+        bad(
+            path,
+            n,
+            format!(
+                "status '{}' is not ok, noisy, failed or interrupted",
+                foundation::error::printable(w)
+            ),
+        )
+    })
 }
