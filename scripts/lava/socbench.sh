@@ -40,6 +40,12 @@ Options (an empty value means the default):
   --upload-url URL     post the results archive there and record its address in LAVA (the
                        token, if the server needs one, from SOCBENCH_UPLOAD_TOKEN or the LAVA
                        job's secrets)
+  --quiet-wait S       before each entry, wait up to S seconds for a quiet machine (default:
+                       the suite's, 10 s before the first entry and 2 s before the others;
+                       0: not at all)
+  --rerun WHEN         no: measure each entry once (a noisy one stays noisy, a parallel one
+                       whose children ran apart stays failed); yes or empty: run such an
+                       entry again once (default)
   --archive-to-log WHEN
                        yes: also print the results archive into the log (base64 between
                        socbench-archive-begin and -end lines), for a device whose files cannot
@@ -87,6 +93,7 @@ die() {
 need_value() { [ "$1" -ge 2 ] || die "$2 needs a value (see --help)"; }
 
 plan="" tools="" cpus="" sched="" bin="" baseline="" benchmp="" out="" upload="" android=0 device_dir="" to_log=""
+quiet="" rerun=""
 serial=${ANDROID_SERIAL:-}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -100,6 +107,8 @@ while [ $# -gt 0 ]; do
     --out) need_value $# "$1"; out=$2; shift ;;
     --upload-url) need_value $# "$1"; upload=$2; shift ;;
     --archive-to-log) need_value $# "$1"; to_log=$2; shift ;;
+    --quiet-wait) need_value $# "$1"; quiet=$2; shift ;;
+    --rerun) need_value $# "$1"; rerun=$2; shift ;;
     --android) android=1 ;;
     --serial) need_value $# "$1"; [ -n "$2" ] && serial=$2; shift ;;
     --device-dir) need_value $# "$1"; device_dir=$2; shift ;;
@@ -136,6 +145,12 @@ esac
 [ "$sched_ok" = 1 ] || die "--sched '$sched' is not an LMBENCH_SCHED policy (DEFAULT, SINGLE, BALANCED, BALANCED_SPREAD, UNIQUE, UNIQUE_SPREAD, 'CUSTOM <cpus>' or 'CUSTOM_UNIQUE <cpus>')"
 case "$upload" in ""|http://*|https://*) ;; *) die "--upload-url '$upload' is not an http(s) URL" ;; esac
 case "$to_log" in ""|no|yes) ;; *) die "--archive-to-log '$to_log' is not yes or no" ;; esac
+case "$rerun" in ""|no|yes) ;; *) die "--rerun '$rerun' is not yes or no" ;; esac
+# Seconds as the suite takes them: a whole or decimal number (the suite bounds it).
+case "$quiet" in
+  "") ;;
+  *[!0-9.]*|.*|*.|*.*.*) die "--quiet-wait '$quiet' is not a number of seconds" ;;
+esac
 if [ "$android" = 1 ]; then
   [ -n "$serial" ] || die "--android needs --serial or ANDROID_SERIAL"
   command -v "${ADB:-adb}" >/dev/null 2>&1 || die "${ADB:-adb} not found on PATH (--android runs the device over adb)"
@@ -246,7 +261,7 @@ run() {
   runner_pid=""
 }
 
-echo "== socbench: plan $plan, tools $tool_list${cpus:+, CPUs $cpus}${sched:+, LMBENCH_SCHED=$sched}; binaries $bin; results $out"
+echo "== socbench: plan $plan, tools $tool_list${cpus:+, CPUs $cpus}${sched:+, LMBENCH_SCHED=$sched}${quiet:+, quiet wait $quiet s}${rerun:+, rerun $rerun}; binaries $bin; results $out"
 if [ "$android" = 1 ]; then
   set -- -s "$serial" --bin-dir "$bin" --results "$scratch/runs" --tools "$(echo "$tool_list" | tr ' ' ','),benchmp"
   [ -n "$cpus" ] && set -- "$@" --cpus "$cpus"
@@ -254,6 +269,8 @@ if [ "$android" = 1 ]; then
   [ -n "$device_dir" ] && set -- "$@" --device-dir "$device_dir"
   set -- "$@" suite
   [ "$plan" = default ] || set -- "$@" "--$plan"
+  [ -n "$quiet" ] && set -- "$@" --quiet-wait "$quiet"
+  [ "$rerun" = no ] && set -- "$@" --no-rerun
   for t in $tool_list; do set -- "$@" --only "$t"; done
   runner_name=scripts/android.sh
   run bash "$top/scripts/android.sh" "$@"
@@ -265,6 +282,8 @@ if [ "$android" = 1 ]; then
 else
   set -- suite --out "$out" --bin-dir "$bin"
   [ "$plan" = default ] || set -- "$@" "--$plan"
+  [ -n "$quiet" ] && set -- "$@" --quiet-wait "$quiet"
+  [ "$rerun" = no ] && set -- "$@" --no-rerun
   for t in $tool_list; do set -- "$@" --only "$t"; done
   runner_name="benchmp suite"
   if [ -n "$sched" ]; then LMBENCH_SCHED=$sched; export LMBENCH_SCHED; fi

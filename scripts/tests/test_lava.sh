@@ -305,8 +305,11 @@ for _ in $(seq 50); do [ -s "$tmp/store/port" ] && break; sleep 0.1; done
 [ -s "$tmp/store/port" ] || fail "the stand-in artifact server did not start"
 port=$(cat "$tmp/store/port")
 lava_run socbench.yaml "$tmp/a.log" PLAN=quick "TOOLS=bw_mem dhry dto" BIN_DIR="$tmp/bin-a" \
-  OUT="$outs/out-a" UPLOAD_URL="http://127.0.0.1:$port/upload/" \
+  OUT="$outs/out-a" UPLOAD_URL="http://127.0.0.1:$port/upload/" QUIET_WAIT=1 RERUN=no \
   || fail "the definition's steps failed: $(tail -n 20 "$tmp/a.log")"
+grep -q '^== socbench: plan quick, tools bw_mem dhry dto, quiet wait 1 s, rerun no;' "$tmp/a.log" \
+  || fail "QUIET_WAIT and RERUN are not said: $(grep '^== socbench' "$tmp/a.log")"
+if grep -q 'again: it was noisy' "$tmp/a.log"; then fail "RERUN=no ran an entry again"; fi
 check_signals "$tmp/a.log" "$outs/out-a" fail:dhry-P1 archive
 grep -q "<LAVA_SIGNAL_TESTREFERENCE archive pass http://127.0.0.1:$port/files/out-a.tar.gz>" "$tmp/a.log" \
   || fail "the archive's reference is not the server's answer"
@@ -328,7 +331,11 @@ ADB="$here/fake-adb" FAKE_ADB_LOG="$tmp/adb.log" FAKE_ADB_DEVICES="$tmp/devices"
   FAKE_ADB_BIN="$tmp/adb-bin" ANDROID_SERIAL=emulator-5554 \
   lava_run socbench-android.yaml "$tmp/b.log" PLAN=quick "TOOLS=bw_mem dto" CPUS=0 \
   DEVICE_DIR="$tmp/dev ice/socbench" BIN_DIR="$tmp/socbench-bin.tar.gz" BASELINE="$outs/out-a.tar.gz" BENCHMP="$release/benchmp" OUT="$tmp/out-b" \
+  QUIET_WAIT=0 RERUN=no \
   || fail "the Android definition's steps failed: $(tail -n 20 "$tmp/b.log")"
+suite_argv=$(tr '\0' ' ' < "$tmp/argv.log" | grep -m1 -E '(^| )suite( |$)' || true)
+grep -qE -- '(^| )--quiet-wait[= ]0( |$)' <<< "$suite_argv" && grep -qE -- '(^| )--no-rerun( |$)' <<< "$suite_argv" \
+  || fail "QUIET_WAIT and RERUN did not reach the device's suite: $suite_argv"
 check_signals "$tmp/b.log" "$tmp/out-b" cpus:0 compare
 grep -q 'P2' "$tmp/out-b/status.tsv" && fail "CPUS=0 ran two-child entries: $(cut -f1 "$tmp/out-b/status.tsv" | tr '\n' ' ')"
 grep -q '^model: Fake Phone 8' "$tmp/out-b/device.txt" || fail "the run did not go through android.sh"
@@ -457,6 +464,8 @@ bad_param "SCHED=garbage" "--sched 'garbage' is not an LMBENCH_SCHED policy" --b
 bad_param "SCHED=CUSTOM without CPUs" "--sched 'CUSTOM' is not" --bin-dir "$release" --sched CUSTOM
 bad_param "CPUS=4095" "--cpus 4095: CPU 4095 is not one this test may run on" --bin-dir "$release" --cpus 4095
 bad_param "a missing binary folder" ".*/nonexistent is not a folder" --bin-dir "$outs/nonexistent"
+bad_param "QUIET_WAIT=soon" "--quiet-wait 'soon' is not a number of seconds" --bin-dir "$release" --quiet-wait soon
+bad_param "RERUN=maybe" "--rerun 'maybe' is not yes or no" --bin-dir "$release" --rerun maybe
 
 echo "== a signal stops the running suite and its tool, then exit 128+n"
 mkdir -p "$tmp/bin-s"
