@@ -365,7 +365,7 @@ pub struct OutputArgs {
     /// added), sum (children added) or median (lmbench's own figure).
     #[arg(long, value_enum, default_value_t = AggregateMode::Cluster)]
     pub aggregate: AggregateMode,
-    /// `--json[=FILE]`, `--csv[=FILE]`.
+    /// The result files: `--json[=FILE]`, `--csv[=FILE]`, `--md[=FILE]`, one per format.
     #[command(flatten)]
     pub files: ResultFiles,
     /// Write the text result to stderr, as lmbench's tools do (the default of bw_mem and
