@@ -334,8 +334,10 @@ ADB="$here/fake-adb" FAKE_ADB_LOG="$tmp/adb.log" FAKE_ADB_DEVICES="$tmp/devices"
   QUIET_WAIT=0 RERUN=no \
   || fail "the Android definition's steps failed: $(tail -n 20 "$tmp/b.log")"
 suite_argv=$(tr '\0' ' ' < "$tmp/argv.log" | grep -m1 -E '(^| )suite( |$)' || true)
-grep -qE -- '(^| )--quiet-wait[= ]0( |$)' <<< "$suite_argv" && grep -qE -- '(^| )--no-rerun( |$)' <<< "$suite_argv" \
-  || fail "QUIET_WAIT and RERUN did not reach the device's suite: $suite_argv"
+if ! grep -qE -- '(^| )--quiet-wait[= ]0( |$)' <<< "$suite_argv" \
+  || ! grep -qE -- '(^| )--no-rerun( |$)' <<< "$suite_argv"; then
+  fail "QUIET_WAIT and RERUN did not reach the device's suite: $suite_argv"
+fi
 check_signals "$tmp/b.log" "$tmp/out-b" cpus:0 compare
 grep -q 'P2' "$tmp/out-b/status.tsv" && fail "CPUS=0 ran two-child entries: $(cut -f1 "$tmp/out-b/status.tsv" | tr '\n' ' ')"
 grep -q '^model: Fake Phone 8' "$tmp/out-b/device.txt" || fail "the run did not go through android.sh"
