@@ -1123,13 +1123,14 @@ fn both_sides_of_a_process_pair_start_with_one_stack_that_moves_between_pairs() 
 
 /// A stop signal in the middle: the table says INCOMPLETE and counts the process pair cut
 /// short (no "procs 0 ... PASS", no NaN), and files that held another comparison's complete
-/// result are kept, the partial one beside them as FILE.partial, each named on stderr.
+/// result are kept, the partial one beside them as FILE.partial, each named on stderr; the
+/// Markdown says INCOMPLETE over its table.
 #[test]
 fn an_interrupted_comparison_says_so_and_never_replaces_a_complete_result() {
     let _serial = serial();
     let dir = benchmp::testing::temp_dir("benchmp-ab", "partial");
     let w = fake_worker(&dir, "w");
-    let (json_path, csv_path) = (dir.join("r.json"), dir.join("r.csv"));
+    let (json_path, csv_path, md_path) = (dir.join("r.json"), dir.join("r.csv"), dir.join("r.md"));
     std::fs::write(
         &json_path,
         "{\"base\": \"other\", \"current\": \"other\"}\n",
@@ -1146,6 +1147,7 @@ fn an_interrupted_comparison_says_so_and_never_replaces_a_complete_result() {
                 "1000000",
                 &format!("--json={}", json_path.display()),
                 &format!("--csv={}", csv_path.display()),
+                &format!("--md={}", md_path.display()),
                 &w,
                 &w,
             ],
@@ -1186,6 +1188,12 @@ fn an_interrupted_comparison_says_so_and_never_replaces_a_complete_result() {
                 .unwrap();
         assert_eq!(partial["incomplete"]["signal"], "SIGINT", "{partial}");
         assert!(dir.join("r.csv.partial").is_file());
+        let md = std::fs::read_to_string(&md_path).unwrap();
+        assert!(
+            md.starts_with("INCOMPLETE: interrupted by SIGINT") && md.contains("| figure |"),
+            "{md}"
+        );
+        std::fs::remove_file(&md_path).unwrap();
         assert!(err.contains("r.json.partial (marked incomplete)"), "{err}");
         assert_no_leftovers_reaping("ab-partial");
     }

@@ -29,6 +29,20 @@ impl Export for AbResult<'_> {
     fn csv(&self) -> Result<String, benchmp::output::OutputError> {
         self.comparison.csv()
     }
+
+    /// An interrupted comparison's line, over a format's table (the Markdown): its rows judge
+    /// only the pairs taken.
+    fn title(&self) -> Option<String> {
+        self.report.incomplete.as_ref().map(incomplete_line)
+    }
+}
+
+/// The line that says a comparison was interrupted, in the text and over a format's table.
+fn incomplete_line(i: &benchmp::report::Incomplete) -> String {
+    format!(
+        "INCOMPLETE: interrupted by {}; the verdicts judge the pairs taken until then",
+        i.signal
+    )
 }
 
 /// Writes the table (or JSON/CSV on stdout) and any files asked for. An interrupted
@@ -282,10 +296,6 @@ fn write_counts(out: &mut String, r: &AbReport) {
         r.count(Verdict::Noisy)
     );
     if let Some(i) = &r.incomplete {
-        let _ = writeln!(
-            out,
-            "INCOMPLETE: interrupted by {}; the verdicts judge the pairs taken until then",
-            i.signal
-        );
+        let _ = writeln!(out, "{}", incomplete_line(i));
     }
 }
