@@ -445,10 +445,10 @@ mod tests {
     #[test]
     fn json_takes_a_file_only_with_equals() {
         let t = T::try_parse_from(["t", "--json", "8m", "rd"]).unwrap();
-        assert_eq!(t.o.files.json(), Some("-"));
+        assert_eq!(t.o.files.get("json"), Some("-"));
         assert_eq!(t.rest, vec!["8m", "rd"]);
         let t = T::try_parse_from(["t", "--json=out.json", "8m"]).unwrap();
-        assert_eq!(t.o.files.json(), Some("out.json"));
+        assert_eq!(t.o.files.get("json"), Some("out.json"));
     }
 
     #[test]

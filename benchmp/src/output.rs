@@ -268,16 +268,6 @@ impl ResultFiles {
             .map(|(_, v)| v.as_str())
     }
 
-    /// `--json`'s value: `-` for stdout, else a file.
-    pub fn json(&self) -> Option<&str> {
-        self.get("json")
-    }
-
-    /// `--csv`'s value: `-` for stdout, else a file.
-    pub fn csv(&self) -> Option<&str> {
-        self.get("csv")
-    }
-
     /// The format asked on stdout, if any (at most one: [`ResultFiles::check_besides`]).
     pub fn on_stdout(&self) -> Option<&'static dyn Format> {
         self.given.iter().find(|(_, v)| v == "-").map(|(f, _)| *f)
