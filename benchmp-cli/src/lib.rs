@@ -13,7 +13,8 @@ pub mod stats;
 
 /// The suite's tools, in plan order: `SUITE_TOOLS` of `scripts/lib/tools.sh`, the one list
 /// that the scripts (some of which run before any binary exists), `benchmp suite` and the
-/// tests all take. A new tool is added there (and gets its entries in the suite's plan).
+/// tests all take. A new tool is added there, and the suite's plan takes its entries from the
+/// tool's own `src/suite.rs` (`build.rs`).
 pub fn suite_tools() -> &'static [&'static str] {
     static TOOLS: std::sync::LazyLock<Vec<&'static str>> =
         std::sync::LazyLock::new(|| tools_of(include_str!("../../scripts/lib/tools.sh")));

@@ -51,6 +51,7 @@ pub mod schema;
 pub mod session;
 pub mod size;
 pub mod stats;
+pub mod suite;
 pub mod sys;
 pub mod sysfs;
 #[cfg(feature = "testing")]

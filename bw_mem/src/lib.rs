@@ -15,6 +15,7 @@ pub mod plan;
 pub mod report;
 pub mod run;
 pub mod shape;
+pub mod suite;
 pub mod sweep;
 pub mod text;
 

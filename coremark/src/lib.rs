@@ -31,6 +31,7 @@ pub mod parse;
 pub mod report;
 pub mod run;
 mod state;
+pub mod suite;
 pub mod text;
 pub mod timing;
 pub mod validate;

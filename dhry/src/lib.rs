@@ -21,6 +21,7 @@ pub mod parallel;
 pub mod report;
 pub mod run;
 pub mod strings;
+pub mod suite;
 pub mod types;
 
 pub use error::Error;

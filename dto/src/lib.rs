@@ -16,6 +16,7 @@ pub mod paired;
 pub mod plan;
 pub mod report;
 pub mod run;
+pub mod suite;
 pub mod sys;
 pub mod text;
 

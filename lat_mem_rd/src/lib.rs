@@ -20,6 +20,7 @@ pub mod kernels;
 pub mod loaded;
 pub mod measure;
 pub mod report;
+pub mod suite;
 pub mod summary;
 pub mod sweep;
 pub mod text;

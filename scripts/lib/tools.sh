@@ -1,7 +1,7 @@
 #!/bin/sh
-# The suite's tools, for the scripts that check names before any binary exists. The plan
-# itself (which tool runs with which arguments in each mode) is `benchmp suite`'s, in Rust
-# (benchmp-cli/src/cmd/suite/plan.rs); a test there checks that this list is its list.
+# The suite's tools, in the order the suite runs them: the one place a tool joins the suite.
+# `benchmp suite` compiles each one's entries (TOOL/src/suite.rs) into its plan from this
+# line (benchmp-cli/build.rs), and the scripts check names against it before any binary exists.
 
 # shellcheck disable=SC2034  # used by the scripts that source this file
 SUITE_TOOLS="bw_mem lat_mem_rd dhry coremark dto"

@@ -34,7 +34,7 @@ pub struct SuiteArgs {
     /// Every operation, lmbench's 11 repetitions, more strides (tens of minutes).
     #[arg(long)]
     pub full: bool,
-    /// Run only this tool's entries (repeatable): bw_mem lat_mem_rd dhry coremark dto.
+    /// Run only this tool's entries (repeatable).
     #[arg(long, value_name = "TOOL", value_parser = clap::builder::PossibleValuesParser::new(benchmp_cli::suite_tools().iter().copied()))]
     pub only: Vec<String>,
     /// Results folder (default results/<host>-<UTC time> here); it must be new or empty, and
