@@ -74,7 +74,7 @@ child_default_int "$0" "$@"
 ADB=${ADB:-adb} adb_timeout=${ADB_TIMEOUT:-60} run_timeout=${ADB_RUN_TIMEOUT:-0}
 TARGET=aarch64-unknown-linux-musl
 serials=() device_dir=/data/local/tmp/socbench cpus="" sched="" trace=0 entry_env=()
-results_root=results tools="bw_mem,lat_mem_rd,dhry,coremark,dto,ftrace,benchmp" build=1 bin_dir=""
+results_root=results tools=${ALL_BINARIES// /,} build=1 bin_dir=""
 
 while [ $# -gt 0 ]; do
   case "$1" in

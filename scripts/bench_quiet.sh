@@ -32,7 +32,7 @@ for v in "$cpu" "$on" "$off"; do
   [[ $v =~ ^[0-9]+$ ]] || die "HOG_CPU, HOG_ON and HOG_OFF take whole numbers" 2
 done
 read -r -a extra <<< "${QUIET_ARGS:---quick}"
-for p in bw_mem lat_mem_rd dhry coremark dto benchmp; do
+for p in $SUITE_TOOLS benchmp; do
   build_release "$p" >/dev/null || die "cannot build $p"
 done
 bin=$(cd "${CARGO_TARGET_DIR:-target}/release" && pwd)

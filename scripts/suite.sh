@@ -16,12 +16,12 @@
 set -uo pipefail
 
 usage() {
-  cat <<'USAGE'
+  sed "s/@TOOLS@/$SUITE_TOOLS/" <<'USAGE'
 Usage: scripts/suite.sh [--quick | --full] [--only TOOL]... [--out DIR [--force] | --resume DIR] [--baseline DIR | --ab BIN_DIR [--ab-time S] [--ab-processes N]] [--power SRC[,SRC...]] [--power-cmd CMD] [--power-hz HZ] [--power-baseline S] [--quiet-wait S] [--no-rerun] [--no-build] [--bin-dir DIR] [--no-plots]
 
   --quick        fewer operations and repetitions (about a minute)
   --full         every operation, lmbench's 11 repetitions, more strides (tens of minutes)
-  --only TOOL    run only this tool (repeatable): bw_mem lat_mem_rd dhry coremark dto
+  --only TOOL    run only this tool (repeatable): @TOOLS@
   --out DIR      results folder (default results/<host>-<timestamp>); it must be empty or
                  new, and no other suite may be writing into it
   --force        run into a --out folder an earlier suite made, after removing what it
@@ -69,6 +69,8 @@ USAGE
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
+# shellcheck source=scripts/lib/tools.sh
+. "$here/lib/tools.sh"
 # shellcheck source=scripts/lib/setup.sh
 . "$here/lib/setup.sh"
 # shellcheck source=scripts/lib/child.sh

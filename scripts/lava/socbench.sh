@@ -10,7 +10,7 @@
 # summary --lava`).
 
 usage() {
-  cat <<'USAGE'
+  sed "s/@TOOLS@/$SUITE_TOOLS/" <<'USAGE'
 Usage: scripts/lava/socbench.sh [options]
 
 Runs socbench's suite from binaries already built (benchmp suite on this machine, or
@@ -19,8 +19,8 @@ scripts/lava/report.sh: LAVA test cases when LAVA's helpers are on PATH, plain l
 
 Options (an empty value means the default):
   --plan PLAN          quick, default or full (default: default)
-  --tools LIST         tools to run, separated by spaces or commas, from: bw_mem lat_mem_rd dhry
-                       coremark dto (default: all of them)
+  --tools LIST         tools to run, separated by spaces or commas, from: @TOOLS@
+                       (default: all of them)
   --cpus LIST          run on these CPUs only, e.g. 4-7 or 0,2: on this machine the suite runs
                        under taskset (every tool places its children within the allowed CPUs,
                        one per CPU), and each must be one this process may use; on Android,
