@@ -80,56 +80,18 @@ mod tests {
     }
 
     #[test]
-    fn quick_plan_on_this_kind_of_machine() {
-        let p = plan(
-            Mode::Quick,
-            Machine {
-                cpus: 2,
-                llc_bytes: 32 << 20,
-            },
-        );
-        let labels: Vec<&str> = p.iter().map(|e| e.label.as_str()).collect();
-        assert_eq!(
-            labels,
-            [
-                "bw_mem-rd-P1",
-                "bw_mem-wr-P1",
-                "bw_mem-cp-P1",
-                "bw_mem-bzero-P1",
-                "bw_mem-rd-P2",
-                "bw_mem-wr-P2",
-                "bw_mem-cp-P2",
-                "bw_mem-bzero-P2",
-                "lat_mem_rd-t",
-                "lat_mem_rd-c2c",
-                "lat_mem_rd-loaded",
-                "dhry-P1",
-                "coremark-P1",
-                "dto-speedup",
-            ]
-        );
-        assert!(p.last().unwrap().needs_dir());
-        assert!(!p[0].needs_dir());
-    }
-
-    #[test]
-    fn default_plan_runs_each_tool_alone_then_on_every_cpu() {
-        let d = plan(
-            Mode::Default,
-            Machine {
-                cpus: 8,
-                llc_bytes: 0,
-            },
-        );
-        let labels: Vec<&str> = d.iter().map(|e| e.label.as_str()).collect();
-        assert!(labels.ends_with(&[
-            "dhry-P1",
-            "dhry-P8",
-            "coremark-P1",
-            "coremark-P8",
-            "dto-speedup"
-        ]));
-        // No CPU known: the plan of one.
+    fn each_tool_brings_its_own_entries_and_no_cpu_known_is_one() {
+        let eight = Machine {
+            cpus: 8,
+            llc_bytes: 0,
+        };
+        let all = plan(Mode::Default, eight);
+        for (tool, own) in tools::TOOLS {
+            let planned: Vec<&SuiteEntry> = all.iter().filter(|e| e.tool == *tool).collect();
+            let own = own(Mode::Default, eight);
+            assert_eq!(planned, own.iter().collect::<Vec<_>>(), "{tool}");
+        }
+        // No CPU known: each tool's plan of one.
         let none = plan(
             Mode::Default,
             Machine {
@@ -137,6 +99,13 @@ mod tests {
                 llc_bytes: 0,
             },
         );
-        assert!(none.iter().all(|e| !e.label.contains("-P0")));
+        let one = plan(
+            Mode::Default,
+            Machine {
+                cpus: 1,
+                llc_bytes: 0,
+            },
+        );
+        assert_eq!(none, one);
     }
 }
