@@ -15,9 +15,13 @@
 //!
 //! The registry lives in `$SOCBENCH_STATE_DIR`, else `/run/socbench`, else a folder of this
 //! user's in the temporary folder; each folder is made private and checked to be no symlink.
+//! A record that holds nothing is removed while still locked, by whoever emptied it or, for one
+//! a killed process left, by [`recover_stale`]; a process that had it open and was waiting for
+//! its lock sees that the file it locked is no longer the one at that path and opens it anew.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
+use std::ops::{Deref, DerefMut};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -168,21 +172,79 @@ fn record_file(setting: &Path) -> io::Result<PathBuf> {
     Ok(state_dir()?.join(format!("{h:016x}-{name}.json")))
 }
 
-/// The registry file of `setting`, open and locked.
-fn lock_record(setting: &Path, arg: FlockArg) -> Result<Flock<File>, ClaimError> {
+/// A registry file, open and locked. Let go empty (no holder), it is removed before its lock
+/// is: the registry keeps no file per setting ever claimed.
+#[derive(Debug)]
+struct Locked {
+    file: Flock<File>,
+    path: PathBuf,
+    /// The process that locked it (a forked child shares the lock and must not remove it).
+    owner: u32,
+}
+
+impl Deref for Locked {
+    type Target = File;
+    fn deref(&self) -> &File {
+        &self.file
+    }
+}
+
+impl DerefMut for Locked {
+    fn deref_mut(&mut self) -> &mut File {
+        &mut self.file
+    }
+}
+
+impl Drop for Locked {
+    fn drop(&mut self) {
+        if std::process::id() == self.owner && self.file.metadata().is_ok_and(|m| m.len() == 0) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// How often a lock is taken again after the file it locked was removed meanwhile (each time
+/// by a process that emptied it); more means something else keeps replacing the registry.
+const RELOCKS: usize = 100;
+
+/// The registry file of `setting`, open and locked (made when missing).
+fn lock_record(setting: &Path, arg: FlockArg) -> Result<Locked, ClaimError> {
     let path = record_file(setting).map_err(io_err(setting))?;
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .mode(0o600)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(&path)
-        .map_err(io_err(&path))?;
-    Flock::lock(file, arg).map_err(|(_, errno)| ClaimError::Io {
+    for _ in 0..RELOCKS {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .mode(0o600)
+            .custom_flags(nix::libc::O_NOFOLLOW)
+            .open(&path)
+            .map_err(io_err(&path))?;
+        if let Some(locked) = locked_at(file, &path, arg)? {
+            return Ok(locked);
+        }
+    }
+    Err(ClaimError::Io {
         path,
-        source: errno.into(),
+        source: io::Error::other("the registry file keeps being replaced"),
     })
+}
+
+/// `file` locked, when it is still the file at `path` once locked (`None`: it was removed or
+/// replaced while this process waited for the lock).
+fn locked_at(file: File, path: &Path, arg: FlockArg) -> Result<Option<Locked>, ClaimError> {
+    let file = Flock::lock(file, arg).map_err(|(_, errno)| ClaimError::Io {
+        path: path.to_path_buf(),
+        source: errno.into(),
+    })?;
+    let same = match (file.metadata(), std::fs::symlink_metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    };
+    Ok(same.then(|| Locked {
+        file,
+        path: path.to_path_buf(),
+        owner: std::process::id(),
+    }))
 }
 
 fn read_record(f: &mut File) -> Record {
@@ -486,21 +548,16 @@ pub fn recover_stale() -> Vec<Recovered> {
     done
 }
 
-/// [`recover`] on one registry file, when no live process holds its lock.
+/// [`recover`] on one registry file, when no live process holds its lock; an empty one is
+/// removed.
 fn recover_file(path: &Path, last: bool) -> Option<Recovered> {
-    if std::fs::symlink_metadata(path)
-        .map(|m| m.len() == 0)
-        .unwrap_or(true)
-    {
-        return None;
-    }
     let file = OpenOptions::new()
         .read(true)
         .write(true)
         .custom_flags(nix::libc::O_NOFOLLOW)
         .open(path)
         .ok()?;
-    let mut f = Flock::lock(file, FlockArg::LockExclusiveNonblock).ok()?;
+    let mut f = locked_at(file, path, FlockArg::LockExclusiveNonblock).ok()??;
     let mut r = read_record(&mut f);
     recover(&mut f, &mut r, last)
 }
@@ -509,7 +566,7 @@ fn recover_file(path: &Path, last: bool) -> Option<Recovered> {
 /// lives; the lock goes with the process, however it ends.
 #[derive(Debug)]
 pub struct Lock {
-    _file: Flock<File>,
+    _file: Locked,
 }
 
 impl Lock {
@@ -643,6 +700,65 @@ mod tests {
         let mut a = Claim::take(&f, "1500000").unwrap();
         assert_eq!(a.release(), Some(Released::Restored(true)));
         assert_eq!(value(&d), "2000000");
+        // Nothing held: nothing kept in the registry, and a look makes nothing.
+        assert_eq!(held_by(&f), None);
+        assert_eq!(std::fs::read_dir(&state).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn an_empty_record_is_removed_and_a_waiter_locks_the_new_one() {
+        let d = scratch("empty");
+        in_child("claim::tests::empty_body", &d);
+        let _ = std::fs::remove_dir_all(d);
+    }
+
+    #[test]
+    fn empty_body() {
+        let Some(state) = std::env::var_os(STATE_DIR_ENV) else {
+            return;
+        };
+        let d = Path::new(&state).parent().unwrap().to_path_buf();
+        let f = std::fs::canonicalize(d.join("scaling_max_freq")).unwrap();
+        // Empty records a killed process left (as every release did before they were removed):
+        // the look every command takes as it starts removes them.
+        let left = record_file(&f).unwrap();
+        std::fs::write(&left, "").unwrap();
+        std::fs::write(Path::new(&state).join("0-other.json"), "").unwrap();
+        assert!(recover_stale().is_empty());
+        assert_eq!(std::fs::read_dir(&state).unwrap().count(), 0);
+        // One process waits for the lock on the file another one empties and removes: it
+        // locks the file at the path instead of the removed one.
+        let first = lock_record(&f, FlockArg::LockExclusive).unwrap();
+        let opened = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&left)
+            .unwrap();
+        drop(first);
+        assert!(!left.exists());
+        assert!(
+            locked_at(opened, &left, FlockArg::LockExclusive)
+                .unwrap()
+                .is_none()
+        );
+        let mut again = lock_record(&f, FlockArg::LockExclusive).unwrap();
+        write_record(
+            &mut again,
+            &Record {
+                path: f.clone(),
+                original: "1".into(),
+                value: "2".into(),
+                holders: vec![Holder::me()],
+            },
+        )
+        .unwrap();
+        drop(again);
+        assert!(left.exists(), "a record that holds someone stays");
+        // A facility's lock file goes with its lock.
+        let lock = Lock::take(&f, "a capture").unwrap();
+        assert_eq!(std::fs::read_dir(&state).unwrap().count(), 2);
+        drop(lock);
+        assert_eq!(std::fs::read_dir(&state).unwrap().count(), 1);
     }
 
     #[test]
