@@ -6,7 +6,8 @@
 //! Each command's quick example is run as it is, then with each option given each hostile
 //! value (a missing path, a folder, a FIFO, `/dev/zero`, `/dev/full`, nothing, a value with a
 //! newline and an escape sequence, the program itself, a file in a read-only folder and one on
-//! a full file system), with stdout and with stderr on `/dev/full`; each long example is
+//! a full file system), with each flag it does not carry added, with stdout and with stderr on
+//! `/dev/full`; each long example is
 //! stopped by SIGINT, SIGTERM and SIGKILL. Every run must end (no hang), with a status of the
 //! contract (never a panic's 101 or a signal's death), say a refusal in one line that names
 //! the tool, leave the program and the inputs as they were, leave no process and no partial
@@ -941,6 +942,26 @@ fn every_command_keeps_the_exit_contract() {
                         serial: class == "the program",
                     });
                 }
+            }
+            // Every flag the example does not carry, added to it: whatever it turns on, the
+            // run keeps the contract.
+            for arg in cmd.args.iter().filter(|a| !a.takes_value && !a.positional) {
+                let flag = match (&arg.long, arg.short) {
+                    (Some(l), _) => format!("--{l}"),
+                    (None, Some(s)) => format!("-{s}"),
+                    _ => panic!("{binary}: flag {} has no name", arg.id),
+                };
+                if ex.quick.split_whitespace().any(|w| w == flag) {
+                    continue;
+                }
+                jobs.push(Job {
+                    binary: binary.clone(),
+                    from: example(),
+                    extra: vec![flag],
+                    codes: vec![0, 1, 2, 3],
+                    streams: Streams::Captured,
+                    serial: alone,
+                });
             }
             if !ex.long.is_empty() {
                 long.push((binary.clone(), ex.clone()));
