@@ -549,8 +549,11 @@ pub fn recover_stale() -> Vec<Recovered> {
 }
 
 /// [`recover`] on one registry file, when no live process holds its lock; an empty one is
-/// removed.
+/// removed. Anything else in the folder (a FIFO would block the read) is left alone.
 fn recover_file(path: &Path, last: bool) -> Option<Recovered> {
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
     let file = OpenOptions::new()
         .read(true)
         .write(true)
@@ -724,8 +727,12 @@ mod tests {
         let left = record_file(&f).unwrap();
         std::fs::write(&left, "").unwrap();
         std::fs::write(Path::new(&state).join("0-other.json"), "").unwrap();
+        let fifo = Path::new(&state).join("1-fifo.json");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
         assert!(recover_stale().is_empty());
-        assert_eq!(std::fs::read_dir(&state).unwrap().count(), 0);
+        let kept: Vec<_> = std::fs::read_dir(&state).unwrap().flatten().collect();
+        assert_eq!(kept.len(), 1, "only the FIFO, never read: {kept:?}");
+        std::fs::remove_file(&fifo).unwrap();
         // One process waits for the lock on the file another one empties and removes: it
         // locks the file at the path instead of the removed one.
         let first = lock_record(&f, FlockArg::LockExclusive).unwrap();
