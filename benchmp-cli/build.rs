@@ -1,7 +1,9 @@
-//! Gathers the suite's plan from the tools: for every name in `SUITE_TOOLS`
-//! (`scripts/lib/tools.sh`), that tool's `src/suite.rs` becomes a module of `benchmp suite`'s
-//! plan, in the list's order. A tool joins the suite with its name in that list; its entries
-//! stay in its own crate, which tests them (benchmp/src/suite.rs says what such a file may use).
+//! Reads the suite's tools, `SUITE_TOOLS` of `scripts/lib/tools.sh` (the one list, which the
+//! scripts source too), into `suite_list.rs` (the library's `suite_tools()`), and gathers the
+//! suite's plan from them: each tool's `src/suite.rs` becomes a module of `benchmp suite`'s plan
+//! (`suite_tools.rs`), in the list's order. A tool joins the suite with its name in that list;
+//! its entries stay in its own crate, which tests them (benchmp/src/suite.rs says what such a
+//! file may use).
 #![allow(clippy::disallowed_macros)] // a build script prints to cargo
 
 use std::fmt::Write as _;
@@ -41,9 +43,15 @@ fn main() {
         "/// Every suite tool with its plan, in `SUITE_TOOLS` order.\npub const TOOLS: &[(&str, benchmp::suite::Plan)] = &[\n{table}];"
     )
     .unwrap();
-    let out =
-        PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it")).join("suite_tools.rs");
-    std::fs::write(&out, code).unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
+    let names: Vec<String> = tools.iter().map(|t| format!("{t:?}")).collect();
+    write_out("suite_list.rs", &format!("&[{}]\n", names.join(", ")));
+    write_out("suite_tools.rs", &code);
+}
+
+/// Writes `name` in cargo's output folder.
+fn write_out(name: &str, text: &str) {
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it")).join(name);
+    std::fs::write(&out, text).unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
 }
 
 /// `TOOL/src/suite.rs`, checked: the tool's name is a module name, and the file exists and
