@@ -63,7 +63,7 @@ impl fmt::Display for Word {
 }
 
 /// A plan word: `--json={json}`, `--csv={csv}` and `{dir}` become placeholders.
-pub fn word(w: &str) -> Word {
+fn word(w: &str) -> Word {
     match w {
         "--json={json}" => Word::Json("--json="),
         "--csv={csv}" => Word::Csv("--csv="),
@@ -103,8 +103,8 @@ impl fmt::Display for SuiteEntry {
 }
 
 impl SuiteEntry {
-    /// An entry of `tool` labelled `label`, its arguments `args` split at white space (see
-    /// [`word`] for the placeholders).
+    /// An entry of `tool` labelled `label`, its arguments `args` split at white space, where
+    /// `--json={json}`, `--csv={csv}` and `{dir}` are the entry's files.
     pub fn new(label: impl Into<String>, tool: &'static str, args: &str) -> SuiteEntry {
         SuiteEntry {
             label: label.into(),
@@ -114,7 +114,7 @@ impl SuiteEntry {
         }
     }
 
-    /// The entry with `name` set to `value` (a [`word`]) in its environment.
+    /// The entry with `name` set to `value` in its environment (`{dir}`: the entry's folder).
     pub fn with_env(mut self, name: &str, value: &str) -> SuiteEntry {
         self.env.push((name.to_string(), word(value)));
         self
