@@ -229,7 +229,7 @@ pub struct Report<T: ToolData> {
     pub pid: i32,
     /// The parent's phases, in order (children's phases are in each child's result).
     pub phases: Vec<ParentPhase>,
-    /// The figures a comparison judges ([`crate::figure`]); absent from reports made before
+    /// The figures a comparison judges ([`crate::schema::Figure`]); absent from reports made before
     /// they were kept (`benchmp compare` then derives them from the measurements).
     #[serde(default)]
     pub figures: Vec<Figure>,

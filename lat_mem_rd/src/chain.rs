@@ -114,14 +114,14 @@ pub enum Plan {
         /// Element distance.
         stride: usize,
     },
-    /// offsets[i] → offsets[i+1], last → offsets[0] (= 0). Written in order, so a repeated
+    /// `offsets[i] → offsets[i+1]`, last → `offsets[0]` (= 0). Written in order, so a repeated
     /// offset keeps its last link, as in lmbench.
     Words {
         /// Element offsets in link order.
         offsets: Vec<usize>,
     },
-    /// For page j and slot t: pages[j] + slots[(j+t) mod m] → pages[j+1] + slots[(j+t+1) mod m];
-    /// the last page links to pages[0] + slots[(t+1) mod m].
+    /// For page j and slot t: `pages[j] + slots[(j+t) mod m] → pages[j+1] + slots[(j+t+1) mod m]`;
+    /// the last page links to `pages[0] + slots[(t+1) mod m]`.
     Pages {
         /// Page offsets in visiting order (the first npages of a shuffle over maxlen).
         pages: Vec<usize>,

@@ -2,7 +2,7 @@
 //! separate runs share.
 //!
 //! Each run is a report file (any tool's `--json`) or a result folder of `scripts/suite.sh`
-//! (one report per entry, matched by file name). Within an entry, figures ([`benchmp::figure`])
+//! (one report per entry, matched by file name). Within an entry, figures ([`benchmp::schema::Figure`])
 //! are matched by name and CPU/cluster; a name each side has once is matched across CPUs, so
 //! one core can be compared with another. Two runs of one build on a shared host differ by
 //! 5-30 % and every sample of a run shares that run's state, so the run, not the sample, is the

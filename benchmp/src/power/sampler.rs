@@ -278,7 +278,7 @@ impl<'a> PowerWindow<'a> {
 
     /// Closes the window (if the run did not) and gives its record (`None` when it was never
     /// opened). A source that failed or cannot be believed is missing in it, with the reason;
-    /// the external meter's end waits up to [`METER_AFTER_MAX`] for a reading past the
+    /// the external meter's end waits up to `METER_AFTER_MAX` (2 s) for a reading past the
     /// window, so that its readings cover it.
     pub fn finish(mut self) -> Option<PowerRecord> {
         self.step_back();

@@ -100,7 +100,7 @@ pub fn quantile(sorted: &[f64], q: Quantile) -> f64 {
 
 /// The median of values in any order: the middle one, or the mean of the two middle ones
 /// ([`quantile`] at [`Quantile::MEDIAN`]); NaN for no values. The one f64 median of the
-/// workspace (lmbench's median of timed intervals, [`median`], keeps its own rule).
+/// workspace (lmbench's median of timed intervals, [`crate::stats::lmbench::median`], keeps its own rule).
 pub fn median_of(values: &[f64]) -> f64 {
     let mut v = values.to_vec();
     sort(&mut v);

@@ -4,7 +4,7 @@
 //! Each load's address is the value of the previous one, so loads cannot overlap and the time
 //! per pass is 100 load-to-use latencies. The chase resumes where the previous call stopped
 //! and returns the final pointer, which the harness keeps as a checksum: the loads produce the
-//! result, so the optimiser cannot drop them (the release build's code for [`chase`] is 100
+//! result, so the optimiser cannot drop them (the release build's code for `chase` is 100
 //! `mov rax, [rax]` in a counted loop on x86_64; see the README).
 //!
 //! This is the only module with `unsafe`: writing pointers into the mapping and following

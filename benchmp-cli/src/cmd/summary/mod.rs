@@ -1,6 +1,6 @@
 //! `benchmp summary DIR`: the table of a suite's results folder, every entry of its
 //! `status.tsv` with its headline figure (text, `--json`, `--csv`), and after a comparison
-//! the worst verdict of each entry. [`headline`] is the one rule for which figure stands
+//! the worst verdict of each entry. [`headline()`] is the one rule for which figure stands
 //! for an entry: the suite, the LAVA report and the tests all read it from here.
 
 mod headline;
