@@ -440,7 +440,7 @@ pub fn cluster_lines<T: ToolData>(
     ));
     if m.children.len() > 1 {
         lines.push(format!(
-            "  timed windows: {:.0} % common ({})",
+            "  timed together: {:.0} % of each child's work at least ({})",
             m.overlap.fraction * 100.0,
             m.overlap.apart()
         ));

@@ -128,7 +128,7 @@ pub struct Measurement<T: ToolData> {
     pub wall_ns: u64,
     /// Time the children spent sizing their counts (longest child), ns.
     pub calibration_ns: u64,
-    /// How the children's timed windows overlapped (absent in reports before it was kept).
+    /// How much of each child's timed work ran while all were timing (absent in reports before it was kept).
     #[serde(default = "Overlap::unknown")]
     pub overlap: Overlap,
     /// What each load child did over the measuring window (empty without load children).

@@ -289,7 +289,7 @@ fn two_contexts_text_keeps_the_reference_lines() {
         2
     );
     assert!(lines[end + 2..].iter().any(|l| l.starts_with("  system: ")));
-    assert!(lines.last().unwrap().starts_with("  timed windows: "));
+    assert!(lines.last().unwrap().starts_with("  timed together: "));
 }
 
 #[test]

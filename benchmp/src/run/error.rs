@@ -101,11 +101,10 @@ pub enum Error {
     },
     /// The children of a parallel run did not time their intervals together.
     #[error(
-        "{measurement}: {} in {} attempt{}: their timed windows overlapped for {:.0} % of the longest in the last ({}); a parallel figure needs them to overlap by {:.0} % (another task held a child's CPU? use --sequential to time the children one by one)",
+        "{measurement}: {} in {} attempt{}: in the last, {}; a parallel figure needs every child to time {:.0} % of its work while all are timing (another task held a child's CPU? use --sequential to time the children one by one)",
         crate::run::overlap::RAN_APART,
         .overlap.attempts,
         if .overlap.attempts == 1 { "" } else { "s" },
-        .overlap.fraction * 100.0,
         .overlap.apart(),
         crate::run::overlap::MIN_OVERLAP * 100.0
     )]
