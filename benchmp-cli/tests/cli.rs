@@ -329,16 +329,20 @@ fn a_child_stopped_while_the_others_ran_is_not_a_parallel_figure() {
         return;
     }
     let tag = "sigstop";
-    // Half a second of timed intervals per child (250 × 2 ms); once both children have used
-    // 150 ms of CPU time (into the timed phase, however busy the machine), one is frozen for
-    // two seconds in every attempt, as a debugger or a phone's freezer would: the measurement
-    // is repeated, then refused. The freeze outlasts the other child's run even when the
-    // machine triples it (in a fresh clone's test run a second-long run stretched to 3.4 s
-    // around a 2 s freeze, and the two still overlapped).
+    // 250 intervals per child of a fixed count (about 2 ms each in a debug build here), all
+    // accepted, so each child sends its parent 250 frames; once both children are timing, one
+    // is frozen in every attempt, as a debugger or a phone's freezer would, until the other
+    // has sent its 250: the measurement is repeated, then refused. Not a fixed freeze: a busy
+    // machine stretches the other child's run past any length chosen (in a CI run 0.5 s of
+    // intervals took 1.9 s around a 2 s freeze, and the figure stood).
+    let freeze = benchmp::testing::Freeze {
+        after: Duration::from_millis(150),
+        first_frames: 250,
+        otherwise: Duration::from_secs(2),
+    };
     let out = benchmp::testing::output_with_each_second_child_frozen(
-        probe(tag).args(["-P", "2", "-N", "250", "--json"]),
-        Duration::from_millis(150),
-        Duration::from_secs(2),
+        probe(tag).args(["-P", "2", "-N", "250", "--iterations", "200000", "--json"]),
+        freeze,
         benchmp::quality::ATTEMPTS as usize,
     );
     let err = String::from_utf8_lossy(&out.stderr);
@@ -356,9 +360,8 @@ fn a_child_stopped_while_the_others_ran_is_not_a_parallel_figure() {
     // Frozen in the first attempt only: the figure comes from a repeat whose children ran
     // together (or, on a machine busy enough to part them again, the same refusal).
     let out = benchmp::testing::output_with_each_second_child_frozen(
-        probe(tag).args(["-P", "2", "-N", "250", "--json"]),
-        Duration::from_millis(150),
-        Duration::from_secs(2),
+        probe(tag).args(["-P", "2", "-N", "250", "--iterations", "200000", "--json"]),
+        freeze,
         1,
     );
     if !benchmp::testing::ran_apart(&out) {
@@ -959,12 +962,26 @@ fn a_load_stopped_while_latency_is_measured_fails_the_run() {
         return;
     }
     let tag = "loadstop";
-    // About two seconds of timed intervals (1000 × 2 ms) on CPU 0, a load on CPU 1; the load
-    // child (forked second) is frozen for three seconds.
+    // About two seconds of timed intervals (1000 of a fixed count, about 2 ms each in a debug
+    // build here, each a frame to the parent) on CPU 0, a load on CPU 1; the load child
+    // (forked second) is frozen until the measuring child has sent its 1000.
     let out = benchmp::testing::output_with_second_child_frozen(
-        probe(tag).args(["-N", "1000", "--cpus", "0", "--load-cpus", "1", "--json"]),
-        Duration::from_millis(400),
-        Duration::from_secs(3),
+        probe(tag).args([
+            "-N",
+            "1000",
+            "--iterations",
+            "200000",
+            "--cpus",
+            "0",
+            "--load-cpus",
+            "1",
+            "--json",
+        ]),
+        benchmp::testing::Freeze {
+            after: Duration::from_millis(400),
+            first_frames: 1000,
+            otherwise: Duration::from_secs(3),
+        },
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");

@@ -11,7 +11,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod freeze;
 mod temp;
+pub use freeze::{
+    Freeze, TIMED_FRAMES, children_of, freeze_second_child, output_with_each_second_child_frozen,
+    output_with_second_child_frozen,
+};
 pub use temp::{TempDir, fixture_copy, temp_dir};
 
 /// Environment every run starts from: lmbench's calibration variables fixed (nothing is
@@ -447,130 +452,6 @@ pub fn assert_no_tagged_processes(tag: &str, grace: Duration) {
         assert!(Instant::now() < deadline, "processes left behind: {left:?}");
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-/// Process ids of the children of `parent`, in fork order (from the parent field of each
-/// process's /proc stat).
-pub fn children_of(parent: u32) -> Vec<i32> {
-    let mut found = Vec::new();
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for e in dir.flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
-            continue;
-        };
-        let ppid = stat
-            .rsplit_once(") ")
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1).map(str::to_string));
-        if ppid.as_deref() == Some(parent.to_string().as_str()) {
-            found.push(pid);
-        }
-    }
-    found.sort_unstable();
-    found
-}
-
-/// Waits (up to a minute) until `parent` has two children and each has run for `after` of CPU
-/// time, then stops the second one forked (SIGSTOP) for `stopped`, as a debugger or a phone's
-/// freezer would. CPU time, not time since the fork: on a busy machine a child can take longer
-/// than `after` to get through its start-up, and a freeze there only delays the start both
-/// children wait for.
-pub fn freeze_second_child(parent: u32, after: Duration, stopped: Duration) {
-    assert!(
-        freeze_second_of_new_pair(parent, &mut Vec::new(), after, stopped),
-        "{parent} had no two children to freeze one of"
-    );
-}
-
-/// [`freeze_second_child`] for a pair of `parent`'s children none of which is in `seen` (which
-/// gets them); false when no such pair came within a minute, or the tool ended first.
-fn freeze_second_of_new_pair(
-    parent: u32,
-    seen: &mut Vec<i32>,
-    after: Duration,
-    stopped: Duration,
-) -> bool {
-    use nix::sys::signal::{Signal, kill};
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut kids = Vec::new();
-    while kids.len() < 2 && Instant::now() < deadline {
-        kids = children_of(parent);
-        kids.retain(|k| !seen.contains(k));
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    if kids.len() < 2 {
-        return false;
-    }
-    seen.extend(&kids);
-    loop {
-        match (cpu_time(kids[0]), cpu_time(kids[1])) {
-            (Some(a), Some(b)) if a >= after && b >= after => break,
-            (Some(_), Some(_)) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(5))
-            }
-            // One ended (or a minute went by) first.
-            _ => return false,
-        }
-    }
-    let pid = nix::unistd::Pid::from_raw(kids[1]);
-    if kill(pid, Signal::SIGSTOP).is_err() {
-        return false;
-    }
-    std::thread::sleep(stopped);
-    let _ = kill(pid, Signal::SIGCONT);
-    true
-}
-
-/// The CPU time (user and system) process `pid` has used, from /proc; None once it has ended
-/// (gone, or a zombie).
-fn cpu_time(pid: i32) -> Option<Duration> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the command's closing parenthesis: state is the first, utime the 12th.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    if rest.starts_with('Z') {
-        return None;
-    }
-    let mut f = rest.split(' ').skip(11);
-    let ticks: u64 = f.next()?.parse::<u64>().ok()? + f.next()?.parse::<u64>().ok()?;
-    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK).ok()??;
-    (hz > 0).then(|| Duration::from_secs_f64(ticks as f64 / hz as f64))
-}
-
-/// Runs `cmd` with its output captured and, for each of its first `runs` pairs of children
-/// (a measurement and its repeats), freezes the second child as [`freeze_second_child`] does;
-/// returns what it printed.
-pub fn output_with_each_second_child_frozen(
-    cmd: &mut Command,
-    after: Duration,
-    stopped: Duration,
-    runs: usize,
-) -> Output {
-    let child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the tool");
-    let mut seen: Vec<i32> = Vec::new();
-    for _ in 0..runs {
-        if !freeze_second_of_new_pair(child.id(), &mut seen, after, stopped) {
-            break;
-        }
-    }
-    child.wait_with_output().expect("wait for the tool")
-}
-
-/// Runs `cmd` with its output captured, freezes its second child as [`freeze_second_child`]
-/// does, and returns what it printed.
-pub fn output_with_second_child_frozen(
-    cmd: &mut Command,
-    after: Duration,
-    stopped: Duration,
-) -> Output {
-    output_with_each_second_child_frozen(cmd, after, stopped, 1)
 }
 
 /// A sysfs file whose content changes between reads, as a throttle in the middle of a run
