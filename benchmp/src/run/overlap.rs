@@ -3,7 +3,8 @@
 //! when the children ran at the same time.
 //!
 //! The measure is each child's work (iterations) timed while all children were timing, the
-//! window from the latest start to the earliest end, as a share of all it timed; the run is
+//! window from the latest start to the earliest end (an interval that meets it counts whole),
+//! as a share of all it timed; the run is
 //! together when every child's share is at least [`MIN_OVERLAP`]. Work, not the windows'
 //! lengths: a child stopped for most of another's run and then timing alone after it still
 //! has a window that overlaps the other's nearly whole, when a busy machine stretches both.
@@ -36,8 +37,7 @@ pub struct Window {
     /// End, CLOCK_MONOTONIC ns.
     pub end_ns: u64,
     /// Share of the child's timed iterations that ran in the common window (an interval
-    /// partly inside counts by the part of its time inside); 1 in reports from before it was
-    /// recorded.
+    /// partly inside counts whole); 1 in reports from before it was recorded.
     #[serde(default = "whole")]
     pub shared: f64,
 }
@@ -76,9 +76,12 @@ pub struct Timeline {
 }
 
 impl Timeline {
-    /// Share of the iterations timed within `[start, end]`, an interval partly inside counted
-    /// by the part of its time inside (a zero-length interval by where it starts); 1 when the
-    /// child timed nothing.
+    /// Share of the iterations timed in intervals that meet `[start, end]` (a zero-length
+    /// interval by where it starts); 1 when the child timed nothing. An interval partly inside
+    /// counts whole: the children's first and last intervals straddle each other's edges, and
+    /// when a run has few of them (a worker's paced steps, children sharing one CPU) counting
+    /// them by their time inside would part children that ran together; a child stopped in
+    /// one interval and timing alone after it still has every later interval outside.
     fn share_within(&self, start: u64, end: u64) -> f64 {
         let total: f64 = self.spans.iter().map(|s| s.iterations as f64).sum();
         if total <= 0.0 {
@@ -88,13 +91,12 @@ impl Timeline {
             .spans
             .iter()
             .map(|s| {
-                let len = s.end_ns.saturating_sub(s.start_ns);
-                let part = if len == 0 {
-                    f64::from(u8::from(s.start_ns >= start && s.start_ns <= end))
+                let meets = if s.end_ns == s.start_ns {
+                    s.start_ns >= start && s.start_ns <= end
                 } else {
-                    s.end_ns.min(end).saturating_sub(s.start_ns.max(start)) as f64 / len as f64
+                    s.start_ns < end && s.end_ns > start
                 };
-                s.iterations as f64 * part
+                if meets { s.iterations as f64 } else { 0.0 }
             })
             .sum();
         inside / total
@@ -118,8 +120,15 @@ pub struct Overlap {
     pub fraction: f64,
     /// The children were timed one after another on purpose (`--sequential`).
     pub sequential: bool,
-    /// Whether the children ran together: one child, sequential by request, or every child
-    /// doing at least [`MIN_OVERLAP`] of its timed work in the common window.
+    /// A `benchmp ab` driver stepped the children: every step started them all and waited for
+    /// all, so none timed alone for more than one step. Few steps per process, each child's
+    /// first and last at the others' edges (and on one CPU the children's steps run in turn):
+    /// their share of the common window says nothing more.
+    #[serde(default)]
+    pub stepped: bool,
+    /// Whether the children ran together: one child, sequential by request, stepped by a
+    /// driver, or every child doing at least [`MIN_OVERLAP`] of its timed work in the common
+    /// window.
     pub together: bool,
     /// Runs it took (up to [`ATTEMPTS`]): those before the last ran apart.
     #[serde(default = "one")]
@@ -132,8 +141,12 @@ fn one() -> u32 {
 
 impl Overlap {
     /// The children's windows and shares from their samples (all timed intervals, accepted
-    /// or not).
-    pub fn of<S, C>(children: &[super::ChildRun<S, C>], sequential: bool) -> Overlap {
+    /// or not); `stepped` when a driver stepped them ([`Overlap::stepped`]).
+    pub fn of<S, C>(
+        children: &[super::ChildRun<S, C>],
+        sequential: bool,
+        stepped: bool,
+    ) -> Overlap {
         let timelines = children
             .iter()
             .map(|c| Timeline {
@@ -150,7 +163,12 @@ impl Overlap {
                     .collect(),
             })
             .collect();
-        Overlap::from_timelines(timelines, sequential)
+        let o = Overlap::from_timelines(timelines, sequential);
+        Overlap {
+            stepped,
+            together: o.together || stepped,
+            ..o
+        }
     }
 
     /// Judges given timelines (see [`Overlap::together`]); a child that timed nothing has no
@@ -191,6 +209,7 @@ impl Overlap {
             longest_ns,
             fraction,
             sequential,
+            stepped: false,
             together,
             attempts: 1,
         }
@@ -227,16 +246,19 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
-    /// A child timing one even stretch of work from `start_ns` to `end_ns`.
+    /// A child timing 100 even intervals from `start_ns` to `end_ns`.
     fn w(index: usize, start_ns: u64, end_ns: u64) -> Timeline {
+        let step = (end_ns - start_ns) / 100;
         Timeline {
             index,
             cpu: Some(index),
-            spans: vec![Span {
-                start_ns,
-                end_ns,
-                iterations: 1000,
-            }],
+            spans: (0..100)
+                .map(|i| Span {
+                    start_ns: start_ns + i * step,
+                    end_ns: start_ns + (i + 1) * step,
+                    iterations: 1000,
+                })
+                .collect(),
         }
     }
 
@@ -347,5 +369,30 @@ mod tests {
             false,
         );
         assert!(o.together && o.fraction > 0.99, "{o:?}");
+    }
+
+    #[test]
+    fn a_workers_few_steps_on_one_cpu_are_together() {
+        // Four paced steps 20 ms apart (the other build's steps between them), two children on
+        // one CPU: in each step child 0 runs its 2 ms first and child 1's interval, started
+        // with it, ends 2 ms later. Counted by their time inside the common window, the first
+        // and last steps would leave child 1 at 0.5-0.75; they meet it, so they count.
+        let step = |i: u64, late: u64| Span {
+            start_ns: (i * 20 + late) * MS / 10,
+            end_ns: (i * 20 + late + 20 + late * 19) * MS / 10,
+            iterations: 245_354,
+        };
+        let zero = Timeline {
+            index: 0,
+            cpu: Some(0),
+            spans: (0..4).map(|i| step(i * 10, 0)).collect(),
+        };
+        let one = Timeline {
+            index: 1,
+            cpu: Some(0),
+            spans: (0..4).map(|i| step(i * 10, 1)).collect(),
+        };
+        let o = Overlap::from_timelines(vec![zero, one], false);
+        assert!(o.together && o.fraction == 1.0, "{o:?}");
     }
 }

@@ -438,7 +438,7 @@ impl<T: ToolData> Session<T> {
                 start_ns: ran.start_ns,
                 end_ns: ran.end_ns,
             });
-            let apart = !Overlap::of(&ran.children, self.sequential).together;
+            let apart = !Overlap::of(&ran.children, self.sequential, self.paced()).together;
             if !apart || attempts >= crate::run::overlap::ATTEMPTS {
                 break (ran, power);
             }
@@ -504,7 +504,7 @@ impl<T: ToolData> Session<T> {
         let children = ran.children;
         let overlap = Overlap {
             attempts,
-            ..Overlap::of(&children, self.sequential)
+            ..Overlap::of(&children, self.sequential, self.paced())
         };
         if !overlap.together {
             return Err(Error::NotTogether {
