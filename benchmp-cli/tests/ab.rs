@@ -319,6 +319,11 @@ fn what_cannot_be_paired_is_one_line_and_exit_2() {
         Bad::args(&["ab", "true", &p], "not a socbench tool"),
         Bad::args(&["ab", &p, "sh -c 'echo hello >&2'"], "not a socbench tool"),
         Bad::args(&["ab", &p, &probe("--cpus 0,0")], "--cpus"),
+        // Children averaged on one side and added on the other are not one figure.
+        Bad::args(
+            &["ab", &probe("-P 2 --sequential"), &probe("-P 2")],
+            "give both --sequential or neither",
+        ),
         Bad::args(
             &["ab", &p, &other],
             "ab compares two builds or settings of one tool",

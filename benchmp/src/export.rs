@@ -438,7 +438,9 @@ pub fn cluster_lines<T: ToolData>(
         "  system: cluster {:.2}, lmbench median {:.2} {unit} (shown: {mode:?})",
         m.aggregate.cluster, m.aggregate.median
     ));
-    if m.children.len() > 1 {
+    if m.children.len() > 1 && m.overlap.sequential {
+        lines.push("  timed one after another (--sequential): nothing added".into());
+    } else if m.children.len() > 1 {
         lines.push(format!(
             "  timed together: {:.0} % of each child's work at least ({})",
             m.overlap.fraction * 100.0,

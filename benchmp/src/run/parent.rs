@@ -285,7 +285,8 @@ fn drive<S: Data, C: Data>(
         )?;
     }
     beside.opened();
-    if cfg.sequential {
+    // A worker's steps run sequential children in turn themselves.
+    if cfg.sequential && cfg.paced.is_none() {
         let measuring: Vec<usize> = (0..kids.len()).filter(|&i| !load(&kids[i])).collect();
         for i in measuring {
             send_byte(&mut kids[i], GO)?;
@@ -395,6 +396,7 @@ fn steps<S: Data, C: Data>(
             .map(|k| k.who.cpu)
             .collect(),
         renews,
+        sequential: cfg.sequential,
     })
     .map_err(link)?;
     loop {
@@ -427,15 +429,32 @@ fn steps<S: Data, C: Data>(
                 loads_on(cfg, kids, beside, true)?;
                 let mut msg = vec![STEP];
                 msg.extend_from_slice(&iterations.to_le_bytes());
-                for k in kids.iter_mut().filter(|k| !load(k)) {
-                    k.stepped = None;
-                    k.last_heard = Instant::now();
-                    k.down.write_all(&msg).map_err(|_| Error::ChildGone {
-                        child: k.who,
-                        stage: k.state.stage(),
-                    })?;
+                // All children at once; with --sequential one after another, as the tool
+                // itself times them (their figures are then averaged, not added).
+                let measuring: Vec<usize> = (0..kids.len()).filter(|&i| !load(&kids[i])).collect();
+                let rounds: Vec<Vec<usize>> = if cfg.sequential {
+                    measuring.into_iter().map(|i| vec![i]).collect()
+                } else {
+                    vec![measuring]
+                };
+                for round in rounds {
+                    for &i in &round {
+                        let k = &mut kids[i];
+                        k.stepped = None;
+                        k.last_heard = Instant::now();
+                        k.down.write_all(&msg).map_err(|_| Error::ChildGone {
+                            child: k.who,
+                            stage: k.state.stage(),
+                        })?;
+                    }
+                    pump(
+                        cfg,
+                        kids,
+                        beside,
+                        |k| load(k) || !round.contains(&k.who.index) || k.stepped.is_some(),
+                        None,
+                    )?;
                 }
-                pump(cfg, kids, beside, |k| load(k) || k.stepped.is_some(), None)?;
                 loads_on(cfg, kids, beside, false)?;
                 let samples = kids.iter_mut().filter_map(|k| k.stepped.take()).collect();
                 worker::send(&ToDriver::Rep { samples }).map_err(link)?;

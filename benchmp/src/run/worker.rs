@@ -61,6 +61,10 @@ pub enum ToDriver {
         /// builds, which are never asked.
         #[serde(default)]
         renews: bool,
+        /// The children are timed one after another (`--sequential`): a step's figure is their
+        /// mean, not their sum; absent from older builds, which stepped them together.
+        #[serde(default)]
+        sequential: bool,
     },
     /// The answer to [`ToWorker::Renew`]: true when every child's buffers are fresh.
     Renewed {
@@ -248,12 +252,12 @@ impl Driver {
     /// Makes a measurement paced by the driver: every child sizes its count to the driver's
     /// repetition length (fixed counts too: the driver shares one count between both builds)
     /// and times one repetition per step. Load children run only during their side's
-    /// repetitions.
+    /// repetitions. Children timed one after another (`--sequential`) stay so: each step runs
+    /// them in turn, and the driver averages their figures ([`ToDriver::Ready`]).
     pub fn pace(&self, cfg: &mut super::RunConfig, paced: super::Paced) {
         cfg.iterations = super::Iterations::Calibrate { hint: None };
         cfg.enough_ns = self.mode.rep_ns;
         cfg.warmup_us = 0;
-        cfg.sequential = false;
         cfg.paced = Some(paced);
     }
 }
@@ -335,6 +339,7 @@ mod tests {
             }),
             cpus: vec![Some(1)],
             renews: true,
+            sequential: false,
         };
         let text = serde_json::to_string(&m).unwrap();
         assert!(!text.contains('\n'));

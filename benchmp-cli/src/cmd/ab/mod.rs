@@ -408,6 +408,16 @@ fn same_figure(ra: &Ready, rb: &Ready) -> Result<()> {
         ))
         .into());
     }
+    if ra.sequential != rb.sequential && ra.cpus.len() > 1 {
+        let how = |s: bool| if s { "one after another" } else { "together" };
+        return Err(Usage(format!(
+            "{}: A times its children {} and B {}: a figure added over children is not one averaged over them; give both --sequential or neither",
+            ra.figure(),
+            how(ra.sequential),
+            how(rb.sequential)
+        ))
+        .into());
+    }
     Ok(())
 }
 

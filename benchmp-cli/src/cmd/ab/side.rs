@@ -276,6 +276,7 @@ impl Worker {
                     sizing,
                     cpus,
                     renews,
+                    sequential,
                 }) => {
                     self.ready_after.get_or_insert(self.started.elapsed());
                     return Ok(Some(Ready {
@@ -286,6 +287,7 @@ impl Worker {
                         sizing,
                         cpus,
                         renews,
+                        sequential,
                     }));
                 }
                 Some(ToDriver::Refused { message }) => {

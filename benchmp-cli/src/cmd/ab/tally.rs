@@ -64,8 +64,8 @@ impl Tally {
     /// worse, as `better` says), and each side's preemptions, migrations, timed and CPU time.
     fn add_pair(&mut self, metric: &Metric, better: Better, sa: &[StepSample], sb: &[StepSample]) {
         let (xa, xb) = (
-            value(metric, sa, &self.clusters),
-            value(metric, sb, &self.clusters),
+            value(metric, sa, &self.clusters, self.ready.sequential),
+            value(metric, sb, &self.clusters, self.ready.sequential),
         );
         // Whatever counts a worker sends, the totals saturate rather than overflow.
         let sum = |v: &[StepSample], f: fn(&StepSample) -> u64| {
@@ -334,10 +334,15 @@ fn renew_both(rng: &mut XorShift, a: &mut Worker, b: &mut Worker, t: &mut Tally)
 
 /// One side's figure for one step: the tool's own system figure
 /// ([`benchmp::aggregate::system_value`]) of its children's steps, child `i` in cluster
-/// `clusters[i]`: throughputs added, latencies averaged within each cluster and the clusters'
-/// means averaged. A step's time is its net time, or its elapsed time when the subtracted
+/// `clusters[i]`: throughputs added (averaged when the children were timed one after another),
+/// latencies averaged within each cluster and the clusters' means averaged. A step's time is its net time, or its elapsed time when the subtracted
 /// overheads swallowed it (a log ratio needs a figure above 0).
-pub(super) fn value(metric: &Metric, samples: &[StepSample], clusters: &[usize]) -> f64 {
+pub(super) fn value(
+    metric: &Metric,
+    samples: &[StepSample],
+    clusters: &[usize],
+    sequential: bool,
+) -> f64 {
     let values: Vec<(usize, f64)> = samples
         .iter()
         .enumerate()
@@ -347,7 +352,7 @@ pub(super) fn value(metric: &Metric, samples: &[StepSample], clusters: &[usize])
             (clusters.get(i).copied().unwrap_or(0), metric.value(pair))
         })
         .collect();
-    benchmp::aggregate::system_value(&values, metric, false)
+    benchmp::aggregate::system_value(&values, metric, sequential)
 }
 
 /// Each child's cluster as the tool's own figures place it ([`benchmp::aggregate::cluster_of`]),
@@ -377,6 +382,8 @@ pub(super) struct Ready {
     pub(super) cpus: Vec<Option<usize>>,
     /// The side's children can renew their buffers.
     pub(super) renews: bool,
+    /// The side's children are timed one after another: a step's figure is their mean.
+    pub(super) sequential: bool,
 }
 
 impl Ready {

@@ -49,21 +49,34 @@ fn a_step_becomes_the_tools_system_figure() {
     // cluster or two.
     for clusters in [[0, 0], [0, 1]] {
         assert_eq!(
-            value(&rate, &[s(10, 1_000_000), s(10, 1_000_000)], &clusters),
+            value(
+                &rate,
+                &[s(10, 1_000_000), s(10, 1_000_000)],
+                &clusters,
+                false
+            ),
             40_000.0
         );
     }
+    // Timed one after another (--sequential): nothing ran together, so nothing is added.
+    assert_eq!(
+        value(&rate, &[s(10, 1_000_000), s(10, 2_000_000)], &[0, 0], true),
+        15_000.0
+    );
     let lat = Metric::Latency {
         per_iteration: 100.0,
         unit: "ns".into(),
     };
     // 10 iterations of 100 loads in 5 µs and 7 µs: 5 ns and 7 ns, averaged.
-    assert_eq!(value(&lat, &[s(10, 5_000), s(10, 7_000)], &[0, 0]), 6.0);
+    assert_eq!(
+        value(&lat, &[s(10, 5_000), s(10, 7_000)], &[0, 0], false),
+        6.0
+    );
     // Clusters of unequal size: a little core at 3 ns, two big ones at 6 and 8 ns. As the
     // tool's own system figure, each cluster once: (3 + 7) / 2 = 5 ns, not the children's
     // mean (5.67 ns).
     let steps = [s(10, 3_000), s(10, 6_000), s(10, 8_000)];
-    assert_eq!(value(&lat, &steps, &[0, 1, 1]), 5.0);
+    assert_eq!(value(&lat, &steps, &[0, 1, 1], false), 5.0);
     let metric = lat.clone();
     let figures: Vec<benchmp::aggregate::ChildFigure> = [(0, 3.0), (1, 6.0), (1, 8.0)]
         .iter()
@@ -84,7 +97,7 @@ fn a_step_becomes_the_tools_system_figure() {
         benchmp::aggregate::Rule::Median,
         false,
     );
-    assert_eq!(report.cluster, value(&lat, &steps, &[0, 1, 1]));
+    assert_eq!(report.cluster, value(&lat, &steps, &[0, 1, 1], false));
 }
 
 #[test]
@@ -100,6 +113,7 @@ fn a_figure_is_its_name_and_declared_sizing_not_its_settings() {
         sizing,
         cpus: vec![Some(cpu)],
         renews: false,
+        sequential: false,
     };
     let sized = |size: u64| {
         Some(Sizing {
@@ -154,6 +168,7 @@ fn the_block_length_follows_where_the_variance_lives() {
         sizing: None,
         cpus: vec![Some(0)],
         renews: false,
+        sequential: false,
     };
     // Process pairs of the given differences, 0.1 s per repetition pair.
     let tally = |groups: &[&[f64]]| {
