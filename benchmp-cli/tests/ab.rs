@@ -304,6 +304,71 @@ fn a_sides_load_sleeps_during_the_other_sides_repetitions() {
 }
 
 #[test]
+fn children_sharing_a_cpu_are_paired_and_sequential_ones_stepped_in_turn() {
+    let _serial = serial();
+    // Two children on CPU 0 each side, together and then one after another. A worker times a
+    // few steps per process and on one CPU its children's steps run in turn: the run must
+    // still count as together (stepped by the driver), or the worker measures again and the
+    // comparison stops. With --sequential each step runs the children in turn, so in A's own
+    // report (its last process pair's) no child's step overlaps another's.
+    let dir = benchmp::testing::temp_dir("benchmp-ab", "shared-cpu");
+    for sequential in [false, true] {
+        let report = dir.join(format!("a-{sequential}.json"));
+        let extra = if sequential { " --sequential" } else { "" };
+        let a = probe(&format!("-P 2{extra} --json={}", report.display()));
+        let o = ab(
+            "ab-shared",
+            &[
+                "--processes",
+                "2",
+                "--pairs",
+                "3",
+                "--rep-ms",
+                "2",
+                "--min-effect",
+                "50",
+                "--json",
+                &a,
+                &probe(&format!("-P 2{extra}")),
+            ],
+        )
+        .output()
+        .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{sequential}: {err}");
+        let v = json(&o);
+        let f = &v["rows"][0]["paired"];
+        assert_eq!(f["cpus"], serde_json::json!([0, 0]), "{f}");
+        assert_eq!(f["differences"].as_array().unwrap().len(), 6, "{f}");
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        let m = &r["measurements"][0];
+        assert_eq!(m["overlap"]["stepped"], true, "{}", m["overlap"]);
+        assert_eq!(m["overlap"]["sequential"], sequential, "{}", m["overlap"]);
+        if sequential {
+            let spans = |c: usize| -> Vec<(u64, u64)> {
+                m["children"][c]["samples"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|s| {
+                        let start = s["start_ns"].as_u64().unwrap();
+                        (start, start + s["elapsed_ns"].as_u64().unwrap())
+                    })
+                    .collect()
+            };
+            let (zero, one) = (spans(0), spans(1));
+            assert_eq!(zero.len(), one.len());
+            for (a, b) in zero.iter().zip(&one) {
+                assert!(a.1 <= b.0 || b.1 <= a.0, "steps overlap: {a:?} {b:?}");
+            }
+        }
+    }
+    assert_no_leftovers("ab-shared");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn what_cannot_be_paired_is_one_line_and_exit_2() {
     let _serial = serial();
     let tool = Tool::new("benchmp", BIN);
