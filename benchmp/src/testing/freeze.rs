@@ -117,8 +117,8 @@ fn freeze_second_of_new_pair(parent: u32, seen: &mut Vec<i32>, freeze: Freeze) -
     true
 }
 
-/// Frames a measuring child sends before [`freeze_second_child`] takes it to be timing: more than it sends before its first timed interval (ready, armed), one per
-/// interval after.
+/// Frames a measuring child sends before [`freeze_second_child`] takes it to be timing: more
+/// than it sends before its first timed interval (ready, armed), one per interval after.
 pub const TIMED_FRAMES: u64 = 16;
 
 /// The write calls process `pid` has made (`syscw` of /proc/PID/io), if the kernel counts them.

@@ -335,8 +335,9 @@ fn renew_both(rng: &mut XorShift, a: &mut Worker, b: &mut Worker, t: &mut Tally)
 /// One side's figure for one step: the tool's own system figure
 /// ([`benchmp::aggregate::system_value`]) of its children's steps, child `i` in cluster
 /// `clusters[i]`: throughputs added (averaged when the children were timed one after another),
-/// latencies averaged within each cluster and the clusters' means averaged. A step's time is its net time, or its elapsed time when the subtracted
-/// overheads swallowed it (a log ratio needs a figure above 0).
+/// latencies averaged within each cluster and the clusters' means averaged. A step's time is
+/// its net time, or its elapsed time when the subtracted overheads swallowed it (a log ratio
+/// needs a figure above 0).
 pub(super) fn value(
     metric: &Metric,
     samples: &[StepSample],
