@@ -4,9 +4,8 @@
 //!
 //! The measure is each child's work (iterations) timed while all children were timing, the
 //! window from the latest start to the earliest end (an interval that meets it counts whole),
-//! as a share of all it timed; the run is
-//! together when every child's share is at least [`MIN_OVERLAP`]. Work, not the windows'
-//! lengths: a child stopped for most of another's run and then timing alone after it still
+//! as a share of all it timed; the run is together when every child's share is at least
+//! [`MIN_OVERLAP`]. Work, not the windows' lengths: a child stopped for most of another's run and then timing alone after it still
 //! has a window that overlaps the other's nearly whole, when a busy machine stretches both.
 //! The rule has no exemption by size or time: a short run whose children shared too little is
 //! as much apart as a long one (a machine fast enough makes every run short). A session
@@ -79,9 +78,9 @@ impl Timeline {
     /// Share of the iterations timed in intervals that meet `[start, end]` (a zero-length
     /// interval by where it starts); 1 when the child timed nothing. An interval partly inside
     /// counts whole: the children's first and last intervals straddle each other's edges, and
-    /// when a run has few of them (a worker's paced steps, children sharing one CPU) counting
-    /// them by their time inside would part children that ran together; a child stopped in
-    /// one interval and timing alone after it still has every later interval outside.
+    /// when a run has few of them (children sharing one CPU) counting them by their time inside
+    /// would part children that ran together; a child stopped in one interval and timing alone
+    /// after it still has every later interval outside.
     fn share_within(&self, start: u64, end: u64) -> f64 {
         let total: f64 = self.spans.iter().map(|s| s.iterations as f64).sum();
         if total <= 0.0 {
@@ -175,26 +174,23 @@ impl Overlap {
     /// window.
     pub fn from_timelines(timelines: Vec<Timeline>, sequential: bool) -> Overlap {
         let timed: Vec<&Timeline> = timelines.iter().filter(|t| !t.spans.is_empty()).collect();
-        let start = timed.iter().map(|t| t.spans[0].start_ns).max().unwrap_or(0);
-        let end = timed
-            .iter()
-            .filter_map(|t| t.spans.iter().map(|s| s.end_ns).max())
-            .min()
-            .unwrap_or(0);
-        let windows: Vec<Window> = timed
+        let mut windows: Vec<Window> = timed
             .iter()
             .map(|t| Window {
                 index: t.index,
                 cpu: t.cpu,
                 start_ns: t.spans[0].start_ns,
                 end_ns: t.spans.iter().map(|s| s.end_ns).max().unwrap_or(0),
-                shared: if end > start {
-                    t.share_within(start, end)
-                } else {
-                    0.0
-                },
+                shared: 0.0,
             })
             .collect();
+        let start = windows.iter().map(|w| w.start_ns).max().unwrap_or(0);
+        let end = windows.iter().map(|w| w.end_ns).min().unwrap_or(0);
+        if end > start {
+            for (w, t) in windows.iter_mut().zip(&timed) {
+                w.shared = t.share_within(start, end);
+            }
+        }
         let longest_ns = windows.iter().map(Window::len_ns).max().unwrap_or(0);
         let common_ns = end.saturating_sub(start);
         let fraction = if windows.len() <= 1 {

@@ -287,8 +287,7 @@ fn drive<S: Data, C: Data>(
     beside.opened();
     // A worker's steps run sequential children in turn themselves.
     if cfg.sequential && cfg.paced.is_none() {
-        let measuring: Vec<usize> = (0..kids.len()).filter(|&i| !load(&kids[i])).collect();
-        for i in measuring {
+        for i in measuring(kids) {
             send_byte(&mut kids[i], GO)?;
             pump(
                 cfg,
@@ -374,6 +373,13 @@ fn drive<S: Data, C: Data>(
     Ok(())
 }
 
+/// Positions of the measuring children (not the load children) in `kids`.
+fn measuring<S, C>(kids: &[Kid<S, C>]) -> Vec<usize> {
+    (0..kids.len())
+        .filter(|&i| kids[i].role != Role::Load)
+        .collect()
+}
+
 /// Worker mode: tells the driver the children are ready, then runs one repetition in every
 /// child per STEP it sends, answering with their samples, until STOP.
 fn steps<S: Data, C: Data>(
@@ -431,11 +437,10 @@ fn steps<S: Data, C: Data>(
                 msg.extend_from_slice(&iterations.to_le_bytes());
                 // All children at once; with --sequential one after another, as the tool
                 // itself times them (their figures are then averaged, not added).
-                let measuring: Vec<usize> = (0..kids.len()).filter(|&i| !load(&kids[i])).collect();
                 let rounds: Vec<Vec<usize>> = if cfg.sequential {
-                    measuring.into_iter().map(|i| vec![i]).collect()
+                    measuring(kids).into_iter().map(|i| vec![i]).collect()
                 } else {
-                    vec![measuring]
+                    vec![measuring(kids)]
                 };
                 for round in rounds {
                     for &i in &round {

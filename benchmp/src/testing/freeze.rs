@@ -104,10 +104,11 @@ fn freeze_second_of_new_pair(parent: u32, seen: &mut Vec<i32>, freeze: Freeze) -
     }
     let stopped = Instant::now();
     loop {
-        let done = match sent() {
-            Some(n) => n >= freeze.first_frames || cpu_time(kids[0]).is_none(),
-            None => stopped.elapsed() >= freeze.otherwise,
-        };
+        let done = cpu_time(kids[0]).is_none()
+            || match sent() {
+                Some(n) => n >= freeze.first_frames,
+                None => stopped.elapsed() >= freeze.otherwise,
+            };
         if done || stopped.elapsed() >= Duration::from_secs(120) {
             break;
         }
