@@ -329,24 +329,29 @@ fn a_child_stopped_while_the_others_ran_is_not_a_parallel_figure() {
         return;
     }
     let tag = "sigstop";
-    // 250 intervals per child of a fixed count (about 2 ms each in a debug build here), all
-    // accepted, so each child sends its parent 250 frames; once both children are timing, one
-    // is frozen in every attempt, as a debugger or a phone's freezer would, until the other
-    // has sent its 250: the measurement is repeated, then refused. Not a fixed freeze: a busy
-    // machine stretches the other child's run past any length chosen (in a CI run 0.5 s of
-    // intervals took 1.9 s around a 2 s freeze, and the figure stood).
+    // 1000 intervals per child of a fixed count (about 2 ms each in a debug build here), all
+    // accepted, so each child sends its parent 1000 frames; once both children are timing,
+    // one is frozen in every attempt, as a debugger or a phone's freezer would, until the
+    // other has sent its 1000: the measurement is repeated, then refused. Not a fixed freeze:
+    // a busy machine stretches the other child's run past any length chosen (in a CI run 0.5 s
+    // of intervals took 1.9 s around a 2 s freeze, and the figure stood). Two seconds of work,
+    // not half of one: on a busy machine the freeze came late in a 0.5 s run (a fresh clone's
+    // test run, children losing 70 % of it), and the frozen child had done most of its work.
     let freeze = benchmp::testing::Freeze {
         after: Duration::from_millis(150),
-        first_frames: 250,
+        first_frames: 1000,
         otherwise: Duration::from_secs(2),
     };
     let out = benchmp::testing::output_with_each_second_child_frozen(
-        probe(tag).args(["-P", "2", "-N", "250", "--iterations", "200000", "--json"]),
+        probe(tag).args(["-P", "2", "-N", "1000", "--iterations", "200000", "--json"]),
         freeze,
         benchmp::quality::ATTEMPTS as usize,
     );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let overlap = serde_json::from_slice::<serde_json::Value>(&out.stdout)
+        .map(|v| v["measurements"][0]["overlap"].to_string())
+        .unwrap_or_default();
+    assert_eq!(out.status.code(), Some(1), "{err}{overlap}");
     assert!(
         err.contains(&format!(
             "did not run together in {} attempts",
@@ -360,7 +365,7 @@ fn a_child_stopped_while_the_others_ran_is_not_a_parallel_figure() {
     // Frozen in the first attempt only: the figure comes from a repeat whose children ran
     // together (or, on a machine busy enough to part them again, the same refusal).
     let out = benchmp::testing::output_with_each_second_child_frozen(
-        probe(tag).args(["-P", "2", "-N", "250", "--iterations", "200000", "--json"]),
+        probe(tag).args(["-P", "2", "-N", "1000", "--iterations", "200000", "--json"]),
         freeze,
         1,
     );
